@@ -1,0 +1,306 @@
+package netenv
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"math"
+	"runtime/debug"
+	"time"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv/sim"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// Topology names.
+const (
+	TopoSingleLink = "single-link"
+	TopoDumbbell   = "dumbbell"
+)
+
+// Default guards of a run.
+const (
+	DefaultMaxTime   = 4 * time.Hour
+	DefaultMaxEvents = 20_000_000
+	DefaultBytes     = 15_000_000 // ACT §4.1: 15 MB per flow
+)
+
+// Flow is one TCP flow of a run.
+type Flow struct {
+	CCA   string `json:"cca"`
+	Bytes uint64 `json:"bytes"`
+}
+
+// Config is everything a native run needs: G = (seed, schedule) plus the
+// test input's flows, topology and TCP options.
+type Config struct {
+	Seed     uint64
+	Schedule Schedule
+	Flows    []Flow
+	Topology string // TopoSingleLink (default) or TopoDumbbell
+	SACK     bool
+	Profile  ccai.Profile
+	Limits   sim.Limits // zero fields take the defaults
+	// HashTrace computes Result.TraceSHA256 over every state record.
+	HashTrace bool
+	// Scheduler replaces the default heap (the symbolic back-end).
+	Scheduler sim.Scheduler
+	// DelayHook replaces the random queuing delay of chosen packets.
+	DelayHook DelayHook
+}
+
+// FlowResult is the outcome of one flow.
+type FlowResult struct {
+	CCA            string     `json:"cca"`
+	SegmentsSent   uint64     `json:"segments_sent"`
+	Retransmits    uint64     `json:"retransmits"`
+	Timeouts       uint64     `json:"timeouts"`
+	Recoveries     uint64     `json:"recoveries"`
+	Undos          uint64     `json:"undos"`
+	DeliveredBytes uint64     `json:"delivered_bytes"`
+	Done           bool       `json:"done"`
+	DoneAtS        float64    `json:"done_at_s"`
+	Final          FinalState `json:"final"`
+}
+
+// FinalState is a flow's state at the end of the run.
+type FinalState struct {
+	Cwnd     uint32  `json:"cwnd"`
+	SSThresh uint32  `json:"ssthresh"`
+	SRTTms   float64 `json:"srtt_ms"`
+	RTTVarMs float64 `json:"rttvar_ms"`
+	CAState  string  `json:"ca_state"`
+}
+
+// Result summarizes a run.
+type Result struct {
+	SimTime     time.Duration `json:"-"`
+	Wall        time.Duration `json:"-"`
+	Events      uint64        `json:"events"`
+	Capped      bool          `json:"capped"`
+	CapReason   string        `json:"cap_reason,omitempty"`
+	TraceSHA256 string        `json:"trace_sha256,omitempty"`
+	Drops       uint64        `json:"drops"`
+	Losses      uint64        `json:"losses"`
+	Flows       []FlowResult  `json:"flows"`
+}
+
+// Fault is a misbehaving subject: a CCAI panic. Campaigns record it as a
+// finding; it never crashes them.
+type Fault struct {
+	Kind   string // "panic"
+	Detail string
+	Stack  string
+}
+
+func (f *Fault) Error() string { return fmt.Sprintf("subject fault (%s): %s", f.Kind, f.Detail) }
+
+// Validate checks a configuration and names the offending field.
+func (c *Config) Validate() error {
+	if len(c.Flows) == 0 {
+		return fmt.Errorf("flows: at least one flow is needed")
+	}
+	for i, f := range c.Flows {
+		if _, ok := ccai.Lookup(f.CCA); !ok {
+			return fmt.Errorf("flow %d: unknown congestion control %q (known: %v)", i+1, f.CCA, ccai.Names())
+		}
+		if f.Bytes == 0 {
+			return fmt.Errorf("flow %d: bytes must be > 0", i+1)
+		}
+	}
+	switch c.Topology {
+	case "", TopoSingleLink, TopoDumbbell:
+	default:
+		return fmt.Errorf("topology %q: want %s or %s", c.Topology, TopoSingleLink, TopoDumbbell)
+	}
+	return c.Schedule.Validate()
+}
+
+// run holds one native simulation.
+type run struct {
+	cfg       *Config
+	sim       *sim.Sim
+	fwd, rev  *link
+	senders   []*tcp.Sender
+	receivers []*tcp.Receiver
+	phase     int
+	switchEv  *sim.Event
+	remaining int
+	obs       tcp.Observer
+	hasher    *traceHasher
+}
+
+// Run simulates cfg, streaming every state record to obs (which may be
+// nil). A CCAI panic is returned as a *Fault.
+func Run(ctx context.Context, cfg Config, obs tcp.Observer) (res Result, err error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Fault{Kind: "panic", Detail: fmt.Sprint(r), Stack: string(debug.Stack())}
+		}
+	}()
+	r := newRun(&cfg, obs)
+	if err := r.sim.Run(ctx); err != nil {
+		return Result{}, err
+	}
+	res = r.result()
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+func newRun(cfg *Config, obs tcp.Observer) *run {
+	lim := cfg.Limits
+	if lim.MaxTime == 0 {
+		lim.MaxTime = DefaultMaxTime
+	}
+	if lim.MaxEvents == 0 {
+		lim.MaxEvents = DefaultMaxEvents
+	}
+	r := &run{cfg: cfg, sim: sim.New(cfg.Scheduler, lim), remaining: len(cfg.Flows)}
+	r.obs = obs
+	if cfg.HashTrace {
+		r.hasher = &traceHasher{h: sha256.New(), next: obs}
+		r.obs = r.hasher
+	}
+	n := len(cfg.Flows)
+	// Nodes: sender i is 2i, receiver i is 2i+1; the bottleneck's two
+	// directions are nodes 2n and 2n+1.
+	r.fwd = newLink(r.sim, sim.NodeID(2*n), true, cfg.Seed, 0)
+	r.rev = newLink(r.sim, sim.NodeID(2*n+1), false, cfg.Seed, 1)
+	r.fwd.hook = cfg.DelayHook
+	env := &cfg.Schedule[0].Env
+	r.fwd.apply(env)
+	r.rev.apply(env)
+	r.fwd.deliver = func(p *sim.Packet) sim.Handler { return r.receivers[p.Flow] }
+	r.rev.deliver = func(p *sim.Packet) sim.Handler { return r.senders[p.Flow] }
+	for i, f := range cfg.Flows {
+		alg, _ := ccai.New(f.CCA)
+		snd := tcp.NewSender(r.sim, tcp.SenderConfig{
+			Flow: int32(i), Node: sim.NodeID(2 * i), Peer: sim.NodeID(2*i + 1),
+			Bytes: f.Bytes, SACK: cfg.SACK, Profile: cfg.Profile,
+			AppRate: appRate(env), Algorithm: alg, Observer: r.obs,
+			Out: r.fwd, OnDone: r.flowDone,
+		})
+		rcv := tcp.NewReceiver(r.sim, tcp.ReceiverConfig{
+			Flow: int32(i), Node: sim.NodeID(2*i + 1), Peer: sim.NodeID(2 * i),
+			SACK: cfg.SACK, Bytes: f.Bytes, Out: r.rev,
+		})
+		r.senders = append(r.senders, snd)
+		r.receivers = append(r.receivers, rcv)
+	}
+	if len(cfg.Schedule) > 1 {
+		r.switchEv = sim.NewEvent(sim.ControlNode, sim.KindControl, 0, r)
+		r.sim.ScheduleAt(r.switchEv, cfg.Schedule[0].Until)
+	}
+	for _, s := range r.senders {
+		s.Start()
+	}
+	return r
+}
+
+// appRate is the application rate in bit/s; rates at or above the
+// bottleneck's ×1000 are treated as unlimited.
+func appRate(e *Env) uint64 {
+	if e.App >= e.BW*1000 {
+		return 0
+	}
+	return bps(e.App)
+}
+
+// Handle switches to the next phase of the schedule.
+func (r *run) Handle(*sim.Event) {
+	r.phase++
+	env := &r.cfg.Schedule[r.phase].Env
+	r.fwd.apply(env)
+	r.rev.apply(env)
+	for _, s := range r.senders {
+		s.SetAppRate(appRate(env))
+	}
+	if r.phase < len(r.cfg.Schedule)-1 {
+		r.sim.ScheduleAt(r.switchEv, r.cfg.Schedule[r.phase].Until)
+	}
+}
+
+func (r *run) flowDone() {
+	r.remaining--
+	if r.remaining == 0 {
+		r.sim.Stop()
+	}
+}
+
+func (r *run) result() Result {
+	res := Result{
+		SimTime: r.sim.Now(),
+		Events:  r.sim.Events(),
+		Capped:  r.sim.Capped(),
+		Drops:   r.fwd.drops + r.rev.drops,
+		Losses:  r.fwd.losses,
+	}
+	if res.Capped {
+		res.CapReason = "time"
+		if lim := r.cfg.Limits.MaxEvents; (lim == 0 && res.Events >= DefaultMaxEvents) || (lim > 0 && res.Events >= lim) {
+			res.CapReason = "events"
+		}
+	}
+	if r.hasher != nil {
+		res.TraceSHA256 = hex.EncodeToString(r.hasher.h.Sum(nil))
+	}
+	for i, s := range r.senders {
+		st := s.Stats()
+		sk := s.Sock()
+		res.Flows = append(res.Flows, FlowResult{
+			CCA:            r.cfg.Flows[i].CCA,
+			SegmentsSent:   st.SegmentsSent,
+			Retransmits:    st.Retransmits,
+			Timeouts:       st.Timeouts,
+			Recoveries:     st.Recoveries,
+			Undos:          st.Undos,
+			DeliveredBytes: r.receivers[i].Received(),
+			Done:           st.Done,
+			DoneAtS:        st.DoneAt.Seconds(),
+			Final: FinalState{
+				Cwnd: sk.Cwnd, SSThresh: sk.SSThresh,
+				SRTTms:   float64(sk.SRTT) / 1e6,
+				RTTVarMs: float64(sk.RTTVar) / 1e6,
+				CAState:  sk.CAState.String(),
+			},
+		})
+	}
+	return res
+}
+
+// traceHasher folds every state record into a SHA-256 in a fixed binary
+// layout, then passes it on.
+type traceHasher struct {
+	h    hash.Hash
+	buf  [128]byte
+	next tcp.Observer
+}
+
+func (t *traceHasher) Observe(rec *tcp.StateRecord) {
+	b := t.buf[:0]
+	b = binary.LittleEndian.AppendUint64(b, uint64(rec.Time))
+	b = binary.LittleEndian.AppendUint32(b, uint32(rec.Flow))
+	b = append(b, byte(rec.Reason), byte(rec.CAState), byte(rec.PrevCAState))
+	b = binary.LittleEndian.AppendUint32(b, rec.Cwnd)
+	b = binary.LittleEndian.AppendUint32(b, rec.SSThresh)
+	b = binary.LittleEndian.AppendUint64(b, uint64(rec.SRTT))
+	b = binary.LittleEndian.AppendUint64(b, uint64(rec.RTTVar))
+	b = binary.LittleEndian.AppendUint32(b, rec.PriorCwnd)
+	b = binary.LittleEndian.AppendUint32(b, rec.InFlight)
+	b = binary.LittleEndian.AppendUint64(b, rec.Delivered)
+	t.h.Write(b)
+	for _, v := range rec.Vars {
+		t.h.Write(binary.LittleEndian.AppendUint64(t.buf[:0], math.Float64bits(v)))
+	}
+	if t.next != nil {
+		t.next.Observe(rec)
+	}
+}

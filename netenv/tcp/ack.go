@@ -1,0 +1,317 @@
+package tcp
+
+import (
+	"time"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv/sim"
+)
+
+// ackInfo collects what one ACK did (Linux's FLAG_* bits and counters).
+type ackInfo struct {
+	unaAdvanced  bool
+	dupAck       bool
+	dsack        bool
+	newlyAcked   uint32 // cumulatively acknowledged packets
+	newlySacked  uint32 // newly SACKed packets
+	newlyLost    uint32
+	retransAcked bool
+	seqRTT       time.Duration // RTT from the oldest never-retransmitted acked segment
+	caRTT        time.Duration // RTT from the newest such segment
+	tsEcr        time.Duration
+	ackedBytes   uint32
+	rs           ccai.RateSample
+	rsPriorTime  time.Duration
+	rsSendElapse time.Duration
+}
+
+// stampRate records the delivery state at transmission
+// (draft-cheng-iccrg-delivery-rate-estimation §3.2).
+func (s *Sender) stampRate(seg *segment) {
+	seg.delivered = s.sock.Delivered
+	seg.deliveredTime = s.sock.DeliveredTime
+	seg.firstSentTime = s.firstSent
+	if s.sock.AppLimited {
+		seg.flags |= segAppLimited
+	} else {
+		seg.flags &^= segAppLimited
+	}
+}
+
+// deliver accounts one newly delivered segment for rate sampling; the most
+// recently sent delivered segment defines the sample.
+func (s *Sender) deliver(seg *segment, a *ackInfo) {
+	s.sock.Delivered++
+	s.sock.DeliveredTime = s.sim.Now()
+	if a.rs.PriorDelivered == 0 && a.rs.Delivered == -1 || seg.delivered >= a.rs.PriorDelivered {
+		a.rs.PriorDelivered = seg.delivered
+		a.rsPriorTime = seg.deliveredTime
+		a.rs.IsAppLimited = seg.flags&segAppLimited != 0
+		a.rs.IsRetrans = seg.flags&segEverRetx != 0
+		a.rsSendElapse = seg.sentAt - seg.firstSentTime
+		a.rs.Delivered = 0
+		s.firstSent = seg.sentAt
+	}
+}
+
+func (s *Sender) onAck(p *sim.Packet) {
+	now := s.sim.Now()
+	if p.Ack < s.sndUna || p.Ack > s.sndNxt || s.stats.Done {
+		return // old or impossible ACK
+	}
+	a := ackInfo{seqRTT: -1, caRTT: -1, tsEcr: p.TSEcr}
+	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
+	priorInFlight := s.sock.InFlight()
+	priorDelivered := s.sock.Delivered
+	s.sock.PriorInFlight = priorInFlight
+	priorState := s.sock.CAState
+
+	if s.cfg.SACK && p.NSACK > 0 {
+		s.processSACK(p, &a)
+	}
+	if p.Ack > s.sndUna {
+		a.unaAdvanced = true
+		s.cleanAcked(p.Ack, &a)
+	} else if s.sock.PacketsOut > 0 {
+		// Linux's is_dupack: the ACK neither advanced snd_una nor
+		// carried data or a window update.
+		a.dupAck = true
+	}
+	if !s.cfg.SACK {
+		if a.dupAck {
+			s.addRenoSack()
+		} else if a.unaAdvanced {
+			s.removeRenoSacks(a.newlyAcked)
+		}
+	}
+
+	// RTT: prefer the sequence sample (Karn's rule, RFC 6298 §3); fall
+	// back to the echoed timestamp (RFC 7323 §4) when every acked segment
+	// was retransmitted.
+	rttSample := a.seqRTT
+	if rttSample < 0 && a.unaAdvanced && p.TSEcr > 0 && !a.retransAcked {
+		rttSample = now - (p.TSEcr - 1)
+	}
+	if rttSample >= 0 {
+		s.rtt.sample(rttSample)
+		s.backoff = 0
+		s.sock.SRTT = s.rtt.srtt
+		s.sock.RTTVar = s.rtt.rttvar()
+		s.sock.MinRTT = s.rtt.minRTT
+	}
+	if a.unaAdvanced {
+		if s.sock.PacketsOut > 0 {
+			s.sim.Schedule(s.rtoEv, s.RTO())
+		} else {
+			s.sim.Cancel(s.rtoEv)
+		}
+	}
+	if s.pa != nil && (a.newlyAcked > 0 || a.newlySacked > 0) {
+		s.pa.PktsAcked(&s.sock, ccai.AckSample{PktsAcked: a.newlyAcked + a.newlySacked, RTT: a.caRTT, InFlight: priorInFlight})
+	}
+	if s.iae != nil {
+		var fl ccai.AckFlags
+		if a.dupAck {
+			fl |= ccai.AckDupAck
+		}
+		if !a.unaAdvanced || p.NSACK > 0 {
+			fl |= ccai.AckSlowPath
+		}
+		if a.retransAcked {
+			fl |= ccai.AckRetransAck
+		}
+		s.iae.InAckEvent(&s.sock, fl, a.ackedBytes)
+	}
+
+	ackedSacked := uint32(s.sock.Delivered - priorDelivered)
+	s.recoveryOnAck(p, &a, ackedSacked, priorInFlight)
+
+	// Rate sample (delivery-rate draft §3.3).
+	if s.sock.AppLimited && s.sock.Delivered > s.appLimitedTil {
+		s.sock.AppLimited = false
+	}
+	if a.rs.Delivered == 0 {
+		a.rs.Delivered = int64(s.sock.Delivered - a.rs.PriorDelivered)
+		ackElapsed := s.sock.DeliveredTime - a.rsPriorTime
+		a.rs.Interval = max(a.rsSendElapse, ackElapsed)
+		if a.rs.Interval < s.rtt.minRTT {
+			a.rs.Interval = -1
+			a.rs.Delivered = -1
+		}
+	}
+	a.rs.RTT = a.caRTT
+	a.rs.Losses = a.newlyLost
+	a.rs.AckedSacked = ackedSacked
+	a.rs.PriorInFlight = priorInFlight
+
+	switch {
+	case s.cc != nil:
+		s.cc.CongControl(&s.sock, &a.rs)
+	case s.sock.CAState == ccai.StateRecovery || s.sock.CAState == ccai.StateCWR:
+		// cwnd is set by PRR in recoveryOnAck.
+	case a.newlyAcked > 0:
+		s.ca.CongAvoid(&s.sock, ackedSacked)
+	}
+	if s.sock.Cwnd == 0 {
+		// Never let a zero window deadlock the run; a CCAI that asks
+		// for it is recorded in the trace first.
+		s.emit(ReasonAck)
+		s.sock.Cwnd = 1
+	}
+	if s.sock.CAState == priorState {
+		s.emit(ReasonAck)
+	}
+	if s.sndUna >= s.cfg.Bytes {
+		s.finish()
+		return
+	}
+	s.output()
+}
+
+func (s *Sender) finish() {
+	s.stats.Done = true
+	s.stats.DoneAt = s.sim.Now()
+	s.stats.DeliveredBytes = s.sndUna
+	s.sim.Cancel(s.rtoEv)
+	s.sim.Cancel(s.sendEv)
+	if s.cfg.OnDone != nil {
+		s.cfg.OnDone()
+	}
+}
+
+// cleanAcked removes cumulatively acknowledged segments (Linux's
+// tcp_clean_rtx_queue).
+func (s *Sender) cleanAcked(ack uint64, a *ackInfo) {
+	now := s.sim.Now()
+	var firstSent time.Duration = -1
+	var lastSent time.Duration = -1
+	popped := 0
+	for s.q.len() > 0 {
+		seg := s.q.at(0)
+		if seg.end() > ack {
+			break
+		}
+		f := seg.flags
+		if f&segRetrans != 0 {
+			s.sock.RetransOut--
+		}
+		if f&segEverRetx != 0 {
+			a.retransAcked = true
+		} else {
+			if firstSent < 0 {
+				firstSent = seg.sentAt
+			}
+			lastSent = seg.sentAt
+		}
+		if f&segLost != 0 {
+			s.sock.LostOut--
+		}
+		if f&segSacked != 0 {
+			s.sock.SackedOut--
+		} else {
+			s.deliver(seg, a)
+			a.newlyAcked++
+		}
+		a.ackedBytes += seg.len
+		s.sock.PacketsOut--
+		s.q.popFront()
+		popped++
+	}
+	s.lostHint = max(s.lostHint-popped, 0)
+	if firstSent >= 0 {
+		a.seqRTT = now - firstSent
+		a.caRTT = now - lastSent
+	}
+	s.sndUna = ack
+	s.sock.SndUna = ack
+}
+
+// processSACK applies the SACK blocks of an ACK to the scoreboard and
+// detects a D-SACK (RFC 2883 §4: the first block is at or below the
+// cumulative ACK, or inside the second block).
+func (s *Sender) processSACK(p *sim.Packet, a *ackInfo) {
+	blocks := p.SACK[:p.NSACK]
+	if p.DSACK && len(blocks) > 0 {
+		d := blocks[0]
+		a.dsack = true
+		blocks = blocks[1:]
+		// A D-SACK for a retransmitted segment proves one
+		// retransmission unnecessary (Linux's undo_retrans counting).
+		if s.undoValid && d.End > s.undoMarker {
+			i := s.q.find(d.Start)
+			covered := false
+			for ; i < s.q.len(); i++ {
+				seg := s.q.at(i)
+				if seg.seq >= d.End {
+					break
+				}
+				if seg.flags&segEverRetx != 0 {
+					covered = true
+				}
+			}
+			if covered || d.End <= p.Ack {
+				if s.undoRetrans > 0 {
+					s.undoRetrans--
+				}
+			}
+		}
+	}
+	for _, b := range blocks {
+		if b.End <= p.Ack || b.End <= s.sndUna {
+			continue
+		}
+		for i := s.q.find(b.Start); i < s.q.len(); i++ {
+			seg := s.q.at(i)
+			if seg.seq < b.Start {
+				continue
+			}
+			if seg.end() > b.End {
+				break
+			}
+			if seg.flags&segSacked != 0 {
+				continue
+			}
+			if seg.flags&segRetrans != 0 {
+				seg.flags &^= segRetrans
+				s.sock.RetransOut--
+			}
+			if seg.flags&segLost != 0 {
+				seg.flags &^= segLost
+				s.sock.LostOut--
+			}
+			seg.flags |= segSacked
+			s.sock.SackedOut++
+			a.newlySacked++
+			s.deliver(seg, a)
+		}
+	}
+}
+
+// addRenoSack counts a duplicate ACK as one SACKed packet when SACK is off
+// (Linux's tcp_add_reno_sack), never letting the count exceed what can be
+// outstanding (tcp_limit_reno_sacked).
+func (s *Sender) addRenoSack() {
+	s.sock.SackedOut++
+	s.sock.Delivered++
+	s.limitRenoSacked()
+}
+
+// removeRenoSacks: one cumulative ACK fills the hole, the rest of the acked
+// packets had been counted as dupACKs (Linux's tcp_remove_reno_sacks).
+func (s *Sender) removeRenoSacks(acked uint32) {
+	if acked > 0 {
+		if acked-1 >= s.sock.SackedOut {
+			s.sock.SackedOut = 0
+		} else {
+			s.sock.SackedOut -= acked - 1
+		}
+	}
+	s.limitRenoSacked()
+}
+
+func (s *Sender) limitRenoSacked() {
+	holes := min(max(s.sock.LostOut, 1), s.sock.PacketsOut)
+	if s.sock.SackedOut+holes > s.sock.PacketsOut {
+		s.sock.SackedOut = s.sock.PacketsOut - holes
+	}
+}

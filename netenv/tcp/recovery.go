@@ -1,0 +1,361 @@
+package tcp
+
+import (
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv/sim"
+)
+
+// setState changes ca_state, telling the algorithm first (Linux's
+// tcp_set_ca_state) and recording the change.
+func (s *Sender) setState(st ccai.CAState) {
+	if st == s.sock.CAState {
+		return
+	}
+	s.ca.SetState(&s.sock, st)
+	s.rec.PrevCAState = s.sock.CAState
+	s.sock.CAState = st
+	s.emit(ReasonState)
+}
+
+// recoveryOnAck is the loss-recovery state machine run on every ACK
+// (Linux's tcp_fastretrans_alert, reduced to what RFC 5681, 6582, 6675,
+// 6937, 2883 and 3522 specify plus Linux's documented undo behaviour).
+func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFlight uint32) {
+	st := s.sock.CAState
+	if s.sock.PacketsOut == 0 && !s.cfg.SACK {
+		s.sock.SackedOut = 0
+	}
+	// D-SACKs proved every retransmission of the episode spurious.
+	if a.dsack && s.undoValid && s.undoRetrans == 0 && st != ccai.StateOpen {
+		s.undo(false)
+		st = s.sock.CAState
+	}
+	fastRexmit := false
+	switch st {
+	case ccai.StateRecovery:
+		if s.sndUna >= s.highSeq && a.unaAdvanced {
+			if s.renoLimbo && s.sndUna > s.highSeq || !s.renoLimbo {
+				if s.tryUndoRecovery(p) {
+					return
+				}
+				s.endReduction()
+				s.setState(ccai.StateOpen)
+				return
+			}
+		}
+		if a.unaAdvanced && s.sndUna < s.highSeq {
+			// Partial ACK (RFC 6582 §3.2 step 3): with timestamps,
+			// a delayed original undoes; otherwise NewReno
+			// retransmits the next hole.
+			if s.packetDelayed(p) && s.sock.RetransOut == 0 {
+				s.undo(true)
+				s.setState(s.openOrDisorder())
+				return
+			}
+			if !s.cfg.SACK {
+				s.markHeadLost()
+			}
+		}
+	case ccai.StateLoss:
+		if a.unaAdvanced && s.packetDelayed(p) {
+			// RFC 3522 Eifel: the original got through; the timeout
+			// was spurious.
+			s.undo(true)
+			s.setState(s.openOrDisorder())
+			return
+		}
+		if s.sndUna >= s.highSeq && a.unaAdvanced {
+			s.setState(s.openOrDisorder())
+			return
+		}
+		if !s.cfg.SACK && a.unaAdvanced {
+			s.markHeadLost()
+		}
+	case ccai.StateCWR:
+		if s.sndUna > s.highSeq {
+			s.endReduction()
+			s.setState(ccai.StateOpen)
+		}
+	default: // Open, Disorder
+		if !s.timeToRecover() {
+			s.setState(s.openOrDisorder())
+			return
+		}
+		s.enterRecovery()
+		fastRexmit = true
+	}
+	if s.sock.CAState == ccai.StateRecovery {
+		s.markLost(fastRexmit)
+		if s.cc == nil {
+			s.prrReduce(ackedSacked, fastRexmit)
+		}
+	} else if s.sock.CAState == ccai.StateLoss && s.cfg.SACK {
+		s.markLost(false)
+	}
+}
+
+func (s *Sender) openOrDisorder() ccai.CAState {
+	if s.sock.SackedOut+s.sock.LostOut > 0 || s.sock.RetransOut > 0 {
+		return ccai.StateDisorder
+	}
+	return ccai.StateOpen
+}
+
+// timeToRecover: DupThresh duplicate ACKs or SACKed packets (RFC 5681 §3.2,
+// RFC 6675 §5), or segments already marked lost.
+func (s *Sender) timeToRecover() bool {
+	return s.sock.LostOut > 0 || s.sock.SackedOut >= dupThresh
+}
+
+// initUndo starts an undo episode (Linux's tcp_init_undo).
+//
+// ProfileLinux starts undo_retrans at −1 so that an episode in which no
+// retransmission went out cannot look "all retransmissions were spurious"
+// (commit 6e08d5e3c823 "tcp: fix false undo corner cases", 3.16).
+// ProfileLinux310 starts it at retrans_out, as 3.10 did.
+func (s *Sender) initUndo() {
+	s.undoValid = true
+	s.undoMarker = s.sndUna
+	if s.cfg.Profile == ccai.ProfileLinux310 {
+		s.undoRetrans = int32(s.sock.RetransOut)
+	} else {
+		s.undoRetrans = -1
+	}
+	s.retransStamp = 0
+}
+
+// enterRecovery starts fast recovery (RFC 5681 §3.2 step 4, RFC 6937).
+func (s *Sender) enterRecovery() {
+	s.stats.Recoveries++
+	s.initUndo()
+	s.sock.PriorSSThresh = s.currentSSThresh()
+	s.sock.SSThresh = s.ca.SSThresh(&s.sock)
+	s.sock.PriorCwnd = s.sock.Cwnd
+	s.prrDelivered = 0
+	s.prrOut = 0
+	s.highSeq = s.sndNxt
+	s.renoLimbo = false
+	s.setState(ccai.StateRecovery)
+}
+
+// markLost marks segments lost. With SACK, a hole is lost once DupThresh
+// segments above it are SACKed (RFC 6675 §4 IsLost). Without SACK only the
+// head is presumed lost (RFC 6582).
+func (s *Sender) markLost(fastRexmit bool) {
+	if !s.cfg.SACK {
+		if fastRexmit {
+			s.markHeadLost()
+		}
+		return
+	}
+	// Find the index below which every hole has ≥ DupThresh SACKed
+	// segments above it.
+	count := 0
+	limit := -1
+	for i := s.q.len() - 1; i >= 0; i-- {
+		if s.q.at(i).flags&segSacked != 0 {
+			count++
+			if count >= dupThresh {
+				limit = i
+				break
+			}
+		}
+	}
+	if limit < 0 {
+		if fastRexmit {
+			s.markHeadLost()
+		}
+		return
+	}
+	for i := 0; i < limit; i++ {
+		seg := s.q.at(i)
+		if seg.flags&(segSacked|segLost|segRetrans) == 0 {
+			seg.flags |= segLost
+			s.sock.LostOut++
+			s.lostHint = min(s.lostHint, i)
+		}
+	}
+	if fastRexmit && s.sock.LostOut == 0 {
+		s.markHeadLost()
+	}
+}
+
+func (s *Sender) markHeadLost() {
+	if s.q.len() == 0 {
+		return
+	}
+	seg := s.q.at(0)
+	if seg.flags&(segSacked|segLost) == 0 {
+		if seg.flags&segRetrans != 0 {
+			// Its retransmission was lost too.
+			seg.flags &^= segRetrans
+			s.sock.RetransOut--
+		}
+		seg.flags |= segLost
+		s.sock.LostOut++
+		s.lostHint = 0
+	}
+}
+
+// prrReduce sets cwnd by Proportional Rate Reduction (RFC 6937 §3, with
+// PRR-SSRB below ssthresh). The window is in-flight plus the send quota,
+// in uint32 as in Linux.
+func (s *Sender) prrReduce(newlyAckedSacked uint32, fastRexmit bool) {
+	if newlyAckedSacked == 0 && !fastRexmit {
+		return
+	}
+	s.prrDelivered += newlyAckedSacked
+	inFlight := s.sock.InFlight()
+	var sndcnt int64
+	ssthresh := int64(s.sock.SSThresh)
+	if delta := ssthresh - int64(inFlight); delta < 0 {
+		if s.sock.PriorCwnd == 0 {
+			return
+		}
+		dividend := int64(s.sock.SSThresh)*int64(s.prrDelivered) + int64(s.sock.PriorCwnd) - 1
+		sndcnt = dividend/int64(s.sock.PriorCwnd) - int64(s.prrOut)
+	} else {
+		sndcnt = min(delta, max(int64(s.prrDelivered)-int64(s.prrOut), int64(newlyAckedSacked))+1)
+	}
+	if sndcnt < 0 {
+		sndcnt = 0
+	}
+	if fastRexmit && sndcnt < 1 {
+		sndcnt = 1
+	}
+	s.sock.Cwnd = inFlight + uint32(sndcnt)
+}
+
+// endReduction completes a reduction: cwnd falls to ssthresh (RFC 6937
+// §3, Linux's tcp_end_cwnd_reduction).
+func (s *Sender) endReduction() {
+	if s.sock.SSThresh < ccai.InfiniteSSThresh && s.cc == nil {
+		s.sock.Cwnd = s.sock.SSThresh
+	}
+	s.ca.CwndEvent(&s.sock, ccai.EventCompleteCWR)
+}
+
+// packetDelayed: the ACK echoes a timestamp older than the episode's first
+// retransmission, so an original transmission arrived (RFC 3522 §3.2).
+func (s *Sender) packetDelayed(p *sim.Packet) bool {
+	return s.undoValid && s.retransStamp != 0 && p.TSEcr != 0 && p.TSEcr < s.retransStamp
+}
+
+func (s *Sender) mayUndo(p *sim.Packet) bool {
+	return s.undoValid && (s.undoRetrans == 0 || s.packetDelayed(p))
+}
+
+// tryUndoRecovery runs at the end of fast recovery. Without SACK, a
+// sender whose recovery ends exactly at the recovery point holds Recovery
+// until something above it is acknowledged, to avoid a false fast
+// retransmit (RFC 6582 §3.2 step 5 and §4.1).
+func (s *Sender) tryUndoRecovery(p *sim.Packet) bool {
+	if s.mayUndo(p) {
+		s.undo(false)
+		if !s.cfg.SACK && s.sndUna == s.highSeq {
+			s.renoLimbo = true
+			if s.cfg.Profile == ccai.ProfileLinux310 {
+				// 3.10 moderated cwnd on this path (tcp_moderate_cwnd).
+				s.sock.Cwnd = min(s.sock.Cwnd, s.sock.InFlight()+dupThresh)
+			}
+			return true
+		}
+		s.setState(ccai.StateOpen)
+		return true
+	}
+	if !s.cfg.SACK && s.sndUna == s.highSeq && !s.renoLimbo {
+		s.renoLimbo = true
+		return true
+	}
+	return false
+}
+
+// undo reverts a reduction found spurious (Linux's
+// tcp_undo_cwnd_reduction): the algorithm's undo_cwnd restores cwnd and a
+// saved larger ssthresh comes back.
+func (s *Sender) undo(unmarkLoss bool) {
+	s.stats.Undos++
+	if unmarkLoss {
+		for i := 0; i < s.q.len(); i++ {
+			s.q.at(i).flags &^= segLost
+		}
+		s.sock.LostOut = 0
+	}
+	if s.sock.PriorSSThresh > 0 {
+		s.sock.Cwnd = s.ca.UndoCwnd(&s.sock)
+		if s.sock.PriorSSThresh > s.sock.SSThresh {
+			s.sock.SSThresh = s.sock.PriorSSThresh
+		}
+	}
+	s.undoValid = false
+}
+
+// onRTO handles a retransmission timeout (RFC 6298 §5.4–5.7, RFC 5681
+// eq. 4, Linux's tcp_enter_loss).
+func (s *Sender) onRTO() {
+	if s.sock.PacketsOut == 0 || s.stats.Done {
+		return
+	}
+	s.stats.Timeouts++
+	st := s.sock.CAState
+	if st <= ccai.StateDisorder || s.highSeq <= s.sndUna || (st == ccai.StateLoss && s.backoff == 0) {
+		s.sock.PriorSSThresh = s.currentSSThresh()
+		s.sock.PriorCwnd = s.sock.Cwnd
+		s.sock.SSThresh = s.ca.SSThresh(&s.sock)
+		s.ca.CwndEvent(&s.sock, ccai.EventLoss)
+		s.initUndo()
+	}
+	// Everything not SACKed is presumed lost; retransmissions in flight
+	// are forgotten.
+	s.sock.LostOut, s.sock.RetransOut = 0, 0
+	if !s.cfg.SACK {
+		s.sock.SackedOut = 0
+	}
+	for i := 0; i < s.q.len(); i++ {
+		seg := s.q.at(i)
+		seg.flags &^= segRetrans
+		if !s.cfg.SACK {
+			seg.flags &^= segSacked
+		}
+		if seg.flags&segSacked == 0 {
+			seg.flags |= segLost
+			s.sock.LostOut++
+		}
+	}
+	s.lostHint = 0
+	s.sock.Cwnd = 1
+	s.sock.CwndCnt = 0
+	s.highSeq = s.sndNxt
+	s.renoLimbo = false
+	s.backoff++
+	s.setState(ccai.StateLoss)
+	s.emit(ReasonRTO)
+	s.nextPace = 0
+	s.output()
+	s.sim.Schedule(s.rtoEv, s.RTO())
+}
+
+// emit sends a state record to the observer.
+func (s *Sender) emit(r Reason) {
+	o := s.cfg.Observer
+	if o == nil {
+		return
+	}
+	rec := &s.rec
+	rec.Time = s.sim.Now()
+	rec.Reason = r
+	rec.Cwnd = s.sock.Cwnd
+	rec.SSThresh = s.sock.SSThresh
+	rec.SRTT = s.rtt.srtt
+	rec.RTTVar = s.rtt.rttvar()
+	rec.RTO = s.RTO()
+	rec.CAState = s.sock.CAState
+	rec.PriorCwnd = s.sock.PriorCwnd
+	rec.InFlight = s.sock.InFlight()
+	rec.Delivered = s.sock.Delivered
+	rec.PacingRate = s.sock.PacingRate
+	if s.vexp != nil {
+		s.vexp.ReadVars(&s.sock, s.vars)
+	}
+	o.Observe(rec)
+}

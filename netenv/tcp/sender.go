@@ -1,0 +1,416 @@
+package tcp
+
+import (
+	"math/bits"
+	"time"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv/sim"
+)
+
+// Defaults modelled on Linux.
+const (
+	DefaultMSS = 1448 // 1500-byte MTU less IPv4, TCP and timestamp option
+	// DefaultInitCwnd is RFC 6928's initial window of 10 segments.
+	DefaultInitCwnd = 10
+	// dupThresh is RFC 5681's DupThresh (Linux's tcp_reordering default).
+	dupThresh = 3
+	// maxCwnd clamps the window (Linux's snd_cwnd_clamp default).
+	maxCwnd = 0xffffffff
+)
+
+// Output takes packets leaving an endpoint.
+type Output interface {
+	Send(p *sim.Packet)
+}
+
+// SenderConfig configures a bulk-transfer sender.
+type SenderConfig struct {
+	Flow      int32
+	Node      sim.NodeID
+	Peer      sim.NodeID
+	Bytes     uint64 // transfer size
+	MSS       uint32 // 0: DefaultMSS
+	InitCwnd  uint32 // 0: DefaultInitCwnd
+	SACK      bool
+	Profile   ccai.Profile
+	AppRate   uint64 // application rate in bit/s; 0 means unlimited
+	Algorithm ccai.Algorithm
+	Observer  Observer // may be nil
+	Out       Output
+	OnDone    func() // called once all data is acknowledged
+}
+
+// Stats are a sender's counters.
+type Stats struct {
+	SegmentsSent   uint64
+	Retransmits    uint64
+	Timeouts       uint64
+	Recoveries     uint64
+	Undos          uint64
+	DeliveredBytes uint64
+	Done           bool
+	DoneAt         time.Duration
+}
+
+// Timer tags of the sender.
+const (
+	timerRTO uint8 = iota
+	timerSend
+)
+
+// Sender is a TCP bulk sender.
+type Sender struct {
+	cfg  SenderConfig
+	sim  *sim.Sim
+	ca   ccai.Algorithm
+	cc   ccai.CongController
+	pa   ccai.PktsAcker
+	iae  ccai.InAckEventer
+	vexp ccai.VarExporter
+	sock ccai.Sock
+
+	q      queue
+	sndUna uint64
+	sndNxt uint64
+
+	rtt     rttEstimator
+	backoff uint32
+	rtoEv   *sim.Event
+	sendEv  *sim.Event
+
+	// Application: bytes written = appBase + rate·(now − appSince).
+	appRate  uint64
+	appBase  uint64
+	appSince time.Duration
+
+	// Loss recovery (RFC 6675 RecoveryPoint, Linux's high_seq and undo).
+	highSeq       uint64
+	undoValid     bool
+	undoMarker    uint64
+	undoRetrans   int32
+	retransStamp  time.Duration // first retransmission of the episode; 0: none
+	prrDelivered  uint32
+	prrOut        uint32
+	lostHint      int // no lost-and-not-retransmitted segment before this index
+	renoLimbo     bool
+	nextPace      time.Duration
+	firstSent     time.Duration // send time of the flight's first packet (rate sampling)
+	appLimitedTil uint64 // delivered count below which samples are app-limited
+
+	// Congestion window validation (RFC 7661).
+	cwndUsageSeq uint64
+	cwndUsed     uint32
+	cwndStamp    time.Duration
+
+	stats Stats
+	rec   StateRecord
+	vars  []float64
+}
+
+// NewSender creates a sender; Start begins the transfer.
+func NewSender(s *sim.Sim, cfg SenderConfig) *Sender {
+	if cfg.MSS == 0 {
+		cfg.MSS = DefaultMSS
+	}
+	if cfg.InitCwnd == 0 {
+		cfg.InitCwnd = DefaultInitCwnd
+	}
+	snd := &Sender{cfg: cfg, sim: s, ca: cfg.Algorithm, appRate: cfg.AppRate}
+	snd.cc, _ = cfg.Algorithm.(ccai.CongController)
+	snd.pa, _ = cfg.Algorithm.(ccai.PktsAcker)
+	snd.iae, _ = cfg.Algorithm.(ccai.InAckEventer)
+	snd.vexp, _ = cfg.Algorithm.(ccai.VarExporter)
+	if snd.vexp != nil {
+		snd.vars = make([]float64, len(snd.vexp.Vars()))
+	}
+	snd.rtoEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerRTO, snd)
+	snd.sendEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerSend, snd)
+	snd.sock = ccai.Sock{
+		Cwnd:      cfg.InitCwnd,
+		CwndClamp: maxCwnd,
+		SSThresh:  ccai.InfiniteSSThresh,
+		MSS:       cfg.MSS,
+		Profile:   cfg.Profile,
+	}
+	snd.rec.Flow = cfg.Flow
+	snd.rec.Vars = snd.vars
+	return snd
+}
+
+// Sock exposes the congestion-control state (read-only use).
+func (s *Sender) Sock() *ccai.Sock { return &s.sock }
+
+// Stats returns the counters.
+func (s *Sender) Stats() Stats { return s.stats }
+
+// RTO is the current retransmission timeout including backoff.
+func (s *Sender) RTO() time.Duration {
+	return min(s.rtt.rto()<<min(s.backoff, 16), MaxRTO)
+}
+
+// Start initializes the algorithm and sends the first window.
+func (s *Sender) Start() {
+	s.appSince = s.sim.Now()
+	s.sock.Now = s.sim.Now()
+	s.ca.Init(&s.sock)
+	s.output()
+	s.emit(ReasonState)
+}
+
+// SetAppRate changes the application rate (bit/s, 0 = unlimited) from now
+// on, as an environment switch does.
+func (s *Sender) SetAppRate(rate uint64) {
+	now := s.sim.Now()
+	s.appBase = s.appWritten(now)
+	s.appSince = now
+	s.appRate = rate
+	if !s.stats.Done {
+		s.output()
+	}
+}
+
+// appWritten is how many bytes the application has written by now.
+func (s *Sender) appWritten(now time.Duration) uint64 {
+	if s.appRate == 0 {
+		return s.cfg.Bytes
+	}
+	// rate [bit/s] × elapsed [ns] / 8e9, in 128-bit arithmetic.
+	hi, lo := bits.Mul64(s.appRate, uint64(now-s.appSince))
+	const div = 8 * uint64(time.Second)
+	if hi >= div {
+		return s.cfg.Bytes
+	}
+	q, _ := bits.Div64(hi, lo, div)
+	return min(s.appBase+q, s.cfg.Bytes)
+}
+
+// appTimeFor is when the application will have written n bytes.
+func (s *Sender) appTimeFor(n uint64) time.Duration {
+	need := n - s.appBase
+	hi, lo := bits.Mul64(need, 8*uint64(time.Second))
+	if hi >= s.appRate {
+		return MaxRTO * 1000
+	}
+	q, r := bits.Div64(hi, lo, s.appRate)
+	if r != 0 {
+		q++
+	}
+	return s.appSince + time.Duration(q)
+}
+
+// Handle runs the sender's timers and receives ACKs.
+func (s *Sender) Handle(e *sim.Event) {
+	s.sock.Now = s.sim.Now()
+	switch {
+	case e.Kind == sim.KindPacket:
+		p := e.Pkt
+		s.onAck(p)
+		s.sim.FreePacket(p)
+	case e.Tag == timerRTO:
+		s.onRTO()
+	case e.Tag == timerSend:
+		s.output()
+	}
+}
+
+// output sends as much as the window, pacing and the application allow
+// (Linux's tcp_write_xmit and tcp_xmit_retransmit_queue).
+func (s *Sender) output() {
+	if s.stats.Done {
+		return
+	}
+	now := s.sim.Now()
+	for {
+		inFlight := s.sock.InFlight()
+		if inFlight >= s.sock.Cwnd {
+			s.validateCwnd(true)
+			return
+		}
+		if s.sock.PacingRate > 0 && now < s.nextPace {
+			s.sim.ScheduleAt(s.sendEv, s.nextPace)
+			return
+		}
+		if i := s.nextLost(); i >= 0 {
+			s.retransmit(i)
+			continue
+		}
+		if s.sock.CAState == ccai.StateLoss && s.sndNxt > s.highSeq && s.sock.LostOut > 0 {
+			return
+		}
+		written := s.appWritten(now)
+		avail := written - s.sndNxt
+		if s.sndNxt >= written {
+			avail = 0
+		}
+		size := uint32(min(avail, uint64(s.cfg.MSS)))
+		tail := written == s.cfg.Bytes
+		if size == 0 || (size < s.cfg.MSS && !tail && s.sock.PacketsOut > 0) {
+			// Application-limited (or Nagle, RFC 896, holding a
+			// runt while data is in flight).
+			s.markAppLimited()
+			s.validateCwnd(false)
+			if written < s.cfg.Bytes {
+				next := min(s.sndNxt+uint64(s.cfg.MSS), s.cfg.Bytes)
+				s.sim.ScheduleAt(s.sendEv, s.appTimeFor(next))
+			}
+			return
+		}
+		s.sendNew(size)
+	}
+}
+
+// nextLost finds a segment marked lost and not yet retransmitted.
+func (s *Sender) nextLost() int {
+	if s.sock.LostOut == 0 || s.sock.LostOut <= s.lostRetransmitted() {
+		return -1
+	}
+	for i := s.lostHint; i < s.q.len(); i++ {
+		seg := s.q.at(i)
+		if seg.flags&(segLost|segRetrans|segSacked) == segLost {
+			s.lostHint = i
+			return i
+		}
+	}
+	s.lostHint = s.q.len()
+	return -1
+}
+
+// lostRetransmitted bounds the search: retransmissions in flight that are
+// also marked lost cannot exceed retrans_out.
+func (s *Sender) lostRetransmitted() uint32 { return s.sock.RetransOut }
+
+func (s *Sender) beforeTransmit(now time.Duration) {
+	if s.sock.PacketsOut == 0 {
+		// Restart after idle (RFC 5681 §4.1, Linux's tcp_cwnd_restart).
+		if idle := now - s.sock.LastSend; s.sock.LastSend > 0 && idle > s.RTO() && s.cc == nil {
+			s.cwndRestart(idle)
+		}
+		s.ca.CwndEvent(&s.sock, ccai.EventTxStart)
+		// Delivery-rate sampling starts a new flight.
+		s.sock.DeliveredTime = now
+		s.firstSent = now
+	}
+}
+
+// cwndRestart shrinks cwnd after idle: halve once per RTO idle, not below
+// the restart window min(IW, cwnd) (RFC 2861 §3, RFC 5681 §4.1).
+func (s *Sender) cwndRestart(idle time.Duration) {
+	restart := min(s.cfg.InitCwnd, s.sock.Cwnd)
+	s.sock.SSThresh = s.currentSSThresh()
+	rto := s.RTO()
+	for idle > rto && s.sock.Cwnd > restart {
+		s.sock.Cwnd >>= 1
+		idle -= rto
+	}
+	s.sock.Cwnd = max(s.sock.Cwnd, restart)
+	s.sock.CwndCnt = 0
+	s.ca.CwndEvent(&s.sock, ccai.EventCwndRestart)
+	s.emit(ReasonIdle)
+}
+
+func (s *Sender) sendNew(size uint32) {
+	now := s.sim.Now()
+	s.beforeTransmit(now)
+	seg := segment{seq: s.sndNxt, len: size, sentAt: now}
+	s.stampRate(&seg)
+	s.q.push(seg)
+	s.sndNxt += uint64(size)
+	s.sock.SndNxt = s.sndNxt
+	s.sock.PacketsOut++
+	if s.sock.CAState == ccai.StateRecovery {
+		s.prrOut++
+	}
+	s.transmit(&seg, false)
+}
+
+func (s *Sender) retransmit(i int) {
+	now := s.sim.Now()
+	seg := s.q.at(i)
+	s.beforeTransmit(now)
+	seg.flags |= segRetrans | segEverRetx
+	seg.sentAt = now
+	s.stampRate(seg)
+	s.sock.RetransOut++
+	s.stats.Retransmits++
+	if s.retransStamp == 0 {
+		s.retransStamp = now + 1
+	}
+	if s.undoRetrans < 0 {
+		s.undoRetrans = 0
+	}
+	s.undoRetrans++
+	if s.sock.CAState == ccai.StateRecovery {
+		s.prrOut++
+	}
+	s.transmit(seg, true)
+}
+
+// transmit puts a segment on the wire.
+func (s *Sender) transmit(seg *segment, retx bool) {
+	now := s.sim.Now()
+	p := s.sim.NewPacket()
+	p.Flow = s.cfg.Flow
+	p.Src, p.Dst = s.cfg.Node, s.cfg.Peer
+	p.Seq, p.Len = seg.seq, seg.len
+	p.FIN = seg.end() == s.cfg.Bytes
+	p.TSVal = now + 1 // never 0, so that 0 means "no echo"
+	p.Retx = retx
+	p.SentAt = now
+	s.sock.LastSend = now
+	s.stats.SegmentsSent++
+	if s.sock.PacingRate > 0 {
+		gap := time.Duration(uint64(p.WireBytes()) * uint64(time.Second) / s.sock.PacingRate)
+		s.nextPace = max(s.nextPace, now) + gap
+	}
+	if !s.rtoEv.Queued() {
+		s.sim.Schedule(s.rtoEv, s.RTO())
+	}
+	s.cfg.Out.Send(p)
+}
+
+// currentSSThresh is Linux's tcp_current_ssthresh: outside a reduction,
+// the larger of ssthresh and ¾·cwnd, remembering where the window was.
+func (s *Sender) currentSSThresh() uint32 {
+	if st := s.sock.CAState; st == ccai.StateCWR || st == ccai.StateRecovery {
+		return s.sock.SSThresh
+	}
+	return max(s.sock.SSThresh, s.sock.Cwnd>>1+s.sock.Cwnd>>2)
+}
+
+// validateCwnd tracks whether the window limits sending (Linux's
+// tcp_cwnd_validate, RFC 7661) and, after an RTO of application-limited
+// sending, decays cwnd toward what was used (RFC 2861 §3.2,
+// tcp_cwnd_application_limited).
+func (s *Sender) validateCwnd(cwndLimited bool) {
+	now := s.sim.Now()
+	if s.sndUna >= s.cwndUsageSeq || (cwndLimited && !s.sock.CwndLimited) {
+		s.sock.CwndLimited = cwndLimited
+		s.sock.MaxPacketsOut = s.sock.PacketsOut
+		s.cwndUsageSeq = s.sndNxt
+	}
+	if s.sock.IsCwndLimited() {
+		s.cwndUsed = 0
+		s.cwndStamp = now
+		return
+	}
+	s.cwndUsed = max(s.cwndUsed, s.sock.PacketsOut)
+	if s.cc == nil && now-s.cwndStamp >= s.RTO() && s.sock.CAState == ccai.StateOpen {
+		used := max(s.cwndUsed, s.cfg.InitCwnd)
+		if used < s.sock.Cwnd {
+			s.sock.SSThresh = s.currentSSThresh()
+			s.sock.Cwnd = (s.sock.Cwnd + used) >> 1
+		}
+		s.cwndUsed = 0
+		s.cwndStamp = now
+	}
+}
+
+// markAppLimited records that the flight is application-limited, so that
+// rate samples taken from it are flagged (delivery-rate draft §3.4).
+func (s *Sender) markAppLimited() {
+	if s.sock.InFlight() < s.sock.Cwnd && s.sock.LostOut <= s.sock.RetransOut {
+		s.appLimitedTil = max(s.sock.Delivered+uint64(s.sock.InFlight()), 1)
+		s.sock.AppLimited = true
+	}
+}
