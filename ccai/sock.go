@@ -42,6 +42,13 @@ type Sock struct {
 	LastSend   time.Duration // time of the last data transmission (lsndtime)
 	PacingRate uint64        // bytes per second; 0 disables pacing
 
+	// OneWayDelay is the forward one-way delay of the newest data packet
+	// this ACK acknowledges: its arrival time at the receiver minus its send
+	// time, which TCP timestamps (RFC 7323) let a real sender estimate up to
+	// a constant clock offset. 0 means unknown (timestamps off). TCP-LP
+	// needs it; without it LP is Reno, as in Linux without timestamps.
+	OneWayDelay time.Duration
+
 	Profile Profile
 }
 

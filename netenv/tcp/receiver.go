@@ -38,8 +38,8 @@ type Receiver struct {
 	rcvNxt    uint64
 	ooo       []oooBlock // out-of-order data, sorted by start
 	stamp     uint64
-	pending   int        // full segments received and not yet ACKed
-	quick     int        // quick ACKs left
+	pending   int // full segments received and not yet ACKed
+	quick     int // quick ACKs left
 	delackEv  *sim.Event
 	tsRecent  time.Duration
 	lastAcked uint64 // rcv_nxt carried by the last ACK sent

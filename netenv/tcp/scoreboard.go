@@ -5,11 +5,11 @@ import "time"
 // Segment flags (Linux's TCPCB_SACKED_ACKED, TCPCB_LOST,
 // TCPCB_SACKED_RETRANS, TCPCB_EVER_RETRANS).
 const (
-	segSacked    uint8 = 1 << iota // covered by a SACK block
-	segLost                        // marked lost, needs retransmission
-	segRetrans                     // a retransmission is in flight
-	segEverRetx                    // retransmitted at least once
-	segAppLimited                  // sent while application-limited
+	segSacked     uint8 = 1 << iota // covered by a SACK block
+	segLost                         // marked lost, needs retransmission
+	segRetrans                      // a retransmission is in flight
+	segEverRetx                     // retransmitted at least once
+	segAppLimited                   // sent while application-limited
 )
 
 // segment is one entry of the retransmission queue.

@@ -96,7 +96,7 @@ type Sender struct {
 	renoLimbo     bool
 	nextPace      time.Duration
 	firstSent     time.Duration // send time of the flight's first packet (rate sampling)
-	appLimitedTil uint64 // delivered count below which samples are app-limited
+	appLimitedTil uint64        // delivered count below which samples are app-limited
 
 	// Congestion window validation (RFC 7661).
 	cwndUsageSeq uint64

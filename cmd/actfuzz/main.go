@@ -1,0 +1,69 @@
+// Command actfuzz finds bugs in TCP congestion-control implementations by
+// automatic congestion-control testing (ACT, NSDI 2019) on a deterministic
+// network simulator.
+//
+// Usage:
+//
+//	actfuzz sim [flags]          run one simulation and print its summary
+//	actfuzz list                 list CCAIs, parameters and state variables
+//
+// Run `actfuzz COMMAND -h` for a command's flags. Bad input exits with
+// status 2 and a message naming the flag.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// exitUsage is the exit status for bad input.
+const exitUsage = 2
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"sim", "run one simulation and print its summary", runSim},
+		{"list", "list CCAIs, environment parameters and state variables", runList},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "actfuzz: unknown command %q\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: actfuzz COMMAND [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// simSummary is the --json output of `actfuzz sim`.
+type simSummary struct {
+	CCA            string              `json:"cca"`
+	Profile        string              `json:"profile"`
+	Seed           uint64              `json:"seed"`
+	Env            netenv.Env          `json:"env"`
+	SACK           bool                `json:"sack"`
+	SimTimeS       float64             `json:"sim_time_s"`
+	WallS          float64             `json:"wall_s"`
+	Events         uint64              `json:"events"`
+	SegmentsSent   uint64              `json:"segments_sent"`
+	Retransmits    uint64              `json:"retransmits"`
+	Timeouts       uint64              `json:"timeouts"`
+	Recoveries     uint64              `json:"recoveries"`
+	Undos          uint64              `json:"undos"`
+	DeliveredBytes uint64              `json:"delivered_bytes"`
+	Capped         bool                `json:"capped"`
+	CapReason      string              `json:"cap_reason,omitempty"`
+	TraceSHA256    string              `json:"trace_sha256"`
+	Final          netenv.FinalState   `json:"final"`
+	Flows          []netenv.FlowResult `json:"flows,omitempty"`
+}
+
+// envFlags registers the environment flags shared by commands.
+func envFlags(fs *flag.FlagSet, e *netenv.Env) {
+	fs.Float64Var(&e.Loss, "loss", e.Loss, "random loss probability per data packet, [0,1]")
+	fs.Float64Var(&e.BW, "bw", e.BW, "bottleneck bandwidth (Mbit/s)")
+	fs.Float64Var(&e.Delay, "delay", e.Delay, "one-way propagation delay (ms)")
+	fs.Float64Var(&e.QShape, "qshape", e.QShape, "Gamma shape of the random queuing delay")
+	fs.Float64Var(&e.QScale, "qscale", e.QScale, "Gamma scale of the random queuing delay (ms)")
+	fs.Float64Var(&e.App, "app", e.App, "application rate (Mbit/s)")
+	fs.IntVar(&e.Buffer, "buffer", e.Buffer, "bottleneck buffer (packets)")
+}
+
+// parseFlags parses args, turning every error into a message naming the
+// flag and exit status 2.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, code int) {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return false, 0
+		}
+		return false, exitUsage
+	}
+	return true, 0
+}
+
+func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("actfuzz sim", flag.ContinueOnError)
+	env := netenv.DefaultEnv()
+	envFlags(fs, &env)
+	cca := fs.String("cca", "cubic", "congestion control algorithm (see `actfuzz list`)")
+	bytes := fs.Uint64("bytes", netenv.DefaultBytes, "bytes to transfer")
+	seed := fs.Uint64("seed", 1, "run seed e")
+	sack := fs.Bool("sack", true, "enable SACK (false: NewReno recovery)")
+	profile := fs.String("profile", "linux", "behaviour profile: linux or linux-3.10")
+	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	if ok, code := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "actfuzz sim: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	prof, err := ccai.ParseProfile(*profile)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz sim: --profile: %v\n", err)
+		return exitUsage
+	}
+	if _, ok := ccai.Lookup(*cca); !ok {
+		fmt.Fprintf(stderr, "actfuzz sim: --cca: unknown congestion control %q (known: %v)\n", *cca, ccai.Names())
+		return exitUsage
+	}
+	if err := env.Validate(); err != nil {
+		fmt.Fprintf(stderr, "actfuzz sim: --%v\n", err.Error()[len("parameter "):])
+		return exitUsage
+	}
+	if *bytes == 0 {
+		fmt.Fprintln(stderr, "actfuzz sim: --bytes must be > 0")
+		return exitUsage
+	}
+	cfg := netenv.Config{
+		Seed: *seed, Schedule: netenv.Constant(env),
+		Flows: []netenv.Flow{{CCA: *cca, Bytes: *bytes}},
+		SACK:  *sack, Profile: prof, HashTrace: true,
+	}
+	var obs tcp.Observer
+	var trace *netenv.CSVTrace
+	if *tracePath != "" {
+		f, err := os.Create(*tracePath)
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz sim: --trace: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		trace = netenv.NewCSVTrace(f, *cca)
+		obs = trace
+	}
+	res, err := netenv.Run(ctx, cfg, obs)
+	if trace != nil {
+		if ferr := trace.Flush(); ferr != nil && err == nil {
+			err = fmt.Errorf("writing trace: %w", ferr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz sim: %v\n", err)
+		return 1
+	}
+	f := res.Flows[0]
+	sum := simSummary{
+		CCA: *cca, Profile: prof.String(), Seed: *seed, Env: env, SACK: *sack,
+		SimTimeS: res.SimTime.Seconds(), WallS: res.Wall.Seconds(), Events: res.Events,
+		SegmentsSent: f.SegmentsSent, Retransmits: f.Retransmits, Timeouts: f.Timeouts,
+		Recoveries: f.Recoveries, Undos: f.Undos,
+		DeliveredBytes: f.DeliveredBytes, Capped: res.Capped, CapReason: res.CapReason,
+		TraceSHA256: res.TraceSHA256, Final: f.Final,
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(sum)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s (%s, sack=%v) over %.1f Mbit/s, %g ms, loss %g, buffer %d, seed %d\n",
+		*cca, prof, *sack, env.BW, env.Delay, env.Loss, env.Buffer, *seed)
+	fmt.Fprintf(stdout, "  delivered %d bytes in %.3f s simulated (%.2f ms wall, %d events)\n",
+		f.DeliveredBytes, sum.SimTimeS, sum.WallS*1e3, res.Events)
+	fmt.Fprintf(stdout, "  segments %d, retransmits %d, timeouts %d, recoveries %d, undos %d\n",
+		f.SegmentsSent, f.Retransmits, f.Timeouts, f.Recoveries, f.Undos)
+	fmt.Fprintf(stdout, "  final cwnd %d, ssthresh %d, srtt %.2f ms, rttvar %.2f ms, %s\n",
+		f.Final.Cwnd, f.Final.SSThresh, f.Final.SRTTms, f.Final.RTTVarMs, f.Final.CAState)
+	if res.Capped {
+		fmt.Fprintf(stdout, "  capped: %s cap reached\n", res.CapReason)
+	}
+	fmt.Fprintf(stdout, "  trace sha256 %s\n", res.TraceSHA256)
+	return 0
+}
