@@ -86,6 +86,7 @@ type Store struct {
 	visits   uint64 // visits of states in S
 	oVisits  uint64 // visits of states outside S
 	keyBuf   []uint64
+	mergeBuf []visit
 	oorBuf   []uint64
 	scr      scratch
 	unvCache unvisitedCache

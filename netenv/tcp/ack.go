@@ -59,7 +59,10 @@ func (s *Sender) onAck(p *sim.Packet) {
 	if p.Ack < s.sndUna || p.Ack > s.sndNxt || s.stats.Done {
 		return // old or impossible ACK
 	}
-	a := ackInfo{seqRTT: -1, caRTT: -1, tsEcr: p.TSEcr}
+	// The ACK's scratch state lives in the sender so that passing it to
+	// the algorithm does not allocate.
+	a := &s.ack
+	*a = ackInfo{seqRTT: -1, caRTT: -1, tsEcr: p.TSEcr}
 	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
 	priorInFlight := s.sock.InFlight()
 	priorDelivered := s.sock.Delivered
@@ -67,11 +70,11 @@ func (s *Sender) onAck(p *sim.Packet) {
 	priorState := s.sock.CAState
 
 	if s.cfg.SACK && p.NSACK > 0 {
-		s.processSACK(p, &a)
+		s.processSACK(p, a)
 	}
 	if p.Ack > s.sndUna {
 		a.unaAdvanced = true
-		s.cleanAcked(p.Ack, &a)
+		s.cleanAcked(p.Ack, a)
 	} else if s.sock.PacketsOut > 0 {
 		// Linux's is_dupack: the ACK neither advanced snd_una nor
 		// carried data or a window update.
@@ -124,7 +127,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	}
 
 	ackedSacked := uint32(s.sock.Delivered - priorDelivered)
-	s.recoveryOnAck(p, &a, ackedSacked, priorInFlight)
+	s.recoveryOnAck(p, a, ackedSacked, priorInFlight)
 
 	// Rate sample (delivery-rate draft §3.3).
 	if s.sock.AppLimited && s.sock.Delivered > s.appLimitedTil {

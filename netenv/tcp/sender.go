@@ -104,6 +104,7 @@ type Sender struct {
 	cwndStamp    time.Duration
 
 	stats Stats
+	ack   ackInfo
 	rec   StateRecord
 	vars  []float64
 }

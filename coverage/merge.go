@@ -1,0 +1,67 @@
+package coverage
+
+import (
+	"errors"
+	"math"
+)
+
+// Merge adds everything recorded in other to s, as if other's visits had been
+// added to s: afterwards s has exactly the union of the visited states (in S
+// and outside it) and therefore exactly the same visited regions at every k as
+// one store that received all the visits (ACT's coverage counts do not depend
+// on the order of visits). Visit counts add up. Pools stay bounded by s's pool
+// size: for a state in both stores the merged pool is a uniform sample of the
+// union of the two reservoirs, weighted by the visit counts, drawn from s's
+// PRNG, so it is a deterministic function of the seeds and the operations.
+// (Sampling is exact when both stores use the same PoolSize.) other is not
+// modified. Both stores must have the same Space.
+func (s *Store) Merge(other *Store) error {
+	if other == s {
+		return errors.New("coverage: merge of a store with itself")
+	}
+	if !s.ly.sp.Equal(other.ly.sp) {
+		return errors.New("coverage: merge of stores over different spaces")
+	}
+	cm := make([]uint32, len(other.cfgIDs))
+	for i, c := range other.cfgIDs {
+		cm[i] = s.intern(c)
+	}
+	s.in.t.reserve(s.in.len() + other.in.len())
+	for r := range other.in.len() {
+		key := other.in.t.key(uint32(r))
+		if s.mergeState(&s.in, &other.in, uint32(r), cm) {
+			s.addRegions(key)
+		}
+	}
+	for r := range other.oor.len() {
+		s.mergeState(&s.oor, &other.oor, uint32(r), cm)
+	}
+	s.visits += other.visits
+	s.oVisits += other.oVisits
+	return nil
+}
+
+// mergeState merges state r of src into dst and reports whether it was new.
+func (s *Store) mergeState(dst, src *states, r uint32, cm []uint32) bool {
+	buf := s.mergeBuf[:0]
+	for _, v := range src.pool(r) {
+		v.cfg = cm[v.cfg]
+		buf = append(buf, v)
+	}
+	n := uint64(src.count[r])
+	ref, isNew := dst.t.insert(src.t.key(r))
+	if isNew {
+		dst.count = append(dst.count, 1)
+		dst.one = append(dst.one, buf[0])
+		if len(buf) > dst.c {
+			buf = appendSample(buf[len(buf):], buf, dst.c, s.rng)
+		}
+		dst.setPool(ref, buf, n)
+	} else {
+		na := uint64(dst.count[ref])
+		out := mergeVisits(buf[len(buf):], dst.pool(ref), na, buf, n, dst.c, s.rng)
+		dst.setPool(ref, out, min(na+n, math.MaxUint32))
+	}
+	s.mergeBuf = buf[:0]
+	return isNew
+}

@@ -1,0 +1,424 @@
+package coverage
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// scratch holds the buffers of the queries, so that a query allocates nothing
+// once they have grown.
+type scratch struct {
+	star, base, probe, child []uint64
+	a, b                     []uint32 // candidate positions, ping-pong
+	lines                    []uint32 // visited positions of every variable
+	off                      []int    // lines[off[j]:off[j+1]] belong to variable j
+	split                    []int
+	pick                     []uint64
+}
+
+func (s *Store) initScratch() {
+	w := s.ly.w
+	if len(s.scr.star) == w {
+		return
+	}
+	s.scr.star = make([]uint64, w)
+	s.scr.base = make([]uint64, w)
+	s.scr.probe = make([]uint64, w)
+	s.scr.child = make([]uint64, w)
+	s.scr.pick = make([]uint64, w)
+	s.scr.off = make([]int, s.ly.d+1)
+}
+
+// line appends to out the positions, in increasing order, of the visited
+// level-l regions that differ from the region of star only in variable j:
+// the line through R(star, 2^l) along j.
+//
+// For a numerical variable it walks down from level bits_j, where the line is
+// a single region, refining only visited regions: the region of position c at
+// level lv is inside the region of position c/2 at level lv+1 (all of its
+// other intervals are inside the coarser ones too), so an unvisited coarse
+// region prunes its whole subtree. The cost is about twice the number of
+// visited regions met on the way, at most 4·positions(j,l) lookups.
+func (s *Store) line(star []uint64, j, l int, out []uint32) []uint32 {
+	ly := s.ly
+	base, probe := s.scr.base, s.scr.probe
+	if ly.cat[j] {
+		ly.regionKey(star, base, l)
+		for c := range ly.n[j] {
+			copy(probe, base)
+			ly.setField(probe, j, uint64(c))
+			if s.has(l, probe) {
+				out = append(out, uint32(c))
+			}
+		}
+		return out
+	}
+	top := ly.nbits[j]
+	if top <= l {
+		ly.regionKey(star, probe, l)
+		ly.setField(probe, j, 0)
+		if s.has(l, probe) {
+			out = append(out, 0)
+		}
+		return out
+	}
+	ly.regionKey(star, probe, top)
+	ly.setField(probe, j, 0)
+	if !s.has(top, probe) {
+		return out
+	}
+	cur, next := append(s.scr.a[:0], 0), s.scr.b[:0]
+	for lv := top - 1; lv >= l && len(cur) > 0; lv-- {
+		ly.regionKey(star, base, lv)
+		m := uint32(ly.positions(j, lv))
+		next = next[:0]
+		for _, c := range cur {
+			for ch := 2 * c; ch <= 2*c+1 && ch < m; ch++ {
+				copy(probe, base)
+				ly.setField(probe, j, uint64(ch)<<uint(lv))
+				if s.has(lv, probe) {
+					next = append(next, ch)
+				}
+			}
+		}
+		cur, next = next, cur
+	}
+	out = append(out, cur...)
+	s.scr.a, s.scr.b = cur[:0], next[:0]
+	return out
+}
+
+// lines fills s.scr.lines/off with the line of every variable through the
+// level-l region of star (already encoded in s.scr.star).
+func (s *Store) lines(l int) {
+	s.scr.lines = s.scr.lines[:0]
+	for j := range s.ly.d {
+		s.scr.off[j] = len(s.scr.lines)
+		s.scr.lines = s.line(s.scr.star, j, l, s.scr.lines)
+	}
+	s.scr.off[s.ly.d] = len(s.scr.lines)
+}
+
+// pos is the level-l position of variable j in a state or region key.
+func (s *Store) pos(key []uint64, j, l int) uint32 {
+	return uint32(s.ly.field(key, j) >> s.ly.shift(j, l))
+}
+
+// split returns the position of r in the sorted line: the number of visited
+// positions below r and whether r itself is visited.
+func split(line []uint32, r uint32) (below int, at bool) {
+	below = sort.Search(len(line), func(i int) bool { return line[i] >= r })
+	return below, below < len(line) && line[below] == r
+}
+
+// Bracket is a pair of visited states whose regions bracket R(s*,k) along one
+// variable (ACT Method 1, line 5).
+type Bracket struct {
+	A, B StateRef // R(A,k) is below R(s*,k) in variable Var, R(B,k) above
+	Var  int      // index of the variable in which they differ
+}
+
+// prepare encodes star and the level of k; ok is false for states outside S.
+func (s *Store) prepare(star []float64, k int) (l int, ok bool) {
+	s.initScratch()
+	l = s.level(k)
+	return l, s.ly.encode(star, s.scr.star)
+}
+
+// Brackets counts the pairs of visited regions (R_a, R_b) at region size k
+// that differ from R(star,k) only in one variable j and lie on both sides of
+// it in that variable (R_a below, R_b above; categorical variables are ordered
+// by index, as §4.1 numbers ca_state). It is 0 for states outside S.
+func (s *Store) Brackets(star []float64, k int) uint64 {
+	l, ok := s.prepare(star, k)
+	if !ok {
+		return 0
+	}
+	s.lines(l)
+	var total uint64
+	for j := range s.ly.d {
+		total += s.bracketsAlong(j, l)
+	}
+	return total
+}
+
+func (s *Store) bracketsAlong(j, l int) uint64 {
+	ln := s.scr.lines[s.scr.off[j]:s.scr.off[j+1]]
+	below, at := split(ln, s.pos(s.scr.star, j, l))
+	above := len(ln) - below
+	if at {
+		above--
+	}
+	return min(uint64(below)*uint64(above), 1<<56)
+}
+
+// RandomBracket implements the search of ACT Method 1, lines 5–7, at region
+// size k: it draws uniformly one of the region pairs counted by [Brackets],
+// then in each region a visited state by a random walk down the levels (a
+// uniformly chosen visited sub-region at each level). ok is false when there
+// is no pair (or star is outside S). Interpolation then draws p* between the
+// environments of pool visits of A and B ([Store.RandomVisit]).
+//
+// "R(s*,k) lies in between R(s^a,k) and R(s^b,k)" is read along one variable:
+// the three regions differ only in variable Var, with s* strictly in between.
+func (s *Store) RandomBracket(rng *rand.Rand, star []float64, k int) (br Bracket, ok bool) {
+	l, ok := s.prepare(star, k)
+	if !ok {
+		return br, false
+	}
+	s.lines(l)
+	var total uint64
+	for j := range s.ly.d {
+		total += s.bracketsAlong(j, l)
+	}
+	if total == 0 {
+		return br, false
+	}
+	u := rng.Uint64N(total)
+	j := 0
+	for ; ; j++ {
+		w := s.bracketsAlong(j, l)
+		if u < w {
+			break
+		}
+		u -= w
+	}
+	ln := s.scr.lines[s.scr.off[j]:s.scr.off[j+1]]
+	r := s.pos(s.scr.star, j, l)
+	below, at := split(ln, r)
+	skip := below
+	if at {
+		skip++
+	}
+	pa := ln[rng.IntN(below)]
+	pb := ln[skip+rng.IntN(len(ln)-skip)]
+	return Bracket{A: s.stateIn(rng, j, l, pa), B: s.stateIn(rng, j, l, pb), Var: j}, true
+}
+
+// Neighbour is a visited state whose region differs from R(s*,k) in exactly
+// one variable (ACT Method 1 line 15, Method 2 line 3), with a visit drawn
+// from its pool.
+type Neighbour struct {
+	Ref   StateRef
+	Var   int   // index of the variable in which the regions differ
+	Visit Visit // uniformly drawn from the pool of Ref
+}
+
+// Neighbours counts the visited regions at region size k that differ from
+// R(star,k) in exactly one variable. It is 0 for states outside S.
+func (s *Store) Neighbours(star []float64, k int) uint64 {
+	l, ok := s.prepare(star, k)
+	if !ok {
+		return 0
+	}
+	s.lines(l)
+	var total uint64
+	for j := range s.ly.d {
+		total += s.neighboursAlong(j, l)
+	}
+	return total
+}
+
+func (s *Store) neighboursAlong(j, l int) uint64 {
+	ln := s.scr.lines[s.scr.off[j]:s.scr.off[j+1]]
+	_, at := split(ln, s.pos(s.scr.star, j, l))
+	if at {
+		return uint64(len(ln) - 1)
+	}
+	return uint64(len(ln))
+}
+
+// RandomNeighbour implements ACT Method 1 lines 15–19 and Method 2 lines 3–8
+// at region size k: it draws uniformly one of the regions counted by
+// [Neighbours], a visited state in it by a random walk down the levels, and a
+// visit from that state's pool. ok is false when there is none (or star is
+// outside S).
+func (s *Store) RandomNeighbour(rng *rand.Rand, star []float64, k int) (nb Neighbour, ok bool) {
+	l, ok := s.prepare(star, k)
+	if !ok {
+		return nb, false
+	}
+	s.lines(l)
+	var total uint64
+	for j := range s.ly.d {
+		total += s.neighboursAlong(j, l)
+	}
+	if total == 0 {
+		return nb, false
+	}
+	u := rng.Uint64N(total)
+	j := 0
+	for ; ; j++ {
+		w := s.neighboursAlong(j, l)
+		if u < w {
+			break
+		}
+		u -= w
+	}
+	ln := s.scr.lines[s.scr.off[j]:s.scr.off[j+1]]
+	below, at := split(ln, s.pos(s.scr.star, j, l))
+	i := int(u)
+	if at && i >= below {
+		i++
+	}
+	ref := s.stateIn(rng, j, l, ln[i])
+	return Neighbour{Ref: ref, Var: j, Visit: s.RandomVisit(rng, ref)}, true
+}
+
+// stateIn picks a visited state in the level-l region of star with variable j
+// moved to position p.
+func (s *Store) stateIn(rng *rand.Rand, j, l int, p uint32) StateRef {
+	rk := s.scr.base
+	s.ly.regionKey(s.scr.star, rk, l)
+	s.ly.setField(rk, j, uint64(p)<<s.ly.shift(j, l))
+	return s.descend(rng, l, rk)
+}
+
+// descend walks from the visited level-l region rk down to a visited state,
+// choosing uniformly among the visited sub-regions at each level. rk is
+// overwritten.
+func (s *Store) descend(rng *rand.Rand, l int, rk []uint64) StateRef {
+	ly := s.ly
+	child := s.scr.child
+	for lv := l; lv > 0; lv-- {
+		sp := s.scr.split[:0]
+		for _, i := range ly.numeric {
+			if ly.nbits[i] > lv-1 {
+				sp = append(sp, i)
+			}
+		}
+		s.scr.split = sp
+		found := false
+		try := func(combo uint64) bool {
+			copy(child, rk)
+			for b, i := range sp {
+				if combo>>uint(b)&1 != 0 {
+					child[ly.word[i]] |= 1 << (ly.off[i] + uint(lv-1))
+				}
+			}
+			return s.has(lv-1, child)
+		}
+		nc := uint64(1) << uint(len(sp))
+		if len(sp) > 8 { // too many children to list: probe at random first
+			for range 1024 {
+				if c := rng.Uint64N(nc); try(c) {
+					found = true
+					break
+				}
+			}
+		}
+		if !found {
+			pick := s.scr.pick
+			seen := uint64(0)
+			for c := range nc {
+				if try(c) {
+					seen++
+					if rng.Uint64N(seen) == 0 {
+						copy(pick, child)
+					}
+				}
+			}
+			if seen == 0 {
+				panic("coverage: visited region without visited sub-region")
+			}
+			copy(child, pick)
+		}
+		copy(rk, child)
+	}
+	r, ok := s.in.t.lookup(rk)
+	if !ok {
+		panic("coverage: visited region without visited state")
+	}
+	return StateRef(r)
+}
+
+// unvisitedCache keeps the sorted linear indices of the visited regions of one
+// level, for SampleUnvisited when coverage is high.
+type unvisitedCache struct {
+	level, n int
+	sorted   []uint64
+}
+
+// rejectionTries bounds the rejection sampling of SampleUnvisited before it
+// falls back to rank selection.
+const rejectionTries = 4096
+
+// SampleUnvisited draws a region uniformly among the unvisited regions of S
+// at region size k, and returns a state drawn uniformly among the granules of
+// that region (the s* of ACT §3.2 steps 2 and 3; use k = 1 for a uniformly
+// selected unvisited state). ok is false when every region is visited.
+//
+// It samples by rejection, and after rejectionTries misses (coverage above
+// about 99.8%) it ranks the unvisited regions among the sorted visited ones,
+// which costs O(V log V) once per change of the store.
+func (s *Store) SampleUnvisited(rng *rand.Rand, k int) (state []float64, ok bool) {
+	s.initScratch()
+	ly := s.ly
+	l := s.level(k)
+	total := ly.sp.Regions(1 << l)
+	visited := s.VisitedRegions(1 << l)
+	if total != math.MaxUint64 && visited >= total {
+		return nil, false
+	}
+	pos := make([]uint64, ly.d)
+	key := s.scr.probe
+	for t := 0; t < rejectionTries || total == math.MaxUint64; t++ {
+		clear(key)
+		for j := range ly.d {
+			pos[j] = rng.Uint64N(ly.positions(j, l))
+			ly.setField(key, j, pos[j]<<ly.shift(j, l))
+		}
+		if !s.has(l, key) {
+			return s.stateAt(rng, pos, l), true
+		}
+	}
+	c := &s.unvCache
+	if c.sorted == nil || c.level != l || c.n != int(visited) {
+		c.level, c.n, c.sorted = l, int(visited), c.sorted[:0]
+		tb := &s.in.t
+		if l > 0 {
+			tb = &s.levels[l]
+		}
+		for r := range tb.n {
+			c.sorted = append(c.sorted, s.linear(tb.key(uint32(r)), l))
+		}
+		slices.Sort(c.sorted)
+	}
+	u := rng.Uint64N(total - visited)
+	i := sort.Search(len(c.sorted), func(i int) bool { return c.sorted[i]-uint64(i) > u })
+	x := u + uint64(i)
+	for j := ly.d - 1; j >= 0; j-- {
+		m := ly.positions(j, l)
+		pos[j] = x % m
+		x /= m
+	}
+	return s.stateAt(rng, pos, l), true
+}
+
+// linear is the mixed-radix index of a level-l region key (variable 0 most
+// significant).
+func (s *Store) linear(key []uint64, l int) uint64 {
+	var x uint64
+	for j := range s.ly.d {
+		x = x*s.ly.positions(j, l) + s.ly.field(key, j)>>s.ly.shift(j, l)
+	}
+	return x
+}
+
+// stateAt draws a state uniformly among the granules of the level-l region
+// with the given positions.
+func (s *Store) stateAt(rng *rand.Rand, pos []uint64, l int) []float64 {
+	ly := s.ly
+	st := make([]float64, ly.d)
+	for j, v := range ly.sp.Vars {
+		g := pos[j]
+		if !ly.cat[j] {
+			lo := g << uint(l)
+			g = lo + rng.Uint64N(min(uint64(1)<<uint(l), uint64(ly.n[j])-lo))
+		}
+		st[j] = v.Value(int64(g))
+	}
+	return st
+}

@@ -1,0 +1,39 @@
+package netenv_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+type countObs struct{ n int }
+
+func (c *countObs) Observe(*tcp.StateRecord) { c.n++ }
+
+// BenchmarkDefaultScenario is `actfuzz sim` with no flags: CUBIC, 15 MB over
+// 10 Mbit/s, 20 ms, loss 1e-4, 100-packet buffer (ns-3.37 takes ~0.8 s).
+func BenchmarkDefaultScenario(b *testing.B) {
+	for _, hash := range []bool{false, true} {
+		name := "observer"
+		if hash {
+			name = "sha256"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := netenv.Config{Seed: 1, Schedule: netenv.Constant(netenv.DefaultEnv()), Flows: []netenv.Flow{{CCA: "cubic", Bytes: netenv.DefaultBytes}}, SACK: true, HashTrace: hash}
+			b.ReportAllocs()
+			var events uint64
+			for i := 0; i < b.N; i++ {
+				cfg.Seed = uint64(i + 1)
+				res, err := netenv.Run(context.Background(), cfg, &countObs{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += res.Events
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(events)/float64(b.N), "events/op")
+		})
+	}
+}
