@@ -8,7 +8,7 @@ package ccai
 // p(w) = 0.078/w^1.2, gives a(w) = w²·p(w)·2·b(w)/(2−b(w)) the next integer,
 // and b(w) = (High_Decrease − 0.5)·(log w − log Low_Window)/(log High_Window −
 // log Low_Window) + 0.5 with High_Window = 83000 and High_Decrease = 0.1
-// (RFC 3649 §5). The table is a constant, so no floating point or logarithm
+// (RFC 3649 §5), truncated to 1/256 as in Linux. The table is a constant, so no floating point or logarithm
 // ever reaches cwnd; the unit tests recompute it from the RFC's formulas.
 var hstcpAIMD = [...]struct {
 	cwnd uint32
@@ -25,10 +25,10 @@ var hstcpAIMD = [...]struct {
 	{19965, 44}, {21013, 43}, {22101, 43}, {23230, 42}, {24402, 41},
 	{25618, 41}, {26881, 40}, {28193, 39}, {29557, 39}, {30975, 38},
 	{32450, 38}, {33986, 37}, {35586, 36}, {37253, 36}, {38992, 35},
-	{40808, 34}, {42707, 34}, {44694, 33}, {46776, 32}, {48961, 32},
-	{51258, 31}, {53677, 30}, {56230, 30}, {58932, 29}, {61799, 29},
+	{40808, 35}, {42707, 34}, {44694, 33}, {46776, 33}, {48961, 32},
+	{51258, 32}, {53677, 31}, {56230, 30}, {58932, 30}, {61799, 29},
 	{64851, 28}, {68113, 28}, {71617, 27}, {75401, 26}, {79517, 26},
-	{84035, 25}, {89053, 25}, {94717, 24},
+	{84035, 25}, {89053, 24},
 }
 
 // hstcpMaxClamp keeps cwnd·(ai+1) and cwnd·md well inside uint32, as Linux

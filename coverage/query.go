@@ -374,6 +374,16 @@ func (s *Store) SampleUnvisited(rng *rand.Rand, k int) (state []float64, ok bool
 			return s.stateAt(rng, pos, l), true
 		}
 	}
+	return s.sampleByRank(rng, l), true
+}
+
+// sampleByRank draws an unvisited level-l region uniformly by ranking it among
+// the sorted linear indices of the visited regions (at least one region must
+// be unvisited, and the total must fit in a uint64).
+func (s *Store) sampleByRank(rng *rand.Rand, l int) []float64 {
+	ly := s.ly
+	total := ly.sp.Regions(1 << l)
+	visited := s.VisitedRegions(1 << l)
 	c := &s.unvCache
 	if c.sorted == nil || c.level != l || c.n != int(visited) {
 		c.level, c.n, c.sorted = l, int(visited), c.sorted[:0]
@@ -389,12 +399,13 @@ func (s *Store) SampleUnvisited(rng *rand.Rand, k int) (state []float64, ok bool
 	u := rng.Uint64N(total - visited)
 	i := sort.Search(len(c.sorted), func(i int) bool { return c.sorted[i]-uint64(i) > u })
 	x := u + uint64(i)
+	pos := make([]uint64, ly.d)
 	for j := ly.d - 1; j >= 0; j-- {
 		m := ly.positions(j, l)
 		pos[j] = x % m
 		x /= m
 	}
-	return s.stateAt(rng, pos, l), true
+	return s.stateAt(rng, pos, l)
 }
 
 // linear is the mixed-radix index of a level-l region key (variable 0 most

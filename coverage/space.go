@@ -285,9 +285,16 @@ func (sp Space) Equal(o Space) bool {
 // Level returns l with k = 2^l, or ok=false when k is not a power of two in
 // [1, MaxK()].
 func (sp Space) Level(k int) (l int, ok bool) {
+	l, ok = levelOf(k)
+	return l, ok && l <= sp.MaxLevel()
+}
+
+// levelOf is the level of a power of two k, without an upper bound.
+func levelOf(k int) (int, bool) {
 	if k < 1 || k&(k-1) != 0 {
 		return 0, false
 	}
-	l = bits.TrailingZeros(uint(k))
-	return l, l <= sp.MaxLevel()
+	return bits.TrailingZeros(uint(k)), true
 }
+
+func nan() float64 { return math.NaN() }

@@ -33,6 +33,9 @@ func commands() []command {
 	return []command{
 		{"sim", "run one simulation and print its summary", runSim},
 		{"list", "list CCAIs, environment parameters and state variables", runList},
+		{"run", "run a campaign: actfuzz run [CAMPAIGN.yaml] [--method act|ran|man] [--budget N] [--out DIR]", runRun},
+		{"compare", "run ACT, RAN and MAN on the same budget and compare coverage", runCompare},
+		{"replay", "replay a seed file and check that its finding reproduces", runReplay},
 	}
 }
 

@@ -1,0 +1,302 @@
+package act
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// Range is one parameter of P: [Min, Max] at granularity Step.
+type Range struct {
+	Min  float64 `yaml:"min"`
+	Max  float64 `yaml:"max"`
+	Step float64 `yaml:"step"`
+}
+
+// StateVar is one variable of S in a campaign file: numeric
+// {min, max, step} or categorical {values}.
+type StateVar struct {
+	Min    *float64 `yaml:"min"`
+	Max    *float64 `yaml:"max"`
+	Step   *float64 `yaml:"step"`
+	Values []string `yaml:"values"`
+}
+
+// Campaign is the ACT test input (L, T, P, S, C) and the run settings.
+type Campaign struct {
+	Path       string
+	CCAI       []string               // L: one entry per flow
+	Topology   string                 // T
+	Profile    ccai.Profile           //
+	Bytes      uint64                 // per flow
+	SACK       bool                   //
+	Params     [7]Range               // P, in netenv.ParamNames order
+	Space      coverage.Space         // S
+	Conditions []corpus.ConditionSpec // C
+	Kappa      int                    // saturation region size κ
+	Delta      float64                // saturation threshold δ per Window sims
+	Window     int                    //
+	Budget     int                    // simulations
+	Seed       uint64                 // campaign seed
+	Source     []byte                 // the file as read
+}
+
+// DefaultParams is P of ACT §4.1, with a buffer range of our own.
+func DefaultParams() [7]Range {
+	return [7]Range{
+		{0, 0.1, 1e-6},      // loss
+		{0.1, 10000, 0.1},   // bw, Mbit/s
+		{1, 1000, 1},        // delay, ms
+		{0, 20, 0.01},       // qshape
+		{0, 80, 0.01},       // qscale, ms
+		{0.001, 10000, 0.1}, // app, Mbit/s
+		{2, 10000, 1},       // buffer, packets
+	}
+}
+
+//go:embed default.yaml
+var defaultCampaign []byte
+
+// DefaultCampaign is the paper's default test input for CUBIC.
+func DefaultCampaign() *Campaign {
+	c, err := ParseCampaign("default.yaml", defaultCampaign)
+	if err != nil {
+		panic("act: embedded default campaign: " + err.Error())
+	}
+	return c
+}
+
+type campaignFile struct {
+	CCAI       yaml.Node              `yaml:"ccai"`
+	Topology   string                 `yaml:"topology"`
+	Profile    string                 `yaml:"profile"`
+	Bytes      *uint64                `yaml:"bytes"`
+	SACK       *bool                  `yaml:"sack"`
+	Params     map[string]Range       `yaml:"params"`
+	State      yaml.Node              `yaml:"state"`
+	Conditions []corpus.ConditionSpec `yaml:"conditions"`
+	Kappa      *int                   `yaml:"kappa"`
+	Delta      *float64               `yaml:"delta"`
+	Window     *int                   `yaml:"window"`
+	Budget     *int                   `yaml:"budget"`
+	Seed       *uint64                `yaml:"seed"`
+}
+
+// LoadCampaign reads a campaign file.
+func LoadCampaign(path string) (*Campaign, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCampaign(path, b)
+}
+
+// ParseCampaign parses a campaign; errors name the file, the line and the
+// field.
+func ParseCampaign(path string, src []byte) (*Campaign, error) {
+	var cf campaignFile
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cf); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+		return nil, fmt.Errorf("%s: %s", path, msg)
+	}
+	var root yaml.Node
+	_ = yaml.Unmarshal(src, &root)
+	lineOf := func(keys ...string) int { return findLine(&root, keys) }
+	fail := func(line int, field, format string, a ...any) error {
+		return fmt.Errorf("%s:%d: %s: %s", path, line, field, fmt.Sprintf(format, a...))
+	}
+
+	c := &Campaign{Path: path, Source: src, Topology: netenv.TopoSingleLink, Bytes: netenv.DefaultBytes,
+		SACK: true, Params: DefaultParams(), Space: coverage.DefaultSpace(), Kappa: 128, Delta: 0.015,
+		Window: 5000, Budget: 100000, Seed: 1}
+	switch cf.CCAI.Kind {
+	case yaml.ScalarNode:
+		c.CCAI = []string{cf.CCAI.Value}
+	case yaml.SequenceNode:
+		for _, n := range cf.CCAI.Content {
+			c.CCAI = append(c.CCAI, n.Value)
+		}
+	case 0:
+		return nil, fmt.Errorf("%s: ccai: missing (for example `ccai: [cubic]`)", path)
+	default:
+		return nil, fail(cf.CCAI.Line, "ccai", "want a name or a list of names")
+	}
+	for _, n := range c.CCAI {
+		if _, ok := ccai.Lookup(n); !ok {
+			return nil, fail(cf.CCAI.Line, "ccai", "unknown congestion control %q (known: %v)", n, ccai.Names())
+		}
+	}
+	if cf.Topology != "" {
+		c.Topology = cf.Topology
+	}
+	switch c.Topology {
+	case netenv.TopoSingleLink, netenv.TopoDumbbell:
+	default:
+		return nil, fail(lineOf("topology"), "topology", "%q: want %s or %s (parking-lot is not implemented yet)", c.Topology, netenv.TopoSingleLink, netenv.TopoDumbbell)
+	}
+	if cf.Profile != "" {
+		p, err := ccai.ParseProfile(cf.Profile)
+		if err != nil {
+			return nil, fail(lineOf("profile"), "profile", "%v", err)
+		}
+		c.Profile = p
+	}
+	if cf.Bytes != nil {
+		if *cf.Bytes == 0 {
+			return nil, fail(lineOf("bytes"), "bytes", "must be > 0")
+		}
+		c.Bytes = *cf.Bytes
+	}
+	if cf.SACK != nil {
+		c.SACK = *cf.SACK
+	}
+	for name, r := range cf.Params {
+		i := indexOf(netenv.ParamNames, name)
+		if i < 0 {
+			return nil, fail(lineOf("params", name), "params."+name, "unknown parameter (known: %v)", netenv.ParamNames)
+		}
+		if !(r.Step > 0) || math.IsInf(r.Step, 0) || r.Min > r.Max || math.IsNaN(r.Min) || math.IsNaN(r.Max) {
+			return nil, fail(lineOf("params", name), "params."+name, "want min ≤ max and step > 0 (got min %g, max %g, step %g)", r.Min, r.Max, r.Step)
+		}
+		lo, hi := r.Min, r.Max
+		probe := netenv.DefaultEnv()
+		for _, v := range []float64{lo, hi} {
+			probe.Set(i, v)
+			if name == "bw" && probe.App >= probe.BW*1000 {
+				probe.App = probe.BW
+			}
+			if err := probe.Validate(); err != nil {
+				return nil, fail(lineOf("params", name), "params."+name, "%v", err)
+			}
+		}
+		c.Params[i] = r
+	}
+	if cf.State.Kind == yaml.MappingNode {
+		sp, err := parseState(path, &cf.State, c.CCAI)
+		if err != nil {
+			return nil, err
+		}
+		c.Space = sp
+	}
+	schema := corpus.SchemaFor(c.CCAI[0])
+	if _, err := corpus.Compile(cf.Conditions, schema); err != nil {
+		return nil, fmt.Errorf("%s:%d: conditions: %w", path, lineOf("conditions"), err)
+	}
+	c.Conditions = cf.Conditions
+	set := func(dst *int, v *int, field string, min int) error {
+		if v != nil {
+			if *v < min {
+				return fail(lineOf(field), field, "must be ≥ %d", min)
+			}
+			*dst = *v
+		}
+		return nil
+	}
+	if err := set(&c.Kappa, cf.Kappa, "kappa", 1); err != nil {
+		return nil, err
+	}
+	if err := set(&c.Window, cf.Window, "window", 1); err != nil {
+		return nil, err
+	}
+	if err := set(&c.Budget, cf.Budget, "budget", 1); err != nil {
+		return nil, err
+	}
+	if cf.Delta != nil {
+		if !(*cf.Delta >= 0) {
+			return nil, fail(lineOf("delta"), "delta", "must be ≥ 0")
+		}
+		c.Delta = *cf.Delta
+	}
+	if cf.Seed != nil {
+		c.Seed = *cf.Seed
+	}
+	if _, ok := c.Space.Level(c.Kappa); !ok {
+		return nil, fail(lineOf("kappa"), "kappa", "%d is not a region size of S (a power of two ≤ %d)", c.Kappa, c.Space.MaxK())
+	}
+	return c, nil
+}
+
+func parseState(path string, n *yaml.Node, ccas []string) (coverage.Space, error) {
+	schema := corpus.SchemaFor(ccas[0])
+	var sp coverage.Space
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		var sv StateVar
+		if err := val.Decode(&sv); err != nil {
+			return sp, fmt.Errorf("%s:%d: state.%s: %v", path, val.Line, key.Value, err)
+		}
+		if schema.Index(key.Value) < 0 {
+			return sp, fmt.Errorf("%s:%d: state.%s: unknown state variable (known for %s: %v)", path, key.Line, key.Value, ccas[0], names(schema))
+		}
+		v := coverage.Var{Name: key.Value, Values: sv.Values}
+		if len(sv.Values) == 0 {
+			if sv.Min == nil || sv.Max == nil || sv.Step == nil {
+				return sp, fmt.Errorf("%s:%d: state.%s: want {min, max, step} or {values}", path, key.Line, key.Value)
+			}
+			v.Min, v.Max, v.Step = *sv.Min, *sv.Max, *sv.Step
+		}
+		sp.Vars = append(sp.Vars, v)
+	}
+	if err := sp.Validate(); err != nil {
+		return sp, fmt.Errorf("%s:%d: state: %v", path, n.Line, err)
+	}
+	return sp, nil
+}
+
+func names(s corpus.Schema) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = v.Name
+	}
+	return out
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// findLine returns the line of the value at a key path, or of the deepest
+// key found.
+func findLine(root *yaml.Node, keys []string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, k := range keys {
+		if n.Kind != yaml.MappingNode {
+			return line
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				line = n.Content[i].Line
+				n = n.Content[i+1]
+				found = true
+				break
+			}
+		}
+		if !found {
+			return line
+		}
+	}
+	return line
+}

@@ -1,0 +1,386 @@
+package act
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// Options control one campaign run.
+type Options struct {
+	Method   string        // "act" (default), "ran" or "man"
+	Budget   int           // simulations; 0: the campaign's budget
+	Duration time.Duration // wall-clock limit; 0: none
+	Workers  int           // 0: GOMAXPROCS
+	Out      string        // output directory; "" writes nothing
+	Logger   *slog.Logger
+	// Progress, if set, is called after every batch.
+	Progress func(Status)
+}
+
+// Status is a campaign's progress.
+type Status struct {
+	Method   string         `json:"method"`
+	Sims     int            `json:"sims"`
+	Step     string         `json:"step"`
+	SimsPerS float64        `json:"sims_per_s"`
+	Regions  map[int]uint64 `json:"-"`
+	Findings int            `json:"findings"`
+	Faults   int            `json:"faults"`
+}
+
+// FindingGroup is a set of near-duplicate hits: same condition, same region
+// of S at k = 16. The first hit is kept as the seed.
+type FindingGroup struct {
+	Seed  *corpus.Seed
+	Count int
+	Path  string
+}
+
+// Report is the outcome of a campaign run.
+type Report struct {
+	Method   string
+	Sims     int
+	Wall     time.Duration
+	Store    *coverage.Store
+	Series   *coverage.Series
+	Findings []*FindingGroup
+	// StepSims and StepRegions count simulations per step and the k=1
+	// regions first reached by each step.
+	StepSims    map[Step]int
+	StepRegions map[Step]int
+	Capped      int // runs stopped by the simulated-time cap
+}
+
+// Regions returns the visited regions at every k.
+func (r *Report) Regions() map[int]uint64 {
+	m := map[int]uint64{}
+	for _, k := range r.Store.Space().Ks() {
+		m[k] = r.Store.VisitedRegions(k)
+	}
+	return m
+}
+
+// batchSize is fixed so that results do not depend on the worker count.
+const batchSize = 64
+
+type job struct {
+	idx int
+	g   Config
+}
+
+type hit struct {
+	cond  string
+	when  string
+	flow  int
+	at    time.Duration
+	state map[string]any
+	obs   []float64
+}
+
+type result struct {
+	idx    int
+	batch  *coverage.Batch
+	mean   []float64
+	hits   []hit
+	fault  *corpus.Finding
+	capped bool
+}
+
+// Run runs a campaign with one method.
+func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
+	if opt.Method == "" {
+		opt.Method = "act"
+	}
+	switch opt.Method {
+	case "act", "ran", "man":
+	default:
+		return nil, fmt.Errorf("method %q: want act, ran or man", opt.Method)
+	}
+	if opt.Budget <= 0 {
+		opt.Budget = c.Budget
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("state space: %w", err)
+	}
+	if opt.Out != "" {
+		if err := os.MkdirAll(filepath.Join(opt.Out, "findings"), 0o755); err != nil {
+			return nil, err
+		}
+		if err := corpus.WriteFileAtomic(filepath.Join(opt.Out, "campaign.yaml"), c.Source); err != nil {
+			return nil, err
+		}
+	}
+	var configs []Config
+	sel := &selector{c: c, method: opt.Method, rng: newRand(c.Seed, opt.Method), store: store, configs: &configs,
+		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
+		pc: make([]float64, len(c.Params))}
+	rep := &Report{Method: opt.Method, Store: store, Series: coverage.NewSeries(opt.Method, c.Space),
+		StepSims: map[Step]int{}, StepRegions: map[Step]int{}}
+	groups := map[string]*FindingGroup{}
+
+	jobs := make(chan job)
+	results := make(chan result, batchSize)
+	var wg sync.WaitGroup
+	for w := 0; w < opt.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk := newWorker(c, store.Space())
+			for j := range jobs {
+				results <- wk.run(ctx, j)
+			}
+		}()
+	}
+	defer func() { close(jobs); wg.Wait() }()
+
+	start := time.Now()
+	kl, _ := c.Space.Level(c.Kappa)
+	_ = kl
+	window := min(c.Window, max(opt.Budget/10, batchSize))
+	lastWindowSims, lastWindowRegions := 0, uint64(0)
+	stepStart := 0
+	pending := make([]result, batchSize)
+	for rep.Sims < opt.Budget {
+		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) > opt.Duration) {
+			break
+		}
+		n := min(batchSize, opt.Budget-rep.Sims)
+		base := len(configs)
+		for i := 0; i < n; i++ {
+			g := sel.next()
+			configs = append(configs, g)
+		}
+		go func() {
+			for i := 0; i < n; i++ {
+				jobs <- job{idx: base + i, g: configs[base+i]}
+			}
+		}()
+		for i := 0; i < n; i++ {
+			r := <-results
+			pending[r.idx-base] = r
+		}
+		// Merge in configuration order.
+		for i := 0; i < n; i++ {
+			r := pending[i]
+			g := configs[r.idx]
+			before := store.VisitedRegions(1)
+			store.AddBatch(r.batch, uint64(r.idx))
+			rep.StepRegions[g.Step] += int(store.VisitedRegions(1) - before)
+			rep.StepSims[g.Step]++
+			if g.Step == StepRandom && r.mean != nil {
+				p := make([]float64, len(c.Params))
+				env := g.Schedule[0].Env
+				c.normalize(&env, p)
+				sel.prof.add(p, r.mean)
+			}
+			if r.capped {
+				rep.Capped++
+			}
+			for _, h := range r.hits {
+				rep.addFinding(c, opt, groups, g, h, log)
+			}
+			if r.fault != nil {
+				rep.addFault(c, opt, groups, g, r.fault, log)
+			}
+			rep.Sims++
+			pending[i] = result{}
+		}
+		rep.Series.Record(int64(rep.Sims), store)
+		// Saturation of coverage(S, κ) per window (ACT §3).
+		if opt.Method == "act" && rep.Sims-lastWindowSims >= window {
+			now := store.VisitedRegions(c.Kappa)
+			growth := float64(now-lastWindowRegions) / math.Max(float64(lastWindowRegions), 1)
+			stepShare := float64(rep.Sims-stepStart) / float64(opt.Budget)
+			saturated := growth < c.Delta
+			// Leave room for the later steps on small budgets.
+			if sel.step == StepRandom && (saturated || stepShare >= 0.3) {
+				sel.step, stepStart = StepEstimation, rep.Sims
+				rep.Series.Mark(int64(rep.Sims), "estimation")
+				log.Info("act: step 2 (estimation)", "sims", rep.Sims, "growth", growth)
+			} else if sel.step == StepEstimation && (saturated || stepShare >= 0.35) {
+				sel.step, stepStart = StepConcatenation, rep.Sims
+				rep.Series.Mark(int64(rep.Sims), "concatenation")
+				log.Info("act: step 3 (concatenation)", "sims", rep.Sims, "growth", growth)
+			}
+			lastWindowSims, lastWindowRegions = rep.Sims, now
+		}
+		if opt.Progress != nil {
+			st := rep.status(sel.step, time.Since(start))
+			opt.Progress(st)
+		}
+	}
+	rep.Wall = time.Since(start)
+	if opt.Out != "" {
+		if err := rep.writeOutputs(opt.Out); err != nil {
+			return rep, err
+		}
+	}
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return rep, err
+	}
+	return rep, nil
+}
+
+func (r *Report) status(step Step, elapsed time.Duration) Status {
+	st := Status{Method: r.Method, Sims: r.Sims, SimsPerS: float64(r.Sims) / elapsed.Seconds(), Regions: r.Regions()}
+	if r.Method == "act" {
+		st.Step = step.String()
+	} else {
+		st.Step = r.Method
+	}
+	for _, g := range r.Findings {
+		if g.Seed.Finding.Kind == "condition" {
+			st.Findings++
+		} else {
+			st.Faults++
+		}
+	}
+	return st
+}
+
+func (r *Report) seedOf(c *Campaign, g Config) *corpus.Seed {
+	return &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.Program, Subject: "native", CCAI: c.CCAI,
+		Profile: c.Profile.String(), Topology: c.Topology, Bytes: c.Bytes, SACK: c.SACK, Seed: g.Seed, Schedule: g.Schedule}
+}
+
+func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*FindingGroup, g Config, h hit, log *slog.Logger) {
+	key := h.cond + "|" + regionKey(c.Space, h.state)
+	if grp, ok := groups[key]; ok {
+		grp.Count++
+		return
+	}
+	s := r.seedOf(c, g)
+	s.Finding = &corpus.Finding{Condition: h.cond, When: h.when, Kind: "condition", TimeNS: int64(h.at), Flow: h.flow, State: h.state}
+	grp := &FindingGroup{Seed: s, Count: 1}
+	groups[key] = grp
+	r.Findings = append(r.Findings, grp)
+	r.writeFinding(opt, grp, log)
+}
+
+func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGroup, g Config, f *corpus.Finding, log *slog.Logger) {
+	key := "fault|" + f.Kind
+	if grp, ok := groups[key]; ok {
+		grp.Count++
+		return
+	}
+	s := r.seedOf(c, g)
+	s.Finding = f
+	grp := &FindingGroup{Seed: s, Count: 1}
+	groups[key] = grp
+	r.Findings = append(r.Findings, grp)
+	r.writeFinding(opt, grp, log)
+}
+
+// writeFinding writes the seed as soon as it is found, with its CSV trace.
+func (r *Report) writeFinding(opt Options, grp *FindingGroup, log *slog.Logger) {
+	if opt.Out == "" {
+		return
+	}
+	name := sanitize(grp.Seed.Finding.Condition)
+	if name == "" {
+		name = grp.Seed.Finding.Kind
+	}
+	dir := filepath.Join(opt.Out, "findings", name)
+	id := fmt.Sprintf("%s-%06d", r.Method, len(r.Findings))
+	grp.Path = filepath.Join(dir, id+".json")
+	if err := grp.Seed.Write(grp.Path); err != nil {
+		log.Error("writing finding", "path", grp.Path, "err", err)
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, id+".csv"))
+	if err != nil {
+		log.Error("writing trace", "err", err)
+		return
+	}
+	defer f.Close()
+	tr := netenv.NewCSVTrace(f, grp.Seed.CCAI[0])
+	if _, err := corpus.Replay(context.Background(), grp.Seed, tr); err != nil {
+		log.Error("replaying finding for its trace", "err", err)
+	}
+	_ = tr.Flush()
+}
+
+func (r *Report) writeOutputs(dir string) error {
+	cov := filepath.Join(dir, "coverage")
+	if err := os.MkdirAll(cov, 0o755); err != nil {
+		return err
+	}
+	var tbl strings.Builder
+	snap := r.Store.Snapshot(r.Method, int64(r.Sims))
+	if err := coverage.WriteMarkdown(&tbl, snap); err != nil {
+		return err
+	}
+	if err := corpus.WriteFileAtomic(filepath.Join(cov, "table.md"), []byte(tbl.String())); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(cov, ".store")
+	if err != nil {
+		return err
+	}
+	_, werr := r.Store.WriteTo(f)
+	f.Close()
+	if werr != nil {
+		os.Remove(f.Name())
+		return werr
+	}
+	if err := os.Rename(f.Name(), filepath.Join(cov, "store.bin")); err != nil {
+		return err
+	}
+	if err := coverage.SaveCoveragePlot(filepath.Join(cov, "coverage.png"), snap); err != nil {
+		return err
+	}
+	st := r.status(0, r.Wall)
+	b := fmt.Sprintf("{\n  \"method\": %q,\n  \"sims\": %d,\n  \"wall_s\": %.3f,\n  \"findings\": %d,\n  \"faults\": %d,\n  \"done\": true\n}\n",
+		r.Method, r.Sims, r.Wall.Seconds(), st.Findings, st.Faults)
+	return corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), []byte(b))
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// regionKey groups a hit by the region of its S variables at k = 16.
+func regionKey(sp coverage.Space, state map[string]any) string {
+	var b strings.Builder
+	for _, v := range sp.Vars {
+		switch x := state[v.Name].(type) {
+		case float64:
+			if v.Step > 0 {
+				fmt.Fprintf(&b, "%d,", int64(math.Floor((x-v.Min)/v.Step))/16)
+			}
+		default:
+			fmt.Fprintf(&b, "%v,", x)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,167 @@
+package act
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// Step names which ACT step produced a configuration.
+type Step uint8
+
+const (
+	StepRandom        Step = 1 // step 1: uniform random sampling
+	StepEstimation    Step = 2 // step 2: interpolation / extrapolation
+	StepConcatenation Step = 3 // step 3: concatenation
+	StepMAN           Step = 4 // MAN baseline
+	StepRAN           Step = 5 // RAN baseline
+)
+
+func (s Step) String() string {
+	return [...]string{"", "random", "estimation", "concatenation", "man", "ran"}[s]
+}
+
+// Config is a simulation configuration G = (e, [(p1,t1)…(pn,tn)]).
+type Config struct {
+	Seed     uint64
+	Schedule netenv.Schedule
+	Step     Step
+}
+
+// selector picks configurations for one method.
+type selector struct {
+	c       *Campaign
+	method  string
+	rng     *rand.Rand
+	store   *coverage.Store
+	configs *[]Config
+	prof    *profile
+	man     []netenv.Env
+	step    Step
+	signs   []int
+	pc      []float64
+}
+
+func (s *selector) newSeed() uint64 { return s.rng.Uint64() }
+
+// next returns the next configuration.
+func (s *selector) next() Config {
+	switch s.method {
+	case "ran":
+		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.c.uniformEnv(s.rng)), Step: StepRAN}
+	case "man":
+		i := len(*s.configs) % len(s.man)
+		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.man[i]), Step: StepMAN}
+	}
+	switch s.step {
+	case StepEstimation:
+		if g, ok := s.estimation(); ok {
+			return g
+		}
+	case StepConcatenation:
+		if g, ok := s.concatenation(); ok {
+			return g
+		}
+	}
+	return Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.c.uniformEnv(s.rng)), Step: StepRandom}
+}
+
+// envOf is the environment under which a pooled visit happened.
+func (s *selector) envOf(v coverage.Visit) (Config, netenv.Env) {
+	g := (*s.configs)[v.Config]
+	return g, corpus.EnvAt(g.Schedule, time.Duration(v.At))
+}
+
+// estimation is ACT Method 1 for a uniformly chosen unvisited state.
+func (s *selector) estimation() (Config, bool) {
+	star, ok := s.store.SampleUnvisited(s.rng, 1)
+	if !ok {
+		return Config{}, false
+	}
+	for k := 1; k <= s.store.Space().MaxK(); k *= 2 {
+		// Interpolation between a visited pair that brackets R(s*,k).
+		if br, ok := s.store.RandomBracket(s.rng, star, k); ok {
+			_, pa := s.envOf(s.store.RandomVisit(s.rng, br.A))
+			_, pb := s.envOf(s.store.RandomVisit(s.rng, br.B))
+			var e netenv.Env
+			for i, r := range s.c.Params {
+				e.Set(i, r.between(s.rng, pa.Get(i), pb.Get(i)))
+			}
+			return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
+		}
+		// Extrapolation from a neighbour, steered by the gradient.
+		if nb, ok := s.store.RandomNeighbour(s.rng, star, k); ok {
+			_, pc := s.envOf(nb.Visit)
+			e := s.steer(pc, nb, star)
+			return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
+		}
+	}
+	return Config{}, false
+}
+
+// steer draws p* on the side of p^c where S̄_j moves toward s*_j (Method 1
+// lines 20–26, Method 2 lines 9–15).
+func (s *selector) steer(pc netenv.Env, nb coverage.Neighbour, star []float64) netenv.Env {
+	sc := s.store.State(nb.Ref)
+	j := nb.Var
+	dir := 0
+	if star[j] > sc[j] {
+		dir = 1
+	} else if star[j] < sc[j] {
+		dir = -1
+	}
+	s.c.normalize(&pc, s.pc)
+	s.signs = s.prof.signs(s.pc, j, s.signs)
+	var e netenv.Env
+	for i, r := range s.c.Params {
+		v := pc.Get(i)
+		switch g := s.signs[i] * dir; {
+		case g > 0:
+			e.Set(i, r.between(s.rng, v, r.Max))
+		case g < 0:
+			e.Set(i, r.between(s.rng, r.Min, v))
+		default:
+			e.Set(i, r.between(s.rng, r.Min, r.Max))
+		}
+	}
+	return e
+}
+
+// concatenation is ACT Method 2: replay G^d up to the visit time t_n of a
+// neighbouring state, then switch to a steered p*.
+func (s *selector) concatenation() (Config, bool) {
+	star, ok := s.store.SampleUnvisited(s.rng, 1)
+	if !ok {
+		return Config{}, false
+	}
+	for k := 1; k <= s.store.Space().MaxK(); k *= 2 {
+		nb, ok := s.store.RandomNeighbour(s.rng, star, k)
+		if !ok {
+			continue
+		}
+		gd, _ := s.envOf(nb.Visit)
+		tn := time.Duration(nb.Visit.At)
+		if tn <= 0 {
+			continue
+		}
+		// The schedule of G^d up to t_n.
+		var sched netenv.Schedule
+		for i, ph := range gd.Schedule {
+			if i < len(gd.Schedule)-1 && ph.Until < tn {
+				sched = append(sched, ph)
+				continue
+			}
+			ph.Until = tn
+			sched = append(sched, ph)
+			break
+		}
+		last := sched[len(sched)-1].Env
+		e := s.steer(last, nb, star)
+		sched = append(sched, netenv.Phase{Env: e})
+		return Config{Seed: gd.Seed, Schedule: sched, Step: StepConcatenation}, true
+	}
+	return Config{}, false
+}

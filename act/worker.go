@@ -1,0 +1,119 @@
+package act
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+func newRand(seed uint64, stream string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(stream))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// worker runs simulations and turns their traces into coverage batches,
+// mean states and condition hits.
+type worker struct {
+	c       *Campaign
+	space   coverage.Space
+	watch   *corpus.Watcher
+	proj    [][]int // per flow: observation index of each S variable
+	state   []float64
+	cur     *result
+	seen    map[string]bool
+	sum     []float64
+	samples int
+}
+
+func newWorker(c *Campaign, space coverage.Space) *worker {
+	w := &worker{c: c, space: space, state: make([]float64, len(space.Vars)), sum: make([]float64, len(space.Vars))}
+	var err error
+	w.watch, err = corpus.NewWatcher(c.CCAI, c.Conditions)
+	if err != nil {
+		panic(err) // compiled once already by ParseCampaign
+	}
+	for _, sc := range w.watch.Schemas {
+		idx := make([]int, len(space.Vars))
+		for i, v := range space.Vars {
+			idx[i] = sc.Index(v.Name)
+		}
+		w.proj = append(w.proj, idx)
+	}
+	w.watch.OnObservation = w.observe
+	w.watch.OnHit = w.hit
+	return w
+}
+
+func (w *worker) observe(flow int, obs []float64, at time.Duration) {
+	for i, k := range w.proj[flow] {
+		if k < 0 {
+			w.state[i] = math.NaN()
+		} else {
+			w.state[i] = obs[k]
+		}
+		w.sum[i] += w.state[i]
+	}
+	w.samples++
+	w.cur.batch.Observe(w.state, int64(at))
+	if obs[0] == 0 && w.cur.fault == nil {
+		w.cur.fault = &corpus.Finding{Kind: "zero-cwnd", TimeNS: int64(at), Flow: flow, State: corpus.StateMap(w.watch.Schemas[flow], obs)}
+	}
+	for _, v := range obs {
+		if math.IsNaN(v) && w.cur.fault == nil {
+			w.cur.fault = &corpus.Finding{Kind: "nan", TimeNS: int64(at), Flow: flow, State: corpus.StateMap(w.watch.Schemas[flow], obs)}
+		}
+	}
+}
+
+func (w *worker) hit(flow int, c *corpus.Condition, obs []float64, at time.Duration) {
+	if w.seen[c.Name] {
+		return
+	}
+	w.seen[c.Name] = true
+	w.cur.hits = append(w.cur.hits, hit{cond: c.Name, when: c.When, flow: flow, at: at,
+		state: corpus.StateMap(w.watch.Schemas[flow], obs)})
+}
+
+func (w *worker) run(ctx context.Context, j job) result {
+	b, _ := coverage.NewBatch(w.space) // the space was validated with the store
+	r := result{idx: j.idx, batch: b}
+	w.cur = &r
+	w.seen = map[string]bool{}
+	clear(w.sum)
+	w.samples = 0
+	w.watch.Reset()
+	cfg := netenv.Config{Seed: j.g.Seed, Schedule: j.g.Schedule, Topology: w.c.Topology, SACK: w.c.SACK, Profile: w.c.Profile}
+	for _, name := range w.c.CCAI {
+		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: name, Bytes: w.c.Bytes})
+	}
+	res, err := netenv.Run(ctx, cfg, w.watch)
+	var fault *netenv.Fault
+	switch {
+	case errors.As(err, &fault):
+		r.fault = &corpus.Finding{Kind: "panic", Detail: fault.Detail}
+	case err != nil:
+		// Cancelled: the result is discarded by the caller's ctx check.
+	case res.Capped && res.CapReason == "events":
+		r.fault = &corpus.Finding{Kind: "event-cap", Detail: "the run reached the event cap", TimeNS: int64(res.SimTime)}
+	case res.Capped:
+		r.capped = true
+	}
+	if w.watch.Err != nil && r.fault == nil {
+		r.fault = &corpus.Finding{Kind: "condition-error", Detail: w.watch.Err.Error()}
+	}
+	if w.samples > 0 {
+		r.mean = make([]float64, len(w.sum))
+		for i, s := range w.sum {
+			r.mean[i] = s / float64(w.samples)
+		}
+	}
+	return r
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/coverage"
+)
+
+// loadCampaign reads the campaign argument, or the embedded default.
+func loadCampaign(fs *flag.FlagSet, stderr io.Writer, cmd string) (*act.Campaign, bool) {
+	if fs.NArg() > 1 {
+		fmt.Fprintf(stderr, "actfuzz %s: unexpected argument %q\n", cmd, fs.Arg(1))
+		return nil, false
+	}
+	if fs.NArg() == 0 {
+		return act.DefaultCampaign(), true
+	}
+	c, err := act.LoadCampaign(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz %s: %v\n", cmd, err)
+		return nil, false
+	}
+	return c, true
+}
+
+func statusLine(w io.Writer, st act.Status) {
+	fmt.Fprintf(w, "\r%-5s %8d sims %7.0f sims/s  step %-13s  k=1 %d  k=16 %d  k=128 %d  findings %d  faults %d ",
+		st.Method, st.Sims, st.SimsPerS, st.Step, st.Regions[1], st.Regions[16], st.Regions[128], st.Findings, st.Faults)
+}
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("actfuzz run", flag.ContinueOnError)
+	method := fs.String("method", "act", "selection method: act, ran or man")
+	budget := fs.Int("budget", 0, "simulations to run (0: the campaign's budget)")
+	duration := fs.Duration("duration", 0, "wall-clock limit, e.g. 8h (0: none)")
+	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
+	out := fs.String("out", "", "output directory for findings, coverage and status")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	quiet := fs.Bool("quiet", false, "no live status line")
+	// Flags may follow the campaign file.
+	var positional []string
+	rest := args
+	for {
+		if ok, code := parseFlags(fs, rest, stderr); !ok {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	_ = fs.Parse(positional)
+	switch *method {
+	case "act", "ran", "man":
+	default:
+		fmt.Fprintf(stderr, "actfuzz run: --method %q: want act, ran or man\n", *method)
+		return exitUsage
+	}
+	if *budget < 0 || *workers < 0 || *duration < 0 {
+		fmt.Fprintln(stderr, "actfuzz run: --budget, --workers and --duration must be ≥ 0")
+		return exitUsage
+	}
+	c, ok := loadCampaign(fs, stderr, "run")
+	if !ok {
+		return exitUsage
+	}
+	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if !*quiet && !*asJSON {
+		opt.Progress = func(st act.Status) { statusLine(stderr, st) }
+	}
+	rep, err := act.Run(ctx, c, opt)
+	if opt.Progress != nil {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		writeJSONReport(stdout, rep)
+	} else {
+		snap := rep.Store.Snapshot(rep.Method, int64(rep.Sims))
+		fmt.Fprintf(stdout, "%s on %s: %d simulations in %.1f s (%.0f sims/s)\n", rep.Method, strings.Join(c.CCAI, "+"), rep.Sims, rep.Wall.Seconds(), float64(rep.Sims)/rep.Wall.Seconds())
+		_ = coverage.WriteTable(stdout, snap)
+		printFindings(stdout, rep)
+	}
+	for _, f := range rep.Findings {
+		if f.Seed.Finding.Kind == "condition" {
+			return 1 // like a failing test
+		}
+	}
+	return 0
+}
+
+func printFindings(w io.Writer, rep *act.Report) {
+	if len(rep.Findings) == 0 {
+		fmt.Fprintln(w, "no findings")
+		return
+	}
+	fmt.Fprintf(w, "%d findings:\n", len(rep.Findings))
+	for _, f := range rep.Findings {
+		fd := f.Seed.Finding
+		what := fd.Condition
+		if fd.Kind != "condition" {
+			what = "fault: " + fd.Kind
+		}
+		fmt.Fprintf(w, "  %-24s ×%-5d at %8.3f s  cwnd=%v ssthresh=%v ca_state=%v\n", what, f.Count,
+			float64(fd.TimeNS)/1e9, fd.State["cwnd"], fd.State["ssthresh"], fd.State["ca_state"])
+		if f.Path != "" {
+			fmt.Fprintf(w, "    replay: actfuzz replay %s\n", f.Path)
+		}
+	}
+}
+
+type methodJSON struct {
+	Sims     int               `json:"sims"`
+	WallS    float64           `json:"wall_s"`
+	Regions  map[string]uint64 `json:"regions"`
+	Total    map[string]uint64 `json:"total"`
+	Findings int               `json:"findings"`
+	StepSims map[string]int    `json:"step_sims,omitempty"`
+	StepNew  map[string]int    `json:"step_new_regions_k1,omitempty"`
+}
+
+func methodReport(rep *act.Report) methodJSON {
+	m := methodJSON{Sims: rep.Sims, WallS: rep.Wall.Seconds(), Regions: map[string]uint64{}, Total: map[string]uint64{},
+		StepSims: map[string]int{}, StepNew: map[string]int{}}
+	sp := rep.Store.Space()
+	for k, v := range rep.Regions() {
+		m.Regions[strconv.Itoa(k)] = v
+		m.Total[strconv.Itoa(k)] = sp.Regions(k)
+	}
+	m.Findings = len(rep.Findings)
+	for s, n := range rep.StepSims {
+		m.StepSims[s.String()] = n
+	}
+	for s, n := range rep.StepRegions {
+		m.StepNew[s.String()] = n
+	}
+	return m
+}
+
+func writeJSONReport(w io.Writer, rep *act.Report) {
+	type finding struct {
+		Condition string `json:"condition"`
+		Kind      string `json:"kind"`
+		Count     int    `json:"count"`
+		Path      string `json:"path,omitempty"`
+	}
+	var fs []finding
+	for _, f := range rep.Findings {
+		fs = append(fs, finding{f.Seed.Finding.Condition, f.Seed.Finding.Kind, f.Count, f.Path})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(map[string]any{"method": rep.Method, "report": methodReport(rep), "findings": fs})
+}
+
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("actfuzz compare", flag.ContinueOnError)
+	budget := fs.Int("budget", 0, "simulations per method (0: the campaign's budget)")
+	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
+	methods := fs.String("methods", "act,ran,man", "comma-separated methods")
+	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
+	asJSON := fs.Bool("json", false, "print JSON")
+	var positional []string
+	rest := args
+	for {
+		if ok, code := parseFlags(fs, rest, stderr); !ok {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	_ = fs.Parse(positional)
+	if *budget < 0 || *workers < 0 {
+		fmt.Fprintln(stderr, "actfuzz compare: --budget and --workers must be ≥ 0")
+		return exitUsage
+	}
+	ms := strings.Split(*methods, ",")
+	for _, m := range ms {
+		if m != "act" && m != "ran" && m != "man" {
+			fmt.Fprintf(stderr, "actfuzz compare: --methods: unknown method %q (want act, ran, man)\n", m)
+			return exitUsage
+		}
+	}
+	c, ok := loadCampaign(fs, stderr, "compare")
+	if !ok {
+		return exitUsage
+	}
+	out := map[string]methodJSON{}
+	var snaps []coverage.Snapshot
+	for _, m := range ms {
+		opt := act.Options{Method: m, Budget: *budget, Workers: *workers}
+		if !*asJSON {
+			opt.Progress = func(st act.Status) { statusLine(stderr, st) }
+		}
+		rep, err := act.Run(ctx, c, opt)
+		if opt.Progress != nil {
+			fmt.Fprintln(stderr)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
+			return 1
+		}
+		out[m] = methodReport(rep)
+		snaps = append(snaps, rep.Store.Snapshot(m, int64(rep.Sims)))
+	}
+	if *plot != "" {
+		if err := os.MkdirAll(filepath.Dir(*plot), 0o755); err == nil {
+			if err := coverage.SaveCoveragePlot(*plot, snaps...); err != nil {
+				fmt.Fprintf(stderr, "actfuzz compare: --plot: %v\n", err)
+			}
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"methods": out})
+		return 0
+	}
+	_ = coverage.WriteTable(stdout, snaps...)
+	if a, ok := out["act"]; ok {
+		if r, ok := out["ran"]; ok && r.Regions["16"] > 0 {
+			fmt.Fprintf(stdout, "ACT/RAN distinct regions at k=16: %.2f×\n", float64(a.Regions["16"])/float64(r.Regions["16"]))
+		}
+	}
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(stdout, "%s: %d sims in %.1f s\n", k, out[k].Sims, out[k].WallS)
+	}
+	if *plot != "" {
+		fmt.Fprintf(stdout, "plot: %s\n", *plot)
+	}
+	return 0
+}
+
+var _ = time.Second

@@ -1,0 +1,162 @@
+package corpus
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// Watcher turns state records into observations and checks conditions on
+// them, per flow, remembering each flow's previous observation. It is the
+// one place where campaigns and replay evaluate conditions, so both agree.
+type Watcher struct {
+	Schemas []Schema // per flow
+	evals   []*Evaluator
+	cur     [][]float64
+	prev    [][]float64
+	started []bool
+	hits    []int
+	// OnObservation, if set, sees every observation (after conditions).
+	OnObservation func(flow int, obs []float64, at time.Duration)
+	// OnHit is called for each condition that holds on an observation.
+	OnHit func(flow int, cond *Condition, obs []float64, at time.Duration)
+	// Err is the first condition evaluation error.
+	Err   error
+	conds [][]*Condition
+}
+
+// NewWatcher compiles specs for every flow's CCAI.
+func NewWatcher(ccas []string, specs []ConditionSpec) (*Watcher, error) {
+	w := &Watcher{}
+	for _, c := range ccas {
+		sc := SchemaFor(c)
+		conds, err := Compile(specs, sc)
+		if err != nil {
+			return nil, err
+		}
+		w.Schemas = append(w.Schemas, sc)
+		w.conds = append(w.conds, conds)
+		w.evals = append(w.evals, NewEvaluator(sc, conds))
+		w.cur = append(w.cur, make([]float64, len(sc)))
+		w.prev = append(w.prev, make([]float64, len(sc)))
+		w.started = append(w.started, false)
+	}
+	return w, nil
+}
+
+// Reset prepares for a new simulation.
+func (w *Watcher) Reset() {
+	for i := range w.evals {
+		w.evals[i].Reset()
+		w.started[i] = false
+	}
+	w.Err = nil
+}
+
+// Observe implements tcp.Observer.
+func (w *Watcher) Observe(r *tcp.StateRecord) {
+	f := int(r.Flow)
+	cur, prev := w.cur[f], w.prev[f]
+	if w.started[f] {
+		copy(prev, cur)
+	}
+	Observe(r, cur)
+	if !w.started[f] {
+		copy(prev, cur)
+		w.started[f] = true
+	}
+	if len(w.conds[f]) > 0 {
+		var err error
+		w.hits, err = w.evals[f].Eval(cur, prev, w.hits[:0])
+		if err != nil && w.Err == nil {
+			w.Err = err
+		}
+		if w.OnHit != nil {
+			for _, ci := range w.hits {
+				w.OnHit(f, w.conds[f][ci], cur, r.Time)
+			}
+		}
+	}
+	if w.OnObservation != nil {
+		w.OnObservation(f, cur, r.Time)
+	}
+}
+
+// ReplayResult says whether a seed's finding reproduced.
+type ReplayResult struct {
+	Result     netenv.Result  `json:"result"`
+	Reproduced bool           `json:"reproduced"`
+	HitTimeNS  int64          `json:"hit_time_ns"`
+	HitState   map[string]any `json:"hit_state,omitempty"`
+	Diff       []string       `json:"diff,omitempty"`
+}
+
+// Replay re-runs a seed; for a finding it checks that the same condition
+// holds at the same time with the same state. extra, if not nil, also sees
+// every state record (a CSV trace, a plot).
+func Replay(ctx context.Context, s *Seed, extra tcp.Observer) (*ReplayResult, error) {
+	cfg, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	cfg.HashTrace = true
+	var specs []ConditionSpec
+	if s.Finding != nil && s.Finding.Kind == "condition" {
+		specs = []ConditionSpec{{Name: s.Finding.Condition, When: s.Finding.When}}
+	}
+	w, err := NewWatcher(s.CCAI, specs)
+	if err != nil {
+		return nil, err
+	}
+	out := &ReplayResult{HitTimeNS: -1}
+	w.OnHit = func(flow int, c *Condition, obs []float64, at time.Duration) {
+		if out.HitTimeNS < 0 {
+			out.HitTimeNS = int64(at)
+			out.HitState = StateMap(w.Schemas[flow], obs)
+		}
+	}
+	var obs tcp.Observer = w
+	if extra != nil {
+		obs = tee{w, extra}
+	}
+	res, err := netenv.Run(ctx, cfg, obs)
+	if err != nil {
+		return nil, err
+	}
+	out.Result = res
+	if w.Err != nil {
+		return nil, w.Err
+	}
+	if s.Finding == nil {
+		out.Reproduced = true
+		return out, nil
+	}
+	f := s.Finding
+	switch f.Kind {
+	case "condition":
+		switch {
+		case out.HitTimeNS < 0:
+			out.Diff = append(out.Diff, fmt.Sprintf("condition %q never held (recorded at %v)", f.Condition, time.Duration(f.TimeNS)))
+		case out.HitTimeNS != f.TimeNS:
+			out.Diff = append(out.Diff, fmt.Sprintf("first hit at %v, recorded %v", time.Duration(out.HitTimeNS), time.Duration(f.TimeNS)))
+		}
+		for k, v := range f.State {
+			if got, ok := out.HitState[k]; ok && fmt.Sprint(got) != fmt.Sprint(v) {
+				out.Diff = append(out.Diff, fmt.Sprintf("state %s = %v, recorded %v", k, got, v))
+			}
+		}
+	case "event-cap":
+		if !res.Capped {
+			out.Diff = append(out.Diff, "the run was not capped")
+		}
+	}
+	out.Reproduced = len(out.Diff) == 0
+	return out, nil
+}
+
+type tee struct{ a, b tcp.Observer }
+
+func (t tee) Observe(r *tcp.StateRecord) { t.a.Observe(r); t.b.Observe(r) }

@@ -1,0 +1,159 @@
+package corpus
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// SeedVersion is the version of the seed file format written by this
+// program. Readers accept versions up to it.
+const SeedVersion = 1
+
+// Program identifies the writer of seed files.
+const Program = "actfuzz 0.1"
+
+// Seed is a replayable simulation configuration (schema version 1):
+//
+//	{
+//	  "version": 1,                  // format version
+//	  "program": "actfuzz 0.1",      // writer
+//	  "subject": "native",           // what ran it
+//	  "ccai": ["cubic"],             // one entry per flow
+//	  "profile": "linux",            // or "linux-3.10"
+//	  "topology": "single-link",
+//	  "bytes": 15000000,             // per flow
+//	  "sack": true,
+//	  "seed": 42,                    // e
+//	  "schedule": [{"env": {...}, "until_ns": 1500000000}, {"env": {...}, "until_ns": 0}],
+//	  "finding": {...}               // present for findings
+//	}
+type Seed struct {
+	Version  int             `json:"version"`
+	Program  string          `json:"program"`
+	Subject  string          `json:"subject"`
+	CCAI     []string        `json:"ccai"`
+	Profile  string          `json:"profile"`
+	Topology string          `json:"topology"`
+	Bytes    uint64          `json:"bytes"`
+	SACK     bool            `json:"sack"`
+	Seed     uint64          `json:"seed"`
+	Schedule netenv.Schedule `json:"schedule"`
+	Finding  *Finding        `json:"finding,omitempty"`
+}
+
+// Finding is what a condition hit adds to a seed.
+type Finding struct {
+	Condition string         `json:"condition"`
+	When      string         `json:"when"`
+	Kind      string         `json:"kind"` // "condition", or a subject fault: "panic", "zero-cwnd", "nan", "event-cap"
+	TimeNS    int64          `json:"time_ns"`
+	Flow      int            `json:"flow"`
+	State     map[string]any `json:"state,omitempty"`
+	Detail    string         `json:"detail,omitempty"`
+}
+
+// Config converts a seed into a native run configuration.
+func (s *Seed) Config() (netenv.Config, error) {
+	prof, err := ccai.ParseProfile(s.Profile)
+	if err != nil {
+		return netenv.Config{}, fmt.Errorf("profile: %w", err)
+	}
+	cfg := netenv.Config{Seed: s.Seed, Schedule: s.Schedule, Topology: s.Topology, SACK: s.SACK, Profile: prof}
+	for _, c := range s.CCAI {
+		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: c, Bytes: s.Bytes})
+	}
+	if err := cfg.Validate(); err != nil {
+		return netenv.Config{}, err
+	}
+	return cfg, nil
+}
+
+// Validate checks a seed read from a file.
+func (s *Seed) Validate() error {
+	switch {
+	case s.Version < 1 || s.Version > SeedVersion:
+		return fmt.Errorf("version %d: this program reads versions 1–%d", s.Version, SeedVersion)
+	case s.Subject != "native" && s.Subject != "":
+		return fmt.Errorf("subject %q: only the native subject is available in this build", s.Subject)
+	case len(s.CCAI) == 0:
+		return errors.New("ccai: missing")
+	case s.Bytes == 0:
+		return errors.New("bytes: missing or zero")
+	}
+	if s.Finding != nil && s.Finding.Kind == "condition" && s.Finding.When == "" {
+		return errors.New("finding.when: missing")
+	}
+	_, err := s.Config()
+	return err
+}
+
+// ReadSeed loads and validates a seed file.
+func ReadSeed(path string) (*Seed, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Seed
+	dec := json.NewDecoder(bytesReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: malformed seed file: %w", path, err)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so readers see the old file or the new one, never
+// a torn one.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return werr
+	}
+	return os.Rename(tmp, path)
+}
+
+// Write stores the seed as indented JSON, atomically.
+func (s *Seed) Write(path string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// EnvAt returns the environment in force at time t.
+func EnvAt(sched netenv.Schedule, t time.Duration) netenv.Env {
+	for i, ph := range sched {
+		if i == len(sched)-1 || t < ph.Until {
+			return ph.Env
+		}
+	}
+	return sched[len(sched)-1].Env
+}

@@ -1,0 +1,5 @@
+package corpus
+
+import "bytes"
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -1,0 +1,92 @@
+package coverage
+
+// Batch collects the distinct states visited by one simulation with the time
+// of their first visit. A worker fills it without touching the Store (Observe
+// only reads the Space), and [Store.AddBatch] then records each state once for
+// that simulation, so pools hold distinct simulations rather than many visits
+// of the same one. A Batch is not safe for concurrent use; give each worker
+// its own and Reset it between simulations.
+type Batch struct {
+	ly    *layout
+	in    table
+	inAt  []int64
+	oor   table
+	oorAt []int64
+	key   []uint64
+	okey  []uint64
+}
+
+// NewBatch returns an empty batch over space.
+func NewBatch(space Space) (*Batch, error) {
+	ly, err := newLayout(space)
+	if err != nil {
+		return nil, err
+	}
+	return newBatch(ly), nil
+}
+
+// NewBatch returns an empty batch over the store's space.
+func (s *Store) NewBatch() *Batch { return newBatch(s.ly) }
+
+func newBatch(ly *layout) *Batch {
+	return &Batch{ly: ly, in: newTable(ly.w), oor: newTable(ly.d),
+		key: make([]uint64, ly.w), okey: make([]uint64, ly.d)}
+}
+
+// Observe records that the simulation visited state at time at (ns). It
+// reports whether the state is new to the batch; a repeated state keeps its
+// first visit time, the t_n of ACT §2.5. It panics if len(state) differs from
+// the number of variables.
+func (b *Batch) Observe(state []float64, at int64) bool {
+	if b.ly.encode(state, b.key) {
+		_, isNew := b.in.insert(b.key)
+		if isNew {
+			b.inAt = append(b.inAt, at)
+		}
+		return isNew
+	}
+	b.ly.encodeOOR(state, b.okey)
+	_, isNew := b.oor.insert(b.okey)
+	if isNew {
+		b.oorAt = append(b.oorAt, at)
+	}
+	return isNew
+}
+
+// Len is the number of distinct states observed.
+func (b *Batch) Len() int { return b.in.n + b.oor.n }
+
+// Reset empties the batch, keeping its memory.
+func (b *Batch) Reset() {
+	for _, t := range []*table{&b.in, &b.oor} {
+		t.n = 0
+		t.keys = t.keys[:0]
+		clear(t.tags)
+	}
+	b.inAt, b.oorAt = b.inAt[:0], b.oorAt[:0]
+}
+
+// AddBatch records one visit by simulation config of every state in b, at its
+// first visit time. It returns the number of states new to the store and the
+// union of the region sizes at which some state found a new region. The
+// batch must be over the same space as the store.
+func (s *Store) AddBatch(b *Batch, config uint64) (newStates int, newRegions Levels) {
+	if b.ly != s.ly && !b.ly.sp.Equal(s.ly.sp) {
+		panic("coverage: batch and store have different spaces")
+	}
+	ci := s.intern(config)
+	for r := range b.in.n {
+		_, isNew, m := s.addKey(b.in.key(uint32(r)), mkVisit(ci, b.inAt[r]))
+		if isNew {
+			newStates++
+			newRegions |= m
+		}
+	}
+	for r := range b.oor.n {
+		if _, isNew := s.oor.insert(b.oor.key(uint32(r)), mkVisit(ci, b.oorAt[r]), s.rng); isNew {
+			newStates++
+		}
+		s.oVisits++
+	}
+	return newStates, newRegions
+}

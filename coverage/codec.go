@@ -1,0 +1,388 @@
+package coverage
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+)
+
+// Checkpoint format (little endian, varints as in encoding/binary):
+//
+//	magic "ACTCOV" | version u16
+//	space: nvars, then per variable name, nvalues, values or min/max/step (f64)
+//	pool size, seed u64, PRNG state, visits, out-of-range visits
+//	configs: n, then n × u64
+//	states in S: n, then per state its key words, count, pool visits (cfg, at)
+//	states outside S: the same with one signed word per variable
+//	CRC-32C of everything above, u32
+//
+// Region sets are not stored: ReadFrom rebuilds them from the states, in the
+// same order, so refs and counts come back identical.
+const (
+	codecMagic   = "ACTCOV"
+	codecVersion = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrChecksum is returned by ReadFrom when the checkpoint's checksum does not
+// match its contents.
+var ErrChecksum = errors.New("coverage: checkpoint checksum mismatch")
+
+type encoder struct {
+	w   *bufio.Writer
+	crc uint32
+	n   int64
+	tmp [binary.MaxVarintLen64]byte
+	err error
+}
+
+func (e *encoder) bytes(p []byte) {
+	if e.err != nil {
+		return
+	}
+	e.crc = crc32.Update(e.crc, castagnoli, p)
+	m, err := e.w.Write(p)
+	e.n += int64(m)
+	e.err = err
+}
+
+func (e *encoder) uvarint(x uint64) { e.bytes(binary.AppendUvarint(e.tmp[:0], x)) }
+func (e *encoder) varint(x int64)   { e.bytes(binary.AppendVarint(e.tmp[:0], x)) }
+func (e *encoder) u64(x uint64)     { e.bytes(binary.LittleEndian.AppendUint64(e.tmp[:0], x)) }
+func (e *encoder) f64(x float64)    { e.u64(math.Float64bits(x)) }
+func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.bytes([]byte(s)) }
+
+// WriteTo writes a versioned, checksummed binary checkpoint of the store to w.
+// It implements io.WriterTo.
+func (s *Store) WriteTo(w io.Writer) (int64, error) {
+	e := &encoder{w: bufio.NewWriterSize(w, 1<<16)}
+	e.bytes([]byte(codecMagic))
+	e.bytes(binary.LittleEndian.AppendUint16(nil, codecVersion))
+	e.uvarint(uint64(len(s.ly.sp.Vars)))
+	for _, v := range s.ly.sp.Vars {
+		e.str(v.Name)
+		e.uvarint(uint64(len(v.Values)))
+		if v.Categorical() {
+			for _, x := range v.Values {
+				e.str(x)
+			}
+		} else {
+			e.f64(v.Min)
+			e.f64(v.Max)
+			e.f64(v.Step)
+		}
+	}
+	e.uvarint(uint64(s.opt.PoolSize))
+	e.u64(s.opt.Seed)
+	pcg, _ := s.src.MarshalBinary()
+	e.uvarint(uint64(len(pcg)))
+	e.bytes(pcg)
+	e.uvarint(s.visits)
+	e.uvarint(s.oVisits)
+	e.uvarint(uint64(len(s.cfgIDs)))
+	for _, c := range s.cfgIDs {
+		e.u64(c)
+	}
+	for _, st := range []*states{&s.in, &s.oor} {
+		e.uvarint(uint64(st.len()))
+		for r := range st.len() {
+			for _, x := range st.t.key(uint32(r)) {
+				if st == &s.in {
+					e.uvarint(x)
+				} else {
+					e.varint(int64(x))
+				}
+			}
+			e.uvarint(uint64(st.count[r]))
+			for _, v := range st.pool(uint32(r)) {
+				e.uvarint(uint64(v.cfg))
+				e.varint(v.at())
+			}
+		}
+	}
+	if e.err == nil {
+		sum := e.crc
+		e.bytes(binary.LittleEndian.AppendUint32(nil, sum))
+	}
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	return e.n, e.err
+}
+
+// decoder reads from r through its own buffer, so that the CRC covers exactly
+// the bytes consumed.
+type decoder struct {
+	r      io.Reader
+	buf    []byte
+	i, end int // unread bytes are buf[i:end]
+	crcd   int // buf[:crcd] is already in crc
+	crc    uint32
+	n      int64
+	err    error
+}
+
+func (d *decoder) fill() bool {
+	if d.err != nil {
+		return false
+	}
+	d.crc = crc32.Update(d.crc, castagnoli, d.buf[d.crcd:d.i])
+	copy(d.buf, d.buf[d.i:d.end])
+	d.end -= d.i
+	d.i, d.crcd = 0, 0
+	m, err := d.r.Read(d.buf[d.end:])
+	d.end += m
+	if m == 0 {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		d.err = fmt.Errorf("coverage: reading checkpoint: %w", err)
+		return false
+	}
+	return true
+}
+
+func (d *decoder) ReadByte() (byte, error) {
+	for d.i == d.end {
+		if !d.fill() {
+			return 0, d.err
+		}
+	}
+	d.i++
+	d.n++
+	return d.buf[d.i-1], nil
+}
+
+func (d *decoder) bytes(p []byte) {
+	for k := 0; k < len(p); {
+		if d.i == d.end && !d.fill() {
+			return
+		}
+		c := copy(p[k:], d.buf[d.i:d.end])
+		d.i += c
+		d.n += int64(c)
+		k += c
+	}
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("coverage: reading checkpoint: "+format, args...)
+	}
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	x, err := binary.ReadUvarint(d)
+	if err != nil {
+		d.fail("%v", err)
+	}
+	return x
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	x, err := binary.ReadVarint(d)
+	if err != nil {
+		d.fail("%v", err)
+	}
+	return x
+}
+
+func (d *decoder) u64() uint64 {
+	var b [8]byte
+	d.bytes(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+func (d *decoder) f64() float64 { return math.Float64frombits(d.u64()) }
+
+// count reads a length and checks it against a limit.
+func (d *decoder) count(limit uint64, what string) int {
+	n := d.uvarint()
+	if n > limit {
+		d.fail("%s count %d exceeds %d", what, n, limit)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) str() string {
+	n := d.count(1<<20, "string")
+	b := make([]byte, n)
+	d.bytes(b)
+	return string(b)
+}
+
+// ReadStore reads a checkpoint written by WriteTo into a new store.
+func ReadStore(r io.Reader) (*Store, error) {
+	s := new(Store)
+	if _, err := s.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ReadFrom replaces the contents of s (space, options, PRNG state, states,
+// pools and configs) with a checkpoint written by WriteTo. A truncated or
+// corrupted checkpoint is an error and leaves s unchanged. It implements
+// io.ReaderFrom. It buffers, so it may read past the end of the checkpoint:
+// do not share r with other readers.
+func (s *Store) ReadFrom(r io.Reader) (int64, error) {
+	d := &decoder{r: r, buf: make([]byte, 1<<16)}
+	ns, err := d.read()
+	if err != nil {
+		return d.n, err
+	}
+	*s = *ns
+	return d.n, nil
+}
+
+func (d *decoder) read() (*Store, error) {
+	var hdr [len(codecMagic) + 2]byte
+	d.bytes(hdr[:])
+	if d.err != nil {
+		return nil, d.err
+	}
+	if string(hdr[:len(codecMagic)]) != codecMagic {
+		return nil, errors.New("coverage: not a coverage checkpoint")
+	}
+	if v := binary.LittleEndian.Uint16(hdr[len(codecMagic):]); v != codecVersion {
+		return nil, fmt.Errorf("coverage: checkpoint version %d, want %d", v, codecVersion)
+	}
+	var sp Space
+	nv := d.count(1<<16, "variable")
+	for range nv {
+		v := Var{Name: d.str()}
+		if nval := d.count(1<<16, "value"); nval > 0 {
+			for range nval {
+				v.Values = append(v.Values, d.str())
+			}
+		} else {
+			v.Min, v.Max, v.Step = d.f64(), d.f64(), d.f64()
+		}
+		sp.Vars = append(sp.Vars, v)
+	}
+	var opt Options
+	opt.PoolSize = d.count(1<<16, "pool size")
+	opt.Seed = d.u64()
+	pcg := make([]byte, d.count(1<<10, "PRNG state"))
+	d.bytes(pcg)
+	if d.err != nil {
+		return nil, d.err
+	}
+	s, err := NewStore(sp, opt)
+	if err != nil {
+		return nil, fmt.Errorf("coverage: reading checkpoint: %w", err)
+	}
+	if err := s.src.UnmarshalBinary(pcg); err != nil {
+		return nil, fmt.Errorf("coverage: reading checkpoint: %w", err)
+	}
+	s.visits = d.uvarint()
+	s.oVisits = d.uvarint()
+	nc := d.count(1<<32-1, "config")
+	for range nc {
+		if d.err != nil {
+			return nil, d.err
+		}
+		s.intern(d.u64())
+	}
+	if len(s.cfgIDs) != nc && d.err == nil {
+		d.fail("duplicate config ids")
+	}
+	ly := s.ly
+	buf := make([]visit, 0, opt.PoolSize)
+	for pass, st := range []*states{&s.in, &s.oor} {
+		n := d.count(1<<31, "state")
+		w := st.t.w
+		st.t.reserve(min(n, 1<<20))
+		key := make([]uint64, w)
+		for range n {
+			if d.err != nil {
+				return nil, d.err
+			}
+			for i := range key {
+				if pass == 0 {
+					key[i] = d.uvarint()
+				} else {
+					key[i] = uint64(d.varint())
+				}
+			}
+			cnt := d.uvarint()
+			if cnt == 0 || cnt > math.MaxUint32 {
+				d.fail("visit count %d", cnt)
+			}
+			buf = buf[:0]
+			for range min(cnt, uint64(opt.PoolSize)) {
+				c, at := d.uvarint(), d.varint()
+				if c >= uint64(nc) {
+					d.fail("config index %d out of range", c)
+				}
+				buf = append(buf, mkVisit(uint32(c), at))
+			}
+			if d.err != nil {
+				return nil, d.err
+			}
+			if pass == 0 && !ly.validKey(key) {
+				return nil, errors.New("coverage: reading checkpoint: state key outside the space")
+			}
+			ref, isNew := st.t.insert(key)
+			if !isNew {
+				return nil, errors.New("coverage: reading checkpoint: duplicate state")
+			}
+			st.count = append(st.count, 1)
+			st.one = append(st.one, buf[0])
+			st.setPool(ref, buf, cnt)
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	d.crc = crc32.Update(d.crc, castagnoli, d.buf[d.crcd:d.i])
+	d.crcd = d.i
+	want := d.crc
+	var sum [4]byte
+	d.bytes(sum[:])
+	if d.err != nil {
+		return nil, d.err
+	}
+	if binary.LittleEndian.Uint32(sum[:]) != want {
+		return nil, ErrChecksum
+	}
+	for r := range s.in.len() {
+		s.addRegions(s.in.t.key(uint32(r)))
+	}
+	s.lastOK = false
+	return s, nil
+}
+
+// validKey reports whether key is a well-formed in-range state key.
+func (ly *layout) validKey(key []uint64) bool {
+	var used [8]uint64
+	u := used[:0]
+	if ly.w > len(used) {
+		u = make([]uint64, 0, ly.w)
+	}
+	u = u[:ly.w]
+	for j := range ly.d {
+		u[ly.word[j]] |= ly.fmask[j]
+		if ly.field(key, j) >= uint64(ly.n[j]) {
+			return false
+		}
+	}
+	for i := range key {
+		if key[i]&^u[i] != 0 {
+			return false
+		}
+	}
+	return true
+}

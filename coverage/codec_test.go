@@ -1,0 +1,122 @@
+package coverage
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func checkpointStore(t testing.TB) *Store {
+	sp := DefaultSpace().With(Var{Name: "prior_cwnd", Min: 1, Max: 1024, Step: 1})
+	s := mustStore(t, sp, Options{PoolSize: 3, Seed: 5})
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range 3000 {
+		st := randomState(rng, sp)
+		if i%10 == 0 {
+			st[1] = 0x7fffffff
+		}
+		s.Add(st, Visit{Config: uint64(i % 40), At: int64(i) << 34})
+		s.Add(st, Visit{Config: uint64(i%40) + 1000, At: -int64(i)})
+	}
+	return s
+}
+
+func sameStore(t *testing.T, a, b *Store) {
+	t.Helper()
+	if !a.Space().Equal(b.Space()) || a.Options() != b.Options() {
+		t.Fatal("space or options differ")
+	}
+	if !slices.Equal(a.Snapshot("", 0).Visited, b.Snapshot("", 0).Visited) {
+		t.Fatal("visited counts differ")
+	}
+	ao, av := a.OutOfRange()
+	bo, bv := b.OutOfRange()
+	if ao != bo || av != bv || a.Visits() != b.Visits() || a.Configs() != b.Configs() {
+		t.Fatal("totals differ")
+	}
+	for _, seq := range []func(*Store) []StateRef{
+		func(s *Store) []StateRef { return slices.Collect(s.States()) },
+		func(s *Store) []StateRef { return slices.Collect(s.OutOfRangeStates()) },
+	} {
+		ra, rb := seq(a), seq(b)
+		if !slices.Equal(ra, rb) {
+			t.Fatal("refs differ")
+		}
+		for _, r := range ra {
+			if !slices.Equal(a.State(r), b.State(r)) || a.Count(r) != b.Count(r) || !slices.Equal(a.Pool(r), b.Pool(r)) {
+				t.Fatalf("state %#x differs", r)
+			}
+		}
+	}
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	s := checkpointStore(t)
+	var buf bytes.Buffer
+	n, err := s.WriteTo(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("WriteTo = %d, %v (buffer %d)", n, err, buf.Len())
+	}
+	data := buf.Bytes()
+	r, err := ReadStore(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameStore(t, s, r)
+	// The PRNG state is restored: further identical adds give identical pools.
+	rng1, rng2 := rand.New(rand.NewPCG(9, 9)), rand.New(rand.NewPCG(9, 9))
+	fillSynth(s, rng1, 5, 300, 50)
+	fillSynth(r, rng2, 5, 300, 50)
+	sameStore(t, s, r)
+	t.Logf("checkpoint of %d states: %d bytes", s.Len(), len(data))
+}
+
+func TestCheckpointCorrupt(t *testing.T) {
+	s := checkpointStore(t)
+	var buf bytes.Buffer
+	if _, err := s.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, cut := range []int{0, 3, 8, 50, len(data) / 2, len(data) - 5, len(data) - 1} {
+		if _, err := ReadStore(bytes.NewReader(data[:cut])); err == nil {
+			t.Errorf("truncated at %d of %d: no error", cut, len(data))
+		} else if cut > 8 && !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Logf("truncated at %d: %v", cut, err)
+		}
+	}
+	for _, at := range []int{10, len(data) / 3, len(data) - 10} {
+		bad := slices.Clone(data)
+		bad[at] ^= 0x40
+		if _, err := ReadStore(bytes.NewReader(bad)); err == nil {
+			t.Errorf("byte %d flipped: no error", at)
+		}
+	}
+	bad := slices.Clone(data)
+	bad[0] = 'X'
+	if _, err := ReadStore(bytes.NewReader(bad)); err == nil {
+		t.Error("bad magic accepted")
+	}
+	// A failed read leaves the store unchanged.
+	keep := checkpointStore(t)
+	if _, err := keep.ReadFrom(bytes.NewReader(data[:len(data)/2])); err == nil {
+		t.Fatal("no error")
+	}
+	sameStore(t, s, keep)
+}
+
+func TestCheckpointEmpty(t *testing.T) {
+	s := mustStore(t, DefaultSpace(), Options{})
+	var buf bytes.Buffer
+	if _, err := s.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadStore(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameStore(t, s, r)
+}

@@ -1,0 +1,151 @@
+package coverage
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// regionKeys returns the visited region keys of every level, sorted.
+func regionKeys(s *Store) [][]uint64 {
+	out := make([][]uint64, s.ly.L+1)
+	for l := range out {
+		tb := &s.in.t
+		if l > 0 {
+			tb = &s.levels[l]
+		}
+		out[l] = slices.Clone(tb.keys)
+		slices.Sort(out[l])
+	}
+	return out
+}
+
+// TestMergeEqualsSequential adds the same simulations to one store and,
+// split round-robin, to N shards that are then merged: counts at every k,
+// visited regions, visit counts and out-of-range states must be identical.
+func TestMergeEqualsSequential(t *testing.T) {
+	for _, shards := range []int{1, 2, 3, 8} {
+		sp := DefaultSpace()
+		seq := mustStore(t, sp, Options{Seed: 1})
+		parts := make([]*Store, shards)
+		for i := range parts {
+			parts[i] = mustStore(t, sp, Options{Seed: uint64(100 + i)})
+		}
+		rng := rand.New(rand.NewPCG(7, 7))
+		b := seq.NewBatch()
+		for sim := range 60 {
+			b.Reset()
+			synthSim(rng, 400, func(st []float64, at int64) { b.Observe(st, at) })
+			seq.AddBatch(b, uint64(sim))
+			parts[sim%shards].AddBatch(b, uint64(sim))
+		}
+		merged := mustStore(t, sp, Options{Seed: 1})
+		for _, p := range parts {
+			if err := merged.Merge(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, m := seq.Snapshot("seq", 60), merged.Snapshot("merged", 60)
+		if !slices.Equal(a.Visited, m.Visited) || a.OutOfRange != m.OutOfRange {
+			t.Fatalf("%d shards: visited %v/%d, sequential %v/%d", shards, m.Visited, m.OutOfRange, a.Visited, a.OutOfRange)
+		}
+		ka, km := regionKeys(seq), regionKeys(merged)
+		for l := range ka {
+			if !slices.Equal(ka[l], km[l]) {
+				t.Fatalf("%d shards: regions at k=%d differ", shards, 1<<l)
+			}
+		}
+		if seq.Visits() != merged.Visits() || seq.Configs() != merged.Configs() {
+			t.Errorf("visits %d/%d, configs %d/%d", seq.Visits(), merged.Visits(), seq.Configs(), merged.Configs())
+		}
+		for r := range seq.States() {
+			r2, ok := merged.Lookup(seq.State(r))
+			if !ok || seq.Count(r) != merged.Count(r2) {
+				t.Fatalf("state %v: count %d vs %d", seq.State(r), seq.Count(r), merged.Count(r2))
+			}
+			if p := merged.Pool(r2); len(p) != len(seq.Pool(r)) {
+				t.Fatalf("state %v: pool sizes %d vs %d", seq.State(r), len(p), len(seq.Pool(r)))
+			}
+		}
+		for r := range seq.OutOfRangeStates() {
+			r2, ok := merged.Lookup(seq.State(r))
+			if !ok || !r2.OutOfRange() || seq.Count(r) != merged.Count(r2) {
+				t.Fatalf("out-of-range state %v lost", seq.State(r))
+			}
+		}
+	}
+}
+
+// TestMergePools checks bounded, deterministic pools drawn from the union.
+func TestMergePools(t *testing.T) {
+	build := func() *Store {
+		sp := smallSpace()
+		a := mustStore(t, sp, Options{PoolSize: 3, Seed: 1})
+		b := mustStore(t, sp, Options{PoolSize: 3, Seed: 2})
+		st := []float64{1, 2, 1}
+		for i := range 5 {
+			a.Add(st, Visit{Config: uint64(i), At: int64(i)})
+		}
+		for i := range 2 {
+			b.Add(st, Visit{Config: uint64(10 + i), At: int64(10 + i)})
+		}
+		b.Add([]float64{3, 3, 0}, Visit{Config: 10})
+		if err := a.Merge(b); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := build()
+	ref, _ := a.Lookup([]float64{1, 2, 1})
+	p := a.Pool(ref)
+	if len(p) != 3 || a.Count(ref) != 7 {
+		t.Fatalf("merged pool %v, count %d", p, a.Count(ref))
+	}
+	for _, v := range p {
+		if v.At != int64(v.Config) || (v.Config > 4 && v.Config < 10) || v.Config > 11 {
+			t.Errorf("visit %v not from the inputs", v)
+		}
+	}
+	if !slices.Equal(p, build().Pool(ref)) {
+		t.Error("merged pools not deterministic")
+	}
+	r2, _ := a.Lookup([]float64{3, 3, 0})
+	if got := a.Pool(r2); len(got) != 1 || got[0].Config != 10 {
+		t.Errorf("new state's pool %v", got)
+	}
+}
+
+// TestMergeVisitsUniform: merging reservoirs of 6 and 2 visits into 3 keeps
+// each of the 8 visits with probability 3/8.
+func TestMergeVisitsUniform(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	hits := map[uint32]int{}
+	const n = 8000
+	for range n {
+		// a: uniform 3-sample of visits 0..5, b: both visits 6, 7.
+		var a []visit
+		for _, i := range rng.Perm(6)[:3] {
+			a = append(a, visit{cfg: uint32(i)})
+		}
+		b := []visit{{cfg: 6}, {cfg: 7}}
+		for _, v := range mergeVisits(nil, a, 6, b, 2, 3, rng) {
+			hits[v.cfg]++
+		}
+	}
+	for c := range uint32(8) {
+		if h := hits[c]; h < n*3/8*85/100 || h > n*3/8*115/100 {
+			t.Errorf("visit %d kept %d of %d times, want about %d", c, h, n, n*3/8)
+		}
+	}
+}
+
+func TestMergeErrors(t *testing.T) {
+	a := mustStore(t, DefaultSpace(), Options{})
+	if err := a.Merge(a); err == nil {
+		t.Error("merge with itself accepted")
+	}
+	b := mustStore(t, smallSpace(), Options{})
+	if err := a.Merge(b); err == nil {
+		t.Error("merge of different spaces accepted")
+	}
+}

@@ -1,0 +1,184 @@
+package coverage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Plot size used by the Save and Write functions.
+const (
+	PlotWidth  = 6 * vg.Inch
+	PlotHeight = 4 * vg.Inch
+)
+
+// pow2Ticks labels every power of two on a log-scale axis.
+type pow2Ticks struct{}
+
+func (pow2Ticks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	for x := 1.0; x <= max*1.0001; x *= 2 {
+		if x >= min*0.9999 {
+			ts = append(ts, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64)})
+		}
+	}
+	return ts
+}
+
+// percentTicks labels the powers of ten of a log-scale percentage axis.
+type percentTicks struct{}
+
+func (percentTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		x := math.Pow(10, e)
+		if x >= min*0.9999 && x <= max*1.0001 {
+			ts = append(ts, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64) + "%"})
+		}
+	}
+	return ts
+}
+
+// CoveragePlot draws coverage(S,k) in percent against the region size k, one
+// line per snapshot (ACT §4.2, Fig. 8), with log2 k on the x-axis and a log
+// y-axis. Zero coverages are left out of the log plot.
+func CoveragePlot(snaps ...Snapshot) (*plot.Plot, error) {
+	if len(snaps) == 0 {
+		return nil, errors.New("coverage: nothing to plot")
+	}
+	p := plot.New()
+	p.Title.Text = "coverage(S, k)"
+	p.X.Label.Text = "region size k"
+	p.Y.Label.Text = "coverage (%)"
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, pow2Ticks{}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, percentTicks{}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	minY, maxK := math.Inf(1), 1.0
+	var args []any
+	for _, sn := range snaps {
+		var xy plotter.XYs
+		for l := range sn.Visited {
+			k := 1 << l
+			maxK = max(maxK, float64(k))
+			if c := 100 * sn.Coverage(k); c > 0 {
+				xy = append(xy, plotter.XY{X: float64(k), Y: c})
+				minY = min(minY, c)
+			}
+		}
+		if len(xy) > 0 {
+			args = append(args, sn.Method, xy)
+		}
+	}
+	if len(args) == 0 {
+		return nil, errors.New("coverage: every coverage is zero")
+	}
+	if err := plotutil.AddLinePoints(p, args...); err != nil {
+		return nil, err
+	}
+	p.X.Min, p.X.Max = 1, max(2, maxK)
+	p.Y.Min, p.Y.Max = math.Pow(10, math.Floor(math.Log10(minY))), 100
+	if p.Y.Min >= p.Y.Max {
+		p.Y.Min = p.Y.Max / 10
+	}
+	return p, nil
+}
+
+// GrowthPlot draws the growth of coverage(S,k) in percent against the number
+// of simulations, one line per series (ACT §4.2: Fig. 9 for k = 2, Fig. 10
+// for k = 128), with the series' marks as dashed vertical lines.
+func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
+	if len(series) == 0 {
+		return nil, errors.New("coverage: nothing to plot")
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("coverage(S, %d)", k)
+	p.X.Label.Text = "simulations"
+	p.Y.Label.Text = "coverage (%)"
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	var args []any
+	maxY := 0.0
+	for _, se := range series {
+		sims, cov := se.Coverage(k)
+		xy := make(plotter.XYs, len(sims))
+		for i := range sims {
+			xy[i] = plotter.XY{X: float64(sims[i]), Y: 100 * cov[i]}
+			maxY = max(maxY, xy[i].Y)
+		}
+		if len(xy) > 0 {
+			args = append(args, se.Method, xy)
+		}
+	}
+	if len(args) == 0 {
+		return nil, fmt.Errorf("coverage: no points at k=%d", k)
+	}
+	if err := plotutil.AddLines(p, args...); err != nil {
+		return nil, err
+	}
+	p.Y.Min = 0
+	if maxY == 0 {
+		maxY = 1
+	}
+	p.Y.Max = maxY * 1.1
+	var marks plotter.XYLabels
+	for i, se := range series {
+		for _, m := range se.Marks {
+			ln, err := plotter.NewLine(plotter.XYs{{X: float64(m.Sims), Y: 0}, {X: float64(m.Sims), Y: maxY * 1.05}})
+			if err != nil {
+				return nil, err
+			}
+			ln.Color = plotutil.Color(i)
+			ln.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(ln)
+			marks.XYs = append(marks.XYs, plotter.XY{X: float64(m.Sims), Y: maxY * 1.05})
+			marks.Labels = append(marks.Labels, " "+m.Label)
+		}
+	}
+	if len(marks.XYs) > 0 {
+		lb, err := plotter.NewLabels(marks)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(lb)
+	}
+	return p, nil
+}
+
+// SaveCoveragePlot writes CoveragePlot to a file; the extension (.png, .svg,
+// .pdf, …) selects the format.
+func SaveCoveragePlot(path string, snaps ...Snapshot) error {
+	p, err := CoveragePlot(snaps...)
+	if err != nil {
+		return err
+	}
+	return p.Save(PlotWidth, PlotHeight, path)
+}
+
+// SaveGrowthPlot writes GrowthPlot to a file; the extension selects the
+// format.
+func SaveGrowthPlot(path string, k int, series ...*Series) error {
+	p, err := GrowthPlot(k, series...)
+	if err != nil {
+		return err
+	}
+	return p.Save(PlotWidth, PlotHeight, path)
+}
+
+// WritePlot writes p in format ("png", "svg", "pdf", …) to w.
+func WritePlot(w io.Writer, p *plot.Plot, format string) error {
+	wt, err := p.WriterTo(PlotWidth, PlotHeight, format)
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
