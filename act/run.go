@@ -42,7 +42,7 @@ type Status struct {
 }
 
 // FindingGroup is a set of near-duplicate hits: same condition, same region
-// of S at k = 16. The first hit is kept as the seed.
+// of S at k = 128. The first hit is kept as the seed.
 type FindingGroup struct {
 	Seed  *corpus.Seed
 	Count int
@@ -369,14 +369,14 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// regionKey groups a hit by the region of its S variables at k = 16.
+// regionKey groups a hit by the region of its S variables at k = 128.
 func regionKey(sp coverage.Space, state map[string]any) string {
 	var b strings.Builder
 	for _, v := range sp.Vars {
 		switch x := state[v.Name].(type) {
 		case float64:
 			if v.Step > 0 {
-				fmt.Fprintf(&b, "%d,", int64(math.Floor((x-v.Min)/v.Step))/16)
+				fmt.Fprintf(&b, "%d,", int64(math.Floor((x-v.Min)/v.Step))/128)
 			}
 		default:
 			fmt.Fprintf(&b, "%v,", x)

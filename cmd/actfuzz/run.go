@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/coverage"
@@ -255,5 +254,3 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	return 0
 }
-
-var _ = time.Second

@@ -1,0 +1,77 @@
+package act
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+func smallCampaign(t *testing.T) *Campaign {
+	t.Helper()
+	c, err := ParseCampaign("c.yaml", []byte(`
+ccai: [reno]
+profile: linux-3.10
+bytes: 300000
+params:
+  bw: {min: 0.5, max: 50, step: 0.1}
+  delay: {min: 1, max: 200, step: 1}
+conditions:
+  - {name: undo-increase, when: 'prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd'}
+window: 64
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Results do not depend on the worker count.
+func TestRunIndependentOfWorkers(t *testing.T) {
+	c := smallCampaign(t)
+	var regions [][]uint64
+	var finds [][]string
+	for _, w := range []int{1, 2, 3} {
+		rep, err := Run(context.Background(), c, Options{Budget: 384, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r []uint64
+		for _, k := range c.Space.Ks() {
+			r = append(r, rep.Store.VisitedRegions(k))
+		}
+		var f []string
+		for _, g := range rep.Findings {
+			f = append(f, g.Seed.Finding.Condition)
+		}
+		regions = append(regions, r)
+		finds = append(finds, f)
+	}
+	for i := 1; i < len(regions); i++ {
+		if !slices.Equal(regions[0], regions[i]) {
+			t.Fatalf("regions differ with worker count: %v vs %v", regions[0], regions[i])
+		}
+	}
+}
+
+// All three steps run and ACT reaches at least as many large regions as RAN
+// on the same budget.
+func TestACTStepsAndBaselines(t *testing.T) {
+	c := smallCampaign(t)
+	act, err := Run(context.Background(), c, Options{Budget: 640})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []Step{StepRandom, StepEstimation, StepConcatenation} {
+		if act.StepSims[s] == 0 {
+			t.Errorf("step %v never ran: %v", s, act.StepSims)
+		}
+	}
+	ran, err := Run(context.Background(), c, Options{Budget: 640, Method: "ran"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("k=128: act %d, ran %d; k=16: act %d, ran %d", act.Store.VisitedRegions(128), ran.Store.VisitedRegions(128), act.Store.VisitedRegions(16), ran.Store.VisitedRegions(16))
+	if act.Store.VisitedRegions(128) < ran.Store.VisitedRegions(128) {
+		t.Errorf("ACT visited fewer k=128 regions than RAN")
+	}
+}
