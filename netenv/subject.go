@@ -1,0 +1,76 @@
+package netenv
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// Subject runs one simulation configuration G and streams the state trace:
+// our simulator with a registered CCAI (native), or a real implementation
+// no one here wrote (ns-3's TCP models, gVisor's netstack).
+//
+// A subject fills every field of tcp.StateRecord it can; fields it cannot
+// observe stay zero and are documented by the subject. Run returns a
+// *Fault when the subject misbehaves (crash, hang, garbage), so that a
+// campaign records it as a finding and goes on.
+type Subject interface {
+	// Name is the --subject value ("native", "ns3", "gvisor").
+	Name() string
+	// CCAs lists the congestion controls the subject offers.
+	CCAs() []string
+	// Run simulates cfg, streaming state records to obs (may be nil).
+	Run(ctx context.Context, cfg Config, obs tcp.Observer) (Result, error)
+}
+
+// Native is our simulator with the CCAIs of package ccai.
+type Native struct{}
+
+func (Native) Name() string { return "native" }
+
+func (Native) CCAs() []string { return nil } // see ccai.Names
+
+func (Native) Run(ctx context.Context, cfg Config, obs tcp.Observer) (Result, error) {
+	return Run(ctx, cfg, obs)
+}
+
+// The subject registry: subjects that need optional pieces (a C++ driver,
+// a large module) register themselves from their own packages.
+var (
+	subjectsMu sync.RWMutex
+	subjects   = map[string]func() (Subject, error){"native": func() (Subject, error) { return Native{}, nil }}
+)
+
+// RegisterSubject adds a subject constructor under name.
+func RegisterSubject(name string, open func() (Subject, error)) {
+	subjectsMu.Lock()
+	defer subjectsMu.Unlock()
+	subjects[name] = open
+}
+
+// OpenSubject returns the subject called name; an error says how to install
+// what it needs.
+func OpenSubject(name string) (Subject, error) {
+	subjectsMu.RLock()
+	open, ok := subjects[name]
+	subjectsMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown subject %q (known: %v)", name, SubjectNames())
+	}
+	return open()
+}
+
+// SubjectNames lists registered subjects.
+func SubjectNames() []string {
+	subjectsMu.RLock()
+	defer subjectsMu.RUnlock()
+	var out []string
+	for n := range subjects {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
