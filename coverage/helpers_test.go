@@ -54,9 +54,16 @@ func synthSim(rng *rand.Rand, steps int, emit func(st []float64, at int64)) {
 // Batch per simulation, configs numbered from cfg0.
 func fillSynth(s *Store, rng *rand.Rand, sims, steps int, cfg0 uint64) {
 	b := s.NewBatch()
+	full := make([]float64, s.Space().Dim()) // extra variables stay at their first granule
+	for j, v := range s.Space().Vars {
+		full[j] = v.Value(0)
+	}
 	for i := range sims {
 		b.Reset()
-		synthSim(rng, steps, func(st []float64, at int64) { b.Observe(st, at) })
+		synthSim(rng, steps, func(st []float64, at int64) {
+			copy(full, st)
+			b.Observe(full, at)
+		})
 		s.AddBatch(b, cfg0+uint64(i))
 	}
 }

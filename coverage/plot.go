@@ -40,7 +40,7 @@ func (percentTicks) Ticks(min, max float64) []plot.Tick {
 	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
 		x := math.Pow(10, e)
 		if x >= min*0.9999 && x <= max*1.0001 {
-			ts = append(ts, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64) + "%"})
+			ts = append(ts, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', -1, 64) + "%"})
 		}
 	}
 	return ts

@@ -2,9 +2,6 @@ package netenv
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -35,42 +32,4 @@ func (Native) CCAs() []string { return nil } // see ccai.Names
 
 func (Native) Run(ctx context.Context, cfg Config, obs tcp.Observer) (Result, error) {
 	return Run(ctx, cfg, obs)
-}
-
-// The subject registry: subjects that need optional pieces (a C++ driver,
-// a large module) register themselves from their own packages.
-var (
-	subjectsMu sync.RWMutex
-	subjects   = map[string]func() (Subject, error){"native": func() (Subject, error) { return Native{}, nil }}
-)
-
-// RegisterSubject adds a subject constructor under name.
-func RegisterSubject(name string, open func() (Subject, error)) {
-	subjectsMu.Lock()
-	defer subjectsMu.Unlock()
-	subjects[name] = open
-}
-
-// OpenSubject returns the subject called name; an error says how to install
-// what it needs.
-func OpenSubject(name string) (Subject, error) {
-	subjectsMu.RLock()
-	open, ok := subjects[name]
-	subjectsMu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("unknown subject %q (known: %v)", name, SubjectNames())
-	}
-	return open()
-}
-
-// SubjectNames lists registered subjects.
-func SubjectNames() []string {
-	subjectsMu.RLock()
-	defer subjectsMu.RUnlock()
-	var out []string
-	for n := range subjects {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }
