@@ -143,9 +143,9 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 		c.Topology = cf.Topology
 	}
 	switch c.Topology {
-	case netenv.TopoSingleLink, netenv.TopoDumbbell:
+	case netenv.TopoSingleLink, netenv.TopoDumbbell, netenv.TopoParkingLot:
 	default:
-		return nil, fail(lineOf("topology"), "topology", "%q: want %s or %s (parking-lot is not implemented yet)", c.Topology, netenv.TopoSingleLink, netenv.TopoDumbbell)
+		return nil, fail(lineOf("topology"), "topology", "%q: want %s, %s or %s", c.Topology, netenv.TopoSingleLink, netenv.TopoDumbbell, netenv.TopoParkingLot)
 	}
 	if cf.Profile != "" {
 		p, err := ccai.ParseProfile(cf.Profile)

@@ -26,6 +26,8 @@ type Options struct {
 	Workers  int           // 0: GOMAXPROCS
 	Out      string        // output directory; "" writes nothing
 	Logger   *slog.Logger
+	// Subject runs the simulations; nil means the native simulator.
+	Subject netenv.Subject
 	// Progress, if set, is called after every batch.
 	Progress func(Status)
 }
@@ -62,6 +64,7 @@ type Report struct {
 	StepSims    map[Step]int
 	StepRegions map[Step]int
 	Capped      int // runs stopped by the simulated-time cap
+	subject     netenv.Subject
 }
 
 // Regions returns the visited regions at every k.
@@ -135,7 +138,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	sel := &selector{c: c, method: opt.Method, rng: newRand(c.Seed, opt.Method), store: store, configs: &configs,
 		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
 		pc: make([]float64, len(c.Params))}
-	rep := &Report{Method: opt.Method, Store: store, Series: coverage.NewSeries(opt.Method, c.Space),
+	if opt.Subject == nil {
+		opt.Subject = netenv.Native{}
+	}
+	rep := &Report{Method: opt.Method, Store: store, subject: opt.Subject, Series: coverage.NewSeries(opt.Method, c.Space),
 		StepSims: map[Step]int{}, StepRegions: map[Step]int{}}
 	groups := map[string]*FindingGroup{}
 
@@ -146,7 +152,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wk := newWorker(c, store.Space())
+			wk := newWorker(c, store.Space(), opt.Subject)
 			for j := range jobs {
 				results <- wk.run(ctx, j)
 			}
@@ -198,10 +204,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				rep.Capped++
 			}
 			for _, h := range r.hits {
-				rep.addFinding(c, opt, groups, g, h, log)
+				rep.addFinding(c, opt, groups, r.idx, g, h, log)
 			}
 			if r.fault != nil {
-				rep.addFault(c, opt, groups, g, r.fault, log)
+				rep.addFault(c, opt, groups, r.idx, g, r.fault, log)
 			}
 			rep.Sims++
 			pending[i] = result{}
@@ -260,11 +266,11 @@ func (r *Report) status(step Step, elapsed time.Duration) Status {
 }
 
 func (r *Report) seedOf(c *Campaign, g Config) *corpus.Seed {
-	return &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.Program, Subject: "native", CCAI: c.CCAI,
+	return &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.Program, Subject: r.subject.Name(), CCAI: c.CCAI,
 		Profile: c.Profile.String(), Topology: c.Topology, Bytes: c.Bytes, SACK: c.SACK, Seed: g.Seed, Schedule: g.Schedule}
 }
 
-func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*FindingGroup, g Config, h hit, log *slog.Logger) {
+func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, h hit, log *slog.Logger) {
 	key := h.cond + "|" + regionKey(c.Space, h.state)
 	if grp, ok := groups[key]; ok {
 		grp.Count++
@@ -275,10 +281,10 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 	grp := &FindingGroup{Seed: s, Count: 1}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
-	r.writeFinding(opt, grp, log)
+	r.writeFinding(opt, grp, idx, log)
 }
 
-func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGroup, g Config, f *corpus.Finding, log *slog.Logger) {
+func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, f *corpus.Finding, log *slog.Logger) {
 	key := "fault|" + f.Kind
 	if grp, ok := groups[key]; ok {
 		grp.Count++
@@ -289,36 +295,24 @@ func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGr
 	grp := &FindingGroup{Seed: s, Count: 1}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
-	r.writeFinding(opt, grp, log)
+	r.writeFinding(opt, grp, idx, log)
 }
 
-// writeFinding writes the seed as soon as it is found, with its CSV trace.
-func (r *Report) writeFinding(opt Options, grp *FindingGroup, log *slog.Logger) {
+// writeFinding writes the seed as soon as it is found, with its CSV trace
+// and plot. The file name is the configuration index, so a resumed
+// campaign that finds it again writes the same file.
+func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, log *slog.Logger) {
 	if opt.Out == "" {
 		return
 	}
 	name := sanitize(grp.Seed.Finding.Condition)
-	if name == "" {
-		name = grp.Seed.Finding.Kind
+	if grp.Seed.Finding.Kind != "condition" {
+		name = "fault-" + sanitize(grp.Seed.Finding.Kind)
 	}
-	dir := filepath.Join(opt.Out, "findings", name)
-	id := fmt.Sprintf("%s-%06d", r.Method, len(r.Findings))
-	grp.Path = filepath.Join(dir, id+".json")
-	if err := grp.Seed.Write(grp.Path); err != nil {
+	grp.Path = filepath.Join(opt.Out, "findings", name, fmt.Sprintf("%s-%07d.json", r.Method, idx))
+	if err := corpus.WriteArtifacts(context.Background(), r.subject, grp.Seed, grp.Path); err != nil {
 		log.Error("writing finding", "path", grp.Path, "err", err)
-		return
 	}
-	f, err := os.Create(filepath.Join(dir, id+".csv"))
-	if err != nil {
-		log.Error("writing trace", "err", err)
-		return
-	}
-	defer f.Close()
-	tr := netenv.NewCSVTrace(f, grp.Seed.CCAI[0])
-	if _, err := corpus.Replay(context.Background(), grp.Seed, tr); err != nil {
-		log.Error("replaying finding for its trace", "err", err)
-	}
-	_ = tr.Flush()
 }
 
 func (r *Report) writeOutputs(dir string) error {

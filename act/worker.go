@@ -23,6 +23,7 @@ func newRand(seed uint64, stream string) *rand.Rand {
 // mean states and condition hits.
 type worker struct {
 	c       *Campaign
+	subj    netenv.Subject
 	space   coverage.Space
 	watch   *corpus.Watcher
 	proj    [][]int // per flow: observation index of each S variable
@@ -33,8 +34,8 @@ type worker struct {
 	samples int
 }
 
-func newWorker(c *Campaign, space coverage.Space) *worker {
-	w := &worker{c: c, space: space, state: make([]float64, len(space.Vars)), sum: make([]float64, len(space.Vars))}
+func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject) *worker {
+	w := &worker{c: c, space: space, subj: subj, state: make([]float64, len(space.Vars)), sum: make([]float64, len(space.Vars))}
 	var err error
 	w.watch, err = corpus.NewWatcher(c.CCAI, c.Conditions)
 	if err != nil {
@@ -94,11 +95,11 @@ func (w *worker) run(ctx context.Context, j job) result {
 	for _, name := range w.c.CCAI {
 		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: name, Bytes: w.c.Bytes})
 	}
-	res, err := netenv.Run(ctx, cfg, w.watch)
+	res, err := w.subj.Run(ctx, cfg, w.watch)
 	var fault *netenv.Fault
 	switch {
 	case errors.As(err, &fault):
-		r.fault = &corpus.Finding{Kind: "panic", Detail: fault.Detail}
+		r.fault = &corpus.Finding{Kind: fault.Kind, Detail: fault.Detail}
 	case err != nil:
 		// Cancelled: the result is discarded by the caller's ctx check.
 	case res.Capped && res.CapReason == "events":

@@ -1,8 +1,11 @@
 package corpus
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
@@ -98,6 +101,11 @@ type ReplayResult struct {
 // holds at the same time with the same state. extra, if not nil, also sees
 // every state record (a CSV trace, a plot).
 func Replay(ctx context.Context, s *Seed, extra tcp.Observer) (*ReplayResult, error) {
+	return ReplayWith(ctx, netenv.Native{}, s, extra)
+}
+
+// ReplayWith replays a seed on a given subject.
+func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Observer) (*ReplayResult, error) {
 	cfg, err := s.Config()
 	if err != nil {
 		return nil, err
@@ -122,7 +130,7 @@ func Replay(ctx context.Context, s *Seed, extra tcp.Observer) (*ReplayResult, er
 	if extra != nil {
 		obs = tee{w, extra}
 	}
-	res, err := netenv.Run(ctx, cfg, obs)
+	res, err := subj.Run(ctx, cfg, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -160,3 +168,49 @@ func Replay(ctx context.Context, s *Seed, extra tcp.Observer) (*ReplayResult, er
 type tee struct{ a, b tcp.Observer }
 
 func (t tee) Observe(r *tcp.StateRecord) { t.a.Observe(r); t.b.Observe(r) }
+
+// WriteArtifacts writes a finding's seed to jsonPath and, beside it, the
+// CSV state trace and the PNG plot of a replay.
+func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath string) error {
+	if err := s.Write(jsonPath); err != nil {
+		return err
+	}
+	base := strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath))
+	var csv bytes.Buffer
+	tr := netenv.NewCSVTrace(&csv, s.CCAI[0])
+	flow := 0
+	if s.Finding != nil {
+		flow = s.Finding.Flow
+	}
+	pl := &TracePlot{Flow: int32(flow)}
+	tr.Next = pl
+	res, err := ReplayWith(ctx, subj, s, tr)
+	if err != nil {
+		return fmt.Errorf("replaying %s: %w", jsonPath, err)
+	}
+	if err := tr.Flush(); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(base+".csv", csv.Bytes()); err != nil {
+		return err
+	}
+	return pl.Save(base+".png", plotTitle(s), s.Schedule, time.Duration(res.HitTimeNS), hitCwnd(res))
+}
+
+func plotTitle(s *Seed) string {
+	t := fmt.Sprintf("%s (%s) seed %d", strings.Join(s.CCAI, "+"), s.Profile, s.Seed)
+	if s.Finding != nil {
+		t += ": " + s.Finding.Condition
+		if s.Finding.Kind != "condition" {
+			t += s.Finding.Kind
+		}
+	}
+	return t
+}
+
+func hitCwnd(r *ReplayResult) float64 {
+	if v, ok := r.HitState["cwnd"].(float64); ok {
+		return v
+	}
+	return 0
+}

@@ -80,8 +80,8 @@ func (s *Seed) Validate() error {
 	switch {
 	case s.Version < 1 || s.Version > SeedVersion:
 		return fmt.Errorf("version %d: this program reads versions 1–%d", s.Version, SeedVersion)
-	case s.Subject != "native" && s.Subject != "":
-		return fmt.Errorf("subject %q: only the native subject is available in this build", s.Subject)
+	case s.Subject != "native" && s.Subject != "ns3" && s.Subject != "gvisor":
+		return fmt.Errorf("subject %q: want native, ns3 or gvisor", s.Subject)
 	case len(s.CCAI) == 0:
 		return errors.New("ccai: missing")
 	case s.Bytes == 0:

@@ -35,7 +35,9 @@ type link struct {
 	lossRng *rand.Rand
 	qRng    *rand.Rand
 	hook    DelayHook
-	deliver func(p *sim.Packet) sim.Handler // receiving endpoint
+	deliver func(p *sim.Packet) (sim.Handler, sim.NodeID) // next hop or receiving endpoint
+	in      linkIn                                        // packet arrivals from a previous hop
+	access  bool                                          // an access link: no loss, no random delay, fast
 
 	drops, losses uint64
 }
@@ -43,16 +45,31 @@ type link struct {
 func newLink(s *sim.Sim, node sim.NodeID, forward bool, seed uint64, index uint64) *link {
 	l := &link{sim: s, node: node, forward: forward}
 	l.txEv = sim.NewEvent(node, sim.KindTimer, 0, l)
+	l.in = linkIn{l}
 	l.lossRng = sim.NewRand(seed, sim.StreamLoss, index)
 	l.qRng = sim.NewRand(seed, sim.StreamQueueDelay, index)
 	return l
 }
 
+// linkIn receives packets arriving at a link from a previous hop.
+type linkIn struct{ l *link }
+
+func (i linkIn) Handle(e *sim.Event) { i.l.Send(e.Pkt) }
+
+// accessSpeedup is how much faster than the bottleneck an access link of a
+// dumbbell is: fast enough never to be the bottleneck, slow enough that
+// packets from one sender are spaced as on a real access link.
+const accessSpeedup = 10
+
 // apply sets the link's parameters from an environment.
 func (l *link) apply(e *Env) {
 	l.rate = bps(e.BW)
 	l.prop = ms(e.Delay)
-	if l.forward {
+	if l.access {
+		l.rate *= accessSpeedup
+		l.prop = 0
+		l.buffer = max(e.Buffer, 1000)
+	} else if l.forward {
 		l.loss = e.Loss
 		l.qshape, l.qscale = e.QShape, e.QScale
 		l.buffer = e.Buffer
@@ -108,7 +125,7 @@ func (l *link) Handle(*sim.Event) {
 		l.qLen--
 		l.startTx(next)
 	}
-	if l.forward && l.loss > 0 && l.lossRng.Float64() < l.loss {
+	if l.forward && !l.access && l.loss > 0 && l.lossRng.Float64() < l.loss {
 		l.losses++
 		l.sim.FreePacket(p)
 		return
@@ -123,15 +140,15 @@ func (l *link) Handle(*sim.Event) {
 			hooked = true
 		}
 	}
-	if !hooked && l.forward && l.qshape > 0 && l.qscale > 0 {
+	if !hooked && l.forward && !l.access && l.qshape > 0 && l.qscale > 0 {
 		q := sim.Gamma(l.qRng, l.qshape, l.qscale) * 1e6
 		if q > float64(MaxQMean)*1e6 {
 			q = float64(MaxQMean) * 1e6
 		}
 		delay += time.Duration(q)
 	}
-	h := l.deliver(p)
+	h, node := l.deliver(p)
 	p.Arrival.Handler = h
-	p.Arrival.Node = p.Dst
+	p.Arrival.Node = node
 	l.sim.Schedule(&p.Arrival, delay)
 }

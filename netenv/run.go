@@ -20,7 +20,19 @@ import (
 const (
 	TopoSingleLink = "single-link"
 	TopoDumbbell   = "dumbbell"
+	TopoParkingLot = "parking-lot"
 )
+
+// Topologies:
+//   - single-link: every flow crosses one bottleneck (ACT §4.1's virtual
+//     link); its reverse direction carries the ACKs.
+//   - dumbbell: as single-link, but each flow first crosses an access link
+//     of its own (accessSpeedup × the bottleneck rate, no delay, loss or
+//     random queuing), so flows' packets are spaced by their access links
+//     before they meet at the bottleneck.
+//   - parking-lot: max(1, m−1) bottlenecks in series, all with the same
+//     environment; flow 0 crosses every one of them and flow i ≥ 1 crosses
+//     bottleneck i only, as cross traffic.
 
 // Default guards of a run.
 const (
@@ -41,7 +53,7 @@ type Config struct {
 	Seed     uint64
 	Schedule Schedule
 	Flows    []Flow
-	Topology string // TopoSingleLink (default) or TopoDumbbell
+	Topology string // TopoSingleLink (default), TopoDumbbell or TopoParkingLot
 	SACK     bool
 	Profile  ccai.Profile
 	Limits   sim.Limits // zero fields take the defaults
@@ -113,9 +125,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch c.Topology {
-	case "", TopoSingleLink, TopoDumbbell:
+	case "", TopoSingleLink, TopoDumbbell, TopoParkingLot:
 	default:
-		return fmt.Errorf("topology %q: want %s or %s", c.Topology, TopoSingleLink, TopoDumbbell)
+		return fmt.Errorf("topology %q: want %s, %s or %s", c.Topology, TopoSingleLink, TopoDumbbell, TopoParkingLot)
 	}
 	return c.Schedule.Validate()
 }
@@ -124,7 +136,9 @@ func (c *Config) Validate() error {
 type run struct {
 	cfg       *Config
 	sim       *sim.Sim
-	fwd, rev  *link
+	links     []*link   // every link, for environment switches and counters
+	fwdPath   [][]*link // per flow: the links data crosses
+	revPath   [][]*link // per flow: the links ACKs cross
 	senders   []*tcp.Sender
 	receivers []*tcp.Receiver
 	phase     int
@@ -169,28 +183,19 @@ func newRun(cfg *Config, obs tcp.Observer) *run {
 		r.hasher = &traceHasher{h: sha256.New(), next: obs}
 		r.obs = r.hasher
 	}
-	n := len(cfg.Flows)
-	// Nodes: sender i is 2i, receiver i is 2i+1; the bottleneck's two
-	// directions are nodes 2n and 2n+1.
-	r.fwd = newLink(r.sim, sim.NodeID(2*n), true, cfg.Seed, 0)
-	r.rev = newLink(r.sim, sim.NodeID(2*n+1), false, cfg.Seed, 1)
-	r.fwd.hook = cfg.DelayHook
 	env := &cfg.Schedule[0].Env
-	r.fwd.apply(env)
-	r.rev.apply(env)
-	r.fwd.deliver = func(p *sim.Packet) sim.Handler { return r.receivers[p.Flow] }
-	r.rev.deliver = func(p *sim.Packet) sim.Handler { return r.senders[p.Flow] }
+	r.buildTopology(env)
 	for i, f := range cfg.Flows {
 		alg, _ := ccai.New(f.CCA)
 		snd := tcp.NewSender(r.sim, tcp.SenderConfig{
 			Flow: int32(i), Node: sim.NodeID(2 * i), Peer: sim.NodeID(2*i + 1),
 			Bytes: f.Bytes, SACK: cfg.SACK, Profile: cfg.Profile,
 			AppRate: appRate(env), Algorithm: alg, Observer: r.obs,
-			Out: r.fwd, OnDone: r.flowDone,
+			Out: pathOut{r.fwdPath[i]}, OnDone: r.flowDone,
 		})
 		rcv := tcp.NewReceiver(r.sim, tcp.ReceiverConfig{
 			Flow: int32(i), Node: sim.NodeID(2*i + 1), Peer: sim.NodeID(2 * i),
-			SACK: cfg.SACK, Bytes: f.Bytes, Out: r.rev,
+			SACK: cfg.SACK, Bytes: f.Bytes, Out: pathOut{r.revPath[i]},
 		})
 		r.senders = append(r.senders, snd)
 		r.receivers = append(r.receivers, rcv)
@@ -203,6 +208,89 @@ func newRun(cfg *Config, obs tcp.Observer) *run {
 		s.Start()
 	}
 	return r
+}
+
+// buildTopology creates the links and every flow's forward and reverse
+// path. Nodes: sender i is 2i, receiver i is 2i+1, links follow.
+func (r *run) buildTopology(env *Env) {
+	n := len(r.cfg.Flows)
+	newL := func(forward bool) *link {
+		l := newLink(r.sim, sim.NodeID(2*n+len(r.links)), forward, r.cfg.Seed, uint64(len(r.links)))
+		if forward {
+			l.deliver = r.routeFwd
+		} else {
+			l.deliver = r.routeRev
+		}
+		r.links = append(r.links, l)
+		return l
+	}
+	r.fwdPath = make([][]*link, n)
+	r.revPath = make([][]*link, n)
+	switch r.cfg.Topology {
+	case TopoParkingLot:
+		nb := max(1, n-1)
+		fwd, rev := make([]*link, nb), make([]*link, nb)
+		for j := range nb {
+			fwd[j], rev[j] = newL(true), newL(false)
+		}
+		for i := range n {
+			if i == 0 {
+				r.fwdPath[0] = fwd
+				for j := nb - 1; j >= 0; j-- {
+					r.revPath[0] = append(r.revPath[0], rev[j])
+				}
+				continue
+			}
+			r.fwdPath[i] = []*link{fwd[i-1]}
+			r.revPath[i] = []*link{rev[i-1]}
+		}
+		fwd[0].hook = r.cfg.DelayHook
+	case TopoDumbbell:
+		fwd, rev := newL(true), newL(false)
+		fwd.hook = r.cfg.DelayHook
+		for i := range n {
+			afwd, arev := newL(true), newL(false)
+			afwd.access, arev.access = true, true
+			r.fwdPath[i] = []*link{afwd, fwd}
+			r.revPath[i] = []*link{rev, arev}
+		}
+	default:
+		fwd, rev := newL(true), newL(false)
+		fwd.hook = r.cfg.DelayHook
+		for i := range n {
+			r.fwdPath[i] = []*link{fwd}
+			r.revPath[i] = []*link{rev}
+		}
+	}
+	for _, l := range r.links {
+		l.apply(env)
+	}
+}
+
+// routeFwd and routeRev pass a packet that left a link to the next link of
+// its flow's path, or to its endpoint.
+func (r *run) routeFwd(p *sim.Packet) (sim.Handler, sim.NodeID) {
+	return r.route(p, r.fwdPath[p.Flow], r.receivers[p.Flow])
+}
+
+func (r *run) routeRev(p *sim.Packet) (sim.Handler, sim.NodeID) {
+	return r.route(p, r.revPath[p.Flow], r.senders[p.Flow])
+}
+
+func (r *run) route(p *sim.Packet, path []*link, end sim.Handler) (sim.Handler, sim.NodeID) {
+	if next := int(p.Hop) + 1; next < len(path) {
+		p.Hop++
+		return path[next].in, path[next].node
+	}
+	return end, p.Dst
+}
+
+// pathOut sends an endpoint's packets onto the first link of its path.
+type pathOut struct{ path []*link }
+
+func (o pathOut) Send(p *sim.Packet) {
+	p.Hop = 0
+	o.path[0].Send(p)
 }
 
 // appRate is the application rate in bit/s; rates at or above the
@@ -218,8 +306,9 @@ func appRate(e *Env) uint64 {
 func (r *run) Handle(*sim.Event) {
 	r.phase++
 	env := &r.cfg.Schedule[r.phase].Env
-	r.fwd.apply(env)
-	r.rev.apply(env)
+	for _, l := range r.links {
+		l.apply(env)
+	}
 	for _, s := range r.senders {
 		s.SetAppRate(appRate(env))
 	}
@@ -240,8 +329,10 @@ func (r *run) result() Result {
 		SimTime: r.sim.Now(),
 		Events:  r.sim.Events(),
 		Capped:  r.sim.Capped(),
-		Drops:   r.fwd.drops + r.rev.drops,
-		Losses:  r.fwd.losses,
+	}
+	for _, l := range r.links {
+		res.Drops += l.drops
+		res.Losses += l.losses
 	}
 	if res.Capped {
 		res.CapReason = "time"

@@ -235,6 +235,12 @@ func TestReorderingDupAcks(t *testing.T) {
 		if r.CAState == ccai.StateDisorder {
 			disorder++
 		}
+		// An undo restores ssthresh and must also end the reduction:
+		// PRR against an infinite ssthresh would grow cwnd like slow
+		// start inside Recovery (found by `make run`).
+		if r.CAState == ccai.StateRecovery && r.SSThresh >= ccai.InfiniteSSThresh {
+			t.Fatalf("at %v: in recovery with ssthresh restored to infinity (cwnd %d)", r.Time, r.Cwnd)
+		}
 	}
 	if res.Losses != 0 || res.Drops != 0 {
 		t.Fatalf("test needs a loss-free run, got %d losses %d drops", res.Losses, res.Drops)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -16,6 +17,7 @@ import (
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("actfuzz replay", flag.ContinueOnError)
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
+	plotPath := fs.String("plot", "", "write a plot of cwnd, ssthresh and ca_state to `FILE.png` (or .svg)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	var positional []string
 	rest := args
@@ -30,7 +32,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		rest = fs.Args()[1:]
 	}
 	if len(positional) != 1 {
-		fmt.Fprintln(stderr, "usage: actfuzz replay SEED.json [--trace out.csv] [--json]")
+		fmt.Fprintln(stderr, "usage: actfuzz replay SEED.json [--trace out.csv] [--plot out.png] [--json]")
 		return exitUsage
 	}
 	seed, err := corpus.ReadSeed(positional[0])
@@ -38,8 +40,21 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
 		return exitUsage
 	}
+	subj, err := openSubject(seed.Subject)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
+		return exitUsage
+	}
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
+	flow := 0
+	if seed.Finding != nil {
+		flow = seed.Finding.Flow
+	}
+	pl := &corpus.TracePlot{Flow: int32(flow)}
+	if *plotPath != "" {
+		obs = pl
+	}
 	if *tracePath != "" {
 		f, err := os.Create(*tracePath)
 		if err != nil {
@@ -48,15 +63,32 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		defer f.Close()
 		trace = netenv.NewCSVTrace(f, seed.CCAI[0])
+		if obs != nil {
+			trace.Next = obs
+		}
 		obs = trace
 	}
-	res, err := corpus.Replay(ctx, seed, obs)
+	res, err := corpus.ReplayWith(ctx, subj, seed, obs)
 	if trace != nil {
 		_ = trace.Flush()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
 		return 1
+	}
+	if *plotPath != "" {
+		var cw float64
+		if v, ok := res.HitState["cwnd"].(float64); ok {
+			cw = v
+		}
+		title := fmt.Sprintf("%s seed %d", seed.CCAI[0], seed.Seed)
+		if seed.Finding != nil {
+			title += ": " + seed.Finding.Condition
+		}
+		if err := pl.Save(*plotPath, title, seed.Schedule, time.Duration(res.HitTimeNS), cw); err != nil {
+			fmt.Fprintf(stderr, "actfuzz replay: --plot: %v\n", err)
+			return 1
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

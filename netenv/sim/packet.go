@@ -27,6 +27,7 @@ type Packet struct {
 	Ack uint64 // cumulative ACK (for ACKs)
 	FIN bool   // last segment of the transfer
 	UDP bool
+	Hop uint8 // index of the link on the packet's path it is crossing
 
 	IsAck  bool
 	NSACK  uint8 // SACK blocks used; block 0 is a D-SACK when DSACK is set

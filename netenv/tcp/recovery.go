@@ -25,10 +25,15 @@ func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFl
 	if s.sock.PacketsOut == 0 && !s.cfg.SACK {
 		s.sock.SackedOut = 0
 	}
-	// D-SACKs proved every retransmission of the episode spurious.
+	// D-SACKs proved every retransmission of the episode spurious: undo
+	// and reopen (Linux's tcp_try_undo_dsack then tcp_try_to_open), so
+	// that PRR does not keep running against the restored ssthresh.
 	if a.dsack && s.undoValid && s.undoRetrans == 0 && st != ccai.StateOpen {
-		s.undo(false)
-		st = s.sock.CAState
+		s.undo(st == ccai.StateLoss)
+		if st != ccai.StateCWR {
+			s.setState(s.openOrDisorder())
+		}
+		return
 	}
 	fastRexmit := false
 	switch st {

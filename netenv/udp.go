@@ -1,0 +1,429 @@
+package netenv
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/actfuzz/actfuzz/netenv/sim"
+)
+
+// This file adds multi-node topologies of point-to-point links with static
+// shortest-path routing and UDP constant-bit-rate (CBR) sources, for the
+// symbolic back-end's udp4 scenario (SEIB, ACM TOMACS 2022, §5.2, after
+// ns-3's simple-error-model example). It shares the discrete-event core
+// (package netenv/sim) with the TCP runs and leaves them untouched.
+//
+// Event ownership follows SEIB §4.4.1: a transmission-complete event belongs
+// to the sending node, a packet arrival to the receiving node of the hop, and
+// an application timer to the source node. A handler only touches the state
+// of its own node (its applications, sinks and outgoing links), so events at
+// different nodes interact only through packet arrivals.
+
+// Default per-packet overheads of a UDP datagram on a point-to-point link.
+const (
+	// UDPHeaderBytes is IPv4 (20) + UDP (8) + PPP (2), as ns-3's
+	// point-to-point devices put on the wire.
+	UDPHeaderBytes = 20 + 8 + 2
+	// DefaultLinkQueue is ns-3's default drop-tail queue (100 packets).
+	DefaultLinkQueue = 100
+)
+
+// Event tags of topology runs.
+const (
+	tagCBR uint8 = 1 + iota
+	tagTx
+)
+
+// TopoLink is a bidirectional point-to-point link; each direction has its own
+// transmitter and drop-tail queue.
+type TopoLink struct {
+	A     int     `json:"a" yaml:"a"`
+	B     int     `json:"b" yaml:"b"`
+	BW    float64 `json:"bw" yaml:"bw"`       // Mbit/s
+	Delay float64 `json:"delay" yaml:"delay"` // one-way propagation, ms
+	Queue int     `json:"queue" yaml:"queue"` // packets per direction (0: DefaultLinkQueue)
+}
+
+// CBRFlow is a UDP constant-bit-rate source at Src sending to a sink at Dst:
+// PacketBytes of payload every PacketBytes·8/Rate, the first one interval
+// after Start, the last one before Stop (ns-3's OnOffApplication, always on).
+type CBRFlow struct {
+	Src         int           `json:"src" yaml:"src"`
+	Dst         int           `json:"dst" yaml:"dst"`
+	PacketBytes uint32        `json:"packet_bytes" yaml:"packet_bytes"`
+	Rate        float64       `json:"rate" yaml:"rate"` // Mbit/s of payload
+	Start       time.Duration `json:"start_ns" yaml:"-"`
+	Stop        time.Duration `json:"stop_ns" yaml:"-"`
+}
+
+// Interval is the time between two packets.
+func (f *CBRFlow) Interval() time.Duration {
+	return time.Duration(uint64(f.PacketBytes) * 8 * uint64(time.Second) / bps(f.Rate))
+}
+
+// Count is the number of packets the flow sends.
+func (f *CBRFlow) Count() uint64 {
+	iv := f.Interval()
+	if iv <= 0 || f.Stop <= f.Start {
+		return 0
+	}
+	// Packets k = 1, 2, … at Start + k·iv < Stop.
+	return uint64((f.Stop - f.Start - 1) / iv)
+}
+
+// Topology is a set of nodes joined by point-to-point links, with UDP CBR
+// flows routed along shortest paths (ties: lowest node number first).
+type Topology struct {
+	Nodes       int        `json:"nodes"`
+	Links       []TopoLink `json:"links"`
+	CBR         []CBRFlow  `json:"cbr"`
+	HeaderBytes uint32     `json:"header_bytes"` // per-packet overhead (0: UDPHeaderBytes)
+}
+
+// UDP4 is the four-node topology of ns-3's simple-error-model example, as
+// used by SEIB §5.2: n0 and n1 attach to router n2 at 5 Mbit/s / 2 ms, n3 at
+// 1.5 Mbit/s / 10 ms; n0 sends 210-byte datagrams at 448 kbit/s to n3 from
+// 1.0 s to 10.0 s, and n3 sends the same to n1 from 1.1 s to 10.0 s.
+func UDP4() Topology {
+	return Topology{
+		Nodes: 4,
+		Links: []TopoLink{
+			{A: 0, B: 2, BW: 5, Delay: 2},
+			{A: 1, B: 2, BW: 5, Delay: 2},
+			{A: 3, B: 2, BW: 1.5, Delay: 10},
+		},
+		CBR: []CBRFlow{
+			{Src: 0, Dst: 3, PacketBytes: 210, Rate: 0.448, Start: time.Second, Stop: 10 * time.Second},
+			{Src: 3, Dst: 1, PacketBytes: 210, Rate: 0.448, Start: 1100 * time.Millisecond, Stop: 10 * time.Second},
+		},
+	}
+}
+
+// Validate checks the topology and names the offending field.
+func (t *Topology) Validate() error {
+	if t.Nodes < 1 || t.Nodes > 1<<16 {
+		return fmt.Errorf("nodes: %d, want 1..65536", t.Nodes)
+	}
+	seen := map[[2]int]bool{}
+	for i, l := range t.Links {
+		switch {
+		case l.A < 0 || l.A >= t.Nodes || l.B < 0 || l.B >= t.Nodes || l.A == l.B:
+			return fmt.Errorf("links[%d]: endpoints %d-%d must be two different nodes in 0..%d", i, l.A, l.B, t.Nodes-1)
+		case !(l.BW >= MinBW && l.BW <= MaxBW):
+			return fmt.Errorf("links[%d].bw: %v must be in [%g, %g] Mbit/s", i, l.BW, MinBW, MaxBW)
+		case !(l.Delay >= 0 && l.Delay <= MaxDelay):
+			return fmt.Errorf("links[%d].delay: %v must be in [0, %g] ms", i, l.Delay, MaxDelay)
+		case l.Queue < 0 || l.Queue > MaxBuffer:
+			return fmt.Errorf("links[%d].queue: %d must be in [0, %d] packets", i, l.Queue, MaxBuffer)
+		}
+		k := [2]int{min(l.A, l.B), max(l.A, l.B)}
+		if seen[k] {
+			return fmt.Errorf("links[%d]: nodes %d and %d are already linked", i, l.A, l.B)
+		}
+		seen[k] = true
+	}
+	next := t.routes()
+	for i, f := range t.CBR {
+		switch {
+		case f.Src < 0 || f.Src >= t.Nodes || f.Dst < 0 || f.Dst >= t.Nodes || f.Src == f.Dst:
+			return fmt.Errorf("cbr[%d]: src %d and dst %d must be two different nodes in 0..%d", i, f.Src, f.Dst, t.Nodes-1)
+		case f.PacketBytes == 0 || f.PacketBytes > 65507:
+			return fmt.Errorf("cbr[%d].packet_bytes: %d must be in 1..65507", i, f.PacketBytes)
+		case !(f.Rate > 0 && f.Rate <= MaxBW) || f.Interval() <= 0:
+			return fmt.Errorf("cbr[%d].rate: %v must be a positive rate in Mbit/s", i, f.Rate)
+		case f.Start < 0 || f.Stop < f.Start:
+			return fmt.Errorf("cbr[%d]: start %v and stop %v must satisfy 0 ≤ start ≤ stop", i, f.Start, f.Stop)
+		case next[f.Src][f.Dst] < 0:
+			return fmt.Errorf("cbr[%d]: no route from node %d to node %d", i, f.Src, f.Dst)
+		}
+	}
+	return nil
+}
+
+// routes returns next[n][dst], the next hop from n towards dst (-1: none),
+// by breadth-first search from each destination.
+func (t *Topology) routes() [][]int {
+	adj := make([][]int, t.Nodes)
+	for _, l := range t.Links {
+		if l.A >= 0 && l.A < t.Nodes && l.B >= 0 && l.B < t.Nodes {
+			adj[l.A] = append(adj[l.A], l.B)
+			adj[l.B] = append(adj[l.B], l.A)
+		}
+	}
+	for i := range adj {
+		// Deterministic tie-break: lower neighbour first.
+		for a := 1; a < len(adj[i]); a++ {
+			for b := a; b > 0 && adj[i][b] < adj[i][b-1]; b-- {
+				adj[i][b], adj[i][b-1] = adj[i][b-1], adj[i][b]
+			}
+		}
+	}
+	next := make([][]int, t.Nodes)
+	for n := range next {
+		next[n] = make([]int, t.Nodes)
+		for d := range next[n] {
+			next[n][d] = -1
+		}
+	}
+	dist := make([]int, t.Nodes)
+	for dst := 0; dst < t.Nodes; dst++ {
+		for i := range dist {
+			dist[i] = -1
+		}
+		dist[dst] = 0
+		q := []int{dst}
+		for len(q) > 0 {
+			u := q[0]
+			q = q[1:]
+			for _, v := range adj[u] {
+				if dist[v] < 0 {
+					dist[v] = dist[u] + 1
+					next[v][dst] = u
+					q = append(q, v)
+				}
+			}
+		}
+	}
+	return next
+}
+
+// Path is the node path of CBR flow f, source first.
+func (t *Topology) Path(f int) ([]int, error) {
+	if f < 0 || f >= len(t.CBR) {
+		return nil, fmt.Errorf("flow %d: out of range", f)
+	}
+	next := t.routes()
+	fl := t.CBR[f]
+	p := []int{fl.Src}
+	for n := fl.Src; n != fl.Dst; {
+		n = next[n][fl.Dst]
+		if n < 0 || len(p) > t.Nodes {
+			return nil, fmt.Errorf("cbr[%d]: no route from node %d to node %d", f, fl.Src, fl.Dst)
+		}
+		p = append(p, n)
+	}
+	return p, nil
+}
+
+// HopHook lets the symbolic back-end choose the extra delay of a chosen
+// packet on the hop from → to: the delay, the 1-based index of the uncertain
+// variable it stands for, and ok.
+type HopHook func(from, to sim.NodeID, p *sim.Packet) (delay time.Duration, uncertain int16, ok bool)
+
+// TopoConfig is one topology run.
+type TopoConfig struct {
+	Topology
+	// Limits: MaxTime is the end of the simulation (an end event); zero
+	// fields take DefaultMaxTime and DefaultMaxEvents.
+	Limits sim.Limits
+	// Scheduler replaces the default heap (the symbolic back-end).
+	Scheduler sim.Scheduler
+	// DelayHook adds an extra delay to chosen packets on chosen hops.
+	DelayHook HopHook
+}
+
+// CBRResult is the outcome of one CBR flow at the end of the run.
+type CBRResult struct {
+	Sent          uint64        `json:"sent"`
+	Received      uint64        `json:"received"`
+	ReceivedBytes uint64        `json:"received_bytes"`
+	Dropped       uint64        `json:"dropped"`
+	LastArrival   time.Duration `json:"last_arrival_ns"`
+}
+
+// TopoResult summarizes a topology run.
+type TopoResult struct {
+	SimTime time.Duration `json:"-"`
+	Events  uint64        `json:"events"`
+	Capped  bool          `json:"capped"`
+	Flows   []CBRResult   `json:"flows"`
+}
+
+// RunTopology simulates a topology with its CBR flows until the end time.
+func RunTopology(ctx context.Context, cfg TopoConfig) (TopoResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return TopoResult{}, err
+	}
+	lim := cfg.Limits
+	if lim.MaxTime == 0 {
+		lim.MaxTime = DefaultMaxTime
+	}
+	if lim.MaxEvents == 0 {
+		lim.MaxEvents = DefaultMaxEvents
+	}
+	r := newTopoRun(&cfg, sim.New(cfg.Scheduler, lim))
+	if err := r.sim.Run(ctx); err != nil {
+		return TopoResult{}, err
+	}
+	res := TopoResult{SimTime: r.sim.Now(), Events: r.sim.Events(), Capped: r.sim.Capped()}
+	res.Flows = append(res.Flows, r.flows...)
+	return res, nil
+}
+
+type topoRun struct {
+	cfg   *TopoConfig
+	sim   *sim.Sim
+	hdr   uint32
+	next  [][]int
+	nodes []*topoNode
+	apps  []*cbrApp
+	flows []CBRResult
+}
+
+type topoNode struct {
+	run *topoRun
+	id  int
+	out map[int]*channel // by neighbour
+}
+
+// channel is one direction of a point-to-point link, owned by node from.
+type channel struct {
+	run      *topoRun
+	from, to int
+	rate     uint64
+	prop     time.Duration
+	buffer   int
+	q        []*sim.Packet
+	qHead    int
+	qLen     int
+	tx       *sim.Packet
+	txEv     *sim.Event
+}
+
+type cbrApp struct {
+	run  *topoRun
+	idx  int
+	flow CBRFlow
+	iv   time.Duration
+	seq  uint64
+	ev   *sim.Event
+}
+
+func newTopoRun(cfg *TopoConfig, s *sim.Sim) *topoRun {
+	r := &topoRun{cfg: cfg, sim: s, hdr: cfg.HeaderBytes, next: cfg.routes()}
+	if r.hdr == 0 {
+		r.hdr = UDPHeaderBytes
+	}
+	for i := 0; i < cfg.Nodes; i++ {
+		r.nodes = append(r.nodes, &topoNode{run: r, id: i, out: map[int]*channel{}})
+	}
+	for _, l := range cfg.Links {
+		q := l.Queue
+		if q == 0 {
+			q = DefaultLinkQueue
+		}
+		for _, d := range [2][2]int{{l.A, l.B}, {l.B, l.A}} {
+			c := &channel{run: r, from: d[0], to: d[1], rate: bps(l.BW), prop: ms(l.Delay), buffer: q}
+			c.q = make([]*sim.Packet, min(q, 1024))
+			c.txEv = sim.NewEvent(sim.NodeID(d[0]), sim.KindTimer, tagTx, c)
+			r.nodes[d[0]].out[d[1]] = c
+		}
+	}
+	r.flows = make([]CBRResult, len(cfg.CBR))
+	for i, f := range cfg.CBR {
+		a := &cbrApp{run: r, idx: i, flow: f, iv: f.Interval()}
+		a.ev = sim.NewEvent(sim.NodeID(f.Src), sim.KindTimer, tagCBR, a)
+		r.apps = append(r.apps, a)
+		if f.Count() > 0 {
+			s.ScheduleAt(a.ev, f.Start+a.iv)
+		}
+	}
+	return r
+}
+
+// Handle sends one datagram and schedules the next.
+func (a *cbrApp) Handle(*sim.Event) {
+	r := a.run
+	p := r.sim.NewPacket()
+	p.Flow = int32(a.idx)
+	p.Src, p.Dst = sim.NodeID(a.flow.Src), sim.NodeID(a.flow.Dst)
+	p.Seq = a.seq
+	p.Len = a.flow.PacketBytes
+	p.UDP = true
+	p.SentAt = r.sim.Now()
+	a.seq++
+	r.flows[a.idx].Sent++
+	if a.seq < a.flow.Count() {
+		r.sim.Schedule(a.ev, a.iv)
+	}
+	r.nodes[a.flow.Src].forward(p)
+}
+
+// forward sends p towards its destination.
+func (n *topoNode) forward(p *sim.Packet) {
+	nh := n.run.next[n.id][p.Dst]
+	c := n.out[nh]
+	if c == nil {
+		n.run.flows[p.Flow].Dropped++
+		n.run.sim.FreePacket(p)
+		return
+	}
+	c.send(p)
+}
+
+// Handle receives a packet at this node.
+func (n *topoNode) Handle(e *sim.Event) {
+	p := e.Pkt
+	if int(p.Dst) != n.id {
+		n.forward(p)
+		return
+	}
+	f := &n.run.flows[p.Flow]
+	f.Received++
+	f.ReceivedBytes += uint64(p.Len)
+	f.LastArrival = n.run.sim.Now()
+	n.run.sim.FreePacket(p)
+}
+
+func (c *channel) send(p *sim.Packet) {
+	if c.tx == nil {
+		c.startTx(p)
+		return
+	}
+	if c.qLen >= c.buffer {
+		c.run.flows[p.Flow].Dropped++
+		c.run.sim.FreePacket(p)
+		return
+	}
+	if c.qLen == len(c.q) {
+		nq := make([]*sim.Packet, 2*len(c.q))
+		for i := 0; i < c.qLen; i++ {
+			nq[i] = c.q[(c.qHead+i)%len(c.q)]
+		}
+		c.q, c.qHead = nq, 0
+	}
+	c.q[(c.qHead+c.qLen)%len(c.q)] = p
+	c.qLen++
+}
+
+func (c *channel) startTx(p *sim.Packet) {
+	c.tx = p
+	bits := uint64(p.Len+c.run.hdr) * 8
+	c.run.sim.Schedule(c.txEv, time.Duration(bits*uint64(time.Second)/c.rate))
+}
+
+// Handle completes a transmission: the next queued packet starts, and this
+// one propagates to the far end.
+func (c *channel) Handle(*sim.Event) {
+	p := c.tx
+	c.tx = nil
+	if c.qLen > 0 {
+		next := c.q[c.qHead]
+		c.q[c.qHead] = nil
+		c.qHead = (c.qHead + 1) % len(c.q)
+		c.qLen--
+		c.startTx(next)
+	}
+	delay := c.prop
+	p.Arrival.Uncertain = 0
+	if h := c.run.cfg.DelayHook; h != nil {
+		if d, u, ok := h(sim.NodeID(c.from), sim.NodeID(c.to), p); ok {
+			delay += d
+			p.Arrival.Uncertain = u
+		}
+	}
+	p.Arrival.Handler = c.run.nodes[c.to]
+	p.Arrival.Node = sim.NodeID(c.to)
+	c.run.sim.Schedule(&p.Arrival, delay)
+}
