@@ -2,7 +2,9 @@ package netenv_test
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -249,4 +251,38 @@ func TestReorderingDupAcks(t *testing.T) {
 		t.Fatal("reordering produced no dupACKs")
 	}
 	t.Logf("%d records in disorder, %d spurious recoveries, %d undos", disorder, res.Flows[0].Recoveries, res.Flows[0].Undos)
+}
+
+// Regression: `make run` found a D-SACK undo during the first recovery
+// (entered in slow start, so the saved ssthresh was infinite) that left the
+// sender in Recovery, where PRR then grew cwnd past prior_cwnd.
+func TestDSACKUndoLeavesRecovery(t *testing.T) {
+	b, err := os.ReadFile("testdata/dsack-undo-in-slow-start.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Seed     uint64          `json:"seed"`
+		Schedule netenv.Schedule `json:"schedule"`
+		CCAI     []string        `json:"ccai"`
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	cfg := netenv.Config{Seed: g.Seed, Schedule: g.Schedule, SACK: true}
+	for _, c := range g.CCAI {
+		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: c, Bytes: netenv.DefaultBytes})
+	}
+	cfg.Limits.MaxTime = 30 * time.Second
+	_, rec := run(t, cfg)
+	undone := false
+	for _, r := range rec.recs {
+		if r.CAState == ccai.StateRecovery && r.SSThresh >= ccai.InfiniteSSThresh {
+			t.Fatalf("flow %d at %v: in recovery with ssthresh restored to infinity (cwnd %d)", r.Flow, r.Time, r.Cwnd)
+		}
+		undone = undone || r.SSThresh >= ccai.InfiniteSSThresh && r.PriorCwnd > 0
+	}
+	if !undone {
+		t.Fatal("the scenario no longer undoes a recovery entered in slow start; the test lost its point")
+	}
 }
