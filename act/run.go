@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,7 +26,11 @@ type Options struct {
 	Duration time.Duration // wall-clock limit; 0: none
 	Workers  int           // 0: GOMAXPROCS
 	Out      string        // output directory; "" writes nothing
-	Logger   *slog.Logger
+	// Resume continues the campaign checkpointed in Out, if any.
+	Resume bool
+	// CheckpointEvery bounds the time between checkpoints (default 30 s).
+	CheckpointEvery time.Duration
+	Logger          *slog.Logger
 	// Subject runs the simulations; nil means the native simulator.
 	Subject netenv.Subject
 	// Progress, if set, is called after every batch.
@@ -49,6 +54,7 @@ type FindingGroup struct {
 	Seed  *corpus.Seed
 	Count int
 	Path  string
+	key   string
 }
 
 // Report is the outcome of a campaign run.
@@ -135,7 +141,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 	}
 	var configs []Config
-	sel := &selector{c: c, method: opt.Method, rng: newRand(c.Seed, opt.Method), store: store, configs: &configs,
+	src := newSource(c.Seed, opt.Method)
+	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store, configs: &configs,
 		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
 		pc: make([]float64, len(c.Params))}
 	if opt.Subject == nil {
@@ -144,6 +151,20 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	rep := &Report{Method: opt.Method, Store: store, subject: opt.Subject, Series: coverage.NewSeries(opt.Method, c.Space),
 		StepSims: map[Step]int{}, StepRegions: map[Step]int{}}
 	groups := map[string]*FindingGroup{}
+	rs := &runState{}
+	if opt.Resume && opt.Out != "" {
+		ok, err := loadCheckpoint(opt.Out, c, opt.Method, sel, rep, groups, rs)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			log.Info("resuming", "sims", rep.Sims)
+		}
+	}
+	if opt.CheckpointEvery <= 0 {
+		opt.CheckpointEvery = 30 * time.Second
+	}
+	lastCheckpoint := time.Now()
 
 	jobs := make(chan job)
 	results := make(chan result, batchSize)
@@ -161,12 +182,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	defer func() { close(jobs); wg.Wait() }()
 
 	start := time.Now()
-	kl, _ := c.Space.Level(c.Kappa)
-	_ = kl
 	window := min(c.Window, max(opt.Budget/10, batchSize))
-	lastWindowSims, lastWindowRegions := 0, uint64(0)
-	stepStart := 0
 	pending := make([]result, batchSize)
+	interrupted := false
 	for rep.Sims < opt.Budget {
 		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) > opt.Duration) {
 			break
@@ -185,6 +203,13 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		for i := 0; i < n; i++ {
 			r := <-results
 			pending[r.idx-base] = r
+		}
+		if ctx.Err() != nil {
+			// The batch was cut short: drop it whole, so that a resume
+			// recomputes it exactly.
+			configs = configs[:base]
+			interrupted = true
+			break
 		}
 		// Merge in configuration order.
 		for i := 0; i < n; i++ {
@@ -214,22 +239,28 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		rep.Series.Record(int64(rep.Sims), store)
 		// Saturation of coverage(S, κ) per window (ACT §3).
-		if opt.Method == "act" && rep.Sims-lastWindowSims >= window {
+		if opt.Method == "act" && rep.Sims-rs.LastWindowSims >= window {
 			now := store.VisitedRegions(c.Kappa)
-			growth := float64(now-lastWindowRegions) / math.Max(float64(lastWindowRegions), 1)
-			stepShare := float64(rep.Sims-stepStart) / float64(opt.Budget)
+			growth := float64(now-rs.LastWindowRegions) / math.Max(float64(rs.LastWindowRegions), 1)
+			stepShare := float64(rep.Sims-rs.StepStart) / float64(opt.Budget)
 			saturated := growth < c.Delta
 			// Leave room for the later steps on small budgets.
 			if sel.step == StepRandom && (saturated || stepShare >= 0.3) {
-				sel.step, stepStart = StepEstimation, rep.Sims
+				sel.step, rs.StepStart = StepEstimation, rep.Sims
 				rep.Series.Mark(int64(rep.Sims), "estimation")
 				log.Info("act: step 2 (estimation)", "sims", rep.Sims, "growth", growth)
 			} else if sel.step == StepEstimation && (saturated || stepShare >= 0.35) {
-				sel.step, stepStart = StepConcatenation, rep.Sims
+				sel.step, rs.StepStart = StepConcatenation, rep.Sims
 				rep.Series.Mark(int64(rep.Sims), "concatenation")
 				log.Info("act: step 3 (concatenation)", "sims", rep.Sims, "growth", growth)
 			}
-			lastWindowSims, lastWindowRegions = rep.Sims, now
+			rs.LastWindowSims, rs.LastWindowRegions = rep.Sims, now
+		}
+		if opt.Out != "" && time.Since(lastCheckpoint) >= opt.CheckpointEvery {
+			if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
+				return rep, fmt.Errorf("checkpoint: %w", err)
+			}
+			lastCheckpoint = time.Now()
 		}
 		if opt.Progress != nil {
 			st := rep.status(sel.step, time.Since(start))
@@ -238,7 +269,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	rep.Wall = time.Since(start)
 	if opt.Out != "" {
-		if err := rep.writeOutputs(opt.Out); err != nil {
+		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
+			return rep, fmt.Errorf("checkpoint: %w", err)
+		}
+		if err := rep.writeOutputs(opt.Out, !interrupted && rep.Sims >= opt.Budget); err != nil {
 			return rep, err
 		}
 	}
@@ -278,7 +312,7 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 	}
 	s := r.seedOf(c, g)
 	s.Finding = &corpus.Finding{Condition: h.cond, When: h.when, Kind: "condition", TimeNS: int64(h.at), Flow: h.flow, State: h.state}
-	grp := &FindingGroup{Seed: s, Count: 1}
+	grp := &FindingGroup{Seed: s, Count: 1, key: key}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
@@ -292,7 +326,7 @@ func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGr
 	}
 	s := r.seedOf(c, g)
 	s.Finding = f
-	grp := &FindingGroup{Seed: s, Count: 1}
+	grp := &FindingGroup{Seed: s, Count: 1, key: key}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
@@ -315,7 +349,7 @@ func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, log *slog
 	}
 }
 
-func (r *Report) writeOutputs(dir string) error {
+func (r *Report) writeOutputs(dir string, done bool) error {
 	cov := filepath.Join(dir, "coverage")
 	if err := os.MkdirAll(cov, 0o755); err != nil {
 		return err
@@ -328,25 +362,12 @@ func (r *Report) writeOutputs(dir string) error {
 	if err := corpus.WriteFileAtomic(filepath.Join(cov, "table.md"), []byte(tbl.String())); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(cov, ".store")
-	if err != nil {
-		return err
-	}
-	_, werr := r.Store.WriteTo(f)
-	f.Close()
-	if werr != nil {
-		os.Remove(f.Name())
-		return werr
-	}
-	if err := os.Rename(f.Name(), filepath.Join(cov, "store.bin")); err != nil {
-		return err
-	}
 	if err := coverage.SaveCoveragePlot(filepath.Join(cov, "coverage.png"), snap); err != nil {
 		return err
 	}
 	st := r.status(0, r.Wall)
-	b := fmt.Sprintf("{\n  \"method\": %q,\n  \"sims\": %d,\n  \"wall_s\": %.3f,\n  \"findings\": %d,\n  \"faults\": %d,\n  \"done\": true\n}\n",
-		r.Method, r.Sims, r.Wall.Seconds(), st.Findings, st.Faults)
+	b := fmt.Sprintf("{\n  \"method\": %q,\n  \"sims\": %d,\n  \"wall_s\": %.3f,\n  \"findings\": %d,\n  \"faults\": %d,\n  \"done\": %v\n}\n",
+		r.Method, r.Sims, r.Wall.Seconds(), st.Findings, st.Faults, done)
 	return corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), []byte(b))
 }
 

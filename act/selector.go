@@ -35,6 +35,7 @@ type Config struct {
 type selector struct {
 	c       *Campaign
 	method  string
+	src     *rand.PCG
 	rng     *rand.Rand
 	store   *coverage.Store
 	configs *[]Config

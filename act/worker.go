@@ -13,10 +13,12 @@ import (
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
-func newRand(seed uint64, stream string) *rand.Rand {
+// newSource is the selector's PRNG source for a method; it is kept so
+// that checkpoints can save its state.
+func newSource(seed uint64, stream string) *rand.PCG {
 	h := fnv.New64a()
 	h.Write([]byte(stream))
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
+	return rand.NewPCG(seed, h.Sum64())
 }
 
 // worker runs simulations and turns their traces into coverage batches,

@@ -111,14 +111,16 @@ type Fault struct {
 
 func (f *Fault) Error() string { return fmt.Sprintf("subject fault (%s): %s", f.Kind, f.Detail) }
 
-// Validate checks a configuration and names the offending field.
+// Validate checks a configuration and names the offending field. Whether
+// a flow's CCA exists is the subject's business (the native subject checks
+// the ccai registry).
 func (c *Config) Validate() error {
 	if len(c.Flows) == 0 {
 		return fmt.Errorf("flows: at least one flow is needed")
 	}
 	for i, f := range c.Flows {
-		if _, ok := ccai.Lookup(f.CCA); !ok {
-			return fmt.Errorf("flow %d: unknown congestion control %q (known: %v)", i+1, f.CCA, ccai.Names())
+		if f.CCA == "" {
+			return fmt.Errorf("flow %d: cca is empty", i+1)
 		}
 		if f.Bytes == 0 {
 			return fmt.Errorf("flow %d: bytes must be > 0", i+1)
@@ -153,6 +155,11 @@ type run struct {
 func Run(ctx context.Context, cfg Config, obs tcp.Observer) (res Result, err error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
+	}
+	for i, f := range cfg.Flows {
+		if _, ok := ccai.Lookup(f.CCA); !ok {
+			return Result{}, fmt.Errorf("flow %d: unknown congestion control %q (known: %v)", i+1, f.CCA, ccai.Names())
+		}
 	}
 	start := time.Now()
 	defer func() {

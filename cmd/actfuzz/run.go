@@ -48,6 +48,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "output directory for findings, coverage and status")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("quiet", false, "no live status line")
+	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
+	subject := fs.String("subject", "native", "what runs the simulations: native")
 	// Flags may follow the campaign file.
 	var positional []string
 	rest := args
@@ -72,11 +74,21 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "actfuzz run: --budget, --workers and --duration must be ≥ 0")
 		return exitUsage
 	}
+	if *resume && *out == "" {
+		fmt.Fprintln(stderr, "actfuzz run: --resume needs --out DIR")
+		return exitUsage
+	}
+	subj, err := openSubject(*subject)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz run: --subject: %v\n", err)
+		return exitUsage
+	}
 	c, ok := loadCampaign(fs, stderr, "run")
 	if !ok {
 		return exitUsage
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
+		Resume: *resume, Subject: subj,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if !*quiet && !*asJSON {
 		opt.Progress = func(st act.Status) { statusLine(stderr, st) }
@@ -88,6 +100,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return 1
+	}
+	if ctx.Err() != nil && *out != "" {
+		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: actfuzz run %s --resume --out %s\n", rep.Sims, c.Path, *out)
 	}
 	if *asJSON {
 		writeJSONReport(stdout, rep)
@@ -175,6 +190,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
 	methods := fs.String("methods", "act,ran,man", "comma-separated methods")
 	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
+	subject := fs.String("subject", "native", "what runs the simulations: native")
 	asJSON := fs.Bool("json", false, "print JSON")
 	var positional []string
 	rest := args
@@ -200,6 +216,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitUsage
 		}
 	}
+	subj, err := openSubject(*subject)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz compare: --subject: %v\n", err)
+		return exitUsage
+	}
 	c, ok := loadCampaign(fs, stderr, "compare")
 	if !ok {
 		return exitUsage
@@ -207,7 +228,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	out := map[string]methodJSON{}
 	var snaps []coverage.Snapshot
 	for _, m := range ms {
-		opt := act.Options{Method: m, Budget: *budget, Workers: *workers}
+		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj}
 		if !*asJSON {
 			opt.Progress = func(st act.Status) { statusLine(stderr, st) }
 		}

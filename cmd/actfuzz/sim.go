@@ -72,6 +72,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	profile := fs.String("profile", "linux", "behaviour profile: linux or linux-3.10")
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	subject := fs.String("subject", "native", "what runs the simulation: native")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -79,12 +80,17 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz sim: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	subj, err := openSubject(*subject)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz sim: --subject: %v\n", err)
+		return exitUsage
+	}
 	prof, err := ccai.ParseProfile(*profile)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz sim: --profile: %v\n", err)
 		return exitUsage
 	}
-	if _, ok := ccai.Lookup(*cca); !ok {
+	if _, ok := ccai.Lookup(*cca); !ok && subj.Name() == "native" {
 		fmt.Fprintf(stderr, "actfuzz sim: --cca: unknown congestion control %q (known: %v)\n", *cca, ccai.Names())
 		return exitUsage
 	}
@@ -113,7 +119,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		trace = netenv.NewCSVTrace(f, *cca)
 		obs = trace
 	}
-	res, err := netenv.Run(ctx, cfg, obs)
+	res, err := subj.Run(ctx, cfg, obs)
 	if trace != nil {
 		if ferr := trace.Flush(); ferr != nil && err == nil {
 			err = fmt.Errorf("writing trace: %w", ferr)

@@ -1,0 +1,125 @@
+package act
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+)
+
+// runState is the runner's bookkeeping that a checkpoint must keep.
+type runState struct {
+	LastWindowSims    int
+	LastWindowRegions uint64
+	StepStart         int
+}
+
+// checkpointVersion changes whenever the layout below does.
+const checkpointVersion = 1
+
+type checkpointGroup struct {
+	Key   string
+	Count int
+	Path  string
+	Seed  corpus.Seed
+}
+
+// checkpoint is everything needed to continue a campaign exactly where it
+// stopped: the selector's PRNG, step and profile, every configuration run
+// so far (the pools refer to them), the finding groups and the coverage
+// store with its own PRNG.
+type checkpoint struct {
+	Version     int
+	Method      string
+	CampaignSum [32]byte
+	Sims        int
+	Configs     []Config
+	Step        Step
+	RNG         []byte
+	ProfP       [][]float64
+	ProfS       [][]float64
+	Run         runState
+	Groups      []checkpointGroup
+	StepSims    map[Step]int
+	StepRegions map[Step]int
+	Capped      int
+	Series      coverage.Series
+	Store       []byte
+}
+
+func checkpointPath(dir, method string) string {
+	return filepath.Join(dir, "coverage", "checkpoint-"+method+".gob")
+}
+
+// saveCheckpoint writes the checkpoint atomically (temporary file, then
+// rename), so a kill at any moment leaves the previous one intact.
+func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, rs *runState) error {
+	rng, err := sel.src.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	var store bytes.Buffer
+	if _, err := rep.Store.WriteTo(&store); err != nil {
+		return err
+	}
+	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
+		Configs: *sel.configs, Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
+		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series, Store: store.Bytes()}
+	for _, g := range rep.Findings {
+		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed})
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&cp); err != nil {
+		return err
+	}
+	return corpus.WriteFileAtomic(checkpointPath(dir, method), buf.Bytes())
+}
+
+// loadCheckpoint restores a campaign; ok is false when there is none.
+func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState) (bool, error) {
+	b, err := os.ReadFile(checkpointPath(dir, method))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var cp checkpoint
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&cp); err != nil {
+		return false, fmt.Errorf("%s: corrupt checkpoint: %w", checkpointPath(dir, method), err)
+	}
+	switch {
+	case cp.Version != checkpointVersion:
+		return false, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
+	case cp.CampaignSum != sha256.Sum256(c.Source):
+		return false, fmt.Errorf("%s: the campaign file changed since the checkpoint; resume with the same file or use a new --out", dir)
+	}
+	st, err := coverage.ReadStore(bytes.NewReader(cp.Store))
+	if err != nil {
+		return false, fmt.Errorf("checkpoint store: %w", err)
+	}
+	*rep.Store = *st
+	if err := sel.src.UnmarshalBinary(cp.RNG); err != nil {
+		return false, err
+	}
+	*sel.configs = cp.Configs
+	sel.step = cp.Step
+	sel.prof.p, sel.prof.s = cp.ProfP, cp.ProfS
+	*rs = cp.Run
+	rep.Sims = cp.Sims
+	rep.StepSims, rep.StepRegions, rep.Capped = cp.StepSims, cp.StepRegions, cp.Capped
+	*rep.Series = cp.Series
+	for _, g := range cp.Groups {
+		seed := g.Seed
+		grp := &FindingGroup{Seed: &seed, Count: g.Count, Path: g.Path, key: g.Key}
+		groups[g.Key] = grp
+		rep.Findings = append(rep.Findings, grp)
+	}
+	return true, nil
+}
