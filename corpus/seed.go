@@ -87,6 +87,13 @@ func (s *Seed) Validate() error {
 	case s.Bytes == 0:
 		return errors.New("bytes: missing or zero")
 	}
+	if s.Subject == "native" {
+		for _, c := range s.CCAI {
+			if _, ok := ccai.Lookup(c); !ok {
+				return fmt.Errorf("ccai: unknown congestion control %q (known: %v)", c, ccai.Names())
+			}
+		}
+	}
 	if s.Finding != nil && s.Finding.Kind == "condition" && s.Finding.When == "" {
 		return errors.New("finding.when: missing")
 	}
