@@ -6,6 +6,10 @@
 //
 //	actfuzz sim [flags]          run one simulation and print its summary
 //	actfuzz list                 list CCAIs, parameters and state variables
+//	actfuzz run CAMPAIGN.yaml    run a campaign (ACT, RAN or MAN)
+//	actfuzz compare              ACT against RAN and MAN on one budget
+//	actfuzz replay SEED.json     replay a seed and check its finding
+//	actfuzz minimize SEED.json   shrink a finding's seed
 //
 // Run `actfuzz COMMAND -h` for a command's flags. Bad input exits with
 // status 2 and a message naming the flag.
@@ -36,6 +40,7 @@ func commands() []command {
 		{"run", "run a campaign: actfuzz run [CAMPAIGN.yaml] [--method act|ran|man] [--budget N] [--out DIR]", runRun},
 		{"compare", "run ACT, RAN and MAN on the same budget and compare coverage", runCompare},
 		{"replay", "replay a seed file and check that its finding reproduces", runReplay},
+		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 	}
 }
 

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/actfuzz/actfuzz/corpus"
+)
+
+func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("actfuzz minimize", flag.ContinueOnError)
+	out := fs.String("out", "", "write the minimized seed here (default: SEED.min.json)")
+	runs := fs.Int("runs", 400, "at most this many simulations")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var positional []string
+	rest := args
+	for {
+		if ok, code := parseFlags(fs, rest, stderr); !ok {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if len(positional) != 1 || *runs <= 0 {
+		fmt.Fprintln(stderr, "usage: actfuzz minimize SEED.json [--out FILE] [--runs N]")
+		return exitUsage
+	}
+	seed, err := corpus.ReadSeed(positional[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
+		return exitUsage
+	}
+	subj, err := openSubject(seed.Subject)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
+		return exitUsage
+	}
+	min, rep, err := corpus.Minimize(ctx, subj, seed, *runs)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
+		return 1
+	}
+	path := *out
+	if path == "" {
+		path = strings.TrimSuffix(positional[0], ".json") + ".min.json"
+	}
+	if err := corpus.WriteArtifacts(ctx, subj, min, path); err != nil {
+		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"seed": path, "report": rep})
+		return 0
+	}
+	fmt.Fprintf(stdout, "minimized in %d runs: %d → %d phases, hit at %.3f s → %.3f s, %d → %d bytes\n",
+		rep.Runs, rep.PhasesFrom, rep.PhasesTo, float64(rep.HitFromNS)/1e9, float64(rep.HitToNS)/1e9, rep.BytesFrom, rep.BytesTo)
+	for _, s := range rep.Simplified {
+		fmt.Fprintf(stdout, "  %s\n", s)
+	}
+	fmt.Fprintf(stdout, "seed: %s\nreplay: actfuzz replay %s\n", path, path)
+	return 0
+}
