@@ -166,54 +166,79 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	lastCheckpoint := time.Now()
 
+	// Pipeline: while batch k is merged, batch k+1 simulates. Batch k+2 is
+	// chosen from the store as it stands after batch k, whatever the
+	// worker count, so results stay independent of it. Configurations
+	// chosen but not yet merged stay in the log, so a checkpoint can
+	// resume them exactly.
 	jobs := make(chan job)
-	results := make(chan result, batchSize)
-	var wg sync.WaitGroup
+	results := make(chan result, 2*batchSize)
+	var workers, feeders sync.WaitGroup
 	for w := 0; w < opt.Workers; w++ {
-		wg.Add(1)
+		workers.Add(1)
 		go func() {
-			defer wg.Done()
+			defer workers.Done()
 			wk := newWorker(c, store.Space(), opt.Subject)
 			for j := range jobs {
 				results <- wk.run(ctx, j)
 			}
 		}()
 	}
-	defer func() { close(jobs); wg.Wait() }()
+	defer func() { feeders.Wait(); close(jobs); workers.Wait() }()
+	dispatched := rep.Sims
+	dispatch := func(base, n int) {
+		feeders.Add(1)
+		go func() {
+			defer feeders.Done()
+			for i := base; i < base+n; i++ {
+				jobs <- job{idx: i, g: configs[i]}
+			}
+		}()
+	}
+	arrived := map[int]result{}
 
 	start := time.Now()
 	window := min(c.Window, max(opt.Budget/10, batchSize))
-	pending := make([]result, batchSize)
 	interrupted := false
-	for rep.Sims < opt.Budget {
-		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) > opt.Duration) {
+	for {
+		// Keep two batches ahead of the merged prefix.
+		for len(configs) < min(opt.Budget, rep.Sims+2*batchSize) {
+			n := min(batchSize, opt.Budget-len(configs))
+			for i := 0; i < n; i++ {
+				configs = append(configs, sel.next())
+			}
+		}
+		for dispatched < len(configs) {
+			n := min(batchSize, len(configs)-dispatched)
+			dispatch(dispatched, n)
+			dispatched += n
+		}
+		if rep.Sims >= opt.Budget {
 			break
 		}
-		n := min(batchSize, opt.Budget-rep.Sims)
-		base := len(configs)
-		for i := 0; i < n; i++ {
-			g := sel.next()
-			configs = append(configs, g)
+		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) > opt.Duration) {
+			interrupted = true
+			break
 		}
-		go func() {
-			for i := 0; i < n; i++ {
-				jobs <- job{idx: base + i, g: configs[base+i]}
+		base, n := rep.Sims, min(batchSize, opt.Budget-rep.Sims)
+		for got := 0; got < n; {
+			if _, ok := arrived[base+got]; ok {
+				got++
+				continue
 			}
-		}()
-		for i := 0; i < n; i++ {
 			r := <-results
-			pending[r.idx-base] = r
+			arrived[r.idx] = r
 		}
 		if ctx.Err() != nil {
-			// The batch was cut short: drop it whole, so that a resume
-			// recomputes it exactly.
-			configs = configs[:base]
+			// The batch may have been cut short: leave it unmerged, so
+			// that a resume recomputes it exactly.
 			interrupted = true
 			break
 		}
 		// Merge in configuration order.
-		for i := 0; i < n; i++ {
-			r := pending[i]
+		for i := base; i < base+n; i++ {
+			r := arrived[i]
+			delete(arrived, i)
 			g := configs[r.idx]
 			before := store.VisitedRegions(1)
 			store.AddBatch(r.batch, uint64(r.idx))
@@ -235,7 +260,6 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				rep.addFault(c, opt, groups, r.idx, g, r.fault, log)
 			}
 			rep.Sims++
-			pending[i] = result{}
 		}
 		rep.Series.Record(int64(rep.Sims), store)
 		// Saturation of coverage(S, κ) per window (ACT §3).

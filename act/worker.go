@@ -34,6 +34,8 @@ type worker struct {
 	seen    map[string]bool
 	sum     []float64
 	samples int
+	last    [][]float64 // per flow: the state last given to the batch
+	hasLast []bool
 }
 
 func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject) *worker {
@@ -50,6 +52,11 @@ func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject) *worker {
 		}
 		w.proj = append(w.proj, idx)
 	}
+	w.last = make([][]float64, len(w.proj))
+	for i := range w.last {
+		w.last[i] = make([]float64, len(space.Vars))
+	}
+	w.hasLast = make([]bool, len(w.proj))
 	w.watch.OnObservation = w.observe
 	w.watch.OnHit = w.hit
 	return w
@@ -65,7 +72,13 @@ func (w *worker) observe(flow int, obs []float64, at time.Duration) {
 		w.sum[i] += w.state[i]
 	}
 	w.samples++
-	w.cur.batch.Observe(w.state, int64(at))
+	// Consecutive ACKs mostly leave S unchanged; the batch keeps first
+	// visits only, so repeating the previous state adds nothing.
+	if last := w.last[flow]; !w.hasLast[flow] || !sameState(last, w.state) {
+		w.cur.batch.Observe(w.state, int64(at))
+		copy(last, w.state)
+		w.hasLast[flow] = true
+	}
 	if obs[0] == 0 && w.cur.fault == nil {
 		w.cur.fault = &corpus.Finding{Kind: "zero-cwnd", TimeNS: int64(at), Flow: flow, State: corpus.StateMap(w.watch.Schemas[flow], obs)}
 	}
@@ -91,6 +104,7 @@ func (w *worker) run(ctx context.Context, j job) result {
 	w.cur = &r
 	w.seen = map[string]bool{}
 	clear(w.sum)
+	clear(w.hasLast)
 	w.samples = 0
 	w.watch.Reset()
 	cfg := netenv.Config{Seed: j.g.Seed, Schedule: j.g.Schedule, Topology: w.c.Topology, SACK: w.c.SACK, Profile: w.c.Profile}
@@ -119,4 +133,13 @@ func (w *worker) run(ctx context.Context, j job) result {
 		}
 	}
 	return r
+}
+
+func sameState(a, b []float64) bool {
+	for i := range a {
+		if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+			return false
+		}
+	}
+	return true
 }
