@@ -53,11 +53,17 @@ func init() {
 	Register(Info{Name: "bic", Description: "BIC-TCP (Xu, Harfoush & Rhee 2004): binary-search increase", New: func() Algorithm { return &Bic{} }})
 }
 
+// reset starts afresh after a timeout. The cwnd at the last loss survives,
+// so that an undone timeout can restore it (commit "tcp: fix undo after RTO
+// for BIC", 3.8).
 func (b *Bic) reset() {
-	*b = Bic{delayedAck: 2 << bicAckRatioShift}
+	*b = Bic{delayedAck: 2 << bicAckRatioShift, lossCwnd: b.lossCwnd}
 }
 
-func (b *Bic) Init(*Sock) { b.reset() }
+func (b *Bic) Init(*Sock) {
+	*b = Bic{}
+	b.reset()
+}
 
 func (b *Bic) CongAvoid(s *Sock, acked uint32) {
 	if !s.IsCwndLimited() {

@@ -72,13 +72,16 @@ func init() {
 	Register(Info{Name: "cubic", Description: "CUBIC (RFC 8312) with HyStart, fast convergence and the TCP-friendly region", New: func() Algorithm { return &Cubic{} }})
 }
 
+// reset starts CUBIC over (on init and on a timeout). The window saved at
+// the last loss survives it, so that undoing a spurious timeout can restore
+// it (Linux 3.8, "tcp: fix undo after RTO for BIC"), and 3.10's delayed-ACK
+// ratio estimate restarts at 2.
 func (c *Cubic) reset() {
-	*c = Cubic{delayedAck: c.delayedAck}
+	*c = Cubic{lossCwnd: c.lossCwnd, delayedAck: 2 << cubic310AckRatioShift}
 }
 
 func (c *Cubic) Init(s *Sock) {
 	c.reset()
-	c.delayedAck = 2 << cubic310AckRatioShift
 	c.hystartReset(s)
 }
 

@@ -26,8 +26,8 @@ const (
 //
 // Profile differences:
 //   - Undo: ProfileLinux310 has no undo of its own and gets the kernel's
-//     fallback max(cwnd, 2·ssthresh), which after a 4/5 reduction more than
-//     doubles the pre-loss window growth (ACT paper §4.5, Fig. 14); see
+//     fallback max(cwnd, 2·ssthresh), which after a 4/5 reduction restores
+//     1.6 times the pre-loss window (ACT paper §4.5, Fig. 14); see
 //     [RenoUndoCwnd] for the kernel changes that fixed it.
 //   - ProfileLinux passes the slow-start leftover to congestion avoidance
 //     and counts acknowledged packets in the congestive branch (commits

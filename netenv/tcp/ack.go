@@ -95,6 +95,13 @@ func (s *Sender) onAck(p *sim.Packet) {
 	if rttSample < 0 && a.unaAdvanced && p.TSEcr > 0 && !a.retransAcked {
 		rttSample = now - (p.TSEcr - 1)
 	}
+	// One-way delay of the echoed segment: the receiver's timestamp of
+	// this ACK minus the sender's of the segment it echoes (TCP-LP,
+	// Kuzmanovic & Knightly 2003, §3.1). Both ends share the simulated
+	// clock, so the offset is zero.
+	if p.TSEcr > 0 && p.TSVal > 0 {
+		s.sock.OneWayDelay = (p.TSVal - 1) - (p.TSEcr - 1)
+	}
 	if rttSample >= 0 {
 		s.rtt.sample(rttSample)
 		s.backoff = 0

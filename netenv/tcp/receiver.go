@@ -180,6 +180,7 @@ func (r *Receiver) sendAck() {
 	p.IsAck = true
 	p.Ack = r.rcvNxt
 	p.TSEcr = r.tsRecent
+	p.TSVal = r.sim.Now() + 1 // the receiver's clock (the same simulated clock)
 	p.SentAt = r.sim.Now()
 	if r.cfg.SACK {
 		n := 0

@@ -233,8 +233,12 @@ func (s *Sender) prrReduce(newlyAckedSacked uint32, fastRexmit bool) {
 
 // endReduction completes a reduction: cwnd falls to ssthresh (RFC 6937
 // §3, Linux's tcp_end_cwnd_reduction).
+//
+// A reduction that was undone keeps the undone window: the reset applies
+// only in CWR or while the undo marker is still set (Linux's
+// tcp_end_cwnd_reduction, and 3.10's tcp_complete_cwr).
 func (s *Sender) endReduction() {
-	if s.sock.SSThresh < ccai.InfiniteSSThresh && s.cc == nil {
+	if s.sock.SSThresh < ccai.InfiniteSSThresh && s.cc == nil && (s.undoValid || s.sock.CAState == ccai.StateCWR) {
 		s.sock.Cwnd = s.sock.SSThresh
 	}
 	s.ca.CwndEvent(&s.sock, ccai.EventCompleteCWR)
