@@ -34,3 +34,28 @@ bench:
 
 clean:
 	rm -rf bin
+
+## ns3: the ns-3 subject's driver, bin/actfuzz-ns3, built against Debian's
+## libns3-dev 3.37 (apt-get installs it when its headers are missing).
+## Debian's pkg-config files for ns-3 are broken: plain -l flags are used.
+NS3_DRIVER  ?= bin/actfuzz-ns3
+NS3_CXX     ?= g++
+NS3_CXXFLAGS ?= -std=c++17 -O2
+NS3_HDR     = $(shell for d in /usr/include /usr/include/ns3* /usr/local/include /usr/local/include/ns3*; do \
+                [ -f $$d/ns3/core-module.h ] && echo "$$d" && break; done)
+NS3_INC     = $(if $(filter /usr/include,$(NS3_HDR)),,$(addprefix -I,$(NS3_HDR)))
+NS3_LIBS    = -lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-applications -lns3-traffic-control
+NS3_SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: ns3
+ns3:
+	@if [ -z "$(NS3_HDR)" ]; then \
+		echo "make ns3: installing libns3-dev (ns-3.37) with apt-get"; \
+		$(NS3_SUDO) apt-get update && \
+		DEBIAN_FRONTEND=noninteractive $(NS3_SUDO) apt-get install -y --no-install-recommends libns3-dev g++ || exit 1; \
+	fi
+	@$(MAKE) --no-print-directory $(NS3_DRIVER)
+
+$(NS3_DRIVER): netenv/ns3/driver/driver.cc
+	@mkdir -p $(dir $@)
+	$(NS3_CXX) $(NS3_CXXFLAGS) $(NS3_INC) -o $@ $< $(NS3_LIBS)

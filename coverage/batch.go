@@ -76,17 +76,16 @@ func (s *Store) AddBatch(b *Batch, config uint64) (newStates int, newRegions Lev
 	}
 	ci := s.intern(config)
 	for r := range b.in.n {
-		_, isNew, m := s.addKey(b.in.key(uint32(r)), mkVisit(ci, b.inAt[r]))
+		_, isNew, m := s.addKey(b.in.key(uint32(r)), s.vc.enc(ci, b.inAt[r]))
 		if isNew {
 			newStates++
 			newRegions |= m
 		}
 	}
 	for r := range b.oor.n {
-		if _, isNew := s.oor.insert(b.oor.key(uint32(r)), mkVisit(ci, b.oorAt[r]), s.rng); isNew {
+		if _, isNew := s.addOOR(b.oor.key(uint32(r)), s.vc.enc(ci, b.oorAt[r])); isNew {
 			newStates++
 		}
-		s.oVisits++
 	}
 	return newStates, newRegions
 }

@@ -17,7 +17,7 @@ import (
 //	pool size, seed u64, PRNG state, visits, out-of-range visits
 //	configs: n, then n × u64
 //	states in S: n, then per state its key words, count, pool visits (cfg, at)
-//	states outside S: the same with one signed word per variable
+//	states outside S: the same with one signed granule index per variable
 //	CRC-32C of everything above, u32
 //
 // Region sets are not stored: ReadFrom rebuilds them from the states, in the
@@ -88,20 +88,25 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 	for _, c := range s.cfgIDs {
 		e.u64(c)
 	}
+	raw := make([]uint64, s.ly.d)
 	for _, st := range []*states{&s.in, &s.oor} {
 		e.uvarint(uint64(st.len()))
 		for r := range st.len() {
-			for _, x := range st.t.key(uint32(r)) {
-				if st == &s.in {
+			if st == &s.in {
+				for _, x := range st.t.key(uint32(r)) {
 					e.uvarint(x)
-				} else {
+				}
+			} else {
+				s.oc.raw(st.t.key(uint32(r)), raw)
+				for _, x := range raw {
 					e.varint(int64(x))
 				}
 			}
 			e.uvarint(uint64(st.count[r]))
 			for _, v := range st.pool(uint32(r)) {
-				e.uvarint(uint64(v.cfg))
-				e.varint(v.at())
+				c, at := s.vc.dec(v)
+				e.uvarint(uint64(c))
+				e.varint(at)
 			}
 		}
 	}
@@ -303,20 +308,23 @@ func (d *decoder) read() (*Store, error) {
 	buf := make([]visit, 0, opt.PoolSize)
 	for pass, st := range []*states{&s.in, &s.oor} {
 		n := d.count(1<<31, "state")
-		w := st.t.w
 		st.t.reserve(min(n, 1<<20))
-		key := make([]uint64, w)
+		in := s.keyBuf
+		if pass == 1 {
+			in = s.oorBuf
+		}
 		for range n {
 			if d.err != nil {
 				return nil, d.err
 			}
-			for i := range key {
+			for i := range in {
 				if pass == 0 {
-					key[i] = d.uvarint()
+					in[i] = d.uvarint()
 				} else {
-					key[i] = uint64(d.varint())
+					in[i] = uint64(d.varint())
 				}
 			}
+			key := in
 			cnt := d.uvarint()
 			if cnt == 0 || cnt > math.MaxUint32 {
 				d.fail("visit count %d", cnt)
@@ -327,7 +335,7 @@ func (d *decoder) read() (*Store, error) {
 				if c >= uint64(nc) {
 					d.fail("config index %d out of range", c)
 				}
-				buf = append(buf, mkVisit(uint32(c), at))
+				buf = append(buf, s.vc.enc(uint32(c), at))
 			}
 			if d.err != nil {
 				return nil, d.err
@@ -335,12 +343,15 @@ func (d *decoder) read() (*Store, error) {
 			if pass == 0 && !ly.validKey(key) {
 				return nil, errors.New("coverage: reading checkpoint: state key outside the space")
 			}
+			if pass == 1 {
+				s.oc.key(s.oorBuf, s.oorKey, true)
+				key = s.oorKey
+			}
 			ref, isNew := st.t.insert(key)
 			if !isNew {
 				return nil, errors.New("coverage: reading checkpoint: duplicate state")
 			}
-			st.count = append(st.count, 1)
-			st.one = append(st.one, buf[0])
+			st.push(buf[0])
 			st.setPool(ref, buf, cnt)
 		}
 	}

@@ -14,9 +14,9 @@ import (
 // It stands in for a simulator in tests and benchmarks.
 func synthSim(rng *rand.Rand, steps int, emit func(st []float64, at int64)) {
 	loss := math.Pow(10, -1-5*rng.Float64())
-	base := 1 + 999*rng.Float64()  // ms
-	bdp := 1 + 2000*rng.Float64()  // packets
-	buf := 1 + 500*rng.Float64()   // packets
+	base := 1 + 999*rng.Float64() // ms
+	bdp := 1 + 2000*rng.Float64() // packets
+	buf := 1 + 500*rng.Float64()  // packets
 	cwnd, ssthresh := 10.0, float64(0x7fffffff)
 	srtt, rttvar := base, base/2
 	ca := 0.0

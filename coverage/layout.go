@@ -14,10 +14,13 @@ import (
 // cleared; categorical fields are kept whole (intervals of size 1).
 type layout struct {
 	sp      Space
-	d       int      // number of variables
-	w       int      // words per key
-	L       int      // max level
-	n       []int64  // granules per variable
+	d       int     // number of variables
+	w       int     // words per key
+	L       int     // max level
+	n       []int64 // granules per variable
+	nf      []float64
+	min     []float64
+	step    []float64
 	nbits   []int    // bits per variable
 	word    []int    // word of each field
 	off     []uint   // bit offset of each field in its word
@@ -34,12 +37,14 @@ func newLayout(sp Space) (*layout, error) {
 	d := len(sp.Vars)
 	ly := &layout{
 		sp: sp.With(), d: d,
-		n: make([]int64, d), nbits: make([]int, d), word: make([]int, d),
+		n: make([]int64, d), nf: make([]float64, d), min: make([]float64, d), step: make([]float64, d),
+		nbits: make([]int, d), word: make([]int, d),
 		off: make([]uint, d), cat: make([]bool, d), fmask: make([]uint64, d),
 	}
 	word, used := 0, uint(0)
 	for i, v := range sp.Vars {
 		ly.n[i] = v.Granules()
+		ly.nf[i], ly.min[i], ly.step[i] = float64(ly.n[i]), v.Min, v.Step
 		ly.nbits[i] = v.bits()
 		ly.cat[i] = v.Categorical()
 		if !ly.cat[i] {
@@ -84,12 +89,24 @@ func (ly *layout) encode(state []float64, key []uint64) bool {
 		panic(fmt.Sprintf("coverage: state has %d values, space has %d variables", len(state), ly.d))
 	}
 	clear(key)
-	for i := range ly.d {
-		g, ok := ly.sp.Vars[i].Granule(state[i])
-		if !ok {
-			return false
+	for i, x := range state {
+		// The same arithmetic as Var.Granule, inlined: q < n and q ≥ 0 are
+		// false for NaN.
+		var g uint64
+		if ly.cat[i] {
+			f := math.Floor(x)
+			if !(f == x && f >= 0 && f < ly.nf[i]) {
+				return false
+			}
+			g = uint64(f)
+		} else {
+			q := (x-ly.min[i])/ly.step[i] + granuleEps
+			if !(q >= 0 && q < ly.nf[i]) {
+				return false
+			}
+			g = uint64(q)
 		}
-		key[ly.word[i]] |= uint64(g) << ly.off[i]
+		key[ly.word[i]] |= g << ly.off[i]
 	}
 	return true
 }

@@ -29,30 +29,32 @@ func (s *Store) Merge(other *Store) error {
 	s.in.t.reserve(s.in.len() + other.in.len())
 	for r := range other.in.len() {
 		key := other.in.t.key(uint32(r))
-		if s.mergeState(&s.in, &other.in, uint32(r), cm) {
+		if s.mergeState(&s.in, key, other, &other.in, uint32(r), cm) {
 			s.addRegions(key)
 		}
 	}
 	for r := range other.oor.len() {
-		s.mergeState(&s.oor, &other.oor, uint32(r), cm)
+		other.oc.raw(other.oor.t.key(uint32(r)), s.oorBuf)
+		s.oc.key(s.oorBuf, s.oorKey, true)
+		s.mergeState(&s.oor, s.oorKey, other, &other.oor, uint32(r), cm)
 	}
 	s.visits += other.visits
 	s.oVisits += other.oVisits
 	return nil
 }
 
-// mergeState merges state r of src into dst and reports whether it was new.
-func (s *Store) mergeState(dst, src *states, r uint32, cm []uint32) bool {
+// mergeState merges state r of src (in store o) into dst under key and
+// reports whether it was new.
+func (s *Store) mergeState(dst *states, key []uint64, o *Store, src *states, r uint32, cm []uint32) bool {
 	buf := s.mergeBuf[:0]
 	for _, v := range src.pool(r) {
-		v.cfg = cm[v.cfg]
-		buf = append(buf, v)
+		c, at := o.vc.dec(v)
+		buf = append(buf, s.vc.enc(cm[c], at))
 	}
 	n := uint64(src.count[r])
-	ref, isNew := dst.t.insert(src.t.key(r))
+	ref, isNew := dst.t.insert(key)
 	if isNew {
-		dst.count = append(dst.count, 1)
-		dst.one = append(dst.one, buf[0])
+		dst.push(buf[0])
 		if len(buf) > dst.c {
 			buf = appendSample(buf[len(buf):], buf, dst.c, s.rng)
 		}

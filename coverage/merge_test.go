@@ -119,20 +119,20 @@ func TestMergePools(t *testing.T) {
 // each of the 8 visits with probability 3/8.
 func TestMergeVisitsUniform(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	hits := map[uint32]int{}
+	hits := map[visit]int{}
 	const n = 8000
 	for range n {
 		// a: uniform 3-sample of visits 0..5, b: both visits 6, 7.
 		var a []visit
 		for _, i := range rng.Perm(6)[:3] {
-			a = append(a, visit{cfg: uint32(i)})
+			a = append(a, visit(i))
 		}
-		b := []visit{{cfg: 6}, {cfg: 7}}
+		b := []visit{6, 7}
 		for _, v := range mergeVisits(nil, a, 6, b, 2, 3, rng) {
-			hits[v.cfg]++
+			hits[v]++
 		}
 	}
-	for c := range uint32(8) {
+	for c := range visit(8) {
 		if h := hits[c]; h < n*3/8*85/100 || h > n*3/8*115/100 {
 			t.Errorf("visit %d kept %d of %d times, want about %d", c, h, n, n*3/8)
 		}

@@ -181,4 +181,3 @@ func WritePlot(w io.Writer, p *plot.Plot, format string) error {
 	_, err = wt.WriteTo(w)
 	return err
 }
-

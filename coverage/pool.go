@@ -3,6 +3,7 @@ package coverage
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Visit is one visit of a state by a simulation (ACT §2.4–2.5): Config is an
@@ -18,20 +19,47 @@ type Visit struct {
 // DefaultPoolSize is the default bound on the pool of visits kept per state.
 const DefaultPoolSize = 4
 
-// visit is a Visit as stored: the interned config index and the time split in
-// two halves, 12 bytes without padding.
-type visit struct{ cfg, lo, hi uint32 }
+// visit is a Visit as stored: the interned config index in the top cfgBits
+// bits and the time in the low atBits bits (8 bytes). A visit that does not
+// fit (config index ≥ 2^23-1, time outside [0, 2^41) ns ≈ 36 minutes) is kept
+// whole in the codec's escape list, and the visit holds escCfg and its index.
+type visit uint64
 
-func mkVisit(cfg uint32, at int64) visit {
-	return visit{cfg: cfg, lo: uint32(uint64(at)), hi: uint32(uint64(at) >> 32)}
+const (
+	atBits  = 41
+	cfgBits = 64 - atBits
+	escCfg  = 1<<cfgBits - 1
+	atMask  = 1<<atBits - 1
+)
+
+type escVisit struct {
+	cfg uint32
+	at  int64
 }
 
-func (v visit) at() int64 { return int64(uint64(v.hi)<<32 | uint64(v.lo)) }
+// visitCodec packs visits; it owns the escape list of one Store.
+type visitCodec struct{ esc []escVisit }
+
+func (c *visitCodec) enc(cfg uint32, at int64) visit {
+	if uint64(cfg) < escCfg && at >= 0 && at <= atMask {
+		return visit(uint64(cfg)<<atBits | uint64(at))
+	}
+	c.esc = append(c.esc, escVisit{cfg, at})
+	return visit(escCfg<<atBits | uint64(len(c.esc)-1))
+}
+
+func (c *visitCodec) dec(v visit) (cfg uint32, at int64) {
+	if hi := uint64(v) >> atBits; hi != escCfg {
+		return uint32(hi), int64(uint64(v) & atMask)
+	}
+	e := c.esc[uint64(v)&atMask]
+	return e.cfg, e.at
+}
 
 // states is a set of visited states with their visit counts and pools. The
 // pool of a state is a reservoir sample (Vitter's algorithm R) of at most c
 // of its visits. A pool of one visit is stored inline in one[ref]; a larger
-// pool lives in a block of a size class (2, 4, 8, … up to c) and one[ref].cfg
+// pool lives in a block of a size class (2, 4, 8, … up to c) and one[ref]
 // holds the block number.
 type states struct {
 	t       table
@@ -80,7 +108,7 @@ func (s *states) view(ref uint32, n int) []visit {
 		return s.one[ref : ref+1 : ref+1][:n]
 	}
 	pc := &s.classes[s.classOf[n]]
-	b := int(s.one[ref].cfg) * pc.size
+	b := int(s.one[ref]) * pc.size
 	return pc.slab[b : b+n : b+pc.size]
 }
 
@@ -92,6 +120,7 @@ func (s *states) alloc(ci uint8) uint32 {
 		return b
 	}
 	b := uint32(len(pc.slab) / pc.size)
+	pc.slab = grow(pc.slab, pc.size)
 	pc.slab = append(pc.slab, make([]visit, pc.size)...)
 	return b
 }
@@ -115,7 +144,7 @@ func (s *states) resize(ref uint32, from, to int) []visit {
 		return s.one[ref : ref+1][:to]
 	case from >= 2 && s.classOf[from] == s.classOf[to]:
 		pc := &s.classes[s.classOf[to]]
-		b := int(s.one[ref].cfg) * pc.size
+		b := int(s.one[ref]) * pc.size
 		return pc.slab[b : b+to]
 	}
 	ci := s.classOf[to]
@@ -126,13 +155,13 @@ func (s *states) resize(ref uint32, from, to int) []visit {
 	if from >= 2 {
 		s.freeBlock(ref, from)
 	}
-	s.one[ref] = visit{cfg: blk}
+	s.one[ref] = visit(blk)
 	return dst
 }
 
 func (s *states) freeBlock(ref uint32, n int) {
 	pc := &s.classes[s.classOf[n]]
-	pc.free = append(pc.free, s.one[ref].cfg)
+	pc.free = append(pc.free, uint32(s.one[ref]))
 }
 
 // insert adds key with one visit, or records a further visit of an existing
@@ -140,12 +169,26 @@ func (s *states) freeBlock(ref uint32, n int) {
 func (s *states) insert(key []uint64, v visit, rng *rand.Rand) (uint32, bool) {
 	ref, isNew := s.t.insert(key)
 	if isNew {
-		s.count = append(s.count, 1)
-		s.one = append(s.one, v)
+		s.push(v)
 		return ref, true
 	}
 	s.record(ref, v, rng)
 	return ref, false
+}
+
+// push appends the count and inline pool of a state just added to the table.
+func (s *states) push(v visit) {
+	s.count = append(grow(s.count, 1), 1)
+	s.one = append(grow(s.one, 1), v)
+}
+
+// grow makes room for n more elements, growing large slices by 1/8 instead
+// of append's 1/4, to keep the slack of a store of millions of states small.
+func grow[T any](x []T, n int) []T {
+	if len(x)+n <= cap(x) {
+		return x
+	}
+	return slices.Grow(x, max(n, min(len(x), 1<<16), len(x)/8))
 }
 
 // record adds a visit of ref to its reservoir.
@@ -217,9 +260,9 @@ func appendSample(dst, src []visit, m int, rng *rand.Rand) []visit {
 
 // bytes is the memory held by the set.
 func (s *states) bytes() int {
-	b := s.t.bytes() + 4*cap(s.count) + 12*cap(s.one)
+	b := s.t.bytes() + 4*cap(s.count) + 8*cap(s.one)
 	for _, pc := range s.classes {
-		b += 12*cap(pc.slab) + 4*cap(pc.free)
+		b += 8*cap(pc.slab) + 4*cap(pc.free)
 	}
 	return b
 }

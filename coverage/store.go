@@ -78,6 +78,8 @@ type Store struct {
 	oor    states  // states outside S, keyed by raw granule indices
 	levels []table // levels[l] for l ≥ 1: visited regions at k = 2^l
 
+	vc       visitCodec
+	oc       *oorCodec
 	cfgIDs   []uint64          // interned Visit.Config values
 	cfgIdx   map[uint64]uint32 // Config → index in cfgIDs
 	lastCfg  uint64
@@ -87,7 +89,8 @@ type Store struct {
 	oVisits  uint64 // visits of states outside S
 	keyBuf   []uint64
 	mergeBuf []visit
-	oorBuf   []uint64
+	oorBuf   []uint64 // raw granules of an out-of-range state
+	oorKey   []uint64
 	scr      scratch
 	unvCache unvisitedCache
 }
@@ -109,7 +112,8 @@ func NewStore(space Space, opt Options) (*Store, error) {
 	s.src = rand.NewPCG(opt.Seed, opt.Seed^0x6a09e667f3bcc909)
 	s.rng = rand.New(s.src)
 	s.in = newStates(ly.w, opt.PoolSize)
-	s.oor = newStates(ly.d, opt.PoolSize)
+	s.oc = newOORCodec(ly)
+	s.oor = newStates(s.oc.w, opt.PoolSize)
 	s.levels = make([]table, ly.L+1)
 	for l := 1; l <= ly.L; l++ {
 		s.levels[l] = newTable(ly.w)
@@ -117,6 +121,7 @@ func NewStore(space Space, opt Options) (*Store, error) {
 	s.cfgIdx = make(map[uint64]uint32)
 	s.keyBuf = make([]uint64, ly.w)
 	s.oorBuf = make([]uint64, ly.d)
+	s.oorKey = make([]uint64, s.oc.w)
 	return s, nil
 }
 
@@ -153,15 +158,22 @@ func (s *Store) intern(c uint64) uint32 {
 // adds regions. Add panics if len(state) differs from the number of
 // variables.
 func (s *Store) Add(state []float64, v Visit) (ref StateRef, newState bool, newRegions Levels) {
-	vis := mkVisit(s.intern(v.Config), v.At)
+	vis := s.vc.enc(s.intern(v.Config), v.At)
 	if !s.ly.encode(state, s.keyBuf) {
 		s.ly.encodeOOR(state, s.oorBuf)
-		r, isNew := s.oor.insert(s.oorBuf, vis, s.rng)
-		s.oVisits++
-		return StateRef(r) | oorBit, isNew, 0
+		r, isNew := s.addOOR(s.oorBuf, vis)
+		return r, isNew, 0
 	}
 	r, isNew, m := s.addKey(s.keyBuf, vis)
 	return StateRef(r), isNew, m
+}
+
+// addOOR records a visit of the out-of-range state with raw granules raw.
+func (s *Store) addOOR(raw []uint64, vis visit) (StateRef, bool) {
+	s.oc.key(raw, s.oorKey, true)
+	r, isNew := s.oor.insert(s.oorKey, vis, s.rng)
+	s.oVisits++
+	return StateRef(r) | oorBit, isNew
 }
 
 // addKey records a visit of the in-range state with the given key.
@@ -259,7 +271,10 @@ func (s *Store) Lookup(state []float64) (StateRef, bool) {
 		return StateRef(r), ok
 	}
 	s.ly.encodeOOR(state, s.oorBuf)
-	r, ok := s.oor.t.lookup(s.oorBuf)
+	if !s.oc.key(s.oorBuf, s.oorKey, false) {
+		return 0, false
+	}
+	r, ok := s.oor.t.lookup(s.oorKey)
 	return StateRef(r) | oorBit, ok
 }
 
@@ -289,7 +304,9 @@ func (s *Store) AppendState(dst []float64, ref StateRef) []float64 {
 	n := len(dst)
 	dst = append(dst, make([]float64, s.ly.d)...)
 	if ref.OutOfRange() {
-		s.ly.decodeOOR(st.t.key(r), dst[n:])
+		raw := make([]uint64, s.ly.d)
+		s.oc.raw(st.t.key(r), raw)
+		s.ly.decodeOOR(raw, dst[n:])
 	} else {
 		s.ly.decode(st.t.key(r), dst[n:])
 	}
@@ -312,7 +329,7 @@ func (s *Store) Pool(ref StateRef) []Visit {
 func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
 	st, r := s.set(ref)
 	for _, v := range st.pool(r) {
-		dst = append(dst, Visit{Config: s.cfgIDs[v.cfg], At: v.at()})
+		dst = append(dst, s.visit(v))
 	}
 	return dst
 }
@@ -322,8 +339,13 @@ func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
 func (s *Store) RandomVisit(rng *rand.Rand, ref StateRef) Visit {
 	st, r := s.set(ref)
 	p := st.pool(r)
-	v := p[rng.IntN(len(p))]
-	return Visit{Config: s.cfgIDs[v.cfg], At: v.at()}
+	return s.visit(p[rng.IntN(len(p))])
+}
+
+// visit decodes a stored visit.
+func (s *Store) visit(v visit) Visit {
+	c, at := s.vc.dec(v)
+	return Visit{Config: s.cfgIDs[c], At: at}
 }
 
 // States iterates over the refs of the visited states in S, in insertion
@@ -351,7 +373,7 @@ func (s *Store) OutOfRangeStates() iter.Seq[StateRef] {
 
 // Bytes estimates the heap memory held by the store's data structures.
 func (s *Store) Bytes() int {
-	b := s.in.bytes() + s.oor.bytes() + 8*cap(s.cfgIDs) + 24*len(s.cfgIdx)
+	b := s.in.bytes() + s.oor.bytes() + 8*cap(s.cfgIDs) + 24*len(s.cfgIdx) + 16*cap(s.vc.esc) + s.oc.bytes()
 	for l := range s.levels {
 		b += s.levels[l].bytes()
 	}

@@ -1,10 +1,13 @@
 package coverage
 
+import "math/bits"
+
 // table is an insert-only, exact hash set of fixed-width keys (w words each).
 // Keys are numbered 0, 1, … in insertion order (their ref) and stored
 // contiguously; the index is open addressing with linear probing over one tag
-// byte and one uint32 ref per slot, so the index costs about 5/0.8…5/0.4 bytes
-// per key on top of the key words. Tags keep most probes from touching keys.
+// byte and one uint32 ref per slot. It grows by half when 80% full, so the
+// index costs 5/0.8 … 5/0.53 bytes per key on top of the key words. Tags keep
+// most probes from touching keys.
 type table struct {
 	w     int
 	n     int
@@ -31,12 +34,19 @@ func hashKey(k []uint64) uint64 {
 	return h
 }
 
+// hashTag takes the low byte of h; the slot comes from the high bits.
 func hashTag(h uint64) uint8 {
-	t := uint8(h >> 56)
+	t := uint8(h)
 	if t == 0 {
 		t = 1
 	}
 	return t
+}
+
+// slot maps h onto [0, size) (Lemire's multiply-shift reduction).
+func slot(h uint64, size int) int {
+	hi, _ := bits.Mul64(h, uint64(size))
+	return int(hi)
 }
 
 // key returns the words of key ref (a view, valid until the next insert).
@@ -64,8 +74,8 @@ func (t *table) lookup(k []uint64) (uint32, bool) {
 		return 0, false
 	}
 	h := hashKey(k)
-	tag, mask := hashTag(h), uint64(len(t.slots)-1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	tag, size := hashTag(h), len(t.tags)
+	for i := slot(h, size); ; {
 		switch t.tags[i] {
 		case 0:
 			return 0, false
@@ -73,6 +83,9 @@ func (t *table) lookup(k []uint64) (uint32, bool) {
 			if r := t.slots[i]; t.equal(r, k) {
 				return r, true
 			}
+		}
+		if i++; i == size {
+			i = 0
 		}
 	}
 }
@@ -89,13 +102,16 @@ func (t *table) insert(k []uint64) (uint32, bool) {
 		t.grow()
 	}
 	h := hashKey(k)
-	tag, mask := hashTag(h), uint64(len(t.slots)-1)
-	i := h & mask
-	for ; t.tags[i] != 0; i = (i + 1) & mask {
+	tag, size := hashTag(h), len(t.tags)
+	i := slot(h, size)
+	for t.tags[i] != 0 {
 		if t.tags[i] == tag {
 			if r := t.slots[i]; t.equal(r, k) {
 				return r, false
 			}
+		}
+		if i++; i == size {
+			i = 0
 		}
 	}
 	if t.n == 1<<31 {
@@ -103,7 +119,7 @@ func (t *table) insert(k []uint64) (uint32, bool) {
 	}
 	r := uint32(t.n)
 	t.tags[i], t.slots[i] = tag, r
-	t.keys = append(t.keys, k...)
+	t.keys = append(grow(t.keys, len(k)), k...)
 	t.n++
 	return r, true
 }
@@ -111,11 +127,7 @@ func (t *table) insert(k []uint64) (uint32, bool) {
 // reserve makes room for n keys without further growth of the index.
 func (t *table) reserve(n int) {
 	if n*maxLoadDen > len(t.slots)*maxLoadNum {
-		size := 16
-		for n*maxLoadDen > size*maxLoadNum {
-			size *= 2
-		}
-		t.rehash(size)
+		t.rehash(max(16, n*maxLoadDen/maxLoadNum*9/8))
 	}
 	if need := n * t.w; cap(t.keys) < need {
 		ks := make([]uint64, len(t.keys), need)
@@ -125,23 +137,20 @@ func (t *table) reserve(n int) {
 }
 
 func (t *table) grow() {
-	size := 16
-	if len(t.slots) > 0 {
-		size = 2 * len(t.slots)
-	}
-	t.rehash(size)
+	t.rehash(max(16, len(t.slots)*3/2))
 }
 
 // rehash rebuilds the index with size slots from the stored keys.
 func (t *table) rehash(size int) {
 	t.tags = make([]uint8, size)
 	t.slots = make([]uint32, size)
-	mask := uint64(size - 1)
 	for r := range t.n {
 		h := hashKey(t.key(uint32(r)))
-		i := h & mask
+		i := slot(h, size)
 		for t.tags[i] != 0 {
-			i = (i + 1) & mask
+			if i++; i == size {
+				i = 0
+			}
 		}
 		t.tags[i], t.slots[i] = hashTag(h), uint32(r)
 	}

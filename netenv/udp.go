@@ -82,9 +82,12 @@ type Topology struct {
 }
 
 // UDP4 is the four-node topology of ns-3's simple-error-model example, as
-// used by SEIB §5.2: n0 and n1 attach to router n2 at 5 Mbit/s / 2 ms, n3 at
-// 1.5 Mbit/s / 10 ms; n0 sends 210-byte datagrams at 448 kbit/s to n3 from
-// 1.0 s to 10.0 s, and n3 sends the same to n1 from 1.1 s to 10.0 s.
+// used by SEIB §5.2: n0 and n1 attach to n2 at 5 Mbit/s / 2 ms, n3 at
+// 1.5 Mbit/s / 10 ms; n0 sends 210-byte datagrams at 448 kbit/s to n2 (the
+// example addresses n2's interface on the n3–n2 link) from 1.0 s to 10.0 s,
+// and n3 sends the same to n1, through n2, from 1.1 s to 10.0 s. The two
+// flows cross at n2. (The example's error models drop early packets only and
+// are left out.)
 func UDP4() Topology {
 	return Topology{
 		Nodes: 4,
@@ -94,7 +97,7 @@ func UDP4() Topology {
 			{A: 3, B: 2, BW: 1.5, Delay: 10},
 		},
 		CBR: []CBRFlow{
-			{Src: 0, Dst: 3, PacketBytes: 210, Rate: 0.448, Start: time.Second, Stop: 10 * time.Second},
+			{Src: 0, Dst: 2, PacketBytes: 210, Rate: 0.448, Start: time.Second, Stop: 10 * time.Second},
 			{Src: 3, Dst: 1, PacketBytes: 210, Rate: 0.448, Start: 1100 * time.Millisecond, Stop: 10 * time.Second},
 		},
 	}

@@ -132,8 +132,8 @@ func printFindings(w io.Writer, rep *act.Report) {
 		if fd.Kind != "condition" {
 			what = "fault: " + fd.Kind
 		}
-		fmt.Fprintf(w, "  %-24s ×%-5d at %8.3f s  cwnd=%v ssthresh=%v ca_state=%v\n", what, f.Count,
-			float64(fd.TimeNS)/1e9, fd.State["cwnd"], fd.State["ssthresh"], fd.State["ca_state"])
+		fmt.Fprintf(w, "  %-24s ×%-5d at %8.3f s  cwnd=%s ssthresh=%s prior_cwnd=%s ca_state=%s\n", what, f.Count,
+			float64(fd.TimeNS)/1e9, num(fd.State["cwnd"]), num(fd.State["ssthresh"]), num(fd.State["prior_cwnd"]), num(fd.State["ca_state"]))
 		if f.Path != "" {
 			fmt.Fprintf(w, "    replay: actfuzz replay %s\n", f.Path)
 		}
@@ -274,4 +274,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stdout, "plot: %s\n", *plot)
 	}
 	return 0
+}
+
+// num prints integral floats without an exponent.
+func num(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return fmt.Sprint(v)
 }
