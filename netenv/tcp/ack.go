@@ -16,6 +16,7 @@ type ackInfo struct {
 	newlySacked  uint32 // newly SACKed packets
 	newlyLost    uint32
 	retransAcked bool
+	origAcked    bool          // never-retransmitted data was newly (S)ACKed (Linux's FLAG_ORIG_SACK_ACKED)
 	seqRTT       time.Duration // RTT from the oldest never-retransmitted acked segment
 	caRTT        time.Duration // RTT from the newest such segment
 	tsEcr        time.Duration
@@ -208,6 +209,14 @@ func (s *Sender) cleanAcked(ack uint64, a *ackInfo) {
 		if f&segEverRetx != 0 {
 			a.retransAcked = true
 		} else {
+			// Without SACK a cumulative ACK cannot tell whether
+			// this segment arrived or only the retransmission
+			// before it; ProfileLinux ignores it (commit
+			// 1236f22fbae1 "tcp: prevent bogus FRTO undos with
+			// non-SACK flows", 4.18), ProfileLinux310 counts it.
+			if f&segSacked == 0 && (s.cfg.SACK || s.cfg.Profile == ccai.ProfileLinux310) {
+				a.origAcked = true
+			}
 			if firstSent < 0 {
 				firstSent = seg.sentAt
 			}
@@ -288,6 +297,9 @@ func (s *Sender) processSACK(p *sim.Packet, a *ackInfo) {
 			if seg.flags&segLost != 0 {
 				seg.flags &^= segLost
 				s.sock.LostOut--
+			}
+			if seg.flags&segEverRetx == 0 {
+				a.origAcked = true
 			}
 			seg.flags |= segSacked
 			s.sock.SackedOut++

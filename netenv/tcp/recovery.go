@@ -62,19 +62,8 @@ func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFl
 			}
 		}
 	case ccai.StateLoss:
-		if a.unaAdvanced && s.packetDelayed(p) {
-			// RFC 3522 Eifel: the original got through; the timeout
-			// was spurious.
-			s.undo(true)
-			s.setState(s.openOrDisorder())
+		if s.processLoss(p, a) {
 			return
-		}
-		if s.sndUna >= s.highSeq && a.unaAdvanced {
-			s.setState(s.openOrDisorder())
-			return
-		}
-		if !s.cfg.SACK && a.unaAdvanced {
-			s.markHeadLost()
 		}
 	case ccai.StateCWR:
 		if s.sndUna > s.highSeq {
@@ -254,6 +243,67 @@ func (s *Sender) mayUndo(p *sim.Packet) bool {
 	return s.undoValid && (s.undoRetrans == 0 || s.packetDelayed(p))
 }
 
+// processLoss handles an ACK in Loss (Linux's tcp_process_loss): F-RTO
+// (RFC 5682 §3, SACK-enhanced, Linux's default tcp_frto=2) first, then
+// the end of loss recovery, then undo. It reports whether the ACK is done.
+func (s *Sender) processLoss(p *sim.Packet, a *ackInfo) bool {
+	recovered := s.sndUna >= s.highSeq
+	if s.frto {
+		if a.origAcked {
+			// Step 3.b: never-retransmitted data was delivered, so not
+			// everything was lost: the timeout was spurious.
+			s.tryUndoLoss(p, true)
+			return true
+		}
+		switch {
+		case s.sndNxt > s.highSeq && (a.newlySacked > 0 || a.dupAck):
+			s.frto = false // step 3.a: the loss was real
+		case a.unaAdvanced && !recovered:
+			// Step 2.b: send new data instead of retransmitting, and
+			// judge the timeout by the next ACK.
+			s.highSeq = s.sndNxt
+			s.frtoNewData = true
+			s.output()
+			s.frtoNewData = false
+			if s.sndNxt > s.highSeq {
+				return true
+			}
+			s.frto = false
+		}
+	}
+	if recovered {
+		s.backoff = 0
+		if !s.tryUndoRecovery(p) {
+			s.setState(s.openOrDisorder())
+		}
+		return true
+	}
+	if s.tryUndoLoss(p, false) {
+		return true
+	}
+	if !s.cfg.SACK && a.unaAdvanced {
+		s.markHeadLost()
+	}
+	return false
+}
+
+// tryUndoLoss undoes a timeout found spurious, by F-RTO or by D-SACKs or
+// timestamps (Linux's tcp_try_undo_loss). An F-RTO undo does not need the
+// undo marker: in ProfileLinux310, where a cumulative ACK without SACK
+// counts as F-RTO evidence, this is what lets a second undo run after a
+// first one restored ssthresh to infinity (ACT paper §4.3).
+func (s *Sender) tryUndoLoss(p *sim.Packet, frtoUndo bool) bool {
+	if !frtoUndo && !s.mayUndo(p) {
+		return false
+	}
+	s.undo(true)
+	s.backoff = 0
+	if frtoUndo || s.cfg.SACK {
+		s.setState(s.openOrDisorder())
+	}
+	return true
+}
+
 // tryUndoRecovery runs at the end of fast recovery. Without SACK, a
 // sender whose recovery ends exactly at the recovery point holds Recovery
 // until something above it is acknowledged, to avoid a false fast
@@ -290,11 +340,14 @@ func (s *Sender) undo(unmarkLoss bool) {
 		}
 		s.sock.LostOut = 0
 	}
+	// prior_ssthresh is not cleared by an undo, in either kernel.
 	if s.sock.PriorSSThresh > 0 {
 		s.sock.Cwnd = s.ca.UndoCwnd(&s.sock)
 		if s.sock.PriorSSThresh > s.sock.SSThresh {
 			s.sock.SSThresh = s.sock.PriorSSThresh
 		}
+	} else {
+		s.sock.Cwnd = max(s.sock.Cwnd, s.sock.SSThresh)
 	}
 	s.undoValid = false
 }
@@ -307,6 +360,9 @@ func (s *Sender) onRTO() {
 	}
 	s.stats.Timeouts++
 	st := s.sock.CAState
+	// F-RTO runs on a timeout that starts a new recovery, or a repeated
+	// one (Linux's tcp_enter_loss).
+	s.frto = st < ccai.StateRecovery || s.backoff > 0
 	if st <= ccai.StateDisorder || s.highSeq <= s.sndUna || (st == ccai.StateLoss && s.backoff == 0) {
 		s.sock.PriorSSThresh = s.currentSSThresh()
 		s.sock.PriorCwnd = s.sock.Cwnd

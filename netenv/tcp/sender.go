@@ -94,6 +94,8 @@ type Sender struct {
 	prrOut        uint32
 	lostHint      int // no lost-and-not-retransmitted segment before this index
 	renoLimbo     bool
+	frto          bool // F-RTO (RFC 5682) is judging the current timeout
+	frtoNewData   bool // F-RTO step 2.b: send new data before retransmissions
 	nextPace      time.Duration
 	firstSent     time.Duration // send time of the flight's first packet (rate sampling)
 	appLimitedTil uint64        // delivered count below which samples are app-limited
@@ -232,12 +234,11 @@ func (s *Sender) output() {
 			s.sim.ScheduleAt(s.sendEv, s.nextPace)
 			return
 		}
-		if i := s.nextLost(); i >= 0 {
-			s.retransmit(i)
-			continue
-		}
-		if s.sock.CAState == ccai.StateLoss && s.sndNxt > s.highSeq && s.sock.LostOut > 0 {
-			return
+		if !s.frtoNewData {
+			if i := s.nextLost(); i >= 0 {
+				s.retransmit(i)
+				continue
+			}
 		}
 		written := s.appWritten(now)
 		avail := written - s.sndNxt
