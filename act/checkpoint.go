@@ -47,7 +47,7 @@ type checkpoint struct {
 	Run         runState
 	Groups      []checkpointGroup
 	StepSims    map[Step]int
-	StepRegions map[Step]int
+	StepRegions map[Step][]uint64
 	Capped      int
 	Series      coverage.Series
 	Store       []byte

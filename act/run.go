@@ -65,10 +65,11 @@ type Report struct {
 	Store    *coverage.Store
 	Series   *coverage.Series
 	Findings []*FindingGroup
-	// StepSims and StepRegions count simulations per step and the k=1
-	// regions first reached by each step.
+	// StepSims counts simulations per step; StepRegions[step][l] counts
+	// the regions at k = 2^l first reached by a simulation of that step
+	// (ACT §4.2, Fig. 10: which step found what).
 	StepSims    map[Step]int
-	StepRegions map[Step]int
+	StepRegions map[Step][]uint64
 	Capped      int // runs stopped by the simulated-time cap
 	subject     netenv.Subject
 }
@@ -149,7 +150,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		opt.Subject = netenv.Native{}
 	}
 	rep := &Report{Method: opt.Method, Store: store, subject: opt.Subject, Series: coverage.NewSeries(opt.Method, c.Space),
-		StepSims: map[Step]int{}, StepRegions: map[Step]int{}}
+		StepSims: map[Step]int{}, StepRegions: map[Step][]uint64{}}
 	groups := map[string]*FindingGroup{}
 	rs := &runState{}
 	if opt.Resume && opt.Out != "" {
@@ -200,6 +201,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	start := time.Now()
 	window := min(c.Window, max(opt.Budget/10, batchSize))
 	interrupted := false
+	ks := c.Space.Ks()
+	before := make([]uint64, len(ks))
 	for {
 		// Keep two batches ahead of the merged prefix.
 		for len(configs) < min(opt.Budget, rep.Sims+2*batchSize) {
@@ -240,9 +243,18 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			r := arrived[i]
 			delete(arrived, i)
 			g := configs[r.idx]
-			before := store.VisitedRegions(1)
+			for l, k := range ks {
+				before[l] = store.VisitedRegions(k)
+			}
 			store.AddBatch(r.batch, uint64(r.idx))
-			rep.StepRegions[g.Step] += int(store.VisitedRegions(1) - before)
+			found := rep.StepRegions[g.Step]
+			if found == nil {
+				found = make([]uint64, len(ks))
+				rep.StepRegions[g.Step] = found
+			}
+			for l, k := range ks {
+				found[l] += store.VisitedRegions(k) - before[l]
+			}
 			rep.StepSims[g.Step]++
 			if g.Step == StepRandom && r.mean != nil {
 				p := make([]float64, len(c.Params))

@@ -110,6 +110,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		snap := rep.Store.Snapshot(rep.Method, int64(rep.Sims))
 		fmt.Fprintf(stdout, "%s on %s: %d simulations in %.1f s (%.0f sims/s)\n", rep.Method, strings.Join(c.CCAI, "+"), rep.Sims, rep.Wall.Seconds(), float64(rep.Sims)/rep.Wall.Seconds())
 		_ = coverage.WriteTable(stdout, snap)
+		printSteps(stdout, rep)
 		printFindings(stdout, rep)
 	}
 	for _, f := range rep.Findings {
@@ -141,18 +142,18 @@ func printFindings(w io.Writer, rep *act.Report) {
 }
 
 type methodJSON struct {
-	Sims     int               `json:"sims"`
-	WallS    float64           `json:"wall_s"`
-	Regions  map[string]uint64 `json:"regions"`
-	Total    map[string]uint64 `json:"total"`
-	Findings int               `json:"findings"`
-	StepSims map[string]int    `json:"step_sims,omitempty"`
-	StepNew  map[string]int    `json:"step_new_regions_k1,omitempty"`
+	Sims     int                          `json:"sims"`
+	WallS    float64                      `json:"wall_s"`
+	Regions  map[string]uint64            `json:"regions"`
+	Total    map[string]uint64            `json:"total"`
+	Findings int                          `json:"findings"`
+	StepSims map[string]int               `json:"step_sims,omitempty"`
+	StepNew  map[string]map[string]uint64 `json:"step_new_regions,omitempty"`
 }
 
 func methodReport(rep *act.Report) methodJSON {
 	m := methodJSON{Sims: rep.Sims, WallS: rep.Wall.Seconds(), Regions: map[string]uint64{}, Total: map[string]uint64{},
-		StepSims: map[string]int{}, StepNew: map[string]int{}}
+		StepSims: map[string]int{}, StepNew: map[string]map[string]uint64{}}
 	sp := rep.Store.Space()
 	for k, v := range rep.Regions() {
 		m.Regions[strconv.Itoa(k)] = v
@@ -162,8 +163,13 @@ func methodReport(rep *act.Report) methodJSON {
 	for s, n := range rep.StepSims {
 		m.StepSims[s.String()] = n
 	}
-	for s, n := range rep.StepRegions {
-		m.StepNew[s.String()] = n
+	ks := sp.Ks()
+	for s, counts := range rep.StepRegions {
+		byK := map[string]uint64{}
+		for l, n := range counts {
+			byK[strconv.Itoa(ks[l])] = n
+		}
+		m.StepNew[s.String()] = byK
 	}
 	return m
 }
@@ -282,4 +288,32 @@ func num(v any) string {
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return fmt.Sprint(v)
+}
+
+// printSteps shows which step first reached the regions (ACT §4.2).
+func printSteps(w io.Writer, rep *act.Report) {
+	ks := rep.Store.Space().Ks()
+	idx := func(k int) int {
+		for i, x := range ks {
+			if x == k {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, st := range []act.Step{act.StepRandom, act.StepEstimation, act.StepConcatenation, act.StepRAN, act.StepMAN} {
+		n, ok := rep.StepSims[st]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "step %-13s %7d sims", st, n)
+		if found := rep.StepRegions[st]; found != nil {
+			for _, k := range []int{1, 16, 128} {
+				if i := idx(k); i >= 0 {
+					fmt.Fprintf(w, "  new k=%d: %d", k, found[i])
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
 }
