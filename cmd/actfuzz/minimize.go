@@ -16,17 +16,9 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	out := fs.String("out", "", "write the minimized seed here (default: SEED.min.json)")
 	runs := fs.Int("runs", 400, "at most this many simulations")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	var positional []string
-	rest := args
-	for {
-		if ok, code := parseFlags(fs, rest, stderr); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, ok, code := parseInterleaved(fs, args, stderr)
+	if !ok {
+		return code
 	}
 	if len(positional) != 1 || *runs <= 0 {
 		fmt.Fprintln(stderr, "usage: actfuzz minimize SEED.json [--out FILE] [--runs N]")

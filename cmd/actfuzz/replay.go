@@ -19,17 +19,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	plotPath := fs.String("plot", "", "write a plot of cwnd, ssthresh and ca_state to `FILE.png` (or .svg)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	var positional []string
-	rest := args
-	for {
-		if ok, code := parseFlags(fs, rest, stderr); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, ok, code := parseInterleaved(fs, args, stderr)
+	if !ok {
+		return code
 	}
 	if len(positional) != 1 {
 		fmt.Fprintln(stderr, "usage: actfuzz replay SEED.json [--trace out.csv] [--plot out.png] [--json]")

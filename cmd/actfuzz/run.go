@@ -18,15 +18,15 @@ import (
 )
 
 // loadCampaign reads the campaign argument, or the embedded default.
-func loadCampaign(fs *flag.FlagSet, stderr io.Writer, cmd string) (*act.Campaign, bool) {
-	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "actfuzz %s: unexpected argument %q\n", cmd, fs.Arg(1))
+func loadCampaign(args []string, stderr io.Writer, cmd string) (*act.Campaign, bool) {
+	if len(args) > 1 {
+		fmt.Fprintf(stderr, "actfuzz %s: unexpected argument %q\n", cmd, args[1])
 		return nil, false
 	}
-	if fs.NArg() == 0 {
+	if len(args) == 0 {
 		return act.DefaultCampaign(), true
 	}
-	c, err := act.LoadCampaign(fs.Arg(0))
+	c, err := act.LoadCampaign(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz %s: %v\n", cmd, err)
 		return nil, false
@@ -50,20 +50,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "no live status line")
 	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
 	subject := fs.String("subject", "native", "what runs the simulations: native")
-	// Flags may follow the campaign file.
-	var positional []string
-	rest := args
-	for {
-		if ok, code := parseFlags(fs, rest, stderr); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, ok, code := parseInterleaved(fs, args, stderr)
+	if !ok {
+		return code
 	}
-	_ = fs.Parse(positional)
 	switch *method {
 	case "act", "ran", "man":
 	default:
@@ -83,7 +73,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz run: --subject: %v\n", err)
 		return exitUsage
 	}
-	c, ok := loadCampaign(fs, stderr, "run")
+	c, ok := loadCampaign(positional, stderr, "run")
 	if !ok {
 		return exitUsage
 	}
@@ -198,19 +188,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
 	subject := fs.String("subject", "native", "what runs the simulations: native")
 	asJSON := fs.Bool("json", false, "print JSON")
-	var positional []string
-	rest := args
-	for {
-		if ok, code := parseFlags(fs, rest, stderr); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, ok, code := parseInterleaved(fs, args, stderr)
+	if !ok {
+		return code
 	}
-	_ = fs.Parse(positional)
 	if *budget < 0 || *workers < 0 {
 		fmt.Fprintln(stderr, "actfuzz compare: --budget and --workers must be ≥ 0")
 		return exitUsage
@@ -227,7 +208,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "actfuzz compare: --subject: %v\n", err)
 		return exitUsage
 	}
-	c, ok := loadCampaign(fs, stderr, "compare")
+	c, ok := loadCampaign(positional, stderr, "compare")
 	if !ok {
 		return exitUsage
 	}

@@ -61,6 +61,23 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, cod
 	return true, 0
 }
 
+// parseInterleaved parses flags that may come before or after the
+// positional arguments (`actfuzz run FILE --budget 10`) and returns the
+// positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string, stderr io.Writer) (positional []string, ok bool, code int) {
+	rest := args
+	for {
+		if ok, code := parseFlags(fs, rest, stderr); !ok {
+			return nil, false, code
+		}
+		if fs.NArg() == 0 {
+			return positional, true, 0
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}
+
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("actfuzz sim", flag.ContinueOnError)
 	env := netenv.DefaultEnv()
