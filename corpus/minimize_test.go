@@ -10,7 +10,7 @@ import (
 func TestMinimize(t *testing.T) {
 	s := testSeed(5)
 	s.Bytes = 2_000_000
-	s.Finding = &Finding{Condition: "big", When: "cwnd > 40", Kind: "condition"}
+	s.Finding = &Finding{Condition: "big", When: "cwnd > 20", Kind: "condition"}
 	r, err := Replay(context.Background(), s, nil)
 	if err != nil || r.HitTimeNS < 0 {
 		t.Fatalf("the test seed must hit: %v", err)
@@ -25,7 +25,7 @@ func TestMinimize(t *testing.T) {
 		t.Fatalf("minimization grew the seed: %+v", rep)
 	}
 	if len(m.Schedule) != 1 {
-		t.Errorf("the switch is irrelevant to cwnd > 40 yet %d phases remain", len(m.Schedule))
+		t.Errorf("the switch is irrelevant to cwnd > 20 yet %d phases remain", len(m.Schedule))
 	}
 	if m.Schedule[0].Env.Loss != 0 || m.Schedule[0].Env.QShape != 0 {
 		t.Errorf("loss and queuing delay were not simplified away: %+v", m.Schedule[0].Env)

@@ -18,6 +18,7 @@ type ackInfo struct {
 	retransAcked bool
 	origAcked    bool          // never-retransmitted data was newly (S)ACKed (Linux's FLAG_ORIG_SACK_ACKED)
 	seqRTT       time.Duration // RTT from the oldest never-retransmitted acked segment
+	sackRTT      time.Duration // RTT from the oldest never-retransmitted newly SACKed segment
 	caRTT        time.Duration // RTT from the newest such segment
 	tsEcr        time.Duration
 	ackedBytes   uint32
@@ -63,7 +64,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	// The ACK's scratch state lives in the sender so that passing it to
 	// the algorithm does not allocate.
 	a := &s.ack
-	*a = ackInfo{seqRTT: -1, caRTT: -1, tsEcr: p.TSEcr}
+	*a = ackInfo{seqRTT: -1, sackRTT: -1, caRTT: -1, tsEcr: p.TSEcr}
 	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
 	priorInFlight := s.sock.InFlight()
 	priorDelivered := s.sock.Delivered
@@ -92,9 +93,19 @@ func (s *Sender) onAck(p *sim.Packet) {
 	// RTT: prefer the sequence sample (Karn's rule, RFC 6298 §3); fall
 	// back to the echoed timestamp (RFC 7323 §4) when every acked segment
 	// was retransmitted.
+	// Linux's tcp_ack_update_rtt: a cumulative sample, else one from the
+	// oldest newly SACKed segment, else the timestamp echo.
 	rttSample := a.seqRTT
-	if rttSample < 0 && a.unaAdvanced && p.TSEcr > 0 && !a.retransAcked {
+	if rttSample < 0 {
+		rttSample = a.sackRTT
+	}
+	// With only retransmitted data acked, the echoed timestamp still
+	// times the transmission that advanced the receiver (RFC 7323 §4).
+	if rttSample < 0 && a.unaAdvanced && p.TSEcr > 0 {
 		rttSample = now - (p.TSEcr - 1)
+	}
+	if a.caRTT < 0 {
+		a.caRTT = a.sackRTT
 	}
 	// One-way delay of the echoed segment: the receiver's timestamp of
 	// this ACK minus the sender's of the segment it echoes (TCP-LP,
@@ -208,13 +219,15 @@ func (s *Sender) cleanAcked(ack uint64, a *ackInfo) {
 		}
 		if f&segEverRetx != 0 {
 			a.retransAcked = true
-		} else {
+		} else if f&segSacked == 0 {
+			// A segment SACKed earlier gave its RTT sample then; its
+			// send time says nothing about this ACK.
 			// Without SACK a cumulative ACK cannot tell whether
 			// this segment arrived or only the retransmission
 			// before it; ProfileLinux ignores it (commit
 			// 1236f22fbae1 "tcp: prevent bogus FRTO undos with
 			// non-SACK flows", 4.18), ProfileLinux310 counts it.
-			if f&segSacked == 0 && (s.cfg.SACK || s.cfg.Profile == ccai.ProfileLinux310) {
+			if s.cfg.SACK || s.cfg.Profile == ccai.ProfileLinux310 {
 				a.origAcked = true
 			}
 			if firstSent < 0 {
@@ -300,6 +313,9 @@ func (s *Sender) processSACK(p *sim.Packet, a *ackInfo) {
 			}
 			if seg.flags&segEverRetx == 0 {
 				a.origAcked = true
+				if rtt := s.sim.Now() - seg.sentAt; rtt > a.sackRTT {
+					a.sackRTT = rtt
+				}
 			}
 			seg.flags |= segSacked
 			s.sock.SackedOut++
