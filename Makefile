@@ -59,3 +59,42 @@ ns3:
 $(NS3_DRIVER): netenv/ns3/driver/driver.cc
 	@mkdir -p $(dir $@)
 	$(NS3_CXX) $(NS3_CXXFLAGS) $(NS3_INC) -o $@ $< $(NS3_LIBS)
+
+## gofuzz: go-fuzz over fuzz.Fuzz for GOFUZZ_TIME seconds: region feedback
+## (Fuzz returns 1 on a new region at k=16), condition hits and subject faults
+## panic, so GOFUZZ_DIR/crashers holds reproducers. The corpus, the crashers
+## and the shared region store (regions.bin) live in GOFUZZ_DIR. Seed it from
+## a campaign's output with GOFUZZ_SEEDS=out/make-run; pick the campaign with
+## ACTFUZZ_CAMPAIGN=file.yaml. GOFUZZ_BYTES (default 1 MB per flow, empty for
+## the campaign's own) keeps executions fast.
+GOFUZZ_DIR   ?= out/gofuzz
+GOFUZZ_TIME  ?= 60
+GOFUZZ_PROCS ?= 2
+GOFUZZ_SEEDS ?=
+GOFUZZ_BYTES ?= 1000000
+
+.PHONY: gofuzz
+gofuzz:
+	@mkdir -p $(GOFUZZ_DIR)
+	ACTFUZZ_BYTES=$(GOFUZZ_BYTES) $(GO) run ./fuzz/cmd/fuzzseeds -gofuzz $(GOFUZZ_DIR)/corpus $(GOFUZZ_SEEDS)
+	$(GO) tool go-fuzz-build -o $(GOFUZZ_DIR)/fuzz-fuzz.zip ./fuzz
+	@gofuzz=$$($(GO) tool -n go-fuzz) || exit 1; \
+	ACTFUZZ_REGIONS=$(abspath $(GOFUZZ_DIR))/regions.bin ACTFUZZ_BYTES=$(GOFUZZ_BYTES) \
+	  timeout -s INT $(GOFUZZ_TIME) $$gofuzz -bin $(GOFUZZ_DIR)/fuzz-fuzz.zip -workdir $(GOFUZZ_DIR) -procs $(GOFUZZ_PROCS); \
+	s=$$?; if [ $$s -ne 0 ] && [ $$s -ne 124 ]; then exit $$s; fi; \
+	echo "gofuzz: $$(ls $(GOFUZZ_DIR)/corpus | wc -l) corpus inputs, $$(ls $(GOFUZZ_DIR)/crashers 2>/dev/null | grep -vc '\.') crashers in $(GOFUZZ_DIR)/crashers, regions in $(GOFUZZ_DIR)/regions.bin"
+
+## fuzz-smoke: each native fuzz target of package fuzz for FUZZ_SMOKE_TIME
+## (CI runs it after `make test`). A failing input is saved under
+## fuzz/testdata/fuzz/<target>/ and fails the target. FuzzRegions runs the
+## default campaign with FUZZ_SMOKE_BYTES per flow.
+FUZZ_SMOKE_TIME    ?= 15s
+FUZZ_SMOKE_BYTES   ?= 1000000
+FUZZ_SMOKE_TARGETS ?= FuzzRegions FuzzCampaignParser FuzzSeedDecoder FuzzSimulatorExtremes FuzzDecode
+
+.PHONY: fuzz-smoke
+fuzz-smoke:
+	@set -e; for t in $(FUZZ_SMOKE_TARGETS); do \
+		echo "fuzz-smoke: $$t for $(FUZZ_SMOKE_TIME)"; \
+		ACTFUZZ_BYTES=$(FUZZ_SMOKE_BYTES) $(GO) test ./fuzz -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZ_SMOKE_TIME); \
+	done

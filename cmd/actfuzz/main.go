@@ -41,6 +41,7 @@ func commands() []command {
 		{"compare", "run ACT, RAN and MAN on the same budget and compare coverage", runCompare},
 		{"replay", "replay a seed file and check that its finding reproduces", runReplay},
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
+		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
 	}
 }
 

@@ -34,6 +34,7 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
 		return exitUsage
 	}
+	defer closeSubject(subj)
 	min, rep, err := corpus.Minimize(ctx, subj, seed, *runs)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)

@@ -37,6 +37,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
 		return exitUsage
 	}
+	defer closeSubject(subj)
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
 	flow := 0

@@ -89,7 +89,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	profile := fs.String("profile", "linux", "behaviour profile: linux or linux-3.10")
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	subject := fs.String("subject", "native", "what runs the simulation: native")
+	subject := fs.String("subject", "native", "what runs the simulation: native or ns3 (build it with `make ns3`)")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -102,13 +102,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz sim: --subject: %v\n", err)
 		return exitUsage
 	}
+	defer closeSubject(subj)
 	prof, err := ccai.ParseProfile(*profile)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz sim: --profile: %v\n", err)
 		return exitUsage
 	}
-	if _, ok := ccai.Lookup(*cca); !ok && subj.Name() == "native" {
-		fmt.Fprintf(stderr, "actfuzz sim: --cca: unknown congestion control %q (known: %v)\n", *cca, ccai.Names())
+	if err := checkCCA(subj, *cca); err != nil {
+		fmt.Fprintf(stderr, "actfuzz sim: --cca: %v\n", err)
 		return exitUsage
 	}
 	if err := env.Validate(); err != nil {

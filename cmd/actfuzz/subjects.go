@@ -2,17 +2,42 @@ package main
 
 import (
 	"fmt"
+	"io"
 
+	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/ns3"
 )
 
 // openSubject maps a --subject name (or a seed's subject) to a subject.
 // This is the one place that knows every subject, so no global registry is
-// needed.
+// needed. Close the result with closeSubject.
 func openSubject(name string) (netenv.Subject, error) {
 	switch name {
 	case "", "native":
 		return netenv.Native{}, nil
+	case "ns3":
+		return ns3.Open()
 	}
-	return nil, fmt.Errorf("unknown subject %q (want native)", name)
+	return nil, fmt.Errorf("unknown subject %q (want native or ns3)", name)
+}
+
+// closeSubject stops a subject's helper processes, if it has any.
+func closeSubject(s netenv.Subject) {
+	if c, ok := s.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// checkCCA validates a congestion control name for a subject.
+func checkCCA(s netenv.Subject, name string) error {
+	switch s.Name() {
+	case "ns3":
+		_, err := ns3.Model(name)
+		return err
+	}
+	if _, ok := ccai.Lookup(name); !ok {
+		return fmt.Errorf("unknown congestion control %q (known: %v)", name, ccai.Names())
+	}
+	return nil
 }

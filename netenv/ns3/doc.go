@@ -1,0 +1,198 @@
+// Package ns3 is the ns-3 subject: it runs simulation configurations G on
+// ns-3.37's own TCP models (Debian's libns3-dev) and streams their state
+// traces as tcp.StateRecords, so that campaigns, conditions and coverage
+// work on an implementation nobody here wrote.
+//
+// # Building and opening
+//
+// `make ns3` apt-get installs libns3-dev when its headers are missing and
+// compiles driver/driver.cc, one translation unit, into bin/actfuzz-ns3
+// with plain -lns3-core -lns3-network -lns3-internet -lns3-point-to-point
+// -lns3-applications -lns3-traffic-control (Debian's ns-3 pkg-config files
+// are broken; the headers are /usr/include/ns3/*.h). Open finds the driver
+// ($ACTFUZZ_NS3_DRIVER, next to the running executable, $PATH, then
+// bin/actfuzz-ns3 of the enclosing module) and starts it once; if ns-3 or
+// the driver is missing it returns one error, errors.Is(err,
+// ErrNotInstalled), that says to run `make ns3`.
+//
+// # The driver and its protocol
+//
+// The driver is a persistent process: it runs one simulation per request
+// and keeps going, so a campaign pays ns-3's start-up once per worker.
+// Subject keeps a pool of drivers, one per concurrent Run. The protocol is
+// text, one record a line, fields separated by single spaces:
+//
+//	driver → Go, once:   HELLO actfuzz-ns3 <protocol> <ns-3 version> <model>...
+//	Go → driver:         RUN <id> <seed> <sack 0|1> <maxtime_ns> <maxevents> <nflows> <nphases>
+//	                     FLOW <model> <bytes>                          (nflows lines)
+//	                     PHASE <until_ns> <loss> <bw_bps> <delay_ns> <qshape> <qscale_ms> <app_bps> <buffer>
+//	                                                                   (nphases lines; app_bps 0 = unlimited)
+//	driver → Go:         R <t_ns> <flow> <reason> <cwnd_B> <ssthresh_B> <srtt_ns> <rttvar_ns> <rto_ns>
+//	                       <ca_state> <prev_ca_state> <prior_cwnd_B> <inflight_B> <delivered_B> <pacing_bps>
+//	                     F <flow> <segments> <retransmits> <timeouts> <recoveries> <delivered_bytes>
+//	                       <done 0|1> <done_at_ns> <cwnd_B> <ssthresh_B> <srtt_ns> <rttvar_ns> <ca_state>
+//	                     DONE <id> <sim_time_ns> <events> <-|time|events> <drops> <losses>
+//	                  or ERR <id> <message>   (a request it cannot run; the driver goes on)
+//	Go → driver:         QUIT
+//
+// Reasons are 0 ack, 1 state, 2 rto (tcp.Reason); ca_state is ns-3's
+// TcpCongState_t, numbered like Linux's and ccai.CAState. The Go side turns
+// bytes into packets of MSS = 1448 bytes: cwnd, ssthresh and prior_cwnd
+// round down (ns-3's GetCwndInSegments), in_flight rounds up, an ssthresh
+// of 2^32−1 bytes (ns-3's initial value) becomes ccai.InfiniteSSThresh.
+// Anything else on stdout, a line that does not parse, a flow or state out
+// of range, time going backwards or a DONE for another request is garbage.
+//
+// # Faults
+//
+// A driver that dies (an NS_ASSERT/NS_FATAL_ERROR abort, a signal) is a
+// *netenv.Fault of Kind "crash" carrying its last stderr as Stack; one
+// that does not answer within Options.RunTimeout (2 min) or before the
+// context's deadline is a "hang"; malformed output is "garbage". The
+// Detail names the seed. The driver is then killed and the next Run starts
+// a fresh one (Subject.Started counts them). A cancelled context returns
+// ctx.Err(), not a fault.
+//
+// # How P is mapped onto ns-3
+//
+// Two nodes joined by one point-to-point link (both topologies: every flow
+// shares the bottleneck, as in the native subject):
+//
+//   - bandwidth: the data rate of both devices (PointToPointNetDevice),
+//     so ACKs are serialized at the same rate, as natively;
+//   - buffer: the forward device's queue, a drop-tail queue of Buffer
+//     packets; no queue disc is installed (addresses are assigned by hand,
+//     so ns-3's default pfifo_fast never appears). The reverse queue holds
+//     max(Buffer, 1000). Shrinking the buffer keeps queued packets and
+//     drops arrivals until it drains, as natively. The packet being
+//     serialized is not in the queue, as natively;
+//   - random loss: a custom channel (ActChannel, a PointToPointChannel)
+//     drops forward packets that carry TCP payload with probability Loss
+//     after they have occupied the link; SYNs and pure ACKs are never
+//     lost, the reverse direction has no loss;
+//   - propagation delay and queuing delay: the channel schedules each
+//     forward packet's arrival at end of serialization + Delay +
+//     Gamma(QShape, QScale ms) (ns-3's GammaRandomVariable), so packets can
+//     be reordered; the reverse direction gets Delay only;
+//   - application rate: the driver's sender writes into the socket at
+//     App Mbit/s in whole segments (netenv's rule: App ≥ 1000×BW is
+//     unlimited, and an unlimited application has written everything, so
+//     a later switch to a finite rate changes nothing);
+//   - schedule: at each t_i an event applies the next phase to both
+//     devices, the channel, the queues and the applications;
+//   - seed: RngSeedManager::SetSeed(1) and SetRun(e) before every run, and
+//     fixed stream numbers for every random variable the run uses (loss,
+//     queuing delay, TcpBbr's cycle randomisation), so a persistent driver
+//     gives the same trace for the same e however many runs it has done;
+//   - limits: the time and event caps are checked every 100 ms of
+//     simulated time (the event cap counts ns-3 events, more per packet
+//     than native events).
+//
+// Approximations: frames carry a 2-byte PPP header, so a full segment is
+// 1502 bytes on the wire (native: 1500); ns-3's loss decision is drawn at
+// the start of serialization rather than its end (same distribution); the
+// Gamma variates come from ns-3's generator, not ours, so the same e gives
+// different (equally distributed) losses and delays on the two subjects.
+//
+// # The TCP stack as configured
+//
+// Segment size 1448, initial window 10, SACK as Config.SACK, timestamps
+// and window scaling on, delayed ACKs every 2 segments or 40 ms (Linux's
+// minimum), minimum RTO 200 ms, 15 data retries (Linux's tcp_retries2;
+// ns-3's default is 6), send buffer = the transfer (≤ 256 MiB), receive
+// buffer 1 GiB so the receive window never limits, ns-3's default PRR
+// recovery. Profile is ignored. Models are chosen per flow by ns-3 class
+// name (Models) or by the name of the native CCAI (Model: "cubic" →
+// TcpCubic, "reno" → TcpLinuxReno, "westwood" → TcpWestwoodPlus).
+//
+// # State records
+//
+// A record is emitted after every ACK the sender processes (an event
+// scheduled "now" from the socket's Rx trace, so it sees the state after
+// processing), on every congestion-state change (CongState trace), and
+// when the retransmission timer fires (the driver notices that
+// TcpSocketBase's retransmission event ran rather than being cancelled),
+// plus one "state" record when the connection is established. The fields
+// are read from TcpSocketBase's own state: cwnd and ssthresh from its
+// TcpSocketState, srtt and rttvar from its RttEstimator (0 until the first
+// sample), rto, bytes in flight from its TcpTxBuffer, delivered from its
+// TcpRateOps, the pacing rate when pacing is on. prior_cwnd is not an ns-3
+// variable: the driver records cwnd when the state becomes recovery, loss
+// or cwr (ns-3 sets the state before reducing cwnd), which is Linux's
+// prior_cwnd. prev_ca_state is the state before the last change. The
+// CCAI's own variables (Vars: CUBIC's target, W_max, …) are private in
+// ns-3 and are not reported. Times are ns-3's absolute simulated time, so
+// schedule switches and visit times t_n mean the same as natively.
+//
+// # Known differences from the native subject
+//
+// Stack-wide (every model):
+//
+//   - ns-3 opens the connection with a handshake: data starts one RTT
+//     later than natively and the first srtt sample is the SYN's. Diff
+//     aligns flows on their first record unless DiffOptions.Unaligned.
+//   - No quick-ACK mode: ns-3 delays ACKs from the first segment (Linux and
+//     the native receiver ACK the first 16 segments at once). ns-3's
+//     TcpCubic and TcpLinuxReno use byte counting in slow start to
+//     compensate.
+//   - RTO: ns-3 computes max(srtt + max(1 ms, 4·rttvar), 200 ms); Linux and
+//     the native sender srtt + max(4·rttvar, 200 ms). ns-3's RTO is about
+//     200 ms smaller on long paths, so its spurious timeouts are more
+//     likely. Its backoff caps at 60 s (Linux: 120 s).
+//   - RTT sampling: ns-3 applies Karn's rule even with timestamps (no sample
+//     from a retransmitted segment, none at all after an RTO until new data
+//     is acked). When the path RTT jumps above the RTO, e.g. a schedule
+//     switch from 10 ms to 300 ms one way, ns-3 times out spuriously over
+//     and over with a stale srtt (observed: hundreds of seconds of 200/400/
+//     800 ms RTOs); Linux samples from timestamp echoes (RFC 7323) and
+//     recovers at once.
+//   - No loss-recovery undo (D-SACK or timestamp undo of spurious
+//     recoveries and RTOs), no F-RTO, no RACK/TLP: ns-3 recovers with the
+//     RFC 6675 scoreboard and PRR (RFC 6937).
+//   - Conditions on undo (prev recovery → open with cwnd ≥ prior_cwnd) can
+//     still hold on ns-3 without any undo: the ACK that ends recovery also
+//     grows the window by the segments it acks (observed in `make run`'s
+//     campaign: ssthresh 2, prior_cwnd 3, cwnd 2 → 5 on the exit ACK).
+//
+// TcpLinuxReno (ns-3's port of tcp_reno) against our reno:
+//
+//   - The same AIMD: slow start with byte counting capped at ssthresh,
+//     congestion avoidance by tcp_cong_avoid_ai's counter, ssthresh =
+//     max(cwnd/2, 2 segments). But the slow-start remainder of an ACK that
+//     crosses ssthresh is dropped (Linux carries it into congestion
+//     avoidance), and cwnd and ssthresh are bytes, so cwnd/2 need not be a
+//     whole number of segments. Most differences in traces come from the
+//     stack differences above (handshake, delayed ACKs, RTO formula, no
+//     undo).
+//   - TcpNewReno is not the native reno: it grows cwnd by one segment per
+//     ACK in slow start (no byte counting) and halves bytes in flight.
+//
+// TcpCubic (ns-3.37) against our cubic (RFC 8312 / Linux tcp_cubic):
+//
+//   - No TCP-friendly (Reno-emulation) region: ns-3.37 has no W_est, so on
+//     short-RTT or low-BDP paths it grows more slowly than Linux.
+//   - HyStart's delay exit compares against delay_min + clamp(delay_min,
+//     4 ms, 1000 ms); Linux uses clamp(delay_min/8, 4 ms, 16 ms). ns-3 thus
+//     needs the RTT to about double before it leaves slow start, and mostly
+//     exits on loss (native: HyStart exits early, e.g. at ~80 packets on the
+//     default 10 Mbit/s, 20 ms scenario, where ns-3 goes on to ~165).
+//   - Slow start adds segmentsAcked·MSS without capping at ssthresh, and
+//     congestion avoidance adds at most one segment per ACK (Linux adds
+//     cnt-multiples at once).
+//   - The cubic curve is computed in floating-point seconds (Linux: fixed
+//     point in 2^-10 s), and without Linux's HZ/32 recomputation hold.
+//   - Delay samples are discarded for 10 ms after an epoch starts (Linux:
+//     1 s after recovery).
+//   - No undo: W_max and ssthresh are never restored after a spurious
+//     recovery; an RTO resets W_max, delay_min and HyStart, as in Linux.
+//   - Its TypeId names TcpSocketBase as parent (a 3.37 quirk), so ns-3's
+//     own list of TcpCongestionOps children misses it; Models lists it.
+//
+// # Differential check
+//
+// Diff runs one configuration on two subjects (each flow's CCA translated
+// with CCAFor) and reports throughput, loss events (recoveries +
+// timeouts), retransmissions and cwnd, ssthresh, srtt and ca_state at
+// evenly spaced time points, with the disagreements beyond DiffOptions'
+// tolerances. DiffReport.Format prints it; it marshals to JSON.
+package ns3
