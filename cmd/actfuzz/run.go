@@ -49,7 +49,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("quiet", false, "no live status line")
 	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
-	subject := fs.String("subject", "native", "what runs the simulations: native or ns3")
+	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
@@ -187,7 +187,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
 	methods := fs.String("methods", "act,ran,man", "comma-separated methods")
 	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
-	subject := fs.String("subject", "native", "what runs the simulations: native or ns3")
+	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	asJSON := fs.Bool("json", false, "print JSON")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {

@@ -89,7 +89,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	profile := fs.String("profile", "linux", "behaviour profile: linux or linux-3.10")
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	subject := fs.String("subject", "native", "what runs the simulation: native or ns3 (build it with `make ns3`)")
+	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with `make ns3`) or gvisor")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/gvisor"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
 )
 
@@ -18,8 +20,10 @@ func openSubject(name string) (netenv.Subject, error) {
 		return netenv.Native{}, nil
 	case "ns3":
 		return ns3.Open()
+	case "gvisor":
+		return gvisor.Open()
 	}
-	return nil, fmt.Errorf("unknown subject %q (want native or ns3)", name)
+	return nil, fmt.Errorf("unknown subject %q (want native, ns3 or gvisor)", name)
 }
 
 // closeSubject stops a subject's helper processes, if it has any.
@@ -35,6 +39,11 @@ func checkCCA(s netenv.Subject, name string) error {
 	case "ns3":
 		_, err := ns3.Model(name)
 		return err
+	case "gvisor":
+		if !slices.Contains(s.CCAs(), name) {
+			return fmt.Errorf("gVisor offers %v, not %q", s.CCAs(), name)
+		}
+		return nil
 	}
 	if _, ok := ccai.Lookup(name); !ok {
 		return fmt.Errorf("unknown congestion control %q (known: %v)", name, ccai.Names())

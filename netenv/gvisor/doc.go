@@ -1,0 +1,57 @@
+// Package gvisor is the gVisor subject: gVisor's netstack TCP (the stack
+// that runs in production in gVisor and in tailscale: reno, cubic, SACK,
+// RACK/TLP) tested through netenv's link model.
+//
+// A run builds two netstack stacks, a sender and a receiver, each with one
+// channel link endpoint, and connects them through the same link model as
+// the native subject (bottleneck rate, drop-tail buffer, random loss, delay
+// and Gamma queuing delay, schedules), driven by netenv/sim and drawing
+// from the same PRNG streams.
+//
+// Time: each stack's tcpip.Clock is a manual clock whose time is the
+// simulator's and whose timers are simulator events. (faketime.ManualClock
+// is not used: it fires timers due at the same instant in Go map order and
+// runs timers due "now" on goroutines of their own, both of which vary from
+// run to run, and it cannot tell the harness when its next timer is due, so
+// it cannot be interleaved with link events at nanosecond precision.)
+//
+// Determinism: after every event that touches a stack the harness waits for
+// quiescence (every processor goroutine of the stack idle with nothing
+// queued, via stack.Pause/Resume) before the next event runs, so gVisor's
+// goroutines never run concurrently with each other or with the harness,
+// and everything gVisor draws at random comes from PRNGs seeded by e.
+//
+// State: the sender stack's TCP probe gives cwnd, ssthresh, srtt, rttvar,
+// RTO, in-flight and CUBIC's state after every ACK; TCP_INFO gives
+// CcState, mapped to ca_state (Open→open, Disorder→disorder,
+// FastRecovery/SACKRecovery→recovery, RTORecovery→loss; gVisor has no
+// CWR). Records are emitted after every ACK (reason ack, or state when
+// ca_state changed), on the connection's establishment, and after sender
+// timers that change ca_state, cwnd or ssthresh (reason state, and rto
+// when the stack counted a timeout). The probe does not run on timers, so
+// for those records the sender and CUBIC state are read directly
+// (peekSender). Fields gVisor has no counterpart for: pacing_rate is 0;
+// prior_cwnd is derived as Linux sets it (the last cwnd recorded before
+// entering recovery, or loss from open/disorder); delivered is the
+// cumulatively acked bytes / MaxPayloadSize plus SACKed segments;
+// in_flight is Outstanding − SackedOut. See Vars for CUBIC's variables.
+//
+// Consequences of one-event-at-a-time processing: every arriving packet is
+// processed on its own, so gVisor's receiver, which acknowledges after each
+// batch of processed segments, acknowledges every segment. The applications
+// act at quiescence: the receiver reads everything readable, the sender
+// keeps the send buffer (64 MB) filled up to what the application has
+// produced (Env.App; unlimited at ≥ 1000× the bottleneck, as in the native
+// subject). The receive buffer is 64 MB, without moderation. Profile is
+// ignored. Topologies are the single shared link (as native). Flows may be
+// several; each is a connection from the sender stack to the receiver
+// stack, with its own congestion control. A flow whose connection gVisor
+// gives up on (SYN or data retransmissions exhausted) ends with Done false,
+// and the run ends when every flow is done or given up.
+//
+// Faults: a panic on the harness goroutine (gVisor code called from a
+// timer, a packet injection or an application call) and a run that stops
+// making progress become *netenv.Fault. A panic on one of gVisor's own
+// processor goroutines cannot be recovered in-process (Go recovers only on
+// the panicking goroutine) and ends the process.
+package gvisor

@@ -1,0 +1,139 @@
+package gvisor
+
+import (
+	"math"
+	"time"
+
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/seqnum"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+
+	"github.com/actfuzz/actfuzz/ccai"
+)
+
+// snapshot is what the harness keeps of one TCP probe call: the sender's
+// state right after gVisor processed one ACK.
+type snapshot struct {
+	port        uint16 // local port: which flow
+	una         seqnum.Value
+	cwnd        int
+	ssthresh    int
+	srtt        time.Duration
+	rttvar      time.Duration
+	rto         time.Duration
+	outstanding int
+	sackedOut   int
+	mss         int // MaxPayloadSize
+	cubic       cubicVars
+}
+
+// cubicVars is gVisor's CUBIC state (tcp.TCPCubicState) as of a probe.
+type cubicVars struct {
+	wMax, wLastMax float64
+	k, c           float64
+	wc, wEst       float64
+	sinceEpoch     time.Duration // TimeSinceLastCongestion
+}
+
+func snapshotOf(s *tcp.TCPEndpointState) snapshot {
+	snd := &s.Sender
+	cs := &snd.Cubic
+	return snapshot{
+		port:        s.ID.LocalPort,
+		una:         snd.SndUna,
+		cwnd:        snd.SndCwnd,
+		ssthresh:    snd.Ssthresh,
+		srtt:        snd.RTTState.SRTT,
+		rttvar:      snd.RTTState.RTTVar,
+		rto:         snd.RTO,
+		outstanding: snd.Outstanding,
+		sackedOut:   snd.SackedOut,
+		mss:         snd.MaxPayloadSize,
+		cubic: cubicVars{
+			wMax: cs.WMax, wLastMax: cs.WLastMax, k: cs.K, c: cs.C,
+			wc: cs.WC, wEst: cs.WEst, sinceEpoch: cs.TimeSinceLastCongestion,
+		},
+	}
+}
+
+// caState maps gVisor's congestion-control state to ca_state. gVisor has
+// no CWR state (it does not implement ECN).
+func caState(s tcpip.CongestionControlState) ccai.CAState {
+	switch s {
+	case tcpip.Disorder:
+		return ccai.StateDisorder
+	case tcpip.FastRecovery, tcpip.SACKRecovery:
+		return ccai.StateRecovery
+	case tcpip.RTORecovery:
+		return ccai.StateLoss
+	}
+	return ccai.StateOpen
+}
+
+// clampWindow converts a gVisor window (packets, an int whose initial
+// ssthresh is math.MaxInt) to a record field: anything at or above
+// ccai.InfiniteSSThresh is reported as ccai.InfiniteSSThresh.
+func clampWindow(v int) uint32 {
+	if v < 0 {
+		return 0
+	}
+	if v >= int(ccai.InfiniteSSThresh) {
+		return ccai.InfiniteSSThresh
+	}
+	return uint32(v)
+}
+
+// Vars lists the variables a gVisor CCA's records carry in
+// tcp.StateRecord.Vars, in order. For cubic the first seven have the names
+// and units of ccai's cubic (so a CSV trace or a condition written for the
+// native subject reads them the same way); gVisor has no counterpart for
+// cnt and delay_min_ms, which stay 0. w_c and w_last_max follow.
+func Vars(cca string) []ccai.VarDesc {
+	if cca == "cubic" {
+		return cubicVarDescs
+	}
+	return nil
+}
+
+var cubicVarDescs = []ccai.VarDesc{
+	{Name: "target", Doc: "W_cubic(t+srtt): the cubic curve one smoothed RTT ahead, as gVisor's getCwnd computes it before bounding it below by cwnd (packets; 0 in slow start)"},
+	{Name: "w_max", Doc: "gVisor WMax: cwnd at the last congestion event, after fast convergence (packets)"},
+	{Name: "k", Doc: "gVisor K: time from the epoch start to reach w_max (seconds)"},
+	{Name: "w_est", Doc: "gVisor WEst: the TCP-friendly window as of the last update (packets)"},
+	{Name: "cnt", Doc: "not in gVisor (always 0)"},
+	{Name: "delay_min_ms", Doc: "not in gVisor (always 0)"},
+	{Name: "epoch_s", Doc: "gVisor TimeSinceLastCongestion: seconds since the epoch T (the connection start until the first congestion event)"},
+	{Name: "w_c", Doc: "gVisor WC: the cubic curve at the last update (packets)"},
+	{Name: "w_last_max", Doc: "gVisor WLastMax: the previous w_max (packets)"},
+}
+
+// fill writes the cubic variables into dst (len(cubicVarDescs)). target
+// is what gVisor's getCwnd computes on an ACK in congestion avoidance
+// (cwnd ≥ ssthresh): W_cubic(t + srtt) = C·(t + srtt − K)³ + WMax with t
+// the time since the epoch T, before bounding it below by cwnd. In slow
+// start gVisor does not compute it, and it is reported as 0. Note that T is
+// the connection's start until the first congestion event (or slow start
+// ending by crossing ssthresh), so after a HyStart exit WMax is 0 and the
+// curve starts at the connection's start.
+func (cv *cubicVars) fill(dst []float64, srtt time.Duration, inCA bool) {
+	since := cv.sinceEpoch.Seconds()
+	target := 0.0
+	if inCA {
+		t := since + srtt.Seconds() - cv.k
+		target = cv.c*(t*t*t) + cv.wMax
+	}
+	dst[0] = target
+	dst[1] = cv.wMax
+	dst[2] = cv.k
+	dst[3] = cv.wEst
+	dst[4] = 0
+	dst[5] = 0
+	dst[6] = since
+	dst[7] = cv.wc
+	dst[8] = cv.wLastMax
+	for i, v := range dst {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			dst[i] = 0 // keep traces and hashes free of NaN payloads
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package gvisor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// DefaultStallTimeout is how long a run may make no progress (wall clock)
+// before Run reports it as a hang.
+const DefaultStallTimeout = 30 * time.Second
+
+// Subject is gVisor's netstack TCP as a netenv.Subject.
+type Subject struct {
+	// StallTimeout overrides DefaultStallTimeout when > 0.
+	StallTimeout time.Duration
+
+	hooks hooks // tests
+}
+
+var _ netenv.Subject = (*Subject)(nil)
+
+// Open returns the gVisor subject.
+func Open() (netenv.Subject, error) { return &Subject{}, nil }
+
+// Name implements netenv.Subject.
+func (*Subject) Name() string { return "gvisor" }
+
+// CCAs implements netenv.Subject: gVisor's congestion controls.
+func (*Subject) CCAs() []string { return []string{"reno", "cubic"} }
+
+// Vars lists the variables records of cca carry (see the package-level
+// Vars).
+func (*Subject) Vars(cca string) []ccai.VarDesc { return Vars(cca) }
+
+// validate checks what this subject supports on top of cfg.Validate.
+func validate(cfg *netenv.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	for i, f := range cfg.Flows {
+		if f.CCA != "reno" && f.CCA != "cubic" {
+			return fmt.Errorf("flow %d: congestion control %q: the gvisor subject offers reno and cubic", i+1, f.CCA)
+		}
+	}
+	if cfg.DelayHook != nil {
+		return fmt.Errorf("gvisor subject: DelayHook (the symbolic back-end) is not supported")
+	}
+	return nil
+}
+
+// Run implements netenv.Subject. The simulation runs on a goroutine of its
+// own under a watchdog: a run that stops making progress for the stall
+// timeout returns a *netenv.Fault of kind "hang" (its goroutines are
+// abandoned, as they cannot be stopped); a panic on the harness goroutine
+// returns a *netenv.Fault of kind "panic".
+func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+	if err := validate(&cfg); err != nil {
+		return netenv.Result{}, err
+	}
+	stall := s.StallTimeout
+	if stall <= 0 {
+		stall = DefaultStallTimeout
+	}
+	start := time.Now()
+	h := newHarness(&cfg, obs, s.hooks)
+	type outcome struct {
+		res netenv.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := h.run(ctx)
+		done <- outcome{res, err}
+	}()
+	tick := time.NewTicker(min(stall/4, time.Second))
+	defer tick.Stop()
+	last, since := h.progress.Load(), time.Now()
+	for {
+		select {
+		case o := <-done:
+			o.res.Wall = time.Since(start)
+			return o.res, o.err
+		case <-ctx.Done():
+			h.abandon.Store(true)
+			return netenv.Result{}, ctx.Err()
+		case now := <-tick.C:
+			if p := h.progress.Load(); p != last {
+				last, since = p, now
+			} else if now.Sub(since) > stall {
+				h.abandon.Store(true)
+				return netenv.Result{}, &netenv.Fault{Kind: "hang",
+					Detail: fmt.Sprintf("gvisor: no progress for %v at simulated time %v", stall, time.Duration(h.now.Load()))}
+			}
+		}
+	}
+}
