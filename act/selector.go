@@ -76,31 +76,31 @@ func (s *selector) envOf(v coverage.Visit) (Config, netenv.Env) {
 	return g, corpus.EnvAt(g.Schedule, time.Duration(v.At))
 }
 
-// estimation is ACT Method 1 for a uniformly chosen unvisited state.
+// estimation is ACT Method 1 for a uniformly chosen unvisited state: at
+// the smallest k with a visited pair bracketing R(s*,k), interpolate
+// between their environments; failing that, extrapolate from a neighbour.
+// The store searches every k in one walk.
 func (s *selector) estimation() (Config, bool) {
 	star, ok := s.store.SampleUnvisited(s.rng, 1)
 	if !ok {
 		return Config{}, false
 	}
-	for k := 1; k <= s.store.Space().MaxK(); k *= 2 {
-		// Interpolation between a visited pair that brackets R(s*,k).
-		if br, ok := s.store.RandomBracket(s.rng, star, k); ok {
-			_, pa := s.envOf(s.store.RandomVisit(s.rng, br.A))
-			_, pb := s.envOf(s.store.RandomVisit(s.rng, br.B))
-			var e netenv.Env
-			for i, r := range s.c.Params {
-				e.Set(i, r.between(s.rng, pa.Get(i), pb.Get(i)))
-			}
-			return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
-		}
-		// Extrapolation from a neighbour, steered by the gradient.
-		if nb, ok := s.store.RandomNeighbour(s.rng, star, k); ok {
-			_, pc := s.envOf(nb.Visit)
-			e := s.steer(pc, nb, star)
-			return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
-		}
+	est, ok := s.store.SearchEstimation(s.rng, star)
+	if !ok {
+		return Config{}, false
 	}
-	return Config{}, false
+	if est.Interpolate {
+		_, pa := s.envOf(s.store.RandomVisit(s.rng, est.Bracket.A))
+		_, pb := s.envOf(s.store.RandomVisit(s.rng, est.Bracket.B))
+		var e netenv.Env
+		for i, r := range s.c.Params {
+			e.Set(i, r.between(s.rng, pa.Get(i), pb.Get(i)))
+		}
+		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
+	}
+	_, pc := s.envOf(est.Neighbour.Visit)
+	e := s.steer(pc, est.Neighbour, star)
+	return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
 }
 
 // steer draws p* on the side of p^c where S̄_j moves toward s*_j (Method 1
@@ -138,31 +138,28 @@ func (s *selector) concatenation() (Config, bool) {
 	if !ok {
 		return Config{}, false
 	}
-	for k := 1; k <= s.store.Space().MaxK(); k *= 2 {
-		nb, ok := s.store.RandomNeighbour(s.rng, star, k)
-		if !ok {
-			continue
-		}
-		gd, _ := s.envOf(nb.Visit)
-		tn := time.Duration(nb.Visit.At)
-		if tn <= 0 {
-			continue
-		}
-		// The schedule of G^d up to t_n.
-		var sched netenv.Schedule
-		for i, ph := range gd.Schedule {
-			if i < len(gd.Schedule)-1 && ph.Until < tn {
-				sched = append(sched, ph)
-				continue
-			}
-			ph.Until = tn
-			sched = append(sched, ph)
-			break
-		}
-		last := sched[len(sched)-1].Env
-		e := s.steer(last, nb, star)
-		sched = append(sched, netenv.Phase{Env: e})
-		return Config{Seed: gd.Seed, Schedule: sched, Step: StepConcatenation}, true
+	_, nb, ok := s.store.SearchConcatenation(s.rng, star)
+	if !ok {
+		return Config{}, false
 	}
-	return Config{}, false
+	gd, _ := s.envOf(nb.Visit)
+	tn := time.Duration(nb.Visit.At)
+	if tn <= 0 {
+		return Config{}, false
+	}
+	// The schedule of G^d up to t_n.
+	var sched netenv.Schedule
+	for i, ph := range gd.Schedule {
+		if i < len(gd.Schedule)-1 && ph.Until < tn {
+			sched = append(sched, ph)
+			continue
+		}
+		ph.Until = tn
+		sched = append(sched, ph)
+		break
+	}
+	last := sched[len(sched)-1].Env
+	e := s.steer(last, nb, star)
+	sched = append(sched, netenv.Phase{Env: e})
+	return Config{Seed: gd.Seed, Schedule: sched, Step: StepConcatenation}, true
 }

@@ -29,7 +29,7 @@ func NewBatch(space Space) (*Batch, error) {
 func (s *Store) NewBatch() *Batch { return newBatch(s.ly) }
 
 func newBatch(ly *layout) *Batch {
-	return &Batch{ly: ly, in: newTable(ly.w), oor: newTable(ly.d),
+	return &Batch{ly: ly, in: newTable(ly.w, ly.kb), oor: newTable(ly.d, 8*ly.d),
 		key: make([]uint64, ly.w), okey: make([]uint64, ly.d)}
 }
 
@@ -58,11 +58,8 @@ func (b *Batch) Len() int { return b.in.n + b.oor.n }
 
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() {
-	for _, t := range []*table{&b.in, &b.oor} {
-		t.n = 0
-		t.keys = t.keys[:0]
-		clear(t.tags)
-	}
+	b.in.reset()
+	b.oor.reset()
 	b.inAt, b.oorAt = b.inAt[:0], b.oorAt[:0]
 }
 

@@ -103,8 +103,8 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 				}
 			}
 			e.uvarint(uint64(st.count[r]))
-			for _, v := range st.pool(uint32(r)) {
-				c, at := s.vc.dec(v)
+			for i := range st.poolLen(uint32(r)) {
+				c, at := s.vc.dec(st.get(uint32(r), i))
 				e.uvarint(uint64(c))
 				e.varint(at)
 			}

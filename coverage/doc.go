@@ -18,8 +18,10 @@
 //     and ESTIMATION and CONCATENATION ask for visited states that bracket an
 //     unvisited region R(s*,k) along one variable, or that differ from it in
 //     exactly one variable. [Store.RandomBracket] and [Store.RandomNeighbour]
-//     answer those questions; [Store.SampleUnvisited] draws the s* of ACT's
-//     steps 2 and 3 (§3.2).
+//     answer those questions at one k; [Store.SearchEstimation] and
+//     [Store.SearchConcatenation] run the whole "k = 1, 2, 4, …" loop of the
+//     two methods for the cost of one query; [Store.SampleUnvisited] draws
+//     the s* of ACT's steps 2 and 3 (§3.2).
 //   - §4.2: [WriteTable], [WriteMarkdown], [SaveCoveragePlot] (Fig. 8) and
 //     [SaveGrowthPlot] (Figs. 9–10) report coverage of several methods.
 //
@@ -34,6 +36,16 @@
 // levels along one variable (a 2^d-ary tree kept implicitly by the level sets),
 // so their cost depends on how many regions along the line are visited, not on
 // the size of the store.
+//
+// Memory: a state of the default S costs about 5 bytes of key, 6–9 bytes of
+// index, a 4-byte visit count, min(PoolSize, 2) inline 8-byte visits (plus a
+// block of PoolSize-2 visits and a 4-byte block number when PoolSize > 2), and
+// its share of the region sets (about 4 bytes): roughly 40–45 bytes with the
+// default PoolSize of 2. Visits are a 23-bit interned config index and a
+// 41-bit time packed in 8 bytes (larger values go to an escape list).
+// Out-of-range states use a 32-bit id per variable, with per-variable
+// dictionaries for the out-of-range values. Use a [Batch] per simulation so
+// that a pool holds distinct simulations.
 //
 // States outside the ranges of S (or with NaN values) are kept apart: they have
 // pools and can still be listed and decoded, but they belong to no region and

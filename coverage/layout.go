@@ -16,6 +16,7 @@ type layout struct {
 	sp      Space
 	d       int     // number of variables
 	w       int     // words per key
+	kb      int     // bytes of a key that can be non-zero
 	L       int     // max level
 	n       []int64 // granules per variable
 	nf      []float64
@@ -61,6 +62,7 @@ func newLayout(sp Space) (*layout, error) {
 		used += b
 	}
 	ly.w = word + 1
+	ly.kb = 8*word + max(1, int(used+7)/8)
 	ly.L = sp.MaxLevel()
 	if ly.L > 62 {
 		return nil, fmt.Errorf("coverage: too many levels (%d)", ly.L)

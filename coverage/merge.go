@@ -2,6 +2,7 @@ package coverage
 
 import (
 	"errors"
+	"fmt"
 	"math"
 )
 
@@ -13,8 +14,8 @@ import (
 // size: for a state in both stores the merged pool is a uniform sample of the
 // union of the two reservoirs, weighted by the visit counts, drawn from s's
 // PRNG, so it is a deterministic function of the seeds and the operations.
-// (Sampling is exact when both stores use the same PoolSize.) other is not
-// modified. Both stores must have the same Space.
+// other is not modified. Both stores must have the same Space and PoolSize
+// (their seeds may differ).
 func (s *Store) Merge(other *Store) error {
 	if other == s {
 		return errors.New("coverage: merge of a store with itself")
@@ -22,11 +23,13 @@ func (s *Store) Merge(other *Store) error {
 	if !s.ly.sp.Equal(other.ly.sp) {
 		return errors.New("coverage: merge of stores over different spaces")
 	}
+	if s.opt.PoolSize != other.opt.PoolSize {
+		return fmt.Errorf("coverage: merge of stores with pool sizes %d and %d", s.opt.PoolSize, other.opt.PoolSize)
+	}
 	cm := make([]uint32, len(other.cfgIDs))
 	for i, c := range other.cfgIDs {
 		cm[i] = s.intern(c)
 	}
-	s.in.t.reserve(s.in.len() + other.in.len())
 	for r := range other.in.len() {
 		key := other.in.t.key(uint32(r))
 		if s.mergeState(&s.in, key, other, &other.in, uint32(r), cm) {
@@ -47,21 +50,19 @@ func (s *Store) Merge(other *Store) error {
 // reports whether it was new.
 func (s *Store) mergeState(dst *states, key []uint64, o *Store, src *states, r uint32, cm []uint32) bool {
 	buf := s.mergeBuf[:0]
-	for _, v := range src.pool(r) {
-		c, at := o.vc.dec(v)
+	for i := range src.poolLen(r) {
+		c, at := o.vc.dec(src.get(r, i))
 		buf = append(buf, s.vc.enc(cm[c], at))
 	}
 	n := uint64(src.count[r])
 	ref, isNew := dst.t.insert(key)
 	if isNew {
 		dst.push(buf[0])
-		if len(buf) > dst.c {
-			buf = appendSample(buf[len(buf):], buf, dst.c, s.rng)
-		}
 		dst.setPool(ref, buf, n)
 	} else {
 		na := uint64(dst.count[ref])
-		out := mergeVisits(buf[len(buf):], dst.pool(ref), na, buf, n, dst.c, s.rng)
+		s.poolBuf = dst.appendPool(s.poolBuf[:0], ref)
+		out := mergeVisits(buf[len(buf):], s.poolBuf, na, buf, n, dst.c, s.rng)
 		dst.setPool(ref, out, min(na+n, math.MaxUint32))
 	}
 	s.mergeBuf = buf[:0]

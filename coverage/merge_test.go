@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -14,7 +15,9 @@ func regionKeys(s *Store) [][]uint64 {
 		if l > 0 {
 			tb = &s.levels[l]
 		}
-		out[l] = slices.Clone(tb.keys)
+		for r := range tb.n {
+			out[l] = append(out[l], tb.key(uint32(r))...)
+		}
 		slices.Sort(out[l])
 	}
 	return out
@@ -148,4 +151,82 @@ func TestMergeErrors(t *testing.T) {
 	if err := a.Merge(b); err == nil {
 		t.Error("merge of different spaces accepted")
 	}
+}
+
+// TestPoolInvariants adds, merges and checkpoints at random and checks every
+// pool: it holds min(count, PoolSize) distinct visits of its own state, and
+// count is the number of visits added.
+func TestPoolInvariants(t *testing.T) {
+	for _, size := range []int{1, 2, 3, 4, 7} {
+		rng := rand.New(rand.NewPCG(uint64(size), 5))
+		sp := smallSpace()
+		main := mustStore(t, sp, Options{PoolSize: size, Seed: 1})
+		added := map[string][]Visit{}
+		next := uint64(0)
+		addTo := func(s *Store, n int) {
+			for range n {
+				st := randomState(rng, sp)
+				st[0] = float64(rng.IntN(3)) // few states, many visits each
+				if rng.IntN(10) == 0 {
+					st[1] = 99
+				}
+				v := Visit{Config: next, At: int64(next) * 7}
+				next++
+				s.Add(st, v)
+				k := rawKey(sp, st)
+				added[k] = append(added[k], v)
+			}
+		}
+		for range 30 {
+			switch rng.IntN(3) {
+			case 0:
+				addTo(main, 20)
+			case 1:
+				o := mustStore(t, sp, Options{PoolSize: size, Seed: rng.Uint64()})
+				addTo(o, 20)
+				if err := main.Merge(o); err != nil {
+					t.Fatal(err)
+				}
+			case 2:
+				var buf bytes.Buffer
+				if _, err := main.WriteTo(&buf); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				if main, err = ReadStore(&buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		check := func(r StateRef) {
+			st := main.State(r)
+			vs := added[rawKey(sp, st)]
+			p := main.Pool(r)
+			if main.Count(r) != uint64(len(vs)) || len(p) != min(len(vs), size) {
+				t.Fatalf("size %d, state %v: count %d pool %d, added %d", size, st, main.Count(r), len(p), len(vs))
+			}
+			seen := map[Visit]bool{}
+			for _, v := range p {
+				if seen[v] || !slices.Contains(vs, v) {
+					t.Fatalf("size %d, state %v: pool %v not a subset of %v", size, st, p, vs)
+				}
+				seen[v] = true
+			}
+		}
+		for r := range main.States() {
+			check(r)
+		}
+		for r := range main.OutOfRangeStates() {
+			check(r)
+		}
+	}
+}
+
+// rawKey identifies a state by its granules, in range or not.
+func rawKey(sp Space, st []float64) string {
+	g := make([]int64, len(st))
+	for i, v := range sp.Vars {
+		g[i], _ = v.Granule(st[i])
+	}
+	return gkey(g)
 }

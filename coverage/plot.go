@@ -46,6 +46,20 @@ func (percentTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
+// plainTicks are gonum's default ticks with labels in plain decimals
+// ("0.00004" rather than "4e-05").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+		}
+	}
+	return ts
+}
+
 // CoveragePlot draws coverage(S,k) in percent against the region size k, one
 // line per snapshot (ACT §4.2, Fig. 8), with log2 k on the x-axis and a log
 // y-axis. Zero coverages are left out of the log plot.
@@ -102,6 +116,7 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 	p.Title.Text = fmt.Sprintf("coverage(S, %d)", k)
 	p.X.Label.Text = "simulations"
 	p.Y.Label.Text = "coverage (%)"
+	p.Y.Tick.Marker = plainTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	var args []any

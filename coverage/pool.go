@@ -17,7 +17,7 @@ type Visit struct {
 }
 
 // DefaultPoolSize is the default bound on the pool of visits kept per state.
-const DefaultPoolSize = 4
+const DefaultPoolSize = 2
 
 // visit is a Visit as stored: the interned config index in the top cfgBits
 // bits and the time in the low atBits bits (8 bytes). A visit that does not
@@ -57,41 +57,23 @@ func (c *visitCodec) dec(v visit) (cfg uint32, at int64) {
 }
 
 // states is a set of visited states with their visit counts and pools. The
-// pool of a state is a reservoir sample (Vitter's algorithm R) of at most c
-// of its visits. A pool of one visit is stored inline in one[ref]; a larger
-// pool lives in a block of a size class (2, 4, 8, … up to c) and one[ref]
-// holds the block number.
+// pool of a state is a reservoir sample (Vitter's algorithm R) of at most c of
+// its visits, and always holds min(count, c) visits. The first inl = min(c, 2)
+// slots of every pool are inline (inl visits per state in one); when c > 2,
+// the other c-2 slots live in a block of the slab, allocated when the state's
+// third visit arrives, whose number is in blk.
 type states struct {
-	t       table
-	count   []uint32
-	one     []visit
-	c       int
-	classes []poolClass
-	classOf []uint8 // classOf[len]: size class of a pool of len ≥ 2
+	t     table
+	count []uint32
+	one   []visit  // inl slots per state
+	blk   []uint32 // block of slots inl … c-1 (c > 2 only)
+	slab  []visit
+	c     int
+	inl   int
 }
 
-type poolClass struct {
-	size int
-	slab []visit
-	free []uint32
-}
-
-func newStates(w, poolSize int) states {
-	s := states{t: newTable(w), c: poolSize, classOf: make([]uint8, poolSize+1)}
-	for size := 2; size < poolSize; size *= 2 {
-		s.classes = append(s.classes, poolClass{size: size})
-	}
-	if poolSize >= 2 {
-		s.classes = append(s.classes, poolClass{size: poolSize})
-	}
-	for l := 2; l <= poolSize; l++ {
-		ci := 0
-		for s.classes[ci].size < l {
-			ci++
-		}
-		s.classOf[l] = uint8(ci)
-	}
-	return s
+func newStates(w, kb, poolSize int) states {
+	return states{t: newTable(w, kb), c: poolSize, inl: min(poolSize, 2)}
 }
 
 func (s *states) len() int { return s.t.n }
@@ -99,69 +81,35 @@ func (s *states) len() int { return s.t.n }
 // poolLen is the number of visits in the pool of ref.
 func (s *states) poolLen(ref uint32) int { return int(min(uint64(s.count[ref]), uint64(s.c))) }
 
-// pool returns a view of the pool of ref.
-func (s *states) pool(ref uint32) []visit { return s.view(ref, s.poolLen(ref)) }
-
-// view returns the pool of ref as if it held n visits.
-func (s *states) view(ref uint32, n int) []visit {
-	if n <= 1 {
-		return s.one[ref : ref+1 : ref+1][:n]
+// slot returns the i-th pool slot of ref (i < c; the block must exist when
+// i ≥ inl).
+func (s *states) slot(ref uint32, i int) *visit {
+	if i < s.inl {
+		return &s.one[int(ref)*s.inl+i]
 	}
-	pc := &s.classes[s.classOf[n]]
-	b := int(s.one[ref]) * pc.size
-	return pc.slab[b : b+n : b+pc.size]
+	return &s.slab[int(s.blk[ref])*(s.c-s.inl)+i-s.inl]
 }
 
-func (s *states) alloc(ci uint8) uint32 {
-	pc := &s.classes[ci]
-	if k := len(pc.free); k > 0 {
-		b := pc.free[k-1]
-		pc.free = pc.free[:k-1]
-		return b
-	}
-	b := uint32(len(pc.slab) / pc.size)
-	pc.slab = grow(pc.slab, pc.size)
-	pc.slab = append(pc.slab, make([]visit, pc.size)...)
-	return b
-}
+// get returns the i-th visit of the pool of ref.
+func (s *states) get(ref uint32, i int) visit { return *s.slot(ref, i) }
 
-// resize moves the pool of ref from length from to length to (both ≤ c),
-// keeping the first min(from,to) visits, and returns the new view.
-func (s *states) resize(ref uint32, from, to int) []visit {
-	var keep [1]visit
-	old := s.view(ref, from)
-	if from <= 1 {
-		copy(keep[:], old[:from])
-		old = keep[:from]
+// appendPool appends the pool of ref to dst.
+func (s *states) appendPool(dst []visit, ref uint32) []visit {
+	for i := range s.poolLen(ref) {
+		dst = append(dst, s.get(ref, i))
 	}
-	switch {
-	case to <= 1:
-		if from >= 2 {
-			v := old[0]
-			s.freeBlock(ref, from)
-			s.one[ref] = v
-		}
-		return s.one[ref : ref+1][:to]
-	case from >= 2 && s.classOf[from] == s.classOf[to]:
-		pc := &s.classes[s.classOf[to]]
-		b := int(s.one[ref]) * pc.size
-		return pc.slab[b : b+to]
-	}
-	ci := s.classOf[to]
-	blk := s.alloc(ci)
-	pc := &s.classes[ci]
-	dst := pc.slab[int(blk)*pc.size : int(blk)*pc.size+to]
-	copy(dst, old[:min(from, to)])
-	if from >= 2 {
-		s.freeBlock(ref, from)
-	}
-	s.one[ref] = visit(blk)
 	return dst
 }
 
-func (s *states) freeBlock(ref uint32, n int) {
-	pc := &s.classes[s.classOf[n]]
-	pc.free = append(pc.free, uint32(s.one[ref]))
+// ensure makes room for a pool of n visits, allocating the block when the
+// pool first grows beyond the inline slots.
+func (s *states) ensure(ref uint32, from, n int) {
+	if from <= s.inl && n > s.inl {
+		m := s.c - s.inl
+		s.blk[ref] = uint32(len(s.slab) / m)
+		s.slab = grow(s.slab, m)
+		s.slab = s.slab[:len(s.slab)+m] // never used before: zero
+	}
 }
 
 // insert adds key with one visit, or records a further visit of an existing
@@ -176,10 +124,18 @@ func (s *states) insert(key []uint64, v visit, rng *rand.Rand) (uint32, bool) {
 	return ref, false
 }
 
-// push appends the count and inline pool of a state just added to the table.
+// push appends the count and pool of a state just added to the table, with
+// one visit.
 func (s *states) push(v visit) {
 	s.count = append(grow(s.count, 1), 1)
-	s.one = append(grow(s.one, 1), v)
+	s.one = grow(s.one, s.inl)
+	s.one = append(s.one, v)
+	for range s.inl - 1 {
+		s.one = append(s.one, 0)
+	}
+	if s.c > s.inl {
+		s.blk = append(grow(s.blk, 1), 0)
+	}
 }
 
 // grow makes room for n more elements, growing large slices by 1/8 instead
@@ -200,19 +156,22 @@ func (s *states) record(ref uint32, v visit, rng *rand.Rand) {
 	nc := c + 1
 	s.count[ref] = nc
 	if int(nc) <= s.c {
-		p := s.resize(ref, int(c), int(nc))
-		p[nc-1] = v
+		s.ensure(ref, int(c), int(nc))
+		*s.slot(ref, int(nc)-1) = v
 		return
 	}
 	if j := rng.Uint64N(uint64(nc)); j < uint64(s.c) {
-		s.pool(ref)[j] = v
+		*s.slot(ref, int(j)) = v
 	}
 }
 
-// setPool replaces the pool of ref with vs (len ≤ c) and its count with n.
+// setPool replaces the pool of ref with vs (len(vs) = min(n, c)) and its count
+// with n.
 func (s *states) setPool(ref uint32, vs []visit, n uint64) {
-	p := s.resize(ref, s.poolLen(ref), len(vs))
-	copy(p, vs)
+	s.ensure(ref, s.poolLen(ref), len(vs))
+	for i, v := range vs {
+		*s.slot(ref, i) = v
+	}
 	s.count[ref] = uint32(max(min(n, math.MaxUint32), uint64(len(vs))))
 }
 
@@ -260,9 +219,5 @@ func appendSample(dst, src []visit, m int, rng *rand.Rand) []visit {
 
 // bytes is the memory held by the set.
 func (s *states) bytes() int {
-	b := s.t.bytes() + 4*cap(s.count) + 8*cap(s.one)
-	for _, pc := range s.classes {
-		b += 8*cap(pc.slab) + 4*cap(pc.free)
-	}
-	return b
+	return s.t.bytes() + 4*cap(s.count) + 8*cap(s.one) + 4*cap(s.blk) + 8*cap(s.slab)
 }

@@ -16,6 +16,11 @@ type scratch struct {
 	off                      []int    // lines[off[j]:off[j+1]] belong to variable j
 	split                    []int
 	pick                     []uint64
+	all                      []uint32   // lines of every level (levelLines)
+	iota, ch                 []uint32   // 0…n-1; children of candidates
+	keys, hs                 []uint64   // probe keys and their hashes
+	sink                     uint32     // keeps the touches of filter alive
+	span                     [][2]int32 // span[j*(L+1)+lv]: line of j at lv in all
 }
 
 func (s *Store) initScratch() {
@@ -43,50 +48,90 @@ func (s *Store) initScratch() {
 // visited regions met on the way, at most 4·positions(j,l) lookups.
 func (s *Store) line(star []uint64, j, l int, out []uint32) []uint32 {
 	ly := s.ly
-	base, probe := s.scr.base, s.scr.probe
 	if ly.cat[j] {
-		ly.regionKey(star, base, l)
-		for c := range ly.n[j] {
-			copy(probe, base)
-			ly.setField(probe, j, uint64(c))
-			if s.has(l, probe) {
-				out = append(out, uint32(c))
-			}
-		}
-		return out
+		return s.filter(star, j, l, s.allValues(j), out)
 	}
 	top := ly.nbits[j]
 	if top <= l {
-		ly.regionKey(star, probe, l)
-		ly.setField(probe, j, 0)
-		if s.has(l, probe) {
-			out = append(out, 0)
-		}
-		return out
+		return s.filter(star, j, l, s.allValues(j), out)
 	}
-	ly.regionKey(star, probe, top)
-	ly.setField(probe, j, 0)
-	if !s.has(top, probe) {
-		return out
-	}
-	cur, next := append(s.scr.a[:0], 0), s.scr.b[:0]
+	cur := s.filter(star, j, top, s.allValues(j), s.scr.a[:0])
+	next := s.scr.b[:0]
 	for lv := top - 1; lv >= l && len(cur) > 0; lv-- {
-		ly.regionKey(star, base, lv)
-		m := uint32(ly.positions(j, lv))
-		next = next[:0]
-		for _, c := range cur {
-			for ch := 2 * c; ch <= 2*c+1 && ch < m; ch++ {
-				copy(probe, base)
-				ly.setField(probe, j, uint64(ch)<<uint(lv))
-				if s.has(lv, probe) {
-					next = append(next, ch)
-				}
-			}
-		}
+		next = s.filter(star, j, lv, s.children(cur, j, lv), next[:0])
 		cur, next = next, cur
 	}
 	out = append(out, cur...)
 	s.scr.a, s.scr.b = cur[:0], next[:0]
+	return out
+}
+
+// allValues returns the positions of the top of a line along j: 0, 1, …,
+// n_j-1 for a categorical variable, 0 for a numerical one.
+func (s *Store) allValues(j int) []uint32 {
+	n := 1
+	if s.ly.cat[j] {
+		n = int(s.ly.n[j])
+	}
+	for len(s.scr.iota) < n {
+		s.scr.iota = append(s.scr.iota, uint32(len(s.scr.iota)))
+	}
+	return s.scr.iota[:n]
+}
+
+// children returns the level-lv positions of variable j below the level-lv+1
+// positions cur, in increasing order.
+func (s *Store) children(cur []uint32, j, lv int) []uint32 {
+	m := uint32(s.ly.positions(j, lv))
+	ch := s.scr.ch[:0]
+	for _, c := range cur {
+		if 2*c < m {
+			ch = append(ch, 2*c)
+		}
+		if 2*c+1 < m {
+			ch = append(ch, 2*c+1)
+		}
+	}
+	s.scr.ch = ch
+	return ch
+}
+
+// tableAt is the table of visited regions at level lv (states at level 0).
+func (s *Store) tableAt(lv int) *table {
+	if lv == 0 {
+		return &s.in.t
+	}
+	return &s.levels[lv]
+}
+
+// filter appends to out the positions p of cands, in order, for which the
+// level-lv region of star with variable j moved to p is visited. It probes in
+// two passes, first touching every index slot and then looking up, so that
+// the cache misses of the independent lookups overlap.
+func (s *Store) filter(star []uint64, j, lv int, cands []uint32, out []uint32) []uint32 {
+	ly, w := s.ly, s.ly.w
+	tb := s.tableAt(lv)
+	base := s.scr.base
+	ly.regionKey(star, base, lv)
+	sh := ly.shift(j, lv)
+	n := len(cands)
+	keys := grow(s.scr.keys[:0], n*w)[:n*w]
+	hs := grow(s.scr.hs[:0], n)[:n]
+	sink := s.scr.sink
+	for i, c := range cands {
+		k := keys[i*w : (i+1)*w]
+		copy(k, base)
+		ly.setField(k, j, uint64(c)<<sh)
+		hs[i] = hashKey(k)
+		sink += tb.touch(hs[i])
+	}
+	s.scr.sink = sink
+	for i, c := range cands {
+		if tb.lookupHashed(keys[i*w:(i+1)*w], hs[i]) {
+			out = append(out, c)
+		}
+	}
+	s.scr.keys, s.scr.hs = keys, hs
 	return out
 }
 
@@ -169,6 +214,11 @@ func (s *Store) RandomBracket(rng *rand.Rand, star []float64, k int) (br Bracket
 		return br, false
 	}
 	s.lines(l)
+	return s.pickBracket(rng, l)
+}
+
+// pickBracket draws a bracket from the lines in s.scr.lines at level l.
+func (s *Store) pickBracket(rng *rand.Rand, l int) (br Bracket, ok bool) {
 	var total uint64
 	for j := range s.ly.d {
 		total += s.bracketsAlong(j, l)
@@ -241,6 +291,11 @@ func (s *Store) RandomNeighbour(rng *rand.Rand, star []float64, k int) (nb Neigh
 		return nb, false
 	}
 	s.lines(l)
+	return s.pickNeighbour(rng, l)
+}
+
+// pickNeighbour draws a neighbour from the lines in s.scr.lines at level l.
+func (s *Store) pickNeighbour(rng *rand.Rand, l int) (nb Neighbour, ok bool) {
 	var total uint64
 	for j := range s.ly.d {
 		total += s.neighboursAlong(j, l)
@@ -291,19 +346,10 @@ func (s *Store) descend(rng *rand.Rand, l int, rk []uint64) StateRef {
 		}
 		s.scr.split = sp
 		found := false
-		try := func(combo uint64) bool {
-			copy(child, rk)
-			for b, i := range sp {
-				if combo>>uint(b)&1 != 0 {
-					child[ly.word[i]] |= 1 << (ly.off[i] + uint(lv-1))
-				}
-			}
-			return s.has(lv-1, child)
-		}
 		nc := uint64(1) << uint(len(sp))
 		if len(sp) > 8 { // too many children to list: probe at random first
 			for range 1024 {
-				if c := rng.Uint64N(nc); try(c) {
+				if s.child(rk, sp, lv, rng.Uint64N(nc)) {
 					found = true
 					break
 				}
@@ -313,7 +359,7 @@ func (s *Store) descend(rng *rand.Rand, l int, rk []uint64) StateRef {
 			pick := s.scr.pick
 			seen := uint64(0)
 			for c := range nc {
-				if try(c) {
+				if s.child(rk, sp, lv, c) {
 					seen++
 					if rng.Uint64N(seen) == 0 {
 						copy(pick, child)
@@ -332,6 +378,20 @@ func (s *Store) descend(rng *rand.Rand, l int, rk []uint64) StateRef {
 		panic("coverage: visited region without visited state")
 	}
 	return StateRef(r)
+}
+
+// child writes into s.scr.child the level lv-1 sub-region of the level-lv
+// region rk chosen by the bits of combo (one per variable of sp) and reports
+// whether it is visited.
+func (s *Store) child(rk []uint64, sp []int, lv int, combo uint64) bool {
+	ly, child := s.ly, s.scr.child
+	copy(child, rk)
+	for b, i := range sp {
+		if combo>>uint(b)&1 != 0 {
+			child[ly.word[i]] |= 1 << (ly.off[i] + uint(lv-1))
+		}
+	}
+	return s.has(lv-1, child)
 }
 
 // unvisitedCache keeps the sorted linear indices of the visited regions of one

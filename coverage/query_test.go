@@ -74,18 +74,22 @@ func TestLineAgainstModel(t *testing.T) {
 		s, m := filled(t, tc.sp, tc.n, 1)
 		rng := rand.New(rand.NewPCG(2, 3))
 		s.initScratch()
-		for range 200 {
+		for range 60 {
 			star := randomState(rng, tc.sp)
 			if rng.IntN(2) == 0 { // a visited state's neighbourhood
 				star = s.State(StateRef(rng.IntN(s.Len())))
 			}
 			s.ly.encode(star, s.scr.star)
+			s.levelLines()
 			for l := 0; l <= tc.sp.MaxLevel(); l++ {
-				for j := range tc.sp.Vars {
+				for j, v := range tc.sp.Vars {
 					got := s.line(s.scr.star, j, l, nil)
 					want := m.line(star, j, l)
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s: line(%v, var %d, k=%d) = %v, want %v", tc.name, star, j, 1<<l, got, want)
+					}
+					if all := s.lineAt(j, l); (v.Categorical() || l < v.bits()) && !slices.Equal(all, want) {
+						t.Fatalf("%s: levelLines(%v) var %d, k=%d = %v, want %v", tc.name, star, j, 1<<l, all, want)
 					}
 				}
 			}
@@ -329,5 +333,63 @@ func TestSampleUnvisitedUniform(t *testing.T) {
 	}
 	if len(c) != 12 {
 		t.Errorf("rank selection drew %d distinct states: %v", len(c), c)
+	}
+}
+
+// TestSearch checks that SearchEstimation and SearchConcatenation stop at the
+// first k of Methods 1 and 2 and return what the per-k queries would.
+func TestSearch(t *testing.T) {
+	for _, sp := range []Space{smallSpace(), DefaultSpace()} {
+		s, m := filled(t, sp, 400, 21)
+		rng := rand.New(rand.NewPCG(22, 23))
+		for range 300 {
+			star := randomState(rng, sp)
+			if rng.IntN(2) == 0 {
+				star = s.State(StateRef(rng.IntN(s.Len())))
+				star[rng.IntN(sp.Dim())] = randomState(rng, sp)[0]
+				if !sp.InRange(star) {
+					continue
+				}
+			}
+			wantK, wantInterp, wantNK := 0, false, 0
+			for k := 1; k <= sp.MaxK(); k *= 2 {
+				if wantK == 0 && s.Brackets(star, k) > 0 {
+					wantK, wantInterp = k, true
+				} else if wantK == 0 && s.Neighbours(star, k) > 0 {
+					wantK = k
+				}
+				if wantNK == 0 && s.Neighbours(star, k) > 0 {
+					wantNK = k
+				}
+			}
+			est, ok := s.SearchEstimation(rng, star)
+			if ok != (wantK > 0) || est.K != wantK || est.Interpolate != wantInterp {
+				t.Fatalf("SearchEstimation(%v) = %+v, %v; want k=%d interpolate=%v", star, est, ok, wantK, wantInterp)
+			}
+			l, _ := sp.Level(max(est.K, 1))
+			rs := m.regionOf(star, l)
+			if ok && est.Interpolate {
+				ra, rb := m.regionOf(s.State(est.Bracket.A), l), m.regionOf(s.State(est.Bracket.B), l)
+				j := est.Bracket.Var
+				if !(ra[j] < rs[j] && rs[j] < rb[j]) {
+					t.Fatalf("bad bracket %v %v %v", ra, rs, rb)
+				}
+			}
+			if ok && !est.Interpolate {
+				rc := m.regionOf(s.State(est.Neighbour.Ref), l)
+				for i := range rc {
+					if (rc[i] != rs[i]) != (i == est.Neighbour.Var) {
+						t.Fatalf("bad neighbour %v of %v", rc, rs)
+					}
+				}
+			}
+			k, nb, ok := s.SearchConcatenation(rng, star)
+			if ok != (wantNK > 0) || k != wantNK {
+				t.Fatalf("SearchConcatenation(%v) = %d, %v; want %d", star, k, ok, wantNK)
+			}
+			if ok && !slices.Contains(s.Pool(nb.Ref), nb.Visit) {
+				t.Fatalf("visit not in pool")
+			}
+		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"iter"
 	"math/bits"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 )
 
 // Options configure a Store.
@@ -32,39 +30,6 @@ const oorBit StateRef = 1 << 31
 // OutOfRange reports whether r names a state outside the ranges of S.
 func (r StateRef) OutOfRange() bool { return r&oorBit != 0 }
 
-// Levels is a set of region sizes as a bit mask: bit l stands for k = 2^l.
-type Levels uint64
-
-// Has reports whether k is in m.
-func (m Levels) Has(k int) bool {
-	return k > 0 && k&(k-1) == 0 && m&(1<<uint(bits.TrailingZeros(uint(k)))) != 0
-}
-
-// Ks lists the region sizes in m in increasing order.
-func (m Levels) Ks() []int {
-	var ks []int
-	for x := uint64(m); x != 0; x &= x - 1 {
-		ks = append(ks, 1<<bits.TrailingZeros64(x))
-	}
-	return ks
-}
-
-// Count is the number of region sizes in m.
-func (m Levels) Count() int { return bits.OnesCount64(uint64(m)) }
-
-func (m Levels) String() string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, k := range m.Ks() {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(k))
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
 // Store is the set of visited states of S with their pools, and the visited
 // regions of S at every region size k = 2^l (ACT §2.1–2.2). See the package
 // documentation for the layout. A Store is not safe for concurrent use.
@@ -89,6 +54,7 @@ type Store struct {
 	oVisits  uint64 // visits of states outside S
 	keyBuf   []uint64
 	mergeBuf []visit
+	poolBuf  []visit
 	oorBuf   []uint64 // raw granules of an out-of-range state
 	oorKey   []uint64
 	scr      scratch
@@ -111,12 +77,12 @@ func NewStore(space Space, opt Options) (*Store, error) {
 	s := &Store{ly: ly, opt: opt}
 	s.src = rand.NewPCG(opt.Seed, opt.Seed^0x6a09e667f3bcc909)
 	s.rng = rand.New(s.src)
-	s.in = newStates(ly.w, opt.PoolSize)
+	s.in = newStates(ly.w, ly.kb, opt.PoolSize)
 	s.oc = newOORCodec(ly)
-	s.oor = newStates(s.oc.w, opt.PoolSize)
+	s.oor = newStates(s.oc.w, 4*ly.d, opt.PoolSize)
 	s.levels = make([]table, ly.L+1)
 	for l := 1; l <= ly.L; l++ {
-		s.levels[l] = newTable(ly.w)
+		s.levels[l] = newTable(ly.w, ly.kb)
 	}
 	s.cfgIdx = make(map[uint64]uint32)
 	s.keyBuf = make([]uint64, ly.w)
@@ -328,8 +294,8 @@ func (s *Store) Pool(ref StateRef) []Visit {
 // AppendPool appends the pool of ref to dst.
 func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
 	st, r := s.set(ref)
-	for _, v := range st.pool(r) {
-		dst = append(dst, s.visit(v))
+	for i := range st.poolLen(r) {
+		dst = append(dst, s.visit(st.get(r, i)))
 	}
 	return dst
 }
@@ -338,8 +304,7 @@ func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
 // line 8: "randomly and uniformly select one from the pool").
 func (s *Store) RandomVisit(rng *rand.Rand, ref StateRef) Visit {
 	st, r := s.set(ref)
-	p := st.pool(r)
-	return s.visit(p[rng.IntN(len(p))])
+	return s.visit(st.get(r, rng.IntN(st.poolLen(r))))
 }
 
 // visit decodes a stored visit.

@@ -311,3 +311,34 @@ func TestNewStoreErrors(t *testing.T) {
 		t.Errorf("wide key round trip: %v", s.State(ref))
 	}
 }
+
+// TestBatchConcurrent fills batches in worker goroutines while the store
+// records and answers queries in another (run with -race).
+func TestBatchConcurrent(t *testing.T) {
+	s := mustStore(t, DefaultSpace(), Options{})
+	type done struct {
+		b   *Batch
+		cfg uint64
+	}
+	ch := make(chan done)
+	const workers, sims = 2, 8
+	for w := range workers {
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 0))
+			for i := range sims {
+				b := s.NewBatch()
+				synthSim(rng, 200, func(st []float64, at int64) { b.Observe(st, at) })
+				ch <- done{b, uint64(w*sims + i)}
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for range workers * sims {
+		d := <-ch
+		s.AddBatch(d.b, d.cfg)
+		s.SearchEstimation(rng, randomState(rng, DefaultSpace()))
+	}
+	if s.Configs() != workers*sims {
+		t.Errorf("configs %d", s.Configs())
+	}
+}

@@ -1,24 +1,42 @@
 package coverage
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
-// table is an insert-only, exact hash set of fixed-width keys (w words each).
-// Keys are numbered 0, 1, … in insertion order (their ref) and stored
-// contiguously; the index is open addressing with linear probing over one tag
-// byte and one uint32 ref per slot. It grows by half when 80% full, so the
-// index costs 5/0.8 … 5/0.53 bytes per key on top of the key words. Tags keep
-// most probes from touching keys.
+// table is an insert-only, exact hash set of fixed-width keys. A key is w
+// 64-bit words when handled, but stored in only kb bytes (the bytes its
+// layout uses: 5 for a state of the default S), little endian, back to back.
+// Keys are numbered 0, 1, … in insertion order (their ref). The index is open
+// addressing with linear probing over one tag byte and one uint32 ref per
+// slot; it grows by half when 80% full, so it costs 5/0.8 … 5/0.53 bytes per
+// key on top of the kb key bytes. Tags keep most probes from touching keys.
 type table struct {
-	w     int
+	w, kb int
+	last  uint64 // mask of the bytes of the last word that belong to a key
 	n     int
-	keys  []uint64 // n*w words
+	keys  []byte   // n*kb bytes, then 8 bytes of padding for unaligned loads
 	tags  []uint8  // 0 = empty slot
 	slots []uint32 // ref of the key in each used slot
+	buf   []uint64 // key() result
 }
 
 const maxLoadNum, maxLoadDen = 4, 5 // grow above 80% load
 
-func newTable(w int) table { return table{w: w} }
+// newTable returns a table of keys of w words of which only the low kb bytes
+// (w-1 < kb/8 ≤ w) can be non-zero.
+func newTable(w, kb int) table {
+	lastBytes := kb - 8*(w-1)
+	if w < 1 || lastBytes < 1 || lastBytes > 8 {
+		panic("coverage: bad key width")
+	}
+	last := ^uint64(0)
+	if lastBytes < 8 {
+		last = 1<<(8*uint(lastBytes)) - 1
+	}
+	return table{w: w, kb: kb, last: last, keys: make([]byte, 8), buf: make([]uint64, w)}
+}
 
 // hashKey mixes the words of k (splitmix64 finaliser).
 func hashKey(k []uint64) uint64 {
@@ -49,19 +67,27 @@ func slot(h uint64, size int) int {
 	return int(hi)
 }
 
-// key returns the words of key ref (a view, valid until the next insert).
+// word loads word i of key ref.
+func (t *table) word(ref uint32, i int) uint64 {
+	x := binary.LittleEndian.Uint64(t.keys[int(ref)*t.kb+8*i:])
+	if i == t.w-1 {
+		x &= t.last
+	}
+	return x
+}
+
+// key returns the words of key ref in a buffer owned by the table, valid
+// until the next call of key.
 func (t *table) key(ref uint32) []uint64 {
-	i := int(ref) * t.w
-	return t.keys[i : i+t.w : i+t.w]
+	for i := range t.buf {
+		t.buf[i] = t.word(ref, i)
+	}
+	return t.buf
 }
 
 func (t *table) equal(ref uint32, k []uint64) bool {
-	if t.w == 1 {
-		return t.keys[ref] == k[0]
-	}
-	i := int(ref) * t.w
-	for j, x := range k {
-		if t.keys[i+j] != x {
+	for i, x := range k {
+		if t.word(ref, i) != x {
 			return false
 		}
 	}
@@ -70,10 +96,29 @@ func (t *table) equal(ref uint32, k []uint64) bool {
 
 // lookup returns the ref of k.
 func (t *table) lookup(k []uint64) (uint32, bool) {
+	return t.lookupH(k, hashKey(k))
+}
+
+// lookupHashed reports whether k, of hash h, is in the table.
+func (t *table) lookupHashed(k []uint64, h uint64) bool {
+	_, ok := t.lookupH(k, h)
+	return ok
+}
+
+// touch reads the index slot of hash h, to bring it into the cache before a
+// lookup; the result is meaningless.
+func (t *table) touch(h uint64) uint32 {
+	if t.n == 0 {
+		return 0
+	}
+	i := slot(h, len(t.tags))
+	return uint32(t.tags[i]) + t.slots[i]
+}
+
+func (t *table) lookupH(k []uint64, h uint64) (uint32, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
-	h := hashKey(k)
 	tag, size := hashTag(h), len(t.tags)
 	for i := slot(h, size); ; {
 		switch t.tags[i] {
@@ -119,9 +164,28 @@ func (t *table) insert(k []uint64) (uint32, bool) {
 	}
 	r := uint32(t.n)
 	t.tags[i], t.slots[i] = tag, r
-	t.keys = append(grow(t.keys, len(k)), k...)
-	t.n++
+	t.append(k)
 	return r, true
+}
+
+// append stores k after the last key, keeping 8 bytes of padding.
+func (t *table) append(k []uint64) {
+	off := t.n * t.kb
+	t.keys = grow(t.keys, t.kb)[:off+t.kb+8]
+	for i, x := range k[:t.w-1] {
+		binary.LittleEndian.PutUint64(t.keys[off+8*i:], x)
+	}
+	binary.LittleEndian.PutUint64(t.keys[off+8*(t.w-1):], k[t.w-1]) // spills into padding
+	clear(t.keys[off+t.kb:])
+	t.n++
+}
+
+// reset empties the table, keeping its memory.
+func (t *table) reset() {
+	t.n = 0
+	t.keys = t.keys[:8]
+	clear(t.keys)
+	clear(t.tags)
 }
 
 // reserve makes room for n keys without further growth of the index.
@@ -129,16 +193,14 @@ func (t *table) reserve(n int) {
 	if n*maxLoadDen > len(t.slots)*maxLoadNum {
 		t.rehash(max(16, n*maxLoadDen/maxLoadNum*9/8))
 	}
-	if need := n * t.w; cap(t.keys) < need {
-		ks := make([]uint64, len(t.keys), need)
+	if need := n*t.kb + 8; cap(t.keys) < need {
+		ks := make([]byte, len(t.keys), need)
 		copy(ks, t.keys)
 		t.keys = ks
 	}
 }
 
-func (t *table) grow() {
-	t.rehash(max(16, len(t.slots)*3/2))
-}
+func (t *table) grow() { t.rehash(max(16, len(t.slots)*3/2)) }
 
 // rehash rebuilds the index with size slots from the stored keys.
 func (t *table) rehash(size int) {
@@ -157,4 +219,4 @@ func (t *table) rehash(size int) {
 }
 
 // bytes is the memory held by the table.
-func (t *table) bytes() int { return 8*cap(t.keys) + cap(t.tags) + 4*cap(t.slots) }
+func (t *table) bytes() int { return cap(t.keys) + cap(t.tags) + 4*cap(t.slots) }
