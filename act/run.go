@@ -401,6 +401,15 @@ func (r *Report) writeOutputs(dir string, done bool) error {
 	if err := coverage.SaveCoveragePlot(filepath.Join(cov, "coverage.png"), snap); err != nil {
 		return err
 	}
+	// Figs. 9–10: growth of coverage(S,2) and coverage(S,128).
+	for _, k := range []int{2, 128} {
+		if _, ok := r.Store.Space().Level(k); !ok || len(r.Series.Points) == 0 {
+			continue
+		}
+		if err := coverage.SaveGrowthPlot(filepath.Join(cov, fmt.Sprintf("growth-k%d.png", k)), k, r.Series); err != nil {
+			return err
+		}
+	}
 	st := r.status(0, r.Wall)
 	b := fmt.Sprintf("{\n  \"method\": %q,\n  \"sims\": %d,\n  \"wall_s\": %.3f,\n  \"findings\": %d,\n  \"faults\": %d,\n  \"done\": %v\n}\n",
 		r.Method, r.Sims, r.Wall.Seconds(), st.Findings, st.Faults, done)

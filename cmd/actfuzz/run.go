@@ -216,6 +216,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	out := map[string]methodJSON{}
 	var snaps []coverage.Snapshot
+	var series []*coverage.Series
 	for _, m := range ms {
 		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj}
 		if !*asJSON {
@@ -231,11 +232,20 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		out[m] = methodReport(rep)
 		snaps = append(snaps, rep.Store.Snapshot(m, int64(rep.Sims)))
+		series = append(series, rep.Series)
 	}
 	if *plot != "" {
 		if err := os.MkdirAll(filepath.Dir(*plot), 0o755); err == nil {
 			if err := coverage.SaveCoveragePlot(*plot, snaps...); err != nil {
 				fmt.Fprintf(stderr, "actfuzz compare: --plot: %v\n", err)
+			}
+			// Figs. 9–10 beside it.
+			ext := filepath.Ext(*plot)
+			for _, k := range []int{2, 128} {
+				path := strings.TrimSuffix(*plot, ext) + fmt.Sprintf("-growth-k%d", k) + ext
+				if err := coverage.SaveGrowthPlot(path, k, series...); err != nil {
+					fmt.Fprintf(stderr, "actfuzz compare: growth plot: %v\n", err)
+				}
 			}
 		}
 	}
