@@ -30,7 +30,11 @@ type Options struct {
 	Resume bool
 	// CheckpointEvery bounds the time between checkpoints (default 30 s).
 	CheckpointEvery time.Duration
-	Logger          *slog.Logger
+	// MaxOutOfRange bounds the distinct states outside S that the store
+	// keeps (default 1,000,000; negative: keep all). They never count as
+	// regions, and in a wide P there are as many of them as inside S.
+	MaxOutOfRange int
+	Logger        *slog.Logger
 	// Subject runs the simulations; nil means the native simulator.
 	Subject netenv.Subject
 	// Progress, if set, is called after every batch.
@@ -164,6 +168,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	if opt.CheckpointEvery <= 0 {
 		opt.CheckpointEvery = 30 * time.Second
+	}
+	switch {
+	case opt.MaxOutOfRange == 0:
+		store.LimitOutOfRange(1_000_000)
+	case opt.MaxOutOfRange > 0:
+		store.LimitOutOfRange(opt.MaxOutOfRange)
 	}
 	lastCheckpoint := time.Now()
 

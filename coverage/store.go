@@ -43,22 +43,24 @@ type Store struct {
 	oor    states  // states outside S, keyed by raw granule indices
 	levels []table // levels[l] for l ≥ 1: visited regions at k = 2^l
 
-	vc       visitCodec
-	oc       *oorCodec
-	cfgIDs   []uint64          // interned Visit.Config values
-	cfgIdx   map[uint64]uint32 // Config → index in cfgIDs
-	lastCfg  uint64
-	lastIdx  uint32
-	lastOK   bool
-	visits   uint64 // visits of states in S
-	oVisits  uint64 // visits of states outside S
-	keyBuf   []uint64
-	mergeBuf []visit
-	poolBuf  []visit
-	oorBuf   []uint64 // raw granules of an out-of-range state
-	oorKey   []uint64
-	scr      scratch
-	unvCache unvisitedCache
+	vc         visitCodec
+	oc         *oorCodec
+	cfgIDs     []uint64          // interned Visit.Config values
+	cfgIdx     map[uint64]uint32 // Config → index in cfgIDs
+	lastCfg    uint64
+	lastIdx    uint32
+	lastOK     bool
+	visits     uint64 // visits of states in S
+	oVisits    uint64 // visits of states outside S
+	oorLimit   int    // distinct out-of-range states kept at most (0: all)
+	oorDropped uint64 // out-of-range visits of states not kept
+	keyBuf     []uint64
+	mergeBuf   []visit
+	poolBuf    []visit
+	oorBuf     []uint64 // raw granules of an out-of-range state
+	oorKey     []uint64
+	scr        scratch
+	unvCache   unvisitedCache
 }
 
 // NewStore returns an empty store over space. It fails when the space is
@@ -135,12 +137,37 @@ func (s *Store) Add(state []float64, v Visit) (ref StateRef, newState bool, newR
 }
 
 // addOOR records a visit of the out-of-range state with raw granules raw.
+// Past the out-of-range limit, new distinct states are only counted.
 func (s *Store) addOOR(raw []uint64, vis visit) (StateRef, bool) {
 	s.oc.key(raw, s.oorKey, true)
-	r, isNew := s.oor.insert(s.oorKey, vis, s.rng)
 	s.oVisits++
+	if s.oorLimit > 0 && s.oor.len() >= s.oorLimit {
+		if r, ok := s.oor.t.lookup(s.oorKey); ok {
+			s.oor.record(r, vis, s.rng)
+			return StateRef(r) | oorBit, false
+		}
+		s.oorDropped++
+		return NoState, false
+	}
+	r, isNew := s.oor.insert(s.oorKey, vis, s.rng)
 	return StateRef(r) | oorBit, isNew
 }
+
+// NoState is the ref Add returns for an out-of-range state that was counted
+// but not kept because the out-of-range limit was reached.
+const NoState StateRef = ^StateRef(0)
+
+// LimitOutOfRange keeps at most n distinct states outside S (0: no limit).
+// States outside S never count as regions; in a campaign over a wide P they
+// can outnumber those inside (every slow-start state has an infinite
+// ssthresh), so a long campaign keeps a sample of them and counts the rest:
+// see OutOfRangeDropped. The limit is a run setting, not saved by WriteTo.
+func (s *Store) LimitOutOfRange(n int) { s.oorLimit = n }
+
+// OutOfRangeDropped is how many distinct-looking out-of-range visits were
+// counted but not kept because of the limit (an upper bound on the distinct
+// states missed).
+func (s *Store) OutOfRangeDropped() uint64 { return s.oorDropped }
 
 // addKey records a visit of the in-range state with the given key.
 func (s *Store) addKey(key []uint64, vis visit) (uint32, bool, Levels) {
