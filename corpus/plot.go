@@ -1,3 +1,5 @@
+//go:build !gofuzz
+
 package corpus
 
 import (

@@ -12,9 +12,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/fuzz"
 )
 
 // loadCampaign reads the campaign argument, or the embedded default.
@@ -185,7 +187,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("actfuzz compare", flag.ContinueOnError)
 	budget := fs.Int("budget", 0, "simulations per method (0: the campaign's budget)")
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
-	methods := fs.String("methods", "act,ran,man", "comma-separated methods")
+	methods := fs.String("methods", "act,ran,man", "comma-separated methods: act, ran, man, fuzz (code-coverage-guided)")
 	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -199,8 +201,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	ms := strings.Split(*methods, ",")
 	for _, m := range ms {
-		if m != "act" && m != "ran" && m != "man" {
-			fmt.Fprintf(stderr, "actfuzz compare: --methods: unknown method %q (want act, ran, man)\n", m)
+		if m != "act" && m != "ran" && m != "man" && m != "fuzz" {
+			fmt.Fprintf(stderr, "actfuzz compare: --methods: unknown method %q (want act, ran, man, fuzz)\n", m)
 			return exitUsage
 		}
 	}
@@ -218,6 +220,24 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var snaps []coverage.Snapshot
 	var series []*coverage.Series
 	for _, m := range ms {
+		if m == "fuzz" {
+			// The code-coverage-guided fuzzer (package fuzz), measured
+			// by the regions its simulations reach (ACT §6.2).
+			budgetN := *budget
+			if budgetN == 0 {
+				budgetN = c.Budget
+			}
+			start := time.Now()
+			st, sims, err := fuzz.RunMethod(ctx, c, budgetN, *workers)
+			if err != nil {
+				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
+				return 1
+			}
+			rep := &act.Report{Method: m, Sims: sims, Store: st, Wall: time.Since(start)}
+			out[m] = methodReport(rep)
+			snaps = append(snaps, st.Snapshot(m, int64(sims)))
+			continue
+		}
 		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj}
 		if !*asJSON {
 			opt.Progress = func(st act.Status) { statusLine(stderr, st) }

@@ -1,0 +1,22 @@
+//go:build gofuzz
+
+package corpus
+
+import (
+	"errors"
+	"time"
+
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// TracePlot draws nothing in go-fuzz builds (see coverage/plot_gofuzz.go).
+type TracePlot struct{ Flow int32 }
+
+// Observe implements tcp.Observer.
+func (p *TracePlot) Observe(*tcp.StateRecord) {}
+
+// Save is unavailable in go-fuzz builds.
+func (p *TracePlot) Save(path, title string, sched netenv.Schedule, hit time.Duration, hitCwnd float64) error {
+	return errors.New("corpus: plots are not built into go-fuzz binaries")
+}
