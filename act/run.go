@@ -184,12 +184,15 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// resume them exactly.
 	jobs := make(chan job)
 	results := make(chan result, 2*batchSize)
+	// Merged batches go back to the workers: a batch grows to a whole
+	// simulation's states, and reusing it spares the allocator and GC.
+	batches := make(chan *coverage.Batch, 2*batchSize)
 	var workers, feeders sync.WaitGroup
 	for w := 0; w < opt.Workers; w++ {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			wk := newWorker(c, store.Space(), opt.Subject)
+			wk := newWorker(c, store.Space(), opt.Subject, batches)
 			for j := range jobs {
 				results <- wk.run(ctx, j)
 			}
@@ -257,6 +260,11 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				before[l] = store.VisitedRegions(k)
 			}
 			store.AddBatch(r.batch, uint64(r.idx))
+			r.batch.Reset()
+			select {
+			case batches <- r.batch:
+			default:
+			}
 			found := rep.StepRegions[g.Step]
 			if found == nil {
 				found = make([]uint64, len(ks))

@@ -26,6 +26,7 @@ func newSource(seed uint64, stream string) *rand.PCG {
 type worker struct {
 	c       *Campaign
 	subj    netenv.Subject
+	batches chan *coverage.Batch // batches merged and reset, for reuse
 	space   coverage.Space
 	watch   *corpus.Watcher
 	proj    [][]int // per flow: observation index of each S variable
@@ -38,8 +39,8 @@ type worker struct {
 	hasLast []bool
 }
 
-func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject) *worker {
-	w := &worker{c: c, space: space, subj: subj, state: make([]float64, len(space.Vars)), sum: make([]float64, len(space.Vars))}
+func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject, batches chan *coverage.Batch) *worker {
+	w := &worker{c: c, space: space, subj: subj, batches: batches, state: make([]float64, len(space.Vars)), sum: make([]float64, len(space.Vars))}
 	var err error
 	w.watch, err = corpus.NewWatcher(c.CCAI, c.Conditions)
 	if err != nil {
@@ -99,7 +100,12 @@ func (w *worker) hit(flow int, c *corpus.Condition, obs []float64, at time.Durat
 }
 
 func (w *worker) run(ctx context.Context, j job) result {
-	b, _ := coverage.NewBatch(w.space) // the space was validated with the store
+	var b *coverage.Batch
+	select {
+	case b = <-w.batches:
+	default:
+		b, _ = coverage.NewBatch(w.space) // the space was validated with the store
+	}
 	r := result{idx: j.idx, batch: b}
 	w.cur = &r
 	w.seen = map[string]bool{}
