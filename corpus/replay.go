@@ -34,10 +34,20 @@ type Watcher struct {
 // NewWatcher compiles specs for every flow's CCAI.
 func NewWatcher(ccas []string, specs []ConditionSpec) (*Watcher, error) {
 	w := &Watcher{}
-	for _, c := range ccas {
+	for i, c := range ccas {
 		sc := SchemaFor(c)
 		conds, err := Compile(specs, sc)
-		if err != nil {
+		if err != nil && i > 0 {
+			// Flows of another CCAI lack the first one's variables:
+			// a condition naming them applies to the flows that have
+			// them.
+			conds = conds[:0]
+			for _, sp := range specs {
+				if one, err := Compile([]ConditionSpec{sp}, sc); err == nil {
+					conds = append(conds, one...)
+				}
+			}
+		} else if err != nil {
 			return nil, err
 		}
 		w.Schemas = append(w.Schemas, sc)

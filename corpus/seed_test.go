@@ -102,3 +102,17 @@ func TestReplayFinding(t *testing.T) {
 		t.Fatal("tampered finding reproduced")
 	}
 }
+
+// A condition on one CCAI's variable applies to the flows that have it.
+func TestWatcherMixedCCAIs(t *testing.T) {
+	w, err := NewWatcher([]string{"cubic", "reno"}, []ConditionSpec{{Name: "t", When: "target > 2*cwnd"}, {Name: "c", When: "cwnd > 5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.conds[0]) != 2 || len(w.conds[1]) != 1 {
+		t.Fatalf("conditions per flow: %d, %d; want 2, 1", len(w.conds[0]), len(w.conds[1]))
+	}
+	if _, err := NewWatcher([]string{"reno", "cubic"}, []ConditionSpec{{Name: "t", When: "target > 2*cwnd"}}); err == nil {
+		t.Fatal("a condition unknown to the first flow's CCAI must be an error")
+	}
+}
