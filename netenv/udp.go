@@ -232,7 +232,10 @@ type CBRResult struct {
 	Received      uint64        `json:"received"`
 	ReceivedBytes uint64        `json:"received_bytes"`
 	Dropped       uint64        `json:"dropped"`
+	Reordered     uint64        `json:"reordered"` // received after a later-sent packet of the flow
 	LastArrival   time.Duration `json:"last_arrival_ns"`
+
+	nextSeq uint64
 }
 
 // TopoResult summarizes a topology run.
@@ -300,6 +303,7 @@ type cbrApp struct {
 	flow CBRFlow
 	iv   time.Duration
 	seq  uint64
+	n    uint64 // packets to send
 	ev   *sim.Event
 }
 
@@ -325,10 +329,10 @@ func newTopoRun(cfg *TopoConfig, s *sim.Sim) *topoRun {
 	}
 	r.flows = make([]CBRResult, len(cfg.CBR))
 	for i, f := range cfg.CBR {
-		a := &cbrApp{run: r, idx: i, flow: f, iv: f.Interval()}
+		a := &cbrApp{run: r, idx: i, flow: f, iv: f.Interval(), n: f.Count()}
 		a.ev = sim.NewEvent(sim.NodeID(f.Src), sim.KindTimer, tagCBR, a)
 		r.apps = append(r.apps, a)
-		if f.Count() > 0 {
+		if a.n > 0 {
 			s.ScheduleAt(a.ev, f.Start+a.iv)
 		}
 	}
@@ -347,7 +351,7 @@ func (a *cbrApp) Handle(*sim.Event) {
 	p.SentAt = r.sim.Now()
 	a.seq++
 	r.flows[a.idx].Sent++
-	if a.seq < a.flow.Count() {
+	if a.seq < a.n {
 		r.sim.Schedule(a.ev, a.iv)
 	}
 	r.nodes[a.flow.Src].forward(p)
@@ -375,6 +379,11 @@ func (n *topoNode) Handle(e *sim.Event) {
 	f := &n.run.flows[p.Flow]
 	f.Received++
 	f.ReceivedBytes += uint64(p.Len)
+	if p.Seq < f.nextSeq {
+		f.Reordered++
+	} else {
+		f.nextSeq = p.Seq + 1
+	}
 	f.LastArrival = n.run.sim.Now()
 	n.run.sim.FreePacket(p)
 }
@@ -429,4 +438,129 @@ func (c *channel) Handle(*sim.Event) {
 	p.Arrival.Handler = c.run.nodes[c.to]
 	p.Arrival.Node = sim.NodeID(c.to)
 	c.run.sim.Schedule(&p.Arrival, delay)
+}
+
+// Components partitions the events of a topology run into state components
+// for the symbolic back-end's independence reduction (SEIB §4.4): each
+// event's handler reads and writes the state of its component only, and
+// components interact only through packet arrivals. Components are finer
+// than nodes: a CBR source together with the first link of its flow (the
+// source enqueues into it), the transmitter of each directed link together
+// with the arrivals forwarded into it, and the sink of each node.
+type Components struct {
+	N     int
+	Names []string
+	// Of returns the component of an event of a run of this topology
+	// (not of control events).
+	Of func(e *sim.Event) int
+	// In lists, per component, the components whose packets arrive in it.
+	In [][]int
+	// Node is the topology node of each component.
+	Node []int
+}
+
+// Components returns the state components of the topology's runs. With
+// byNode, there is one component per topology node instead (SEIB's own
+// granularity); In then lists the nodes that forward some flow to a node.
+func (t *Topology) Components(byNode bool) (*Components, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	next := t.routes()
+	c := &Components{}
+	if byNode {
+		c.N = t.Nodes
+		for i := 0; i < t.Nodes; i++ {
+			c.Names = append(c.Names, fmt.Sprintf("n%d", i))
+			c.Node = append(c.Node, i)
+		}
+		c.Of = func(e *sim.Event) int { return int(e.Node) }
+	} else {
+		// Components: the sink of each node, then each directed link.
+		idx := make([]int, t.Nodes*t.Nodes)
+		chIdx := func(d [2]int) int { return idx[d[0]*t.Nodes+d[1]] }
+		for i := 0; i < t.Nodes; i++ {
+			c.Names = append(c.Names, fmt.Sprintf("sink%d", i))
+			c.Node = append(c.Node, i)
+		}
+		for _, l := range t.Links {
+			for _, d := range [2][2]int{{l.A, l.B}, {l.B, l.A}} {
+				idx[d[0]*t.Nodes+d[1]] = len(c.Names)
+				c.Names = append(c.Names, fmt.Sprintf("link%d-%d", d[0], d[1]))
+				c.Node = append(c.Node, d[0])
+			}
+		}
+		c.N = len(c.Names)
+		flows := t.CBR
+		c.Of = func(e *sim.Event) int {
+			switch h := e.Handler.(type) {
+			case *cbrApp:
+				f := flows[h.idx]
+				return chIdx([2]int{f.Src, next[f.Src][f.Dst]})
+			case *channel:
+				return chIdx([2]int{h.from, h.to})
+			case *topoNode:
+				p := e.Pkt
+				if p == nil || int(p.Dst) == h.id {
+					return h.id
+				}
+				return chIdx([2]int{h.id, next[h.id][p.Dst]})
+			}
+			return int(e.Node)
+		}
+		c.In = make([][]int, c.N)
+		for f := range t.CBR {
+			p, err := t.Path(f)
+			if err != nil {
+				return nil, err
+			}
+			for i := 1; i < len(p); i++ {
+				from := chIdx([2]int{p[i-1], p[i]})
+				to := p[i] // the sink
+				if i+1 < len(p) {
+					to = chIdx([2]int{p[i], p[i+1]})
+				}
+				if !containsInt(c.In[to], from) {
+					c.In[to] = append(c.In[to], from)
+				}
+			}
+		}
+		for i := range c.In {
+			sortInts(c.In[i])
+		}
+		return c, nil
+	}
+	c.In = make([][]int, c.N)
+	for f := range t.CBR {
+		p, err := t.Path(f)
+		if err != nil {
+			return nil, err
+		}
+		for i := 1; i < len(p); i++ {
+			if !containsInt(c.In[p[i]], p[i-1]) {
+				c.In[p[i]] = append(c.In[p[i]], p[i-1])
+			}
+		}
+	}
+	for i := range c.In {
+		sortInts(c.In[i])
+	}
+	return c, nil
+}
+
+func containsInt(xs []int, v int) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func sortInts(xs []int) {
+	for a := 1; a < len(xs); a++ {
+		for b := a; b > 0 && xs[b] < xs[b-1]; b-- {
+			xs[b], xs[b-1] = xs[b-1], xs[b]
+		}
+	}
 }

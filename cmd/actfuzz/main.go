@@ -10,6 +10,8 @@
 //	actfuzz compare              ACT against RAN and MAN on one budget
 //	actfuzz replay SEED.json     replay a seed and check its finding
 //	actfuzz minimize SEED.json   shrink a finding's seed
+//	actfuzz diff SEED.json       one configuration on two subjects
+//	actfuzz sym                  symbolic exploration of uncertain delays
 //
 // Run `actfuzz COMMAND -h` for a command's flags. Bad input exits with
 // status 2 and a message naming the flag.
@@ -22,6 +24,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/actfuzz/actfuzz/netenv/symbolic"
 )
 
 // exitUsage is the exit status for bad input.
@@ -42,6 +46,7 @@ func commands() []command {
 		{"replay", "replay a seed file and check that its finding reproduces", runReplay},
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
+		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", symbolic.Main},
 	}
 }
 

@@ -1,0 +1,269 @@
+package symbolic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+)
+
+// Exit statuses of Main.
+const (
+	ExitOK    = 0
+	ExitError = 1 // the exploration failed or was interrupted
+	ExitUsage = 2 // bad input
+)
+
+// Main implements `actfuzz sym`:
+//
+//	actfuzz sym [--scenario udp4|tcp-bulk] [--n N] [--lo MS] [--hi MS]
+//	            [--dmax MS] [--res MS] [--reductions SCI] [--granularity component|node]
+//	            [--max-branches N] [--time-limit D] [--verify K] [--branches] [--json]
+//	            [SCENARIO.yaml]
+//	actfuzz sym --table [--n MAXN] [--time-limit PER-CELL]
+//
+// Bad input exits with status 2 and a message naming the flag.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("actfuzz sym", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	scenario := fs.String("scenario", "udp4", "built-in scenario: "+strings.Join(Builtins, " or "))
+	n := fs.Int("n", 0, "number of uncertain packets (udp4 default 2, tcp-bulk default 3)")
+	lo := fs.Float64("lo", 1, "lowest uncertain delay (ms)")
+	hi := fs.Float64("hi", 0, "highest uncertain delay (ms; udp4 default 1024)")
+	dmax := fs.Float64("dmax", 0, "highest uncertain delay (ms) for tcp-bulk (default 256); same as --hi")
+	res := fs.Float64("res", 1, "resolution of the delays (ms)")
+	reds := fs.String("reductions", "SCI", "SEIB reductions: none, or letters from S, C (or Ce, Cc, Coc) and I")
+	gran := fs.String("granularity", "component", "I decomposition: component (state components) or node (topology nodes, as SEIB)")
+	maxBranches := fs.Int("max-branches", DefaultMaxBranches, "stop after this many branches (the report is then incomplete)")
+	timeLimit := fs.Duration("time-limit", 0, "stop the exploration after this wall time, e.g. 60s (the report is then incomplete)")
+	verify := fs.Int("verify", 0, "re-run up to K extreme points of each branch concretely to check it")
+	branches := fs.Bool("branches", false, "print every branch (text output; --json always lists them)")
+	keep := fs.Int("keep", DefaultKeepBranches, "branches whose details are kept in the report")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	table := fs.Bool("table", false, "measure the branch-count tables (udp4 n=1…--n beside SEIB Table 2, tcp-bulk dmax 4…16384 ms); --time-limit bounds each cell (default 120s)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: actfuzz sym [flags] [SCENARIO.yaml]\n\nExplores every order of events that uncertain packet delays can cause (SEIB interval branching).\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "actfuzz sym: "+format+"\n", a...)
+		return ExitUsage
+	}
+	if fs.NArg() > 1 {
+		return bad("one scenario file at most, got %d arguments (%s)", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	red, err := ParseReductions(*reds)
+	if err != nil {
+		return bad("--reductions: %v", err)
+	}
+	var byNode bool
+	switch *gran {
+	case "component", "components":
+	case "node", "nodes":
+		byNode = true
+	default:
+		return bad("--granularity: %q, want component or node", *gran)
+	}
+	if set["n"] && (*n < 1 || *n > MaxVars) {
+		return bad("--n: %d is out of range 1..%d", *n, MaxVars)
+	}
+	ms := func(name string, v float64) (time.Duration, error) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e6 {
+			return 0, fmt.Errorf("--%s: %v ms is out of range [0, 1e6]", name, v)
+		}
+		return time.Duration(math.Round(v * 1e6)), nil
+	}
+	resD, err := ms("res", *res)
+	if err != nil || resD <= 0 {
+		return bad("--res: %v ms must be a positive resolution", *res)
+	}
+	loD, err := ms("lo", *lo)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if set["hi"] && set["dmax"] && *hi != *dmax {
+		return bad("--dmax: %v ms contradicts --hi %v ms (they are the same bound)", *dmax, *hi)
+	}
+	hiV, hiFlag := *hi, "hi"
+	if set["dmax"] {
+		hiV, hiFlag = *dmax, "dmax"
+	}
+	hiD, err := ms(hiFlag, hiV)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if *maxBranches < 1 {
+		return bad("--max-branches: %d must be ≥ 1", *maxBranches)
+	}
+	if *verify < 0 || *verify > 2*MaxVars {
+		return bad("--verify: %d is out of range 0..%d", *verify, 2*MaxVars)
+	}
+	if *keep < 0 {
+		return bad("--keep: %d must be ≥ 0", *keep)
+	}
+	if *timeLimit < 0 {
+		return bad("--time-limit: %v must be ≥ 0", *timeLimit)
+	}
+
+	if *table {
+		maxN := 4
+		if set["n"] {
+			maxN = *n
+		}
+		err := Table(ctx, stdout, TableConfig{MaxN: maxN, Cell: *timeLimit, Progress: stderr})
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz sym: %v\n", err)
+			return ExitError
+		}
+		return ExitOK
+	}
+	var sc *Scenario
+	if fs.NArg() == 1 {
+		if set["scenario"] {
+			return bad("--scenario: give a built-in scenario or a scenario file, not both")
+		}
+		sc, err = LoadScenario(fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz sym: %v\n", err)
+			return ExitUsage
+		}
+		if set["n"] {
+			sc.Window.N = *n
+		}
+		if set["lo"] {
+			sc.Window.Lo = loD
+		}
+		if set["hi"] || set["dmax"] {
+			sc.Window.Hi = hiD
+		}
+		if set["res"] {
+			sc.Window.Res = resD
+		}
+	} else {
+		nn := *n
+		switch *scenario {
+		case "udp4":
+			if !set["n"] {
+				nn = 2
+			}
+			if !set["hi"] && !set["dmax"] {
+				hiD = 1024 * time.Millisecond
+			}
+		case "tcp-bulk":
+			if !set["n"] {
+				nn = 3
+			}
+			if !set["hi"] && !set["dmax"] {
+				hiD = 256 * time.Millisecond
+			}
+		default:
+			return bad("--scenario: unknown scenario %q (built-in: %s)", *scenario, strings.Join(Builtins, ", "))
+		}
+		sc, _ = Builtin(*scenario, nn, loD, hiD)
+		sc.Window.Res = resD
+	}
+	if err := sc.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	if *keep == 0 {
+		*keep = -1
+	}
+	rep, err := Explore(ctx, sc, Options{Reductions: red, MaxBranches: *maxBranches, Verify: *verify, KeepBranches: *keep, NodeGranularity: byNode, TimeLimit: *timeLimit})
+	if rep != nil {
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if e := enc.Encode(rep); e != nil && err == nil {
+				err = e
+			}
+		} else {
+			rep.WriteText(stdout, *branches)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz sym: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+func fmtVec(w []float64) string {
+	parts := make([]string, len(w))
+	for i, v := range w {
+		parts[i] = fmt.Sprintf("%g", v)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// WriteText prints the report for people.
+func (r *Report) WriteText(w io.Writer, branches bool) {
+	var names []string
+	for _, v := range r.Vars {
+		names = append(names, v.Name)
+	}
+	fmt.Fprintf(w, "scenario %s, reductions %s\n", r.Scenario, r.Reductions)
+	if len(r.Vars) > 0 {
+		v := r.Vars[0]
+		fmt.Fprintf(w, "uncertain delays %s in [%g, %g] ms, resolution %g ms\n", strings.Join(names, ", "), v.LoMS, v.HiMS, v.ResMS)
+	}
+	complete := "complete"
+	if !r.Complete {
+		complete = "INCOMPLETE: the branches do not cover every delay vector"
+	}
+	fmt.Fprintf(w, "branches     %d (%s)\n", r.Branches, complete)
+	fmt.Fprintf(w, "comparisons  %d that may fork, %d overlapping, %d in all; forks %d\n", r.Comparisons, r.Overlapping, r.AllComparisons, r.Forks)
+	fmt.Fprintf(w, "solver calls %d", r.SolverCalls)
+	if r.SolverGaveUp > 0 {
+		fmt.Fprintf(w, " (%d gave up)", r.SolverGaveUp)
+	}
+	fmt.Fprintf(w, ", runs %d, events %d\n", r.Runs, r.Events)
+	fmt.Fprintf(w, "wall time    %.3f s, peak heap %.1f MB\n", r.WallSeconds, r.PeakHeapMB)
+	if r.Diverged > 0 {
+		fmt.Fprintf(w, "WARNING: %d branches diverged from the path they were forked from: a handler computed a delay from the uncertain delays, so their classes are approximations\n", r.Diverged)
+	}
+	if r.Unsound > 0 {
+		fmt.Fprintf(w, "WARNING: verification found %d branches whose class holds another outcome\n", r.Unsound)
+	}
+	fmt.Fprintf(w, "outcomes (%d):\n", len(r.Outcomes))
+	for i, o := range r.Outcomes {
+		fmt.Fprintf(w, "  %s   witness d=%s ms\n", o, fmtVec(r.OutcomeWitness[i]))
+	}
+	if len(r.Extremes) > 0 {
+		fmt.Fprintln(w, "worst and best case:")
+		for _, e := range r.Extremes {
+			fmt.Fprintf(w, "  %-24s min %d (branch %d, d=%s)  max %d (branch %d, d=%s)\n", e.Metric, e.Min, e.MinBranch, fmtVec(e.MinWitness), e.Max, e.MaxBranch, fmtVec(e.MaxWitness))
+		}
+	}
+	if branches {
+		fmt.Fprintln(w, "branches:")
+		for _, b := range r.BranchList {
+			flag := ""
+			if b.Diverged {
+				flag += " DIVERGED"
+			}
+			if b.Unsound {
+				flag += " UNSOUND"
+			}
+			fmt.Fprintf(w, "  #%d d=%s  %s%s\n", b.ID, fmtVec(b.Witness), b.Outcome, flag)
+			if len(b.Constraints) > 0 {
+				fmt.Fprintf(w, "      %s\n", strings.Join(b.Constraints, ", "))
+			}
+		}
+		if r.Truncated {
+			fmt.Fprintf(w, "  … (%d more not kept)\n", r.Branches-len(r.BranchList))
+		}
+	}
+}

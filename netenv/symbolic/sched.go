@@ -1,0 +1,1080 @@
+package symbolic
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/actfuzz/actfuzz/netenv/sim"
+)
+
+// Reductions selects SEIB's techniques for eliminating unnecessary
+// comparisons (ACM TOMACS 2022, §4). The zero value is the original
+// simulator: one sorted event list, the two-comparison Before of
+// pseudocode 3, cancelled timers kept in the list until they expire, and
+// events beyond the end kept.
+type Reductions struct {
+	S   bool // pseudocode 4: one timestamp comparison per Before
+	Ce  bool // pseudocode 5: discard events beyond the end of the simulation
+	Cc  bool // pseudocode 6: remove cancelled timers at once
+	Coc bool // pseudocode 7: waiting lists for outstanding timers (implies Cc)
+	I   bool // pseudocode 8: per-node event lists, local synchronization, global deadlock recovery
+}
+
+// C reports whether all of technique C (Ce and Coc) is on.
+func (r Reductions) C() bool { return r.Ce && r.Coc }
+
+// String is the canonical name: "none", or the techniques in the order S,
+// C (or its parts Ce, Cc, Coc), I — "SCI", "SCeI", …
+func (r Reductions) String() string {
+	var b strings.Builder
+	if r.S {
+		b.WriteString("S")
+	}
+	switch {
+	case r.Ce && r.Coc:
+		b.WriteString("C")
+	default:
+		if r.Ce {
+			b.WriteString("Ce")
+		}
+		if r.Coc {
+			b.WriteString("Coc")
+		} else if r.Cc {
+			b.WriteString("Cc")
+		}
+	}
+	if r.I {
+		b.WriteString("I")
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
+
+// ParseReductions parses "none", or a concatenation of S, C, Ce, Cc, Coc and
+// I (for example "SCI", "SC", "CeI"), optionally separated by commas or '+'.
+func ParseReductions(s string) (Reductions, error) {
+	var r Reductions
+	t := strings.TrimSpace(s)
+	if t == "" || strings.EqualFold(t, "none") || t == "original" {
+		return r, nil
+	}
+	for len(t) > 0 {
+		switch {
+		case t[0] == ',' || t[0] == '+' || t[0] == ' ':
+			t = t[1:]
+		case strings.HasPrefix(t, "Coc"):
+			r.Coc, r.Cc = true, true
+			t = t[3:]
+		case strings.HasPrefix(t, "Cc"):
+			r.Cc = true
+			t = t[2:]
+		case strings.HasPrefix(t, "Ce"):
+			r.Ce = true
+			t = t[2:]
+		case t[0] == 'C':
+			r.Ce, r.Cc, r.Coc = true, true, true
+			t = t[1:]
+		case t[0] == 'S':
+			r.S = true
+			t = t[1:]
+		case t[0] == 'I':
+			r.I = true
+			t = t[1:]
+		default:
+			return Reductions{}, fmt.Errorf("reductions %q: unknown technique at %q (want none, or letters from S, C, I; C's parts are Ce, Cc, Coc)", s, t)
+		}
+	}
+	return r, nil
+}
+
+// Layout tells the scheduler what it cannot see in an event: which state
+// component it belongs to, which node of the I decomposition owns that
+// component, which nodes can send packets to which, and which timers may be
+// cancelled.
+type Layout struct {
+	// Comps is the number of state components: sets of simulator state
+	// that only their own events read or write. Events of different
+	// components interact only through packet arrivals. (Ties are broken
+	// by insertion order whatever the components; see genrec.)
+	Comps int
+	// CompOf returns the component of a (non-control) event.
+	CompOf func(e *sim.Event) int
+	// Nodes is the number of nodes of the I decomposition, and NodeOf
+	// maps each component to its node (the identity when every component
+	// is a node of its own; a topology node per component for SEIB's
+	// node granularity).
+	Nodes  int
+	NodeOf []int
+	// InNeighbors[i] lists the nodes that can send packets to node i.
+	InNeighbors [][]int
+	// Timeout reports whether a timer event may be cancelled before it
+	// fires (an "outstanding timeout event" of SEIB §4.3.2).
+	Timeout func(e *sim.Event) bool
+}
+
+// entry flags.
+const (
+	fGhost   uint8 = 1 << iota // a cancelled timer kept in the list (no Cc)
+	fEnd                       // the end-of-simulation event or a node's end marker
+	fTimeout                   // an outstanding timeout event (Coc)
+	fArrival                   // a packet arrival
+)
+
+// Where an entry is.
+const (
+	inNone int32 = -1 - iota
+	inWaiting
+	inDiscarded
+)
+
+// entry is a queued event (or a ghost or end marker) with its symbolic
+// timestamp.
+type entry struct {
+	ev      *sim.Event
+	at      int64
+	vec     int32
+	flags   uint8
+	rec     *genrec // tie-break: where the event comes from
+	src     int32   // node that generated a packet arrival
+	dst     int32   // node that executes the event
+	list    int32   // list index, or inWaiting / inDiscarded / inNone
+	counted int32   // list whose arrival count includes this entry, or -1
+	owner   *entry  // timer whose waiting list holds this entry
+	waiting []*entry
+	slot    int32
+}
+
+// genrec records where an event comes from, for breaking ties between
+// equal timestamps exactly as the simulator's heap does: by insertion order
+// (sim.Event.Seq). In a global event list the events run in that order, so
+// Seq itself is the key. Under I the components run out of global order
+// and Seq means nothing; but the insertion order of two events is the order
+// in which their generating events ran (Before of the generators), then the
+// order of the calls within one handler, so it is computed from these
+// records, comparing generators only when two timestamps can tie.
+type genrec struct {
+	at   int64
+	vec  int32
+	seq  uint64  // sim.Event.Seq (valid without I)
+	gen  *genrec // the running event that scheduled it; nil before the run
+	idx  uint32  // its rank among gen's children (or among setup events)
+	kids uint32
+	I    bool
+}
+
+// concKeyLess is the insertion order of two events under the witness.
+func concKeyLess(a, b *genrec) bool {
+	if !a.I {
+		return a.seq < b.seq
+	}
+	for a != b {
+		if a.gen == b.gen {
+			return a.idx < b.idx
+		}
+		if a.gen == nil || b.gen == nil {
+			return a.gen == nil
+		}
+		a, b = a.gen, b.gen
+		if a.at != b.at {
+			return a.at < b.at
+		}
+	}
+	return false
+}
+
+// concBefore is Before under the witness: every decision a path takes
+// agrees with it, so every list is sorted by it.
+func concBefore(a, b *entry) bool {
+	return a.at < b.at || (a.at == b.at && concKeyLess(a.rec, b.rec))
+}
+
+// arena allocates the records of one run.
+type arena struct {
+	chunks [][]genrec
+	n      int
+}
+
+const arenaChunk = 4096
+
+func (ar *arena) new() *genrec {
+	c, k := ar.n/arenaChunk, ar.n%arenaChunk
+	if c == len(ar.chunks) {
+		ar.chunks = append(ar.chunks, make([]genrec, arenaChunk))
+	}
+	ar.n++
+	r := &ar.chunks[c][k]
+	*r = genrec{}
+	return r
+}
+
+func (ar *arena) reset() { ar.n = 0 }
+
+// elist is a sorted event list: a ring buffer (so that popping the head and
+// inserting near either end are cheap), plus the entries the linear
+// insertion of pseudocode 3 must look at even when it can skip the rest:
+// those whose timestamps differ from a concrete one by a non-constant
+// expression (sym) and the outstanding timeouts (timers).
+type elist struct {
+	buf    []*entry // power-of-two ring
+	head   int
+	n      int
+	sym    []*entry // entries with a non-zero vector, in list order
+	timers []*entry // outstanding timeouts, in list order
+}
+
+func (l *elist) len() int            { return l.n }
+func (l *elist) at(k int) *entry     { return l.buf[(l.head+k)&(len(l.buf)-1)] }
+func (l *elist) head0() *entry       { return l.buf[l.head] }
+func (l *elist) empty() bool         { return l.n == 0 }
+func (l *elist) set(k int, e *entry) { l.buf[(l.head+k)&(len(l.buf)-1)] = e }
+
+// reset empties the list, keeping its memory.
+func (l *elist) reset() {
+	for k := 0; k < l.n; k++ {
+		l.set(k, nil)
+	}
+	l.head, l.n = 0, 0
+	clear(l.sym)
+	l.sym = l.sym[:0]
+	clear(l.timers)
+	l.timers = l.timers[:0]
+}
+
+// search is the first index k ≥ from with concBefore(e, at(k)), or len.
+func (l *elist) search(e *entry, from int) int {
+	lo, hi := from, l.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if concBefore(e, l.at(m)) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// index is the position of an entry of the list.
+func (l *elist) index(e *entry) int {
+	k := l.search(e, 0) - 1
+	if k < 0 || l.at(k) != e {
+		panic("symbolic: entry not in its list")
+	}
+	return k
+}
+
+func sortedInsert(xs []*entry, e *entry) []*entry {
+	lo, hi := 0, len(xs)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if concBefore(e, xs[m]) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	xs = append(xs, nil)
+	copy(xs[lo+1:], xs[lo:])
+	xs[lo] = e
+	return xs
+}
+
+func sortedRemove(xs []*entry, e *entry) []*entry {
+	for i, x := range xs {
+		if x == e {
+			copy(xs[i:], xs[i+1:])
+			xs[len(xs)-1] = nil
+			return xs[:len(xs)-1]
+		}
+	}
+	return xs
+}
+
+func (l *elist) track(e *entry) {
+	if e.vec != 0 {
+		l.sym = sortedInsert(l.sym, e)
+	}
+	if e.flags&fTimeout != 0 {
+		l.timers = sortedInsert(l.timers, e)
+	}
+}
+
+func (l *elist) untrack(e *entry) {
+	if e.vec != 0 {
+		l.sym = sortedRemove(l.sym, e)
+	}
+	if e.flags&fTimeout != 0 {
+		l.timers = sortedRemove(l.timers, e)
+	}
+}
+
+func (l *elist) grow() {
+	nb := make([]*entry, max(16, 2*len(l.buf)))
+	for k := 0; k < l.n; k++ {
+		nb[k] = l.at(k)
+	}
+	l.buf, l.head = nb, 0
+}
+
+// debugCheck (tests) checks list order after every change and deferred
+// events before every run of an event.
+var debugCheck bool
+
+func (l *elist) check(what string) {
+	if !debugCheck {
+		return
+	}
+	for k := 1; k < l.n; k++ {
+		if !concBefore(l.at(k-1), l.at(k)) {
+			a, b := l.at(k-1), l.at(k)
+			panic(fmt.Sprintf("%s: unsorted at %d/%d: %d %v %d | %d %v %d (I=%v) ghost %v %v", what, k, l.n, a.at, a.rec.seq, a.rec.idx, b.at, b.rec.seq, b.rec.idx, a.rec.I, a.flags, b.flags))
+		}
+	}
+}
+
+func (l *elist) insertAt(k int, e *entry) {
+	if debugCheck {
+		defer l.check("insertAt")
+	}
+	if l.n == len(l.buf) {
+		l.grow()
+	}
+	mask := len(l.buf) - 1
+	if k < l.n/2 {
+		// Shift the k entries before the slot one step towards the front.
+		l.head = (l.head - 1) & mask
+		for i := 0; i < k; i++ {
+			l.buf[(l.head+i)&mask] = l.buf[(l.head+i+1)&mask]
+		}
+	} else {
+		for i := l.n; i > k; i-- {
+			l.buf[(l.head+i)&mask] = l.buf[(l.head+i-1)&mask]
+		}
+	}
+	l.buf[(l.head+k)&mask] = e
+	l.n++
+	l.track(e)
+}
+
+func (l *elist) removeAt(k int) *entry {
+	if debugCheck {
+		defer l.check("removeAt")
+	}
+	mask := len(l.buf) - 1
+	e := l.buf[(l.head+k)&mask]
+	if k < l.n/2 {
+		for i := k; i > 0; i-- {
+			l.buf[(l.head+i)&mask] = l.buf[(l.head+i-1)&mask]
+		}
+		l.buf[l.head] = nil
+		l.head = (l.head + 1) & mask
+	} else {
+		for i := k; i < l.n-1; i++ {
+			l.buf[(l.head+i)&mask] = l.buf[(l.head+i+1)&mask]
+		}
+		l.buf[(l.head+l.n-1)&mask] = nil
+	}
+	l.n--
+	l.untrack(e)
+	return e
+}
+
+// replace puts g at k instead of the entry there (a ghost for a cancelled
+// timer: same timestamp, so the order is unchanged).
+func (l *elist) replace(k int, g *entry) {
+	old := l.at(k)
+	l.untrack(old)
+	l.set(k, g)
+	l.track(g)
+}
+
+// sched is the symbolic scheduler. Its lists keep events sorted by Before
+// with linear insertion (pseudocode 3), so that it makes the comparisons
+// the paper's simulator makes, and every comparison of timestamps that differ
+// by a non-constant expression goes through the path, which forks.
+//
+// Ties between equal timestamps are broken as the simulator's heap breaks
+// them, by insertion order (see genrec), under every reduction setting, so
+// that they all simulate exactly what an ordinary run simulates.
+type sched struct {
+	p   *path
+	red Reductions
+	vt  *vecTable
+	lay *Layout
+
+	hasCur    bool
+	curVec    int32
+	curNode   int32   // node of the running event
+	curRec    *genrec // record of the running event
+	setupKids uint32
+	recs      arena
+
+	slab  []*entry
+	free  []int32
+	queue int
+
+	endEv *sim.Event
+	// lists: one (global) list, or one per model node plus the control
+	// list (index nodes) under I.
+	lists  []elist
+	nodes  int
+	ctrl   int
+	arrive [][]int32 // arrive[i][j]: arrivals from j pending at node i
+	closed []bool    // nodes that can never send again (I)
+
+	cmps    uint64 // every Before (concrete or symbolic)
+	inserts uint64
+}
+
+func newSched(p *path, red Reductions, vt *vecTable, lay *Layout) *sched {
+	s := &sched{p: p, red: red, vt: vt, lay: lay}
+	if red.Coc {
+		s.red.Cc = true
+	}
+	if red.I {
+		s.nodes = lay.Nodes
+		s.ctrl = lay.Nodes
+		s.lists = make([]elist, lay.Nodes+1)
+		s.arrive = make([][]int32, lay.Nodes)
+		for i := range s.arrive {
+			s.arrive[i] = make([]int32, lay.Nodes)
+		}
+	} else {
+		s.lists = make([]elist, 1)
+	}
+	return s
+}
+
+// reset prepares a used scheduler for another run, keeping its memory.
+func (s *sched) reset(p *path) {
+	s.p = p
+	s.hasCur, s.curVec, s.curNode, s.curRec, s.setupKids = false, 0, 0, nil, 0
+	s.recs.reset()
+	s.free = s.free[:0]
+	for i := len(s.slab) - 1; i >= 0; i-- {
+		e := s.slab[i]
+		e.ev, e.owner = nil, nil
+		clear(e.waiting)
+		e.waiting = e.waiting[:0]
+		s.free = append(s.free, int32(i))
+	}
+	s.queue = 0
+	s.endEv = nil
+	for i := range s.lists {
+		s.lists[i].reset()
+	}
+	for i := range s.arrive {
+		clear(s.arrive[i])
+	}
+	clear(s.closed)
+	s.cmps, s.inserts = 0, 0
+}
+
+// place sets the node of an entry's event (through its component);
+// control events get the control list.
+func (s *sched) place(e *entry, ev *sim.Event) {
+	if ev.Node == sim.ControlNode {
+		e.dst = int32(s.lay.Nodes)
+		return
+	}
+	c := s.lay.CompOf(ev)
+	e.dst = int32(s.lay.NodeOf[c])
+}
+
+func (s *sched) alloc() *entry {
+	var e *entry
+	if k := len(s.free); k > 0 {
+		slot := s.free[k-1]
+		s.free = s.free[:k-1]
+		e = s.slab[slot]
+		w := e.waiting[:0]
+		*e = entry{slot: slot, waiting: w}
+	} else {
+		e = &entry{slot: int32(len(s.slab))}
+		s.slab = append(s.slab, e)
+	}
+	e.list, e.counted = inNone, -1
+	return e
+}
+
+func (s *sched) release(e *entry) {
+	e.ev, e.owner = nil, nil
+	clear(e.waiting)
+	e.waiting = e.waiting[:0]
+	s.free = append(s.free, e.slot)
+}
+
+// Len is the number of queued events.
+func (s *sched) Len() int { return s.queue }
+
+// Insert queues an event; its symbolic timestamp is that of the running
+// event plus the concrete offset, plus d_i when the link hook delayed it.
+func (s *sched) Insert(ev *sim.Event) {
+	e := s.alloc()
+	e.ev = ev
+	e.at = int64(ev.At)
+	gen := int32(-1)
+	r := s.recs.new()
+	r.seq, r.I = ev.Seq, s.red.I
+	if s.hasCur {
+		e.vec = s.curVec
+		gen = s.curNode
+		r.gen, r.idx = s.curRec, s.curRec.kids
+		s.curRec.kids++
+	} else {
+		r.idx = s.setupKids
+		s.setupKids++
+	}
+	if u := int(ev.Uncertain); u > 0 && u <= s.p.n {
+		e.vec = s.vt.addUnit(e.vec, u-1)
+	}
+	r.at, r.vec = e.at, e.vec
+	e.rec = r
+	ev.Aux = e.slot
+	ev.SetIndex(0)
+	s.queue++
+	s.inserts++
+	if s.endEv == nil && !s.hasCur && ev.Kind == sim.KindControl && ev.Node == sim.ControlNode && s.inserts == 1 {
+		// sim.New inserts its end event before anything else.
+		s.endEv = ev
+		e.flags |= fEnd
+		if s.red.I {
+			at, rec := e.at, e.rec
+			s.release(e)
+			for i := range s.lists {
+				m := s.alloc()
+				m.at, m.rec, m.flags = at, rec, fEnd
+				m.list = int32(i)
+				s.lists[i].insertAt(0, m)
+			}
+			return
+		}
+		e.list = 0
+		s.lists[0].insertAt(0, e)
+		return
+	}
+	s.place(e, ev)
+	if ev.Kind == sim.KindPacket {
+		e.flags |= fArrival
+		e.src = gen
+		if gen < 0 || int(gen) >= s.nodes {
+			e.src = e.dst
+		}
+	}
+	if s.red.Coc && ev.Kind == sim.KindTimer && s.lay.Timeout != nil && s.lay.Timeout(ev) {
+		e.flags |= fTimeout
+	}
+	if !s.red.I {
+		s.insertList(0, e, 0)
+		return
+	}
+	target := e.dst
+	if e.flags&fArrival != 0 && e.src >= 0 && e.src < int32(s.nodes) {
+		target = e.src // pseudocode 8 line 36: into the source's list first
+	}
+	s.insertList(int(target), e, 0)
+}
+
+// before is SEIB's Before: pseudocode 3, or 4 with S.
+func (s *sched) before(a, b *entry) bool {
+	s.cmps++
+	if s.red.S {
+		if s.keyLessS(a, b) {
+			return s.cond(condLE, a.at, a.vec, b.at, b.vec)
+		}
+		return s.cond(condLT, a.at, a.vec, b.at, b.vec)
+	}
+	if s.cond(condLT, a.at, a.vec, b.at, b.vec) {
+		return true
+	}
+	// Here t_a ≥ t_b, so t_a ≤ t_b means t_a = t_b.
+	if s.cond(condLE, a.at, a.vec, b.at, b.vec) {
+		return s.keyLess(a.rec, b.rec)
+	}
+	return false
+}
+
+// keyLessS is the key test of pseudocode 4. Without I the key is known
+// (Seq). Under I it may take comparisons of generators, which are needed
+// only when the two timestamps can be equal: otherwise both branches of
+// pseudocode 4 give the same answer, so any key will do.
+func (s *sched) keyLessS(a, b *entry) bool {
+	if !s.red.I || a.vec == b.vec && a.at != b.at {
+		return concKeyLess(a.rec, b.rec)
+	}
+	if a.vec != b.vec && !s.canTie(a, b) {
+		return concKeyLess(a.rec, b.rec)
+	}
+	return s.keyLess(a.rec, b.rec)
+}
+
+// canTie reports whether t_a = t_b is feasible on this path.
+func (s *sched) canTie(a, b *entry) bool {
+	va, vb := &s.vt.vecs[a.vec], &s.vt.vecs[b.vec]
+	var lin [MaxVars]int32
+	c := a.at - b.at
+	for i := 0; i < s.p.n; i++ {
+		lin[i] = va[i] - vb[i]
+		c -= int64(lin[i]) * s.p.wns[i]
+	}
+	return s.p.canBeZero(&lin, c)
+}
+
+// keyLess is the insertion order of two events on this path: Seq without
+// I; under I the order of their generators (Before, which may fork), then
+// call order.
+func (s *sched) keyLess(a, b *genrec) bool {
+	if !s.red.I {
+		return a.seq < b.seq
+	}
+	for a != b {
+		if a.gen == b.gen {
+			return a.idx < b.idx
+		}
+		if a.gen == nil || b.gen == nil {
+			return a.gen == nil
+		}
+		a, b = a.gen, b.gen
+		if s.cond(condLT, a.at, a.vec, b.at, b.vec) {
+			return true
+		}
+		if !s.cond(condLE, a.at, a.vec, b.at, b.vec) {
+			return false
+		}
+	}
+	return false
+}
+
+func (s *sched) cond(kind uint8, aAt int64, aVec int32, bAt int64, bVec int32) bool {
+	d := aAt - bAt
+	out := d < 0
+	if kind == condLE {
+		out = d <= 0
+	}
+	if aVec == bVec {
+		return out
+	}
+	va, vb := &s.vt.vecs[aVec], &s.vt.vecs[bVec]
+	var lin [MaxVars]int32
+	c := d
+	for i := 0; i < s.p.n; i++ {
+		lin[i] = va[i] - vb[i]
+		c -= int64(lin[i]) * s.p.wns[i]
+	}
+	return s.p.decide(kind, &lin, c, out)
+}
+
+// insertList is InsertEvent of pseudocodes 3, 5 and 7 on list l from index
+// start: compare e with list[start], list[start+1], … and
+//   - (7) at an outstanding timeout other than the head, defer e to its
+//     waiting list;
+//   - insert e before the first entry it is Before;
+//   - (5) discard e when it is not Before the end event.
+//
+// The list is sorted by the witness's order, and every decision agrees with
+// that order, so the scan stops where a binary search says; only the
+// comparisons that may fork (with entries whose vector differs from e's)
+// are made one by one, in list order, exactly as the linear scan makes them.
+func (s *sched) insertList(l int, e *entry, start int) {
+	L := &s.lists[l]
+	stop := L.search(e, start) // first entry e is Before
+	kind := 0                  // 0: insert at stop; 1: defer to timer at stop; 2: discard at end marker at stop
+	if s.red.Coc && start == 0 && !L.empty() && L.head0().flags&fTimeout != 0 && len(L.head0().waiting) > 0 {
+		// The head is an outstanding timeout that already has a waiting
+		// list: defer e too. Pseudocode 7 compares with the head
+		// (line 23's k ≠ 0), but then e can go before the head without
+		// being compared with its waiting events, and run before an
+		// earlier one of them; the proof of its Theorem 7 needs every
+		// event before a timeout to precede its waiting events.
+		stop, kind = 0, 1
+	} else if s.red.Coc && len(L.timers) > 0 {
+		from := max(start, 1)
+		for _, t := range L.timers {
+			k := L.index(t)
+			if k >= from {
+				if k <= stop {
+					stop, kind = k, 1
+				}
+				break
+			}
+		}
+	}
+	if s.red.Ce && kind == 0 && stop == L.len() && stop > start && L.at(stop-1).flags&fEnd != 0 {
+		// Under Ce nothing is kept beyond the end, so the end marker is
+		// the last entry: e is beyond the end when it goes after it.
+		stop, kind = stop-1, 2
+	}
+	// The entries start … stop−1 are not Before-e: make the comparisons
+	// that may fork, in order.
+	made := uint64(0)
+	if e.vec == 0 {
+		for _, o := range L.sym {
+			k := L.index(o)
+			if k < start {
+				continue
+			}
+			if k >= stop {
+				break
+			}
+			made++
+			if s.before(e, o) {
+				panic("symbolic: a decision disagrees with the witness order")
+			}
+		}
+	} else {
+		for k := start; k < stop; k++ {
+			o := L.at(k)
+			if o.vec == e.vec {
+				continue
+			}
+			made++
+			if s.before(e, o) {
+				panic("symbolic: a decision disagrees with the witness order")
+			}
+		}
+	}
+	s.cmps += uint64(stop-start) - made
+	switch kind {
+	case 1:
+		// Pseudocode 7 line 23: delay the comparison with an
+		// outstanding timeout.
+		o := L.at(stop)
+		o.waiting = append(o.waiting, e)
+		e.owner = o
+		e.list = inWaiting
+		s.count(e, l)
+		return
+	case 2:
+		// Pseudocode 5 line 6: a beyond-the-end event. It stays
+		// "queued" for the simulator (so that Cancel and Queued
+		// behave) but is never compared again.
+		if s.before(e, L.at(stop)) {
+			panic("symbolic: a decision disagrees with the witness order")
+		}
+		e.list = inDiscarded
+		return
+	}
+	if stop < L.len() && !s.before(e, L.at(stop)) {
+		panic("symbolic: a decision disagrees with the witness order")
+	}
+	L.insertAt(stop, e)
+	e.list = int32(l)
+	s.count(e, l)
+}
+
+// count adds a packet arrival to the arrival counts of node l (I).
+func (s *sched) count(e *entry, l int) {
+	if !s.red.I || e.flags&fArrival == 0 || l >= s.nodes || int32(l) != e.dst || e.src < 0 || e.src == e.dst || int(e.src) >= s.nodes {
+		return
+	}
+	s.arrive[l][e.src]++
+	e.counted = int32(l)
+}
+
+func (s *sched) uncount(e *entry) {
+	if e.counted >= 0 {
+		s.arrive[e.counted][e.src]--
+		e.counted = -1
+	}
+}
+
+// Remove cancels a queued event.
+func (s *sched) Remove(ev *sim.Event) {
+	if ev.Index() < 0 || int(ev.Aux) >= len(s.slab) {
+		return
+	}
+	e := s.slab[ev.Aux]
+	if e.ev != ev {
+		return
+	}
+	ev.SetIndex(-1)
+	s.queue--
+	switch {
+	case e.list == inDiscarded:
+	case e.list == inWaiting:
+		o := e.owner
+		for i, w := range o.waiting {
+			if w == e {
+				o.waiting = append(o.waiting[:i], o.waiting[i+1:]...)
+				break
+			}
+		}
+		s.uncount(e)
+	case e.list >= 0:
+		l := int(e.list)
+		L := &s.lists[l]
+		j := L.index(e)
+		s.uncount(e)
+		if !s.red.Cc {
+			// Original: the cancelled timer stays in the list, flagged,
+			// until it reaches the front (ns-3's EventId::Cancel).
+			g := s.alloc()
+			g.at, g.vec, g.rec, g.flags = e.at, e.vec, e.rec, fGhost
+			g.list, g.dst = int32(l), e.dst
+			L.replace(j, g)
+			break
+		}
+		L.removeAt(j)
+		if len(e.waiting) > 0 {
+			// Pseudocode 7 line 18: the waiting events were compared
+			// with everything before the timer already.
+			tmp := e.waiting
+			e.waiting = nil
+			for _, w := range tmp {
+				s.uncount(w)
+				w.owner = nil
+				s.insertList(l, w, j)
+			}
+			clear(tmp)
+			e.waiting = tmp[:0]
+		}
+	}
+	s.release(e)
+}
+
+// checkWaiting (tests) checks that no deferred event precedes the event
+// about to run.
+func (s *sched) checkWaiting(h *entry) {
+	for l := range s.lists {
+		L := &s.lists[l]
+		for k := 0; k < L.len(); k++ {
+			for _, w := range L.at(k).waiting {
+				if concBefore(w, h) {
+					panic(fmt.Sprintf("symbolic: deferred event at %d precedes running event at %d", w.at, h.at))
+				}
+			}
+		}
+	}
+}
+
+// flush re-inserts the waiting list of the head of list l (pseudocode 7,
+// FindEvent case 1).
+func (s *sched) flush(l int) {
+	h := s.lists[l].head0()
+	tmp := h.waiting
+	h.waiting = nil
+	for _, w := range tmp {
+		s.uncount(w)
+		w.owner = nil
+		s.insertList(l, w, 0)
+	}
+	// A flushed event that went ahead of h may have deferred later ones
+	// into h's waiting list again (pseudocode 7 allows it).
+	if len(h.waiting) == 0 {
+		clear(tmp)
+		h.waiting = tmp[:0]
+	}
+}
+
+// needsFlush: the head of list l is an outstanding timeout with a waiting
+// list.
+func (s *sched) needsFlush(l int) bool {
+	L := &s.lists[l]
+	if !s.red.Coc || L.empty() {
+		return false
+	}
+	h := L.head0()
+	return h.flags&fTimeout != 0 && len(h.waiting) > 0
+}
+
+func (s *sched) popHead(l int) *entry {
+	h := s.lists[l].removeAt(0)
+	s.uncount(h)
+	h.list = inNone
+	return h
+}
+
+// take hands an entry to the simulator and makes it the running event.
+func (s *sched) take(h *entry) *sim.Event {
+	if debugCheck {
+		s.checkWaiting(h)
+	}
+	ev := h.ev
+	s.hasCur = true
+	s.curVec = h.vec
+	s.curNode, s.curRec = h.dst, h.rec
+	ev.SetIndex(-1)
+	s.queue--
+	s.release(h)
+	return ev
+}
+
+func (s *sched) takeEnd() *sim.Event {
+	if s.endEv == nil {
+		return nil
+	}
+	s.hasCur = false
+	s.endEv.SetIndex(-1)
+	s.queue--
+	return s.endEv
+}
+
+// PopMin returns the next event to execute.
+func (s *sched) PopMin() *sim.Event {
+	if s.red.I {
+		return s.popI()
+	}
+	for {
+		if s.lists[0].empty() {
+			return nil
+		}
+		if s.needsFlush(0) {
+			s.flush(0)
+		}
+		h := s.popHead(0)
+		switch {
+		case h.flags&fGhost != 0:
+			s.release(h)
+			continue
+		case h.flags&fEnd != 0:
+			s.release(h)
+			return s.takeEnd()
+		}
+		return s.take(h)
+	}
+}
+
+// popI is FindEvent of pseudocode 8 (with 7's waiting lists under Coc):
+// local synchronization, then global deadlock recovery.
+func (s *sched) popI() *sim.Event {
+	for {
+		if e := s.localSync(); e != nil {
+			return e
+		}
+		e, again := s.recover()
+		if !again {
+			return e
+		}
+	}
+}
+
+// countsSafe: node i has a pending arrival from each of its in-neighbours
+// that can still send.
+func (s *sched) countsSafe(i int) bool {
+	for _, j := range s.lay.InNeighbors[i] {
+		if s.arrive[i][j] == 0 && !s.closed[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// live: list i has an event to execute before the end.
+func (s *sched) live(i int) bool {
+	L := &s.lists[i]
+	return !L.empty() && L.head0().flags&fEnd == 0
+}
+
+// updateClosed computes the nodes that can never execute an event again: no
+// pending event before the end in their list, and every in-neighbour closed
+// too (the greatest such set). A closed node sends nothing, so its
+// neighbours need not wait for its arrivals. This is sound knowledge that
+// pseudocode 8 does not use: without it a node whose upstream sources have
+// stopped can only advance through global deadlock recovery, which compares
+// its events with every other node's.
+func (s *sched) updateClosed() {
+	if s.closed == nil {
+		s.closed = make([]bool, s.nodes)
+	}
+	if s.live(s.ctrl) {
+		clear(s.closed) // a control event may affect any node
+		return
+	}
+	for i := range s.closed {
+		s.closed[i] = !s.live(i)
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range s.closed {
+			if !s.closed[i] {
+				continue
+			}
+			for _, j := range s.lay.InNeighbors[i] {
+				if !s.closed[j] {
+					s.closed[i] = false
+					changed = true
+					break
+				}
+			}
+		}
+	}
+}
+
+func (s *sched) localSync() *sim.Event {
+	for {
+		s.updateClosed()
+		moved := false
+		for i := 0; i < s.nodes; i++ {
+			for s.live(i) && s.countsSafe(i) {
+				if s.needsFlush(i) {
+					s.flush(i)
+				}
+				h := s.lists[i].head0()
+				if s.live(s.ctrl) && !s.before(h, s.lists[s.ctrl].head0()) {
+					break
+				}
+				h = s.popHead(i)
+				switch {
+				case h.flags&fGhost != 0:
+					s.release(h)
+					continue
+				case h.flags&fArrival != 0 && int(h.dst) != i && int(h.dst) < s.nodes:
+					// Pseudocode 8 line 16: move an arrival to its
+					// destination, which keeps arrivals from each
+					// neighbour in non-decreasing order.
+					s.insertList(int(h.dst), h, 0)
+					moved = true
+					continue
+				}
+				return s.take(h)
+			}
+		}
+		if !moved {
+			return nil
+		}
+	}
+}
+
+// recover is GlobalDeadlockRecovery: the head that is Before every other
+// head is the globally earliest event. again=true: a ghost was dropped, look
+// again.
+func (s *sched) recover() (ev *sim.Event, again bool) {
+	var buf [16]int
+	cands := buf[:0]
+	for i := range s.lists {
+		if !s.live(i) {
+			continue
+		}
+		if s.needsFlush(i) {
+			s.flush(i)
+		}
+		cands = append(cands, i)
+	}
+	if len(cands) == 0 {
+		return s.takeEnd(), false
+	}
+	for _, i := range cands {
+		hi := s.lists[i].head0()
+		safe := true
+		for _, j := range cands {
+			if j != i && !s.before(hi, s.lists[j].head0()) {
+				safe = false
+				break
+			}
+		}
+		if !safe {
+			continue
+		}
+		h := s.popHead(i)
+		if h.flags&fGhost != 0 {
+			s.release(h)
+			return nil, true
+		}
+		return s.take(h), false
+	}
+	panic("symbolic: no earliest event among the node lists (inconsistent Before)")
+}
+
+var _ sim.Scheduler = (*sched)(nil)
