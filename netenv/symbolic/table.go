@@ -77,7 +77,7 @@ func Table(ctx context.Context, w io.Writer, cfg TableConfig) error {
 
 	fmt.Fprintf(w, "### udp4: branches (last n packets from node 0 to node 2 uncertain in [1, 1024] ms)\n\n")
 	fmt.Fprintf(w, "| n | %s | SCI time (s) | paper: %s |\n", strings.Join(cfg.Reduction, " | "), strings.Join(paperCols(), " | "))
-	fmt.Fprintf(w, "|---|%s---|---|%s\n", strings.Repeat("---|", len(cfg.Reduction)), strings.Repeat("---|", len(paperCols())))
+	fmt.Fprintf(w, "|---|%s---|%s\n", strings.Repeat("---|", len(cfg.Reduction)), strings.Repeat("---|", len(paperCols())))
 	for n := 1; n <= cfg.MaxN; n++ {
 		var cells []string
 		sciTime := "–"
