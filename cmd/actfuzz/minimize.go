@@ -24,14 +24,8 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "usage: actfuzz minimize SEED.json [--out FILE] [--runs N]")
 		return exitUsage
 	}
-	seed, err := corpus.ReadSeed(positional[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
-		return exitUsage
-	}
-	subj, err := openSubject(seed.Subject)
-	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
+	seed, subj, ok := openSeed(positional[0], "minimize", stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer closeSubject(subj)

@@ -27,14 +27,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "usage: actfuzz replay SEED.json [--trace out.csv] [--plot out.png] [--json]")
 		return exitUsage
 	}
-	seed, err := corpus.ReadSeed(positional[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
-		return exitUsage
-	}
-	subj, err := openSubject(seed.Subject)
-	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
+	seed, subj, ok := openSeed(positional[0], "replay", stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer closeSubject(subj)

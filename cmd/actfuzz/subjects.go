@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
@@ -49,4 +50,20 @@ func checkCCA(s netenv.Subject, name string) error {
 		return fmt.Errorf("unknown congestion control %q (known: %v)", name, ccai.Names())
 	}
 	return nil
+}
+
+// openSeed reads a seed file and opens the subject it names; errors are
+// printed for command cmd. Close the subject with closeSubject.
+func openSeed(path, cmd string, stderr io.Writer) (*corpus.Seed, netenv.Subject, bool) {
+	seed, err := corpus.ReadSeed(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz %s: %v\n", cmd, err)
+		return nil, nil, false
+	}
+	subj, err := openSubject(seed.Subject)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz %s: %v\n", cmd, err)
+		return nil, nil, false
+	}
+	return seed, subj, true
 }

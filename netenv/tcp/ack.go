@@ -20,7 +20,6 @@ type ackInfo struct {
 	seqRTT       time.Duration // RTT from the oldest never-retransmitted acked segment
 	sackRTT      time.Duration // RTT from the oldest never-retransmitted newly SACKed segment
 	caRTT        time.Duration // RTT from the newest such segment
-	tsEcr        time.Duration
 	ackedBytes   uint32
 	rs           ccai.RateSample
 	rsPriorTime  time.Duration
@@ -45,7 +44,7 @@ func (s *Sender) stampRate(seg *segment) {
 func (s *Sender) deliver(seg *segment, a *ackInfo) {
 	s.sock.Delivered++
 	s.sock.DeliveredTime = s.sim.Now()
-	if a.rs.PriorDelivered == 0 && a.rs.Delivered == -1 || seg.delivered >= a.rs.PriorDelivered {
+	if seg.delivered >= a.rs.PriorDelivered {
 		a.rs.PriorDelivered = seg.delivered
 		a.rsPriorTime = seg.deliveredTime
 		a.rs.IsAppLimited = seg.flags&segAppLimited != 0
@@ -64,7 +63,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	// The ACK's scratch state lives in the sender so that passing it to
 	// the algorithm does not allocate.
 	a := &s.ack
-	*a = ackInfo{seqRTT: -1, sackRTT: -1, caRTT: -1, tsEcr: p.TSEcr}
+	*a = ackInfo{seqRTT: -1, sackRTT: -1, caRTT: -1}
 	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
 	priorInFlight := s.sock.InFlight()
 	priorDelivered := s.sock.Delivered

@@ -45,7 +45,6 @@ type Receiver struct {
 	lastAcked uint64 // rcv_nxt carried by the last ACK sent
 	dsack     sim.SACKBlock
 	hasDSACK  bool
-	acksSent  uint64
 }
 
 // NewReceiver creates a receiver.
@@ -204,6 +203,5 @@ func (r *Receiver) sendAck() {
 	}
 	r.hasDSACK = false
 	r.lastAcked = r.rcvNxt
-	r.acksSent++
 	r.cfg.Out.Send(p)
 }

@@ -264,7 +264,9 @@ func (s *Sender) output() {
 
 // nextLost finds a segment marked lost and not yet retransmitted.
 func (s *Sender) nextLost() int {
-	if s.sock.LostOut == 0 || s.sock.LostOut <= s.lostRetransmitted() {
+	// Every lost segment may already be retransmitted: retrans_out bounds
+	// how many of the lost ones are.
+	if s.sock.LostOut == 0 || s.sock.LostOut <= s.sock.RetransOut {
 		return -1
 	}
 	for i := s.lostHint; i < s.q.len(); i++ {
@@ -277,10 +279,6 @@ func (s *Sender) nextLost() int {
 	s.lostHint = s.q.len()
 	return -1
 }
-
-// lostRetransmitted bounds the search: retransmissions in flight that are
-// also marked lost cannot exceed retrans_out.
-func (s *Sender) lostRetransmitted() uint32 { return s.sock.RetransOut }
 
 func (s *Sender) beforeTransmit(now time.Duration) {
 	if s.sock.PacketsOut == 0 {
