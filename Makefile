@@ -2,13 +2,16 @@
 GO      ?= go
 BIN     ?= bin/actfuzz
 PKGS    := ./...
+# REVISION stamps seeds with the commit that wrote them (corpus.ProgramVersion).
+REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
+LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
 
 .PHONY: all build run test vet fmt-check bench clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/actfuzz
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/actfuzz
 
 ## run: the main job: a short ACT campaign (CUBIC and Reno, the paper's
 ## default P and S and its use-case conditions) on the native simulator.

@@ -354,7 +354,7 @@ func (r *Report) status(step Step, elapsed time.Duration) Status {
 }
 
 func (r *Report) seedOf(c *Campaign, g Config) *corpus.Seed {
-	return &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.Program, Subject: r.subject.Name(), CCAI: c.CCAI,
+	return &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.ProgramVersion(), Subject: r.subject.Name(), CCAI: c.CCAI,
 		Profile: c.Profile.String(), Topology: c.Topology, Bytes: c.Bytes, SACK: c.SACK, Seed: g.Seed, Schedule: g.Schedule}
 }
 

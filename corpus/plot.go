@@ -3,6 +3,7 @@
 package corpus
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"time"
@@ -136,6 +137,45 @@ func (p *TracePlot) Save(path, title string, sched netenv.Schedule, hit time.Dur
 		pl.Legend.Add("hit", sc)
 	}
 	pl.Y.Min = -band
+	pl.Legend.Top = true
+	return pl.Save(8*vg.Inch, 4*vg.Inch, path)
+}
+
+// flowColors tell the flows of a delivery plot apart.
+var flowColors = [...]color.Color{
+	color.RGBA{20, 60, 200, 255},
+	color.RGBA{200, 40, 40, 255},
+	color.RGBA{30, 150, 60, 255},
+	color.RGBA{150, 60, 180, 255},
+}
+
+// Save plots each delivered packet's one-way delay against its arrival
+// time, one colour per flow (PNG or SVG by extension): reordering shows as
+// a packet above its successors, an uncertain delay as an outlier.
+func (d *DeliveryTrace) Save(path, title string) error {
+	pl := plot.New()
+	pl.Title.Text = title
+	pl.X.Label.Text = "arrival (s)"
+	pl.Y.Label.Text = "one-way delay (ms)"
+	byFlow := map[int]plotter.XYs{}
+	maxFlow := -1
+	for _, r := range d.rows {
+		byFlow[r.Flow] = append(byFlow[r.Flow], plotter.XY{X: r.At.Seconds(), Y: float64(r.At-r.Sent) / 1e6})
+		maxFlow = max(maxFlow, r.Flow)
+	}
+	for f := 0; f <= maxFlow; f++ {
+		xys, ok := byFlow[f]
+		if !ok {
+			continue
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: flowColors[f%len(flowColors)], Radius: vg.Points(1.5), Shape: draw.CircleGlyph{}}
+		pl.Add(sc)
+		pl.Legend.Add(fmt.Sprintf("flow %d", f), sc)
+	}
 	pl.Legend.Top = true
 	return pl.Save(8*vg.Inch, 4*vg.Inch, path)
 }

@@ -20,3 +20,8 @@ func (p *TracePlot) Observe(*tcp.StateRecord) {}
 func (p *TracePlot) Save(path, title string, sched netenv.Schedule, hit time.Duration, hitCwnd float64) error {
 	return errors.New("corpus: plots are not built into go-fuzz binaries")
 }
+
+// Save is unavailable in go-fuzz builds.
+func (d *DeliveryTrace) Save(path, title string) error {
+	return errors.New("corpus: plots are not built into go-fuzz binaries")
+}

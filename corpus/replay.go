@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/symbolic"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
@@ -105,6 +106,8 @@ type ReplayResult struct {
 	HitTimeNS  int64          `json:"hit_time_ns"`
 	HitState   map[string]any `json:"hit_state,omitempty"`
 	Diff       []string       `json:"diff,omitempty"`
+	// Witness is the replayed outcome of a witness seed.
+	Witness *symbolic.Replayed `json:"witness,omitempty"`
 }
 
 // Replay re-runs a seed; for a finding it checks that the same condition
@@ -114,8 +117,12 @@ func Replay(ctx context.Context, s *Seed, extra tcp.Observer) (*ReplayResult, er
 	return ReplayWith(ctx, netenv.Native{}, s, extra)
 }
 
-// ReplayWith replays a seed on a given subject.
+// ReplayWith replays a seed on a given subject. A witness seed always runs
+// on the native simulator (subj is not used).
 func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Observer) (*ReplayResult, error) {
+	if s.Witness != nil {
+		return replayWitness(ctx, s, &symbolic.Tracing{State: extra})
+	}
 	cfg, err := s.Config()
 	if err != nil {
 		return nil, err
@@ -186,6 +193,9 @@ func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath 
 		return err
 	}
 	base := strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath))
+	if s.Witness != nil {
+		return writeWitnessArtifacts(ctx, s, base)
+	}
 	var csv bytes.Buffer
 	tr := netenv.NewCSVTrace(&csv, s.CCAI[0])
 	flow := 0

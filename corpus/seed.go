@@ -13,13 +13,10 @@ import (
 )
 
 // SeedVersion is the version of the seed file format written by this
-// program. Readers accept versions up to it.
-const SeedVersion = 1
+// program. Readers accept versions up to it. Version 2 added witness.
+const SeedVersion = 2
 
-// Program identifies the writer of seed files.
-const Program = "actfuzz 0.1"
-
-// Seed is a replayable simulation configuration (schema version 1):
+// Seed is a replayable simulation configuration (schema version 2):
 //
 //	{
 //	  "version": 1,                  // format version
@@ -33,19 +30,25 @@ const Program = "actfuzz 0.1"
 //	  "seed": 42,                    // e
 //	  "schedule": [{"env": {...}, "until_ns": 1500000000}, {"env": {...}, "until_ns": 0}],
 //	  "finding": {...}               // present for findings
+//	  "witness": {...}               // symbolic witnesses: see Witness
 //	}
+//
+// A seed written by the symbolic back-end carries a Witness (its scenario
+// and delay vector) instead of ccai … schedule, which are then informative
+// or empty.
 type Seed struct {
 	Version  int             `json:"version"`
 	Program  string          `json:"program"`
 	Subject  string          `json:"subject"`
-	CCAI     []string        `json:"ccai"`
-	Profile  string          `json:"profile"`
-	Topology string          `json:"topology"`
-	Bytes    uint64          `json:"bytes"`
+	CCAI     []string        `json:"ccai,omitempty"`
+	Profile  string          `json:"profile,omitempty"`
+	Topology string          `json:"topology,omitempty"`
+	Bytes    uint64          `json:"bytes,omitempty"`
 	SACK     bool            `json:"sack"`
 	Seed     uint64          `json:"seed"`
-	Schedule netenv.Schedule `json:"schedule"`
+	Schedule netenv.Schedule `json:"schedule,omitempty"`
 	Finding  *Finding        `json:"finding,omitempty"`
+	Witness  *Witness        `json:"witness,omitempty"`
 }
 
 // Finding is what a condition hit adds to a seed.
@@ -61,6 +64,9 @@ type Finding struct {
 
 // Config converts a seed into a native run configuration.
 func (s *Seed) Config() (netenv.Config, error) {
+	if s.Witness != nil {
+		return netenv.Config{}, errors.New("witness: this seed replays a symbolic scenario with pinned packet delays; it has no campaign configuration")
+	}
 	prof, err := ccai.ParseProfile(s.Profile)
 	if err != nil {
 		return netenv.Config{}, fmt.Errorf("profile: %w", err)
@@ -82,6 +88,8 @@ func (s *Seed) Validate() error {
 		return fmt.Errorf("version %d: this program reads versions 1–%d", s.Version, SeedVersion)
 	case s.Subject != "native" && s.Subject != "ns3" && s.Subject != "gvisor":
 		return fmt.Errorf("subject %q: want native, ns3 or gvisor", s.Subject)
+	case s.Witness != nil:
+		return s.validateWitness()
 	case len(s.CCAI) == 0:
 		return errors.New("ccai: missing")
 	case s.Bytes == 0:

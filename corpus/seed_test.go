@@ -18,7 +18,7 @@ func testSeed(e uint64) *Seed {
 	env.QShape, env.QScale = 1.5, 2
 	env2 := env
 	env2.BW = 3
-	return &Seed{Version: SeedVersion, Program: Program, Subject: "native", CCAI: []string{"cubic"}, Profile: "linux",
+	return &Seed{Version: SeedVersion, Program: ProgramVersion(), Subject: "native", CCAI: []string{"cubic"}, Profile: "linux",
 		Topology: netenv.TopoSingleLink, Bytes: 200_000, SACK: true, Seed: e,
 		Schedule: netenv.Schedule{{Env: env, Until: 300 * time.Millisecond}, {Env: env2}}}
 }
@@ -49,7 +49,7 @@ func TestMalformedSeeds(t *testing.T) {
 		{"truncated", string(good[:len(good)/2]), "malformed seed file"},
 		{"not json", "hello", "malformed seed file"},
 		{"unknown field", strings.Replace(string(good), `"version"`, `"colour": 1, "version"`, 1), "unknown field"},
-		{"future version", strings.Replace(string(good), `"version": 1`, `"version": 99`, 1), "version 99"},
+		{"future version", strings.Replace(string(good), `"version": 2`, `"version": 99`, 1), "version 99"},
 		{"bad ccai", strings.Replace(string(good), `"cubic"`, `"nope"`, 1), "unknown congestion control"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,6 +60,19 @@ func TestMalformedSeeds(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Seeds of format version 1 (before witness) still read.
+func TestSeedVersion1Reads(t *testing.T) {
+	s := testSeed(1)
+	s.Version = 1
+	p := filepath.Join(t.TempDir(), "v1.json")
+	if err := s.Write(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSeed(p); err != nil {
+		t.Fatal(err)
 	}
 }
 

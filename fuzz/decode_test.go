@@ -177,7 +177,7 @@ func TestSeedInputs(t *testing.T) {
 	c := act.DefaultCampaign()
 	dir := t.TempDir()
 	want := Decode(c, randomInput(rand.New(rand.NewPCG(7, 7))))
-	s := &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.Program, Subject: "native", CCAI: []string{"cubic"},
+	s := &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.ProgramVersion(), Subject: "native", CCAI: []string{"cubic"},
 		Profile: "linux", Topology: netenv.TopoSingleLink, Bytes: 100000, SACK: true, Seed: want.Seed, Schedule: want.Schedule}
 	if err := s.Write(filepath.Join(dir, "findings", "x", "a.json")); err != nil {
 		t.Fatal(err)

@@ -181,7 +181,7 @@ func validSeedJSON(s *corpus.Seed) []byte {
 // subject fault, and encodes to a fuzzer input.
 func FuzzSeedDecoder(f *testing.F) {
 	env := netenv.DefaultEnv()
-	base := &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.Program, Subject: "native", CCAI: []string{"cubic"},
+	base := &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.ProgramVersion(), Subject: "native", CCAI: []string{"cubic"},
 		Profile: "linux", Topology: netenv.TopoSingleLink, Bytes: 100_000, SACK: true, Seed: 3,
 		Schedule: netenv.Schedule{{Env: env, Until: time.Second}, {Env: env}}}
 	f.Add(validSeedJSON(base))

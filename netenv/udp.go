@@ -2,7 +2,11 @@ package netenv
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv/sim"
@@ -224,6 +228,19 @@ type TopoConfig struct {
 	Scheduler sim.Scheduler
 	// DelayHook adds an extra delay to chosen packets on chosen hops.
 	DelayHook HopHook
+	// HashTrace computes TopoResult.TraceSHA256 over every delivery.
+	HashTrace bool
+	// OnDelivery, if set, sees every packet that reaches its destination.
+	OnDelivery func(Delivery)
+}
+
+// Delivery is one datagram reaching its destination: the packet-level trace
+// of a topology run.
+type Delivery struct {
+	Flow int           `json:"flow"`
+	Seq  uint64        `json:"seq"`
+	Sent time.Duration `json:"sent_ns"`
+	At   time.Duration `json:"at_ns"`
 }
 
 // CBRResult is the outcome of one CBR flow at the end of the run.
@@ -244,6 +261,9 @@ type TopoResult struct {
 	Events  uint64        `json:"events"`
 	Capped  bool          `json:"capped"`
 	Flows   []CBRResult   `json:"flows"`
+	// TraceSHA256 is the SHA-256 of the deliveries (flow, seq, sent, at as
+	// little-endian 64-bit integers, in order), with TopoConfig.HashTrace.
+	TraceSHA256 string `json:"trace_sha256,omitempty"`
 }
 
 // RunTopology simulates a topology with its CBR flows until the end time.
@@ -259,12 +279,34 @@ func RunTopology(ctx context.Context, cfg TopoConfig) (TopoResult, error) {
 		lim.MaxEvents = DefaultMaxEvents
 	}
 	r := newTopoRun(&cfg, sim.New(cfg.Scheduler, lim))
+	if cfg.HashTrace {
+		r.hash = sha256.New()
+	}
 	if err := r.sim.Run(ctx); err != nil {
 		return TopoResult{}, err
 	}
 	res := TopoResult{SimTime: r.sim.Now(), Events: r.sim.Events(), Capped: r.sim.Capped()}
 	res.Flows = append(res.Flows, r.flows...)
+	if r.hash != nil {
+		res.TraceSHA256 = hex.EncodeToString(r.hash.Sum(nil))
+	}
 	return res, nil
+}
+
+// deliver records a packet reaching its destination in the trace.
+func (r *topoRun) deliver(p *sim.Packet) {
+	d := Delivery{Flow: int(p.Flow), Seq: p.Seq, Sent: p.SentAt, At: r.sim.Now()}
+	if r.hash != nil {
+		var b [32]byte
+		binary.LittleEndian.PutUint64(b[0:], uint64(d.Flow))
+		binary.LittleEndian.PutUint64(b[8:], d.Seq)
+		binary.LittleEndian.PutUint64(b[16:], uint64(d.Sent))
+		binary.LittleEndian.PutUint64(b[24:], uint64(d.At))
+		r.hash.Write(b[:])
+	}
+	if r.cfg.OnDelivery != nil {
+		r.cfg.OnDelivery(d)
+	}
 }
 
 type topoRun struct {
@@ -275,6 +317,7 @@ type topoRun struct {
 	nodes []*topoNode
 	apps  []*cbrApp
 	flows []CBRResult
+	hash  hash.Hash
 }
 
 type topoNode struct {
@@ -385,6 +428,9 @@ func (n *topoNode) Handle(e *sim.Event) {
 		f.nextSeq = p.Seq + 1
 	}
 	f.LastArrival = n.run.sim.Now()
+	if n.run.hash != nil || n.run.cfg.OnDelivery != nil {
+		n.run.deliver(p)
+	}
 	n.run.sim.FreePacket(p)
 }
 

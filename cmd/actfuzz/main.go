@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv/symbolic"
 )
 
@@ -46,7 +47,7 @@ func commands() []command {
 		{"replay", "replay a seed file and check that its finding reproduces", runReplay},
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
-		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", symbolic.Main},
+		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", symbolic.Command{WriteSeeds: corpus.WriteWitnessSeeds}.Main},
 	}
 }
 

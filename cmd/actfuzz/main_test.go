@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,45 @@ func TestSimJSONSummary(t *testing.T) {
 	for _, k := range []string{"cwnd", "ssthresh", "srtt_ms", "rttvar_ms", "ca_state"} {
 		if _, ok := final[k]; !ok {
 			t.Errorf("final lacks %q", k)
+		}
+	}
+}
+
+// TestSymSeedsReplay: `actfuzz sym --seeds DIR` writes seeds that `actfuzz
+// replay` reproduces, with a trace and a plot.
+func TestSymSeedsReplay(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	ctx := context.Background()
+	if code := dispatch(ctx, []string{"sym", "--scenario", "udp4", "--n", "2", "--hi", "64", "--seeds", dir, "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("sym exit %d: %s", code, errb.String())
+	}
+	seeds, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(seeds) == 0 {
+		t.Fatalf("no seeds in %s (stderr %q)", dir, errb.String())
+	}
+	for _, s := range seeds {
+		out.Reset()
+		errb.Reset()
+		trace := filepath.Join(dir, "replay.csv")
+		if code := dispatch(ctx, []string{"replay", s, "--trace", trace, "--plot", filepath.Join(dir, "replay.png")}, &out, &errb); code != 0 {
+			t.Errorf("replay %s: exit %d: %s%s", s, code, out.String(), errb.String())
+		}
+		if !strings.HasPrefix(out.String(), "reproduced: branch") {
+			t.Errorf("replay %s: %q", s, out.String())
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"minimize", seeds[0]}, "witness seed"},
+		{[]string{"sym", "--seeds-every-branch"}, "--seeds"},
+		{[]string{"sym", "--table", "--seeds", dir}, "--seeds"},
+	} {
+		errb.Reset()
+		if code := dispatch(ctx, tc.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", tc.args, code, errb.String(), tc.msg)
 		}
 	}
 }

@@ -29,6 +29,10 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	}
 	defer closeSubject(subj)
+	if seed.Witness != nil {
+		fmt.Fprintf(stderr, "actfuzz minimize: %s: a witness seed is already one point of a symbolic class; nothing to minimize\n", positional[0])
+		return exitUsage
+	}
 	min, rep, err := corpus.Minimize(ctx, subj, seed, *runs)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)

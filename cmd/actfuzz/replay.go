@@ -32,6 +32,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	defer closeSubject(subj)
+	if seed.Witness != nil {
+		return replayWitness(ctx, seed, *tracePath, *plotPath, *asJSON, stdout, stderr)
+	}
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
 	flow := 0
@@ -89,9 +92,59 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			for _, d := range res.Diff {
 				fmt.Fprintf(stdout, "  %s\n", d)
 			}
+			if seed.Program != corpus.ProgramVersion() {
+				fmt.Fprintf(stdout, "  (written by %s; this is %s: changes to the TCP machinery or the CCAI in between can move a hit)\n", seed.Program, corpus.ProgramVersion())
+			}
 		}
 	} else {
 		fmt.Fprintf(stdout, "ran: trace sha256 %s\n", res.Result.TraceSHA256)
+	}
+	if !res.Reproduced {
+		return 1
+	}
+	return 0
+}
+
+// replayWitness replays a seed written by actfuzz sym --seeds.
+func replayWitness(ctx context.Context, seed *corpus.Seed, tracePath, plotPath string, asJSON bool, stdout, stderr io.Writer) int {
+	art := corpus.NewWitnessArtifacts(seed)
+	res, err := corpus.ReplayWitness(ctx, seed, art.Tracing())
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
+		return 1
+	}
+	if tracePath != "" {
+		csv, err := art.CSV()
+		if err == nil {
+			err = corpus.WriteFileAtomic(tracePath, csv)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz replay: --trace: %v\n", err)
+			return 1
+		}
+	}
+	if plotPath != "" {
+		if err := art.SavePlot(plotPath); err != nil {
+			fmt.Fprintf(stderr, "actfuzz replay: --plot: %v\n", err)
+			return 1
+		}
+	}
+	w := seed.Witness
+	switch {
+	case asJSON:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(res)
+	case res.Reproduced:
+		fmt.Fprintf(stdout, "reproduced: branch %d at d = %v ms: %s, trace sha256 %s\n", w.Branch, w.DelaysMS, w.Outcome, res.Result.TraceSHA256)
+	default:
+		fmt.Fprintf(stdout, "NOT reproduced: branch %d at d = %v ms\n", w.Branch, w.DelaysMS)
+		for _, d := range res.Diff {
+			fmt.Fprintf(stdout, "  %s\n", d)
+		}
+		if seed.Program != corpus.ProgramVersion() {
+			fmt.Fprintf(stdout, "  (written by %s; this is %s)\n", seed.Program, corpus.ProgramVersion())
+		}
 	}
 	if !res.Reproduced {
 		return 1

@@ -27,8 +27,25 @@ const (
 //	            [SCENARIO.yaml]
 //	actfuzz sym --table [--n MAXN] [--time-limit PER-CELL]
 //
-// Bad input exits with status 2 and a message naming the flag.
+// Bad input exits with status 2 and a message naming the flag. Main cannot
+// write seeds (--seeds); Command.Main can.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return Command{}.Main(ctx, args, stdout, stderr)
+}
+
+// SeedWriter writes seed files for an exploration's witnesses into dir
+// (every: for every kept branch, not only the notable ones) and returns
+// their paths. actfuzz passes corpus.WriteWitnessSeeds: seeds belong to
+// package corpus, which this package must not import.
+type SeedWriter func(ctx context.Context, sc *Scenario, rep *Report, dir string, every bool) ([]string, error)
+
+// Command is `actfuzz sym` with the means to write seeds.
+type Command struct {
+	WriteSeeds SeedWriter
+}
+
+// Main runs the command; see the package-level Main.
+func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("actfuzz sym", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	scenario := fs.String("scenario", "udp4", "built-in scenario: "+strings.Join(Builtins, " or "))
@@ -45,6 +62,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	branches := fs.Bool("branches", false, "print every branch (text output; --json always lists them)")
 	keep := fs.Int("keep", DefaultKeepBranches, "branches whose details are kept in the report")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	seedDir := fs.String("seeds", "", "write a replayable seed (JSON, CSV trace, PNG plot) into `DIR` for the first branch of every outcome and the worst and best case of every metric")
+	seedsEvery := fs.Bool("seeds-every-branch", false, "with --seeds: a seed for every kept branch (--keep) too")
 	table := fs.Bool("table", false, "measure the branch-count tables (udp4 n=1…--n beside SEIB Table 2, tcp-bulk dmax 4…16384 ms); --time-limit bounds each cell (default 120s)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: actfuzz sym [flags] [SCENARIO.yaml]\n\nExplores every order of events that uncertain packet delays can cause (SEIB interval branching).\n\nflags:")
@@ -116,6 +135,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *timeLimit < 0 {
 		return bad("--time-limit: %v must be ≥ 0", *timeLimit)
+	}
+	if *seedsEvery && *seedDir == "" {
+		return bad("--seeds-every-branch: give --seeds DIR too")
+	}
+	if *seedDir != "" && (cmd.WriteSeeds == nil || *table) {
+		return bad("--seeds: not available here (use actfuzz sym, without --table)")
 	}
 
 	if *table {
@@ -191,6 +216,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		} else {
 			rep.WriteText(stdout, *branches)
+		}
+	}
+	if err == nil && *seedDir != "" {
+		var paths []string
+		paths, err = cmd.WriteSeeds(ctx, sc, rep, *seedDir, *seedsEvery)
+		if len(paths) > 0 {
+			fmt.Fprintf(stderr, "actfuzz sym: wrote %d seeds to %s (replay: actfuzz replay %s)\n", len(paths), *seedDir, paths[0])
+		}
+		if err != nil {
+			err = fmt.Errorf("--seeds: %w", err)
 		}
 	}
 	if err != nil {

@@ -127,8 +127,67 @@ type Report struct {
 	Truncated  bool     `json:"branch_list_truncated,omitempty"`
 
 	// Witnesses, per distinct outcome, of the first branch that reached
-	// it (index into Outcomes).
+	// it (index into Outcomes), and that branch.
 	OutcomeWitness [][]float64 `json:"outcome_witness_ms"`
+	OutcomeBranch  []int       `json:"outcome_branch"`
+
+	n       int
+	notable map[int]*notableBranch // outcome firsts and extremes, by ID
+}
+
+// notableBranch is what Witnesses needs of a branch that is not kept.
+type notableBranch struct {
+	witness []float64
+	cons    []lincon
+	outcome string
+}
+
+// WitnessRef is a branch whose witness deserves a seed.
+type WitnessRef struct {
+	Branch      int
+	DelaysMS    []float64
+	Constraints []string
+	Outcome     string
+	// Why: "outcome K" (the first branch of Outcomes[K]), "min METRIC",
+	// "max METRIC", or "branch" (every kept branch).
+	Why []string
+}
+
+// Witnesses lists the branches whose witnesses seeds are written for: the
+// first branch of every distinct outcome and the branches holding the worst
+// and best value of every metric, in branch order; with every, also every
+// kept branch (BranchList).
+func (r *Report) Witnesses(every bool) []WitnessRef {
+	why := map[int][]string{}
+	for k, id := range r.OutcomeBranch {
+		why[id] = append(why[id], fmt.Sprintf("outcome %d", k))
+	}
+	for _, e := range r.Extremes {
+		why[e.MinBranch] = append(why[e.MinBranch], "min "+e.Metric)
+		why[e.MaxBranch] = append(why[e.MaxBranch], "max "+e.Metric)
+	}
+	if every {
+		for _, b := range r.BranchList {
+			if _, ok := why[b.ID]; !ok {
+				why[b.ID] = []string{"branch"}
+			}
+		}
+	}
+	var out []WitnessRef
+	for id, ws := range why {
+		ref := WitnessRef{Branch: id, Why: slices.Compact(ws)}
+		if nb, ok := r.notable[id]; ok {
+			ref.DelaysMS, ref.Constraints, ref.Outcome = nb.witness, formatCons(nb.cons, r.n), nb.outcome
+		} else if i, ok := slices.BinarySearchFunc(r.BranchList, id, func(b Branch, id int) int { return b.ID - id }); ok {
+			b := &r.BranchList[i]
+			ref.DelaysMS, ref.Constraints, ref.Outcome = b.Witness, b.Constraints, b.Outcome
+		} else {
+			continue
+		}
+		out = append(out, ref)
+	}
+	slices.SortFunc(out, func(a, b WitnessRef) int { return a.Branch - b.Branch })
+	return out
 }
 
 // explorer holds one exploration.
@@ -188,7 +247,7 @@ func (x *explorer) runOne(ctx context.Context, j *job, fixed bool) (*path, *outc
 	} else {
 		s.reset(p)
 	}
-	o, err := x.c.simulate(ctx, s, &p.w)
+	o, err := x.c.simulate(ctx, s, &p.w, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -206,7 +265,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		keep = DefaultKeepBranches
 	}
 	x := newExplorer(c, opt)
-	rep := &Report{Scenario: c.sc.Name, Reductions: opt.Reductions.String(), Complete: true}
+	rep := &Report{Scenario: c.sc.Name, Reductions: opt.Reductions.String(), Complete: true, n: c.n, notable: map[int]*notableBranch{}}
 	resMS := float64(c.res) / 1e6
 	for i := 0; i < c.n; i++ {
 		rep.Vars = append(rep.Vars, Var{Name: fmt.Sprintf("d%d", i+1), LoMS: float64(c.lo[i]) * resMS, HiMS: float64(c.hi[i]) * resMS, ResMS: resMS})
@@ -217,7 +276,11 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		root.witness[i] = c.lo[i] + (c.hi[i]-c.lo[i])/2
 	}
 	x.push(&root)
-	outcomes := map[string][]float64{}
+	type first struct {
+		w  []float64
+		id int
+	}
+	outcomes := map[string]first{}
 	ext := make([]Extreme, len(c.metrics))
 	var peak uint64
 	sample := func() {
@@ -258,17 +321,24 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		rep.Events += o.events
 		key := c.key(o)
 		w := x.msVec(&p.w)
+		notable := false
 		if _, ok := outcomes[key]; !ok {
-			outcomes[key] = w
+			outcomes[key] = first{w, id}
+			notable = true
 		}
 		for i, v := range o.values {
 			e := &ext[i]
 			if id == 0 || v < e.Min {
 				e.Min, e.MinBranch, e.MinWitness = v, id, w
+				notable = true
 			}
 			if id == 0 || v > e.Max {
 				e.Max, e.MaxBranch, e.MaxWitness = v, id, w
+				notable = true
 			}
+		}
+		if notable {
+			rep.notable[id] = &notableBranch{witness: w, cons: slices.Clone(p.pc), outcome: key}
 		}
 		b := Branch{ID: id, Outcome: key, Witness: w, Conditions: o.hits, Events: o.events, Diverged: p.diverged, cons: p.pc, w: p.w}
 		if p.diverged {
@@ -312,7 +382,21 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 	}
 	slices.Sort(rep.Outcomes)
 	for _, k := range rep.Outcomes {
-		rep.OutcomeWitness = append(rep.OutcomeWitness, outcomes[k])
+		rep.OutcomeWitness = append(rep.OutcomeWitness, outcomes[k].w)
+		rep.OutcomeBranch = append(rep.OutcomeBranch, outcomes[k].id)
+	}
+	// Drop the superseded extremes.
+	keepIDs := map[int]bool{}
+	for _, id := range rep.OutcomeBranch {
+		keepIDs[id] = true
+	}
+	for _, e := range ext {
+		keepIDs[e.MinBranch], keepIDs[e.MaxBranch] = true, true
+	}
+	for id := range rep.notable {
+		if !keepIDs[id] {
+			delete(rep.notable, id)
+		}
 	}
 	for i, m := range c.metrics {
 		ext[i].Metric = m.name
@@ -402,28 +486,54 @@ func (x *explorer) rangeOf(cons []lincon, bx *box, i int) (lo, hi int64, ok bool
 	return project(x.n, 0, sys)
 }
 
+// Replayed is one concrete run of a scenario at a witness.
+type Replayed struct {
+	// Outcome is in the form of Report.Outcomes.
+	Outcome    string   `json:"outcome"`
+	Metrics    []Metric `json:"metrics"`
+	Conditions []string `json:"conditions,omitempty"`
+	// TraceSHA256 hashes the run's state records (TCP) or deliveries
+	// (topologies), as netenv's runs do.
+	TraceSHA256 string `json:"trace_sha256"`
+	Events      uint64 `json:"events"`
+}
+
 // Replay runs a scenario once on netenv's default scheduler (the binary
 // heap that every other run uses) with the given delays (ms, one per
-// uncertain packet): what replaying a witness does. It returns the outcome,
-// in the form of Report.Outcomes, and the metrics.
-func Replay(ctx context.Context, sc *Scenario, delaysMS []float64) (string, []Metric, error) {
+// uncertain packet): what replaying a witness does. tr may be nil.
+func Replay(ctx context.Context, sc *Scenario, delaysMS []float64, tr *Tracing) (*Replayed, error) {
 	c, err := sc.compile()
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	w, err := c.units(delaysMS)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	o, err := c.simulate(ctx, nil, &w)
+	if tr == nil {
+		tr = &Tracing{}
+	}
+	o, err := c.simulate(ctx, nil, &w, tr)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	var ms []Metric
+	r := &Replayed{Outcome: c.key(o), Conditions: o.hits, TraceSHA256: o.hash, Events: o.events}
 	for i, m := range c.metrics {
-		ms = append(ms, Metric{Name: m.name, Value: o.values[i]})
+		r.Metrics = append(r.Metrics, Metric{Name: m.name, Value: o.values[i]})
 	}
-	return c.key(o), ms, nil
+	return r, nil
+}
+
+// CheckDelays checks a delay vector (ms) against the scenario's window:
+// one delay per uncertain packet, each a multiple of the resolution in
+// range.
+func (sc *Scenario) CheckDelays(delaysMS []float64) error {
+	c, err := sc.compile()
+	if err != nil {
+		return err
+	}
+	_, err = c.units(delaysMS)
+	return err
 }
 
 // units converts delays in ms to integer units of the resolution, checking

@@ -46,7 +46,7 @@ func bruteForce(t *testing.T, c *compiled) map[[2]int64]string {
 			for a := lo + worker; a <= hi; a += 2 {
 				for b := lo; b <= hi; b++ {
 					w := [MaxVars]int64{a, b}
-					o, err := c.simulate(context.Background(), nil, &w)
+					o, err := c.simulate(context.Background(), nil, &w, nil)
 					if err != nil {
 						errs <- err
 						return
@@ -207,11 +207,11 @@ func tcpFullTime(t *testing.T, sc *Scenario) time.Duration {
 		probe := *sc
 		probe.End = m
 		probe.Metrics = []string{"delivered_bytes"}
-		out, _, err := Replay(context.Background(), &probe, d)
+		out, err := Replay(context.Background(), &probe, d, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(out, full) {
+		if strings.Contains(out.Outcome, full) {
 			b = m
 		} else {
 			a = m
@@ -384,7 +384,7 @@ func testSampled(t *testing.T, sc *Scenario) {
 		for k := 0; k < 3; k++ {
 			w[k] = c.lo[k] + r.int64n(c.hi[k]-c.lo[k]+1)
 		}
-		o, err := c.simulate(context.Background(), nil, &w)
+		o, err := c.simulate(context.Background(), nil, &w, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package symbolic
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -453,11 +454,22 @@ type outcome struct {
 	values []int64                     // the selected metrics, in order
 	hits   []string                    // conditions that hold
 	events uint64
+	hash   string // trace SHA-256, when traced
+}
+
+// Tracing lets a replay record more than its outcome.
+type Tracing struct {
+	// State sees every TCP state record (TCP scenarios).
+	State tcp.Observer
+	// Delivery sees every datagram that reaches its destination (topology
+	// scenarios).
+	Delivery func(netenv.Delivery)
 }
 
 // simulate runs the scenario once with the given scheduler and delay vector
-// (units of the resolution).
-func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]int64) (*outcome, error) {
+// (units of the resolution). tr, if not nil, traces the run and makes it
+// compute the trace hash.
+func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]int64, tr *Tracing) (*outcome, error) {
 	out := &outcome{all: map[string]map[string]int64{}}
 	res := time.Duration(c.res)
 	lim := sim.Limits{MaxTime: c.sc.End}
@@ -471,11 +483,15 @@ func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]in
 			i := p.Seq - c.first
 			return time.Duration(w[i]) * res, int16(i + 1), true
 		}
-		r, err := netenv.RunTopology(ctx, netenv.TopoConfig{Topology: *c.sc.Topology, Limits: lim, Scheduler: s, DelayHook: hook})
+		tc := netenv.TopoConfig{Topology: *c.sc.Topology, Limits: lim, Scheduler: s, DelayHook: hook}
+		if tr != nil {
+			tc.HashTrace, tc.OnDelivery = true, tr.Delivery
+		}
+		r, err := netenv.RunTopology(ctx, tc)
 		if err != nil {
 			return nil, err
 		}
-		out.events = r.Events
+		out.events, out.hash = r.Events, r.TraceSHA256
 		for f, fr := range r.Flows {
 			out.all[fmt.Sprintf("flow%d", f)] = map[string]int64{
 				"received": int64(fr.Received), "received_bytes": int64(fr.ReceivedBytes),
@@ -499,11 +515,15 @@ func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]in
 			Seed: t.Seed, Schedule: netenv.Constant(t.Env), Flows: t.Flows, SACK: t.SACK, Profile: t.Profile,
 			Limits: lim, Scheduler: s, DelayHook: hook,
 		}
-		r, err := netenv.Run(ctx, cfg, nil)
+		var obs tcp.Observer
+		if tr != nil {
+			cfg.HashTrace, obs = true, tr.State
+		}
+		r, err := netenv.Run(ctx, cfg, obs)
 		if err != nil {
 			return nil, err
 		}
-		out.events = r.Events
+		out.events, out.hash = r.Events, r.TraceSHA256
 		for f, fr := range r.Flows {
 			done := int64(0)
 			if fr.Done {
@@ -560,59 +580,59 @@ func (c *compiled) key(o *outcome) string {
 // YAML scenario files.
 
 type yamlScenario struct {
-	Name       string          `yaml:"name"`
-	EndS       float64         `yaml:"end_s"`
-	Topology   *yamlTopology   `yaml:"topology,omitempty"`
-	TCP        *yamlTCP        `yaml:"tcp,omitempty"`
-	Window     yamlWindow      `yaml:"window"`
-	Metrics    []string        `yaml:"metrics,omitempty"`
-	Conditions []ConditionSpec `yaml:"conditions,omitempty"`
+	Name       string          `yaml:"name" json:"name"`
+	EndS       float64         `yaml:"end_s" json:"end_s"`
+	Topology   *yamlTopology   `yaml:"topology,omitempty" json:"topology,omitempty"`
+	TCP        *yamlTCP        `yaml:"tcp,omitempty" json:"tcp,omitempty"`
+	Window     yamlWindow      `yaml:"window" json:"window"`
+	Metrics    []string        `yaml:"metrics,omitempty" json:"metrics,omitempty"`
+	Conditions []ConditionSpec `yaml:"conditions,omitempty" json:"conditions,omitempty"`
 }
 
 type yamlTopology struct {
-	Nodes       int               `yaml:"nodes"`
-	Links       []netenv.TopoLink `yaml:"links"`
-	CBR         []yamlCBR         `yaml:"cbr"`
-	HeaderBytes uint32            `yaml:"header_bytes,omitempty"`
+	Nodes       int               `yaml:"nodes" json:"nodes"`
+	Links       []netenv.TopoLink `yaml:"links" json:"links"`
+	CBR         []yamlCBR         `yaml:"cbr" json:"cbr"`
+	HeaderBytes uint32            `yaml:"header_bytes,omitempty" json:"header_bytes,omitempty"`
 }
 
 type yamlCBR struct {
-	Src         int     `yaml:"src"`
-	Dst         int     `yaml:"dst"`
-	PacketBytes uint32  `yaml:"packet_bytes"`
-	Rate        float64 `yaml:"rate"` // Mbit/s
-	StartS      float64 `yaml:"start_s"`
-	StopS       float64 `yaml:"stop_s"`
+	Src         int     `yaml:"src" json:"src"`
+	Dst         int     `yaml:"dst" json:"dst"`
+	PacketBytes uint32  `yaml:"packet_bytes" json:"packet_bytes"`
+	Rate        float64 `yaml:"rate" json:"rate"` // Mbit/s
+	StartS      float64 `yaml:"start_s" json:"start_s"`
+	StopS       float64 `yaml:"stop_s" json:"stop_s"`
 }
 
 type yamlTCP struct {
-	Env     yamlEnv       `yaml:"env"`
-	Flows   []netenv.Flow `yaml:"flows"`
-	SACK    *bool         `yaml:"sack"`
-	Profile string        `yaml:"profile"`
-	Seed    uint64        `yaml:"seed"`
+	Env     yamlEnv       `yaml:"env" json:"env"`
+	Flows   []netenv.Flow `yaml:"flows" json:"flows"`
+	SACK    *bool         `yaml:"sack" json:"sack"`
+	Profile string        `yaml:"profile" json:"profile"`
+	Seed    uint64        `yaml:"seed" json:"seed"`
 }
 
 type yamlEnv struct {
-	Loss   float64 `yaml:"loss"`
-	BW     float64 `yaml:"bw"`
-	Delay  float64 `yaml:"delay"`
-	QShape float64 `yaml:"qshape"`
-	QScale float64 `yaml:"qscale"`
-	App    float64 `yaml:"app"`
-	Buffer int     `yaml:"buffer"`
+	Loss   float64 `yaml:"loss" json:"loss"`
+	BW     float64 `yaml:"bw" json:"bw"`
+	Delay  float64 `yaml:"delay" json:"delay"`
+	QShape float64 `yaml:"qshape" json:"qshape"`
+	QScale float64 `yaml:"qscale" json:"qscale"`
+	App    float64 `yaml:"app" json:"app"`
+	Buffer int     `yaml:"buffer" json:"buffer"`
 }
 
 type yamlWindow struct {
-	Flow  int     `yaml:"flow"`
-	Last  int     `yaml:"last"`
-	From  *int    `yaml:"from"`
-	Count int     `yaml:"count"`
-	Kind  string  `yaml:"kind"`
-	Hop   []int   `yaml:"hop"`
-	LoMS  float64 `yaml:"lo_ms"`
-	HiMS  float64 `yaml:"hi_ms"`
-	ResMS float64 `yaml:"resolution_ms"`
+	Flow  int     `yaml:"flow" json:"flow"`
+	Last  int     `yaml:"last" json:"last,omitempty"`
+	From  *int    `yaml:"from" json:"from,omitempty"`
+	Count int     `yaml:"count" json:"count,omitempty"`
+	Kind  string  `yaml:"kind" json:"kind,omitempty"`
+	Hop   []int   `yaml:"hop" json:"hop,omitempty"`
+	LoMS  float64 `yaml:"lo_ms" json:"lo_ms"`
+	HiMS  float64 `yaml:"hi_ms" json:"hi_ms"`
+	ResMS float64 `yaml:"resolution_ms" json:"resolution_ms"`
 }
 
 func msDur(v float64) time.Duration { return time.Duration(math.Round(v * 1e6)) }
@@ -639,6 +659,31 @@ func ParseScenario(b []byte) (*Scenario, error) {
 	if err := dec.Decode(&y); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
+	return y.scenario()
+}
+
+// ParseScenarioJSON parses the JSON form of a scenario (the same keys as
+// the YAML form), as seeds carry it.
+func ParseScenarioJSON(b []byte) (*Scenario, error) {
+	var y yamlScenario
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&y); err != nil {
+		return nil, err
+	}
+	return y.scenario()
+}
+
+// ScenarioJSON renders a scenario in the JSON form ParseScenarioJSON reads.
+func ScenarioJSON(sc *Scenario) (json.RawMessage, error) {
+	y, err := encode(sc)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(y)
+}
+
+func (y *yamlScenario) scenario() (*Scenario, error) {
 	sc := &Scenario{Name: y.Name, End: time.Duration(math.Round(y.EndS * 1e9)), Metrics: y.Metrics, Conditions: y.Conditions}
 	if sc.Name == "" {
 		sc.Name = "scenario"
@@ -722,6 +767,14 @@ func ParseScenario(b []byte) (*Scenario, error) {
 // EncodeScenario renders a scenario in the YAML form ParseScenario reads,
 // so that a seed can carry its scenario next to a witness for Replay.
 func EncodeScenario(sc *Scenario) ([]byte, error) {
+	y, err := encode(sc)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(y)
+}
+
+func encode(sc *Scenario) (*yamlScenario, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
@@ -755,5 +808,5 @@ func EncodeScenario(sc *Scenario) ([]byte, error) {
 	if w.Hop != nil {
 		y.Window.Hop = []int{w.Hop[0], w.Hop[1]}
 	}
-	return yaml.Marshal(&y)
+	return &y, nil
 }

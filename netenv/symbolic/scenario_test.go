@@ -88,9 +88,9 @@ func TestEncodeScenarioRoundTrip(t *testing.T) {
 			if i%5 != 0 {
 				continue
 			}
-			out, _, err := Replay(context.Background(), back, b.Witness)
-			if err != nil || out != b.Outcome {
-				t.Errorf("%s: replaying branch %d's witness %v: %q, %v; want %q", sc.Name, b.ID, b.Witness, out, err, b.Outcome)
+			out, err := Replay(context.Background(), back, b.Witness, nil)
+			if err != nil || out.Outcome != b.Outcome {
+				t.Errorf("%s: replaying branch %d's witness %v: %+v, %v; want %q", sc.Name, b.ID, b.Witness, out, err, b.Outcome)
 			}
 		}
 	}
