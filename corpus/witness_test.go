@@ -102,7 +102,9 @@ func TestWitnessSeedValidation(t *testing.T) {
 		{"delay out of range", func(s *Seed) { s.Witness.DelaysMS = []float64{9} }, "witness.delays_ms"},
 		{"too many delays", func(s *Seed) { s.Witness.DelaysMS = []float64{1, 2} }, "witness.delays_ms"},
 		{"unknown scenario key", func(s *Seed) { s.Witness.Scenario = json.RawMessage(`{"nmae": "x"}`) }, "witness.scenario"},
-		{"bad scenario", func(s *Seed) { s.Witness.Scenario = json.RawMessage(`{"end_s": 1, "window": {"last": 1, "lo_ms": 1, "hi_ms": 2}}`) }, "witness.scenario"},
+		{"bad scenario", func(s *Seed) {
+			s.Witness.Scenario = json.RawMessage(`{"end_s": 1, "window": {"last": 1, "lo_ms": 1, "hi_ms": 2}}`)
+		}, "witness.scenario"},
 		{"ns3 subject", func(s *Seed) { s.Subject = "ns3" }, "subject"},
 		{"no outcome", func(s *Seed) { s.Witness.Outcome = "" }, "witness.outcome"},
 	} {
