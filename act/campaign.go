@@ -40,6 +40,7 @@ type Campaign struct {
 	Profile    ccai.Profile           //
 	Bytes      uint64                 // per flow
 	SACK       bool                   //
+	Handshake  bool                   // open connections with SYN/SYN-ACK
 	Params     [7]Range               // P, in netenv.ParamNames order
 	Space      coverage.Space         // S
 	Conditions []corpus.ConditionSpec // C
@@ -82,6 +83,7 @@ type campaignFile struct {
 	Profile    string                 `yaml:"profile"`
 	Bytes      *uint64                `yaml:"bytes"`
 	SACK       *bool                  `yaml:"sack"`
+	Handshake  bool                   `yaml:"handshake"`
 	Params     map[string]Range       `yaml:"params"`
 	State      yaml.Node              `yaml:"state"`
 	Conditions []corpus.ConditionSpec `yaml:"conditions"`
@@ -163,6 +165,7 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 	if cf.SACK != nil {
 		c.SACK = *cf.SACK
 	}
+	c.Handshake = cf.Handshake
 	for name, r := range cf.Params {
 		i := indexOf(netenv.ParamNames, name)
 		if i < 0 {

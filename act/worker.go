@@ -113,7 +113,7 @@ func (w *worker) run(ctx context.Context, j job) result {
 	clear(w.hasLast)
 	w.samples = 0
 	w.watch.Reset()
-	cfg := netenv.Config{Seed: j.g.Seed, Schedule: j.g.Schedule, Topology: w.c.Topology, SACK: w.c.SACK, Profile: w.c.Profile}
+	cfg := netenv.Config{Seed: j.g.Seed, Schedule: j.g.Schedule, Topology: w.c.Topology, SACK: w.c.SACK, Profile: w.c.Profile, Handshake: w.c.Handshake}
 	for _, name := range w.c.CCAI {
 		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: name, Bytes: w.c.Bytes})
 	}

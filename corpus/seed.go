@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,18 +38,20 @@ const SeedVersion = 2
 // and delay vector) instead of ccai … schedule, which are then informative
 // or empty.
 type Seed struct {
-	Version  int             `json:"version"`
-	Program  string          `json:"program"`
-	Subject  string          `json:"subject"`
-	CCAI     []string        `json:"ccai,omitempty"`
-	Profile  string          `json:"profile,omitempty"`
-	Topology string          `json:"topology,omitempty"`
-	Bytes    uint64          `json:"bytes,omitempty"`
-	SACK     bool            `json:"sack"`
-	Seed     uint64          `json:"seed"`
-	Schedule netenv.Schedule `json:"schedule,omitempty"`
-	Finding  *Finding        `json:"finding,omitempty"`
-	Witness  *Witness        `json:"witness,omitempty"`
+	Version  int      `json:"version"`
+	Program  string   `json:"program"`
+	Subject  string   `json:"subject"`
+	CCAI     []string `json:"ccai,omitempty"`
+	Profile  string   `json:"profile,omitempty"`
+	Topology string   `json:"topology,omitempty"`
+	Bytes    uint64   `json:"bytes,omitempty"`
+	SACK     bool     `json:"sack"`
+	// Handshake: the connections open with SYN and SYN-ACK (native).
+	Handshake bool            `json:"handshake,omitempty"`
+	Seed      uint64          `json:"seed"`
+	Schedule  netenv.Schedule `json:"schedule,omitempty"`
+	Finding   *Finding        `json:"finding,omitempty"`
+	Witness   *Witness        `json:"witness,omitempty"`
 }
 
 // Finding is what a condition hit adds to a seed.
@@ -71,7 +74,7 @@ func (s *Seed) Config() (netenv.Config, error) {
 	if err != nil {
 		return netenv.Config{}, fmt.Errorf("profile: %w", err)
 	}
-	cfg := netenv.Config{Seed: s.Seed, Schedule: s.Schedule, Topology: s.Topology, SACK: s.SACK, Profile: prof}
+	cfg := netenv.Config{Seed: s.Seed, Schedule: s.Schedule, Topology: s.Topology, SACK: s.SACK, Profile: prof, Handshake: s.Handshake}
 	for _, c := range s.CCAI {
 		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: c, Bytes: s.Bytes})
 	}
@@ -156,11 +159,14 @@ func WriteFileAtomic(path string, data []byte) error {
 
 // Write stores the seed as indented JSON, atomically.
 func (s *Seed) Write(path string) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // conditions read "cwnd > ssthresh && …", not \u003e
+	if err := enc.Encode(s); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
+	return WriteFileAtomic(path, b.Bytes())
 }
 
 // EnvAt returns the environment in force at time t.

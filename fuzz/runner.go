@@ -125,7 +125,7 @@ func (r *Runner) TakeBatch() *coverage.Batch {
 
 // NetConfig is the native configuration of G under the campaign.
 func (r *Runner) NetConfig(g act.Config) netenv.Config {
-	cfg := netenv.Config{Seed: g.Seed, Schedule: g.Schedule, Topology: r.c.Topology, SACK: r.c.SACK,
+	cfg := netenv.Config{Seed: g.Seed, Schedule: g.Schedule, Topology: r.c.Topology, SACK: r.c.SACK, Handshake: r.c.Handshake,
 		Profile: r.c.Profile, Limits: r.Limits}
 	for _, name := range r.c.CCAI {
 		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: name, Bytes: r.c.Bytes})

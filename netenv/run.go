@@ -61,8 +61,12 @@ type Config struct {
 	HashTrace bool
 	// Scheduler replaces the default heap (the symbolic back-end).
 	Scheduler sim.Scheduler
-	// DelayHook replaces the random queuing delay of chosen packets.
+	// DelayHook replaces the random queuing delay of chosen packets on the
+	// bottleneck, in either direction (data or ACKs).
 	DelayHook DelayHook
+	// Handshake opens every connection with SYN and SYN-ACK before data
+	// (native subject; ns-3 and gVisor always do).
+	Handshake bool
 }
 
 // FlowResult is the outcome of one flow.
@@ -76,6 +80,8 @@ type FlowResult struct {
 	DeliveredBytes uint64     `json:"delivered_bytes"`
 	Done           bool       `json:"done"`
 	DoneAtS        float64    `json:"done_at_s"`
+	SynRetransmits uint64     `json:"syn_retransmits,omitempty"`
+	ConnectFailed  bool       `json:"connect_failed,omitempty"`
 	Final          FinalState `json:"final"`
 }
 
@@ -198,11 +204,11 @@ func newRun(cfg *Config, obs tcp.Observer) *run {
 			Flow: int32(i), Node: sim.NodeID(2 * i), Peer: sim.NodeID(2*i + 1),
 			Bytes: f.Bytes, SACK: cfg.SACK, Profile: cfg.Profile,
 			AppRate: appRate(env), Algorithm: alg, Observer: r.obs,
-			Out: pathOut{r.fwdPath[i]}, OnDone: r.flowDone,
+			Out: pathOut{r.fwdPath[i]}, OnDone: r.flowDone, Handshake: cfg.Handshake,
 		})
 		rcv := tcp.NewReceiver(r.sim, tcp.ReceiverConfig{
 			Flow: int32(i), Node: sim.NodeID(2*i + 1), Peer: sim.NodeID(2 * i),
-			SACK: cfg.SACK, Bytes: f.Bytes, Out: pathOut{r.revPath[i]},
+			SACK: cfg.SACK, Bytes: f.Bytes, Out: pathOut{r.revPath[i]}, Handshake: cfg.Handshake,
 		})
 		r.senders = append(r.senders, snd)
 		r.receivers = append(r.receivers, rcv)
@@ -251,10 +257,10 @@ func (r *run) buildTopology(env *Env) {
 			r.fwdPath[i] = []*link{fwd[i-1]}
 			r.revPath[i] = []*link{rev[i-1]}
 		}
-		fwd[0].hook = r.cfg.DelayHook
+		fwd[0].hook, rev[0].hook = r.cfg.DelayHook, r.cfg.DelayHook
 	case TopoDumbbell:
 		fwd, rev := newL(true), newL(false)
-		fwd.hook = r.cfg.DelayHook
+		fwd.hook, rev.hook = r.cfg.DelayHook, r.cfg.DelayHook
 		for i := range n {
 			afwd, arev := newL(true), newL(false)
 			afwd.access, arev.access = true, true
@@ -263,7 +269,7 @@ func (r *run) buildTopology(env *Env) {
 		}
 	default:
 		fwd, rev := newL(true), newL(false)
-		fwd.hook = r.cfg.DelayHook
+		fwd.hook, rev.hook = r.cfg.DelayHook, r.cfg.DelayHook
 		for i := range n {
 			r.fwdPath[i] = []*link{fwd}
 			r.revPath[i] = []*link{rev}
@@ -363,6 +369,8 @@ func (r *run) result() Result {
 			DeliveredBytes: r.receivers[i].Received(),
 			Done:           st.Done,
 			DoneAtS:        st.DoneAt.Seconds(),
+			SynRetransmits: st.SynRetransmits,
+			ConnectFailed:  st.ConnectFailed,
 			Final: FinalState{
 				Cwnd: sk.Cwnd, SSThresh: sk.SSThresh,
 				SRTTms:   float64(sk.SRTT) / 1e6,

@@ -87,6 +87,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "run seed e")
 	sack := fs.Bool("sack", true, "enable SACK (false: NewReno recovery)")
 	profile := fs.String("profile", "linux", "behaviour profile: linux or linux-3.10")
+	handshake := fs.Bool("handshake", false, "open the connection with SYN and SYN-ACK first (native subject; ns-3 and gVisor always do)")
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with `make ns3`) or gvisor")
@@ -123,7 +124,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := netenv.Config{
 		Seed: *seed, Schedule: netenv.Constant(env),
 		Flows: []netenv.Flow{{CCA: *cca, Bytes: *bytes}},
-		SACK:  *sack, Profile: prof, HashTrace: true,
+		SACK:  *sack, Profile: prof, HashTrace: true, Handshake: *handshake,
 	}
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace

@@ -26,6 +26,7 @@ type Packet struct {
 	Len uint32 // payload bytes
 	Ack uint64 // cumulative ACK (for ACKs)
 	FIN bool   // last segment of the transfer
+	SYN bool   // handshake: a SYN, or with IsAck a SYN-ACK
 	UDP bool
 	Hop uint8 // index of the link on the packet's path it is crossing
 

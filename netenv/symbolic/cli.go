@@ -69,11 +69,20 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, "usage: actfuzz sym [flags] [SCENARIO.yaml]\n\nExplores every order of events that uncertain packet delays can cause (SEIB interval branching).\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
+	// Flags may come before or after the scenario file.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return ExitOK
+			}
+			return ExitUsage
 		}
-		return ExitUsage
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -81,8 +90,8 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "actfuzz sym: "+format+"\n", a...)
 		return ExitUsage
 	}
-	if fs.NArg() > 1 {
-		return bad("one scenario file at most, got %d arguments (%s)", fs.NArg(), strings.Join(fs.Args(), " "))
+	if len(positional) > 1 {
+		return bad("one scenario file at most, got %d arguments (%s)", len(positional), strings.Join(positional, " "))
 	}
 	red, err := ParseReductions(*reds)
 	if err != nil {
@@ -156,11 +165,11 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 		return ExitOK
 	}
 	var sc *Scenario
-	if fs.NArg() == 1 {
+	if len(positional) == 1 {
 		if set["scenario"] {
 			return bad("--scenario: give a built-in scenario or a scenario file, not both")
 		}
-		sc, err = LoadScenario(fs.Arg(0))
+		sc, err = LoadScenario(positional[0])
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz sym: %v\n", err)
 			return ExitUsage

@@ -51,6 +51,8 @@ type TCPSpec struct {
 	SACK    bool
 	Profile ccai.Profile
 	Seed    uint64
+	// Handshake opens the connections with SYN and SYN-ACK first.
+	Handshake bool
 }
 
 // ConditionSpec is a named condition.
@@ -68,9 +70,11 @@ type Window struct {
 	// "range" (packets From … From+N−1, counted from 0) or "kind".
 	Select string
 	From   int
-	// Kind, for Select "kind": "data" (N data packets from From) or
-	// "fin" (the last segment of a TCP transfer; N must be 1). SYN-ACKs
-	// do not exist: the simulator's TCP has no handshake.
+	// Kind, for TCP windows: "data" (data segments, the default; first
+	// transmissions), "fin" (the last data segment; N = 1), "syn" or
+	// "syn-ack" (the first SYN or SYN-ACK of the handshake; N = 1, needs
+	// TCPSpec.Handshake) or "ack" (ACKs From … From+N−1 in the order they
+	// leave the bottleneck; Select "kind" or "range").
 	Kind string
 	// Hop is the hop (from, to) of a UDP flow whose delay is uncertain;
 	// zero value: the flow's first hop.
@@ -141,7 +145,7 @@ func Builtin(name string, n int, lo, hi time.Duration) (*Scenario, error) {
 // Metric names per flow.
 var (
 	udpMetrics = []string{"received", "received_bytes", "sent", "dropped", "reordered"}
-	tcpMetrics = []string{"delivered_bytes", "cwnd", "ssthresh", "retransmits", "timeouts", "recoveries", "done"}
+	tcpMetrics = []string{"delivered_bytes", "cwnd", "ssthresh", "retransmits", "timeouts", "recoveries", "done", "syn_retransmits"}
 )
 
 // compiled is a validated scenario ready to run.
@@ -157,7 +161,18 @@ type compiled struct {
 	first      uint64 // index of the first packet of the window
 	total      uint64 // packets of the flow
 	hop        [2]int
+	kind       packetKind // TCP windows
 }
+
+// packetKind is what a TCP window's packets are.
+type packetKind uint8
+
+const (
+	kindData packetKind = iota
+	kindSyn
+	kindSynAck
+	kindAck
+)
 
 type metricRef struct {
 	name string
@@ -313,20 +328,36 @@ func (c *compiled) compileTCP() error {
 		return errors.New("window.hop: TCP windows are on the single link's data direction; hop does not apply")
 	}
 	segs := (s.Flows[w.Flow].Bytes + tcp.DefaultMSS - 1) / tcp.DefaultMSS
+	one := func(kind packetKind, first, total uint64) error {
+		if w.N != 1 {
+			return fmt.Errorf("window.kind: %s selects 1 packet, not %d", w.Kind, w.N)
+		}
+		c.kind, c.first, c.total = kind, first, total
+		return c.tcpLayout()
+	}
 	switch w.Kind {
 	case "", "data":
 	case "fin":
-		if w.N != 1 {
-			return fmt.Errorf("window.kind: fin selects 1 packet, not %d", w.N)
+		return one(kindData, segs-1, segs)
+	case "syn", "syn-ack", "synack":
+		if !s.Handshake {
+			return fmt.Errorf("window.kind: %s needs the handshake (tcp.handshake: true)", w.Kind)
 		}
-		c.first, c.total = segs-1, segs
-		return c.tcpLayout()
-	case "syn-ack", "synack", "syn":
-		return fmt.Errorf("window.kind: %q: the simulator's TCP has no handshake (want data or fin)", w.Kind)
+		if w.Kind == "syn" {
+			return one(kindSyn, 0, 1)
+		}
+		return one(kindSynAck, 0, 1)
 	case "ack":
-		return errors.New("window.kind: ack: only the data direction of the link has uncertain delays (want data or fin)")
+		if w.Select == "last" || w.Select == "" {
+			return errors.New("window.kind: ack windows are counted from the first ACK: give from and count, not last")
+		}
+		if w.From < 0 {
+			return fmt.Errorf("window.from: %d must be ≥ 0", w.From)
+		}
+		c.kind, c.first, c.total = kindAck, uint64(w.From), uint64(w.From+w.N)
+		return c.tcpLayout()
 	default:
-		return fmt.Errorf("window.kind: %q, want data or fin", w.Kind)
+		return fmt.Errorf("window.kind: %q, want data, fin, syn, syn-ack or ack", w.Kind)
 	}
 	if err := c.window(segs); err != nil {
 		return err
@@ -500,11 +531,33 @@ func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]in
 		}
 	} else {
 		t := c.sc.TCP
+		acks := uint64(0) // ACKs of the flow that left the bottleneck so far
 		hook := func(p *sim.Packet) (time.Duration, int16, bool) {
-			if int(p.Flow) != win.Flow || p.IsAck || p.Retx || p.Len == 0 {
+			if int(p.Flow) != win.Flow || p.Retx {
 				return 0, 0, false
 			}
-			k := p.Seq / tcp.DefaultMSS
+			var k uint64
+			switch c.kind {
+			case kindData:
+				if p.IsAck || p.SYN || p.Len == 0 {
+					return 0, 0, false
+				}
+				k = p.Seq / tcp.DefaultMSS
+			case kindSyn:
+				if !p.SYN || p.IsAck {
+					return 0, 0, false
+				}
+			case kindSynAck:
+				if !p.SYN || !p.IsAck {
+					return 0, 0, false
+				}
+			case kindAck:
+				if !p.IsAck || p.SYN {
+					return 0, 0, false
+				}
+				k = acks
+				acks++
+			}
 			if k < c.first || k >= c.first+uint64(c.n) {
 				return 0, 0, false
 			}
@@ -513,7 +566,7 @@ func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]in
 		}
 		cfg := netenv.Config{
 			Seed: t.Seed, Schedule: netenv.Constant(t.Env), Flows: t.Flows, SACK: t.SACK, Profile: t.Profile,
-			Limits: lim, Scheduler: s, DelayHook: hook,
+			Limits: lim, Scheduler: s, DelayHook: hook, Handshake: t.Handshake,
 		}
 		var obs tcp.Observer
 		if tr != nil {
@@ -533,6 +586,7 @@ func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]in
 				"delivered_bytes": int64(fr.DeliveredBytes), "cwnd": int64(fr.Final.Cwnd),
 				"ssthresh": int64(fr.Final.SSThresh), "retransmits": int64(fr.Retransmits),
 				"timeouts": int64(fr.Timeouts), "recoveries": int64(fr.Recoveries), "done": done,
+				"syn_retransmits": int64(fr.SynRetransmits),
 			}
 		}
 	}
@@ -606,11 +660,12 @@ type yamlCBR struct {
 }
 
 type yamlTCP struct {
-	Env     yamlEnv       `yaml:"env" json:"env"`
-	Flows   []netenv.Flow `yaml:"flows" json:"flows"`
-	SACK    *bool         `yaml:"sack" json:"sack"`
-	Profile string        `yaml:"profile" json:"profile"`
-	Seed    uint64        `yaml:"seed" json:"seed"`
+	Handshake bool          `yaml:"handshake,omitempty" json:"handshake,omitempty"`
+	Env       yamlEnv       `yaml:"env" json:"env"`
+	Flows     []netenv.Flow `yaml:"flows" json:"flows"`
+	SACK      *bool         `yaml:"sack" json:"sack"`
+	Profile   string        `yaml:"profile" json:"profile"`
+	Seed      uint64        `yaml:"seed" json:"seed"`
 }
 
 type yamlEnv struct {
@@ -680,7 +735,13 @@ func ScenarioJSON(sc *Scenario) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(y)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // conditions keep their > and &&
+	if err := enc.Encode(y); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
 }
 
 func (y *yamlScenario) scenario() (*Scenario, error) {
@@ -711,7 +772,7 @@ func (y *yamlScenario) scenario() (*Scenario, error) {
 		if e.Buffer == 0 {
 			e.Buffer = 100
 		}
-		t := &TCPSpec{Env: netenv.Env(e), Flows: y.TCP.Flows, SACK: true, Seed: y.TCP.Seed}
+		t := &TCPSpec{Env: netenv.Env(e), Flows: y.TCP.Flows, SACK: true, Seed: y.TCP.Seed, Handshake: y.TCP.Handshake}
 		if y.TCP.SACK != nil {
 			t.SACK = *y.TCP.SACK
 		}
@@ -739,7 +800,10 @@ func (y *yamlScenario) scenario() (*Scenario, error) {
 		return nil, errors.New("window.last: give either last or from/count")
 	case w.Last > 0:
 		sc.Window.Select, sc.Window.N = "last", w.Last
-	case w.Kind == "fin":
+	case w.Kind == "fin" || w.Kind == "syn" || w.Kind == "syn-ack" || w.Kind == "synack":
+		if w.From != nil || w.Count > 1 {
+			return nil, fmt.Errorf("window.kind: %s is one packet; from and count do not apply", w.Kind)
+		}
 		sc.Window.Select, sc.Window.N = "kind", 1
 	case w.From != nil:
 		sc.Window.Select, sc.Window.From, sc.Window.N = "range", *w.From, w.Count
@@ -750,7 +814,7 @@ func (y *yamlScenario) scenario() (*Scenario, error) {
 			sc.Window.N = 1
 		}
 	default:
-		return nil, errors.New("window: give last: N, from: I with count: N, or kind: fin")
+		return nil, errors.New("window: give last: N, from: I with count: N, or kind: fin, syn or syn-ack")
 	}
 	if len(w.Hop) > 0 {
 		if len(w.Hop) != 2 {
@@ -788,7 +852,7 @@ func encode(sc *Scenario) (*yamlScenario, error) {
 	} else {
 		t := sc.TCP
 		sack := t.SACK
-		y.TCP = &yamlTCP{Env: yamlEnv(t.Env), Flows: t.Flows, SACK: &sack, Profile: t.Profile.String(), Seed: t.Seed}
+		y.TCP = &yamlTCP{Env: yamlEnv(t.Env), Flows: t.Flows, SACK: &sack, Profile: t.Profile.String(), Seed: t.Seed, Handshake: t.Handshake}
 	}
 	w := sc.Window
 	res := w.Res
@@ -800,7 +864,9 @@ func encode(sc *Scenario) (*yamlScenario, error) {
 	case "", "last":
 		y.Window.Last = w.N
 	default:
-		if w.Kind != "fin" {
+		switch w.Kind {
+		case "fin", "syn", "syn-ack", "synack":
+		default:
 			from := w.From
 			y.Window.From, y.Window.Count = &from, w.N
 		}

@@ -53,7 +53,7 @@ window: {last: 1, lo_ms: 1, hi_ms: 4}
 	if _, err := ParseScenario([]byte(tcp)); err == nil || !strings.Contains(err.Error(), "tcp.flows[0].cca") {
 		t.Errorf("unknown CCA: %v", err)
 	}
-	syn := strings.Replace(strings.Replace(tcp, "nosuch", "reno", 1), "last: 1", "from: 0, kind: syn-ack", 1)
+	syn := strings.Replace(strings.Replace(tcp, "nosuch", "reno", 1), "last: 1", "kind: syn-ack", 1)
 	if _, err := ParseScenario([]byte(syn)); err == nil || !strings.Contains(err.Error(), "handshake") {
 		t.Errorf("syn-ack: %v", err)
 	}
@@ -69,12 +69,24 @@ func TestEncodeScenarioRoundTrip(t *testing.T) {
 	}
 	fin := TCPBulk(1, 32*time.Millisecond)
 	fin.Window.Select, fin.Window.Kind = "kind", "fin"
-	for _, sc := range []*Scenario{UDP4(2, time.Millisecond, 64*time.Millisecond), TCPBulk(2, 32*time.Millisecond), ties, fin} {
-		b, err := EncodeScenario(sc)
-		if err != nil {
-			t.Fatal(err)
+	synAck := handshakeTCP(Window{N: 1, Select: "kind", Kind: "syn-ack", Lo: 900 * time.Millisecond, Hi: 1100 * time.Millisecond}, 5*time.Second, "cwnd", "syn_retransmits")
+	acks := handshakeTCP(Window{N: 2, Select: "kind", Kind: "ack", From: 32, Lo: time.Millisecond, Hi: 16 * time.Millisecond}, 190*time.Millisecond, "cwnd", "done")
+	acks.TCP.Handshake = false
+	for k, sc := range []*Scenario{UDP4(2, time.Millisecond, 64*time.Millisecond), TCPBulk(2, 32*time.Millisecond), ties, fin, synAck, acks} {
+		var b []byte
+		var back *Scenario
+		var err error
+		if k%2 == 0 {
+			b, err = EncodeScenario(sc)
+			if err == nil {
+				back, err = ParseScenario(b)
+			}
+		} else {
+			b, err = ScenarioJSON(sc)
+			if err == nil {
+				back, err = ParseScenarioJSON(b)
+			}
 		}
-		back, err := ParseScenario(b)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", sc.Name, err, b)
 		}

@@ -24,6 +24,8 @@ type ReceiverConfig struct {
 	SACK  bool
 	Bytes uint64 // transfer size, to know when it is complete
 	Out   Output
+	// Handshake: the connection opens with SYN and SYN-ACK (handshake.go).
+	Handshake bool
 }
 
 // oooBlock is received out-of-order data; stamp orders blocks by most
@@ -45,26 +47,50 @@ type Receiver struct {
 	lastAcked uint64 // rcv_nxt carried by the last ACK sent
 	dsack     sim.SACKBlock
 	hasDSACK  bool
+
+	// Handshake (handshake.go).
+	synAckEv      *sim.Event
+	synReceived   bool
+	established   bool
+	synAckRetries uint32
 }
 
 // NewReceiver creates a receiver.
 func NewReceiver(s *sim.Sim, cfg ReceiverConfig) *Receiver {
 	r := &Receiver{cfg: cfg, sim: s, quick: quickAcks}
 	r.delackEv = sim.NewEvent(cfg.Node, sim.KindTimer, 0, r)
+	if cfg.Handshake {
+		r.synAckEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerSynAck, r)
+	}
 	return r
 }
 
 // Received is the number of in-order bytes received.
 func (r *Receiver) Received() uint64 { return r.rcvNxt }
 
-// Handle receives data segments and runs the delayed-ACK timer.
+// Handle receives data segments and runs the delayed-ACK timer (and, with
+// the handshake, SYNs and the SYN-ACK timer).
 func (r *Receiver) Handle(e *sim.Event) {
 	if e.Kind != sim.KindPacket {
+		if e.Tag == timerSynAck {
+			r.onSynAckTimeout()
+			return
+		}
 		r.sendAck()
 		return
 	}
 	p := e.Pkt
-	r.onData(p)
+	switch {
+	case p.SYN:
+		r.onSyn(p)
+	default:
+		if r.cfg.Handshake && !r.established {
+			// The first data segment acknowledges our SYN-ACK.
+			r.established = true
+			r.sim.Cancel(r.synAckEv)
+		}
+		r.onData(p)
+	}
 	r.sim.FreePacket(p)
 }
 

@@ -39,6 +39,9 @@ type SenderConfig struct {
 	Observer  Observer // may be nil
 	Out       Output
 	OnDone    func() // called once all data is acknowledged
+	// Handshake opens the connection with SYN and SYN-ACK first
+	// (handshake.go); otherwise the transfer starts at once.
+	Handshake bool
 }
 
 // Stats are a sender's counters.
@@ -51,6 +54,8 @@ type Stats struct {
 	DeliveredBytes uint64
 	Done           bool
 	DoneAt         time.Duration
+	SynRetransmits uint64
+	ConnectFailed  bool // the handshake gave up after SynRetries
 }
 
 // Timer tags of the sender.
@@ -105,6 +110,12 @@ type Sender struct {
 	cwndUsed     uint32
 	cwndStamp    time.Duration
 
+	// Handshake (handshake.go).
+	connecting bool
+	synRetries uint32
+	synSentAt  time.Duration
+	synTSVal   time.Duration
+
 	stats Stats
 	ack   ackInfo
 	rec   StateRecord
@@ -152,13 +163,14 @@ func (s *Sender) RTO() time.Duration {
 	return min(s.rtt.rto()<<min(s.backoff, 16), MaxRTO)
 }
 
-// Start initializes the algorithm and sends the first window.
+// Start opens the connection (with Handshake) or initializes the
+// algorithm and sends the first window.
 func (s *Sender) Start() {
-	s.appSince = s.sim.Now()
-	s.sock.Now = s.sim.Now()
-	s.ca.Init(&s.sock)
-	s.output()
-	s.emit(ReasonState)
+	if s.cfg.Handshake {
+		s.connect()
+		return
+	}
+	s.establish()
 }
 
 // SetAppRate changes the application rate (bit/s, 0 = unlimited) from now
@@ -208,8 +220,15 @@ func (s *Sender) Handle(e *sim.Event) {
 	switch {
 	case e.Kind == sim.KindPacket:
 		p := e.Pkt
-		s.onAck(p)
+		switch {
+		case s.connecting:
+			s.onSynAck(p)
+		case !p.SYN: // a late SYN-ACK duplicate is not an ACK of data
+			s.onAck(p)
+		}
 		s.sim.FreePacket(p)
+	case e.Tag == timerRTO && s.connecting:
+		s.onSynTimeout()
 	case e.Tag == timerRTO:
 		s.onRTO()
 	case e.Tag == timerSend:
