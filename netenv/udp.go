@@ -232,6 +232,9 @@ type TopoConfig struct {
 	HashTrace bool
 	// OnDelivery, if set, sees every packet that reaches its destination.
 	OnDelivery func(Delivery)
+	// OnStart, if set, gets the run's state before the first event (the
+	// symbolic back-end's state hashing).
+	OnStart func(sim.StateSource)
 }
 
 // Delivery is one datagram reaching its destination: the packet-level trace
@@ -282,6 +285,9 @@ func RunTopology(ctx context.Context, cfg TopoConfig) (TopoResult, error) {
 	if cfg.HashTrace {
 		r.hash = sha256.New()
 	}
+	if cfg.OnStart != nil {
+		cfg.OnStart(r)
+	}
 	if err := r.sim.Run(ctx); err != nil {
 		return TopoResult{}, err
 	}
@@ -318,6 +324,8 @@ type topoRun struct {
 	apps  []*cbrApp
 	flows []CBRResult
 	hash  hash.Hash
+	chans []*channel // in creation order
+	ids   map[sim.Handler]uint64
 }
 
 type topoNode struct {
@@ -368,6 +376,7 @@ func newTopoRun(cfg *TopoConfig, s *sim.Sim) *topoRun {
 			c.q = make([]*sim.Packet, min(q, 1024))
 			c.txEv = sim.NewEvent(sim.NodeID(d[0]), sim.KindTimer, tagTx, c)
 			r.nodes[d[0]].out[d[1]] = c
+			r.chans = append(r.chans, c)
 		}
 	}
 	r.flows = make([]CBRResult, len(cfg.CBR))
@@ -380,6 +389,55 @@ func newTopoRun(cfg *TopoConfig, s *sim.Sim) *topoRun {
 		}
 	}
 	return r
+}
+
+// HashState implements sim.StateSource: every link's queue and packet in
+// transmission, every source's next sequence number and every sink's
+// counters. LastArrival is left out: it is a time, not an outcome, and it
+// would keep apart states that differ only in when a packet came.
+func (r *topoRun) HashState(h *sim.StateHash) {
+	for _, c := range r.chans {
+		h.Word(uint64(c.qLen))
+		if c.tx != nil {
+			h.Word(1)
+			h.Packet(c.tx)
+		} else {
+			h.Word(0)
+		}
+		for i := 0; i < c.qLen; i++ {
+			h.Packet(c.q[(c.qHead+i)%len(c.q)])
+		}
+	}
+	for _, a := range r.apps {
+		h.Word(a.seq)
+	}
+	for _, f := range r.flows {
+		h.Word(f.Sent)
+		h.Word(f.Received)
+		h.Word(f.ReceivedBytes)
+		h.Word(f.Dropped)
+		h.Word(f.Reordered)
+		h.Word(f.nextSeq)
+	}
+}
+
+// HandlerID implements sim.StateSource: nodes, links and sources by their
+// creation order.
+func (r *topoRun) HandlerID(hd sim.Handler) (uint64, bool) {
+	if r.ids == nil {
+		r.ids = map[sim.Handler]uint64{}
+		for i, n := range r.nodes {
+			r.ids[n] = 1<<32 | uint64(i)
+		}
+		for i, c := range r.chans {
+			r.ids[c] = 2<<32 | uint64(i)
+		}
+		for i, a := range r.apps {
+			r.ids[a] = 3<<32 | uint64(i)
+		}
+	}
+	id, ok := r.ids[hd]
+	return id, ok
 }
 
 // Handle sends one datagram and schedules the next.

@@ -54,7 +54,7 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 	hi := fs.Float64("hi", 0, "highest uncertain delay (ms; udp4 default 1024)")
 	dmax := fs.Float64("dmax", 0, "highest uncertain delay (ms) for tcp-bulk (default 256); same as --hi")
 	res := fs.Float64("res", 1, "resolution of the delays (ms)")
-	reds := fs.String("reductions", "SCI", "SEIB reductions: none, or letters from S, C (or Ce, Cc, Coc) and I")
+	reds := fs.String("reductions", "SCI", "SEIB reductions: none, or letters from S, C (or Ce, Cc, Coc) and I; H adds state hashing (topology scenarios, not with I)")
 	gran := fs.String("granularity", "component", "I decomposition: component (state components) or node (topology nodes, as SEIB)")
 	maxBranches := fs.Int("max-branches", DefaultMaxBranches, "stop after this many branches (the report is then incomplete)")
 	timeLimit := fs.Duration("time-limit", 0, "stop the exploration after this wall time, e.g. 60s (the report is then incomplete)")
@@ -96,6 +96,9 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 	red, err := ParseReductions(*reds)
 	if err != nil {
 		return bad("--reductions: %v", err)
+	}
+	if red.H && red.I {
+		return bad("--reductions: H (state hashing) does not combine with I")
 	}
 	var byNode bool
 	switch *gran {
@@ -212,6 +215,9 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err := sc.Validate(); err != nil {
 		return bad("%v", err)
 	}
+	if red.H && sc.TCP != nil {
+		return bad("--reductions: H (state hashing) needs a topology (UDP) scenario, not TCP")
+	}
 	if *keep == 0 {
 		*keep = -1
 	}
@@ -274,6 +280,9 @@ func (r *Report) WriteText(w io.Writer, branches bool) {
 		fmt.Fprintf(w, " (%d gave up)", r.SolverGaveUp)
 	}
 	fmt.Fprintf(w, ", runs %d, events %d\n", r.Runs, r.Events)
+	if r.Merged > 0 || strings.Contains(r.Reductions, "H") {
+		fmt.Fprintf(w, "merged       %d runs stopped at a state an earlier run reached (H; %d states stored)\n", r.Merged, r.StatesStored)
+	}
 	fmt.Fprintf(w, "wall time    %.3f s, peak heap %.1f MB\n", r.WallSeconds, r.PeakHeapMB)
 	if r.Diverged > 0 {
 		fmt.Fprintf(w, "WARNING: %d branches diverged from the path they were forked from: a handler computed a delay from the uncertain delays, so their classes are approximations\n", r.Diverged)

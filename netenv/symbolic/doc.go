@@ -83,6 +83,12 @@
 //     arrivals forwarded into it, each sink), which is SEIB's independence
 //     argument at the grain the handlers actually share state. Options.
 //     NodeGranularity uses topology nodes, as SEIB's ns-3 does.
+//   - H (not SEIB's; the J-Sim thesis's state merging): a run that reaches
+//     a state an earlier run reached (handlers, pending events with their
+//     symbolic timestamps, and the path constraints on the delays still
+//     pending) stops there: the earlier run's subtree covers its future.
+//     Report.Branches then counts the leaves, Report.Merged the runs
+//     stopped. Topology (UDP) scenarios only, and not with I (merge.go).
 //
 // Every setting simulates the same thing: the outcomes are identical, which
 // the tests check against brute force over every delay vector.

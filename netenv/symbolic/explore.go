@@ -2,6 +2,7 @@ package symbolic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -110,12 +111,16 @@ type Report struct {
 	// AllComparisons counts every Before over every run.
 	AllComparisons uint64 `json:"all_comparisons"`
 	// Forks is the number of comparisons where both outcomes were feasible.
-	Forks        uint64  `json:"forks"`
-	SolverCalls  uint64  `json:"solver_calls"`
-	SolverGaveUp uint64  `json:"solver_gave_up"`
-	Runs         int     `json:"runs"`
-	Events       uint64  `json:"events"`
-	Diverged     int     `json:"diverged"`
+	Forks        uint64 `json:"forks"`
+	SolverCalls  uint64 `json:"solver_calls"`
+	SolverGaveUp uint64 `json:"solver_gave_up"`
+	Runs         int    `json:"runs"`
+	Events       uint64 `json:"events"`
+	Diverged     int    `json:"diverged"`
+	// Merged counts the runs that state hashing (H) stopped at a state an
+	// earlier run had reached; they are not branches.
+	Merged       int     `json:"merged,omitempty"`
+	StatesStored int     `json:"states_stored,omitempty"`
 	Unsound      int     `json:"unsound"`
 	WallSeconds  float64 `json:"wall_s"`
 	PeakHeapMB   float64 `json:"peak_heap_mb"`
@@ -125,6 +130,10 @@ type Report struct {
 	// BranchList holds the first KeepBranches branches.
 	BranchList []Branch `json:"branch_list,omitempty"`
 	Truncated  bool     `json:"branch_list_truncated,omitempty"`
+	// MergedList holds the first KeepBranches merged runs (H): the region
+	// each covered when it reached an earlier state (no outcome of its
+	// own: its vectors have the outcomes of the classes below that state).
+	MergedList []Branch `json:"merged_list,omitempty"`
 
 	// Witnesses, per distinct outcome, of the first branch that reached
 	// it (index into Outcomes), and that branch.
@@ -201,7 +210,8 @@ type explorer struct {
 	solver solver
 	stack  []*job
 	forks  uint64
-	sch    *sched // reused from run to run
+	sch    *sched                 // reused from run to run
+	seen   map[[2]uint64]struct{} // states reached (H)
 }
 
 func (x *explorer) push(j *job) { x.stack = append(x.stack, j) }
@@ -264,7 +274,18 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 	if keep == 0 {
 		keep = DefaultKeepBranches
 	}
+	if opt.Reductions.H {
+		switch {
+		case opt.Reductions.I:
+			return nil, errors.New("reductions: H (state hashing) does not combine with I: under I ties are broken by event histories the hash does not see")
+		case c.sc.Topology == nil:
+			return nil, errors.New("reductions: H (state hashing) needs a topology (UDP) scenario; TCP endpoints do not expose their state")
+		}
+	}
 	x := newExplorer(c, opt)
+	if opt.Reductions.H {
+		x.seen = map[[2]uint64]struct{}{}
+	}
 	rep := &Report{Scenario: c.sc.Name, Reductions: opt.Reductions.String(), Complete: true, n: c.n, notable: map[int]*notableBranch{}}
 	resMS := float64(c.res) / 1e6
 	for i := 0; i < c.n; i++ {
@@ -312,13 +333,20 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 			runErr = err
 			break
 		}
-		id := rep.Branches
-		rep.Branches++
 		rep.Runs++
 		rep.Comparisons += p.symCmp
 		rep.Overlapping += p.overlap
 		rep.AllComparisons += s.cmps
 		rep.Events += o.events
+		if p.merged {
+			rep.Merged++
+			if keep > 0 && len(rep.MergedList) < keep {
+				rep.MergedList = append(rep.MergedList, Branch{ID: rep.Merged - 1, Witness: x.msVec(&p.w), cons: p.pc, w: p.w, Constraints: formatCons(p.pc, c.n)})
+			}
+			continue
+		}
+		id := rep.Branches
+		rep.Branches++
 		key := c.key(o)
 		w := x.msVec(&p.w)
 		notable := false
@@ -374,6 +402,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		}
 	}
 	sample()
+	rep.StatesStored = len(x.seen)
 	rep.Forks = x.forks
 	rep.SolverCalls = x.solver.calls
 	rep.SolverGaveUp = x.solver.unknown

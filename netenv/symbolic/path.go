@@ -91,6 +91,7 @@ type path struct {
 	// fixed paths (brute force, verification) never fork.
 	fixed    bool
 	diverged bool
+	merged   bool // stopped by state hashing (H)
 	// statistics of the new (non-replayed) part of the run
 	symCmp  uint64 // comparisons of timestamps differing by a non-constant expression
 	overlap uint64 // those the interval bounds could not decide

@@ -515,6 +515,9 @@ func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]in
 			return time.Duration(w[i]) * res, int16(i + 1), true
 		}
 		tc := netenv.TopoConfig{Topology: *c.sc.Topology, Limits: lim, Scheduler: s, DelayHook: hook}
+		if ss, ok := s.(*sched); ok && ss.red.H {
+			tc.OnStart = func(src sim.StateSource) { ss.src = src }
+		}
 		if tr != nil {
 			tc.HashTrace, tc.OnDelivery = true, tr.Delivery
 		}

@@ -129,6 +129,8 @@ func TestMain_CLI(t *testing.T) {
 		{[]string{"--max-branches", "0"}, "--max-branches"},
 		{[]string{"--bogus"}, "bogus"},
 		{[]string{"a.yaml", "b.yaml"}, "one scenario file"},
+		{[]string{"--reductions", "SCIH"}, "--reductions"},
+		{[]string{"--scenario", "tcp-bulk", "--reductions", "SCH"}, "--reductions"},
 	} {
 		code, _, msg := run(c.args...)
 		if code != ExitUsage || !strings.Contains(msg, c.flag) {

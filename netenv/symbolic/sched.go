@@ -18,6 +18,11 @@ type Reductions struct {
 	Cc  bool // pseudocode 6: remove cancelled timers at once
 	Coc bool // pseudocode 7: waiting lists for outstanding timers (implies Cc)
 	I   bool // pseudocode 8: per-node event lists, local synchronization, global deadlock recovery
+	// H is state hashing (the J-Sim thesis's state merging, not SEIB's):
+	// a run that reaches a state an earlier run reached, with the same
+	// constraints on the delays still pending, stops there, because the
+	// earlier run's subtree already covers its future.
+	H bool
 }
 
 // C reports whether all of technique C (Ce and Coc) is on.
@@ -45,6 +50,9 @@ func (r Reductions) String() string {
 	}
 	if r.I {
 		b.WriteString("I")
+	}
+	if r.H {
+		b.WriteString("H")
 	}
 	if b.Len() == 0 {
 		return "none"
@@ -82,8 +90,11 @@ func ParseReductions(s string) (Reductions, error) {
 		case t[0] == 'I':
 			r.I = true
 			t = t[1:]
+		case t[0] == 'H':
+			r.H = true
+			t = t[1:]
 		default:
-			return Reductions{}, fmt.Errorf("reductions %q: unknown technique at %q (want none, or letters from S, C, I; C's parts are Ce, Cc, Coc)", s, t)
+			return Reductions{}, fmt.Errorf("reductions %q: unknown technique at %q (want none, or letters from S, C, I and H; C's parts are Ce, Cc, Coc)", s, t)
 		}
 	}
 	return r, nil
@@ -426,6 +437,11 @@ type sched struct {
 
 	cmps    uint64 // every Before (concrete or symbolic)
 	inserts uint64
+
+	// State hashing (H).
+	src   sim.StateSource
+	taken uint64 // events handed to the simulator
+	hash  sim.StateHash
 }
 
 func newSched(p *path, red Reductions, vt *vecTable, lay *Layout) *sched {
@@ -470,6 +486,7 @@ func (s *sched) reset(p *path) {
 	}
 	clear(s.closed)
 	s.cmps, s.inserts = 0, 0
+	s.src, s.taken = nil, 0
 }
 
 // place sets the node of an entry's event (through its component);
@@ -898,6 +915,7 @@ func (s *sched) take(h *entry) *sim.Event {
 	ev.SetIndex(-1)
 	s.queue--
 	s.release(h)
+	s.taken++
 	return ev
 }
 
@@ -915,6 +933,9 @@ func (s *sched) takeEnd() *sim.Event {
 func (s *sched) PopMin() *sim.Event {
 	if s.red.I {
 		return s.popI()
+	}
+	if s.red.H && s.src != nil && s.p.merge(s) {
+		return nil // an earlier run covers the rest: end this one
 	}
 	for {
 		if s.lists[0].empty() {

@@ -24,7 +24,7 @@ type TableConfig struct {
 	MaxN      int           // udp4 windows 1…MaxN (0: 4)
 	DMax      []int         // tcp-bulk dmax values in ms (nil: 4, 16, …, 16384)
 	Cell      time.Duration // time limit of one exploration (0: 120 s)
-	Reduction []string      // settings (nil: none S C I SC SCI, then I and SCI at node granularity)
+	Reduction []string      // settings (nil: none S C I SC SCI, I and SCI at node granularity, then H and SCH on udp4)
 	Progress  io.Writer     // optional: one line per finished cell
 }
 
@@ -56,7 +56,7 @@ func Table(ctx context.Context, w io.Writer, cfg TableConfig) error {
 		cfg.Cell = 120 * time.Second
 	}
 	if cfg.Reduction == nil {
-		cfg.Reduction = []string{"none", "S", "C", "I", "SC", "SCI", "I/node", "SCI/node"}
+		cfg.Reduction = []string{"none", "S", "C", "I", "SC", "SCI", "I/node", "SCI/node", "H", "SCH"}
 	}
 	run := func(sc *Scenario, setting string) (tableCell, error) {
 		name, byNode := strings.CutSuffix(setting, "/node")
@@ -111,6 +111,10 @@ func Table(ctx context.Context, w io.Writer, cfg TableConfig) error {
 		var cells []string
 		outcomes := 0
 		for _, s := range cfg.Reduction {
+			if strings.Contains(s, "H") {
+				cells = append(cells, "n/a") // state hashing needs a topology scenario
+				continue
+			}
 			sc := TCPBulk(3, time.Duration(d)*time.Millisecond)
 			c, err := run(sc, s)
 			if err != nil {
