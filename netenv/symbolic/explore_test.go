@@ -92,15 +92,7 @@ func checkClasses(t *testing.T, name string, rep *Report, truth map[[2]int64]str
 		// A merged run's region has the outcomes below the state it
 		// reached: its vectors must give one of the outcomes found.
 		for i := range rep.MergedList {
-			b := &rep.MergedList[i]
-			ok := true
-			for k := range b.cons {
-				if !b.cons[k].holds(x) {
-					ok = false
-					break
-				}
-			}
-			if ok {
+			if classHolds(rep.MergedList[i].cons, x) {
 				in = append(in, -1-i)
 			}
 		}
@@ -109,14 +101,7 @@ func checkClasses(t *testing.T, name string, rep *Report, truth map[[2]int64]str
 			if approx && b.Diverged {
 				continue
 			}
-			ok := true
-			for k := range b.cons {
-				if !b.cons[k].holds(x) {
-					ok = false
-					break
-				}
-			}
-			if ok {
+			if classHolds(b.cons, x) {
 				in = append(in, i)
 			}
 		}
@@ -155,6 +140,16 @@ func checkClasses(t *testing.T, name string, rep *Report, truth map[[2]int64]str
 			t.Fatalf("%s: branch %d's witness gives %q, the branch says %q", name, b.ID, want, b.Outcome)
 		}
 	}
+}
+
+// classHolds reports whether x satisfies every constraint of a class.
+func classHolds(cons []lincon, x []int64) bool {
+	for k := range cons {
+		if !cons[k].holds(x) {
+			return false
+		}
+	}
+	return true
 }
 
 func distinct(truth map[[2]int64]string) []string {
@@ -468,14 +463,7 @@ func testSampled(t *testing.T, sc *Scenario) {
 			n := 0
 			for i := range rep.BranchList {
 				b := &rep.BranchList[i]
-				ok := true
-				for k := range b.cons {
-					if !b.cons[k].holds(x) {
-						ok = false
-						break
-					}
-				}
-				if ok {
+				if classHolds(b.cons, x) {
 					n++
 					if b.Outcome != smp.out {
 						t.Errorf("%s: d=%v: class %d says %q, the simulator says %q", s.name, x, b.ID, b.Outcome, smp.out)
