@@ -194,6 +194,7 @@ func FuzzSeedDecoder(f *testing.F) {
 	f.Add([]byte(`{"schedule":[{"until_ns":-1}], "extra": 1}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"version":1,"ccai":["cubic"],"bytes":18446744073709551615,"schedule":[{"env":{"bw":1e6,"delay":1e6,"qshape":1e3,"qscale":1e3,"app":1e7,"buffer":16777216}}]}`))
+	f.Add([]byte(`{"version":2,"program":"x","subject":"native","witness":{"scenario":{"name":"w","end_s":1.2,"topology":{"nodes":2,"links":[{"a":0,"b":1,"bw":1,"delay":2}],"cbr":[{"src":0,"dst":1,"packet_bytes":100,"rate":0.1,"start_s":0,"stop_s":1}]},"window":{"last":1,"lo_ms":1,"hi_ms":4}},"delays_ms":[2],"branch":0,"reductions":"SCI","why":["outcome 0"],"outcome":"flow0.received=124","metrics":[],"trace_sha256":""}}`))
 	c := act.DefaultCampaign()
 	dir := f.TempDir()
 	path := filepath.Join(dir, "seed.json")
@@ -205,6 +206,16 @@ func FuzzSeedDecoder(f *testing.F) {
 		var err error
 		withDeadline(t, 10*time.Second, "ReadSeed", func() { s, err = corpus.ReadSeed(path) })
 		if err != nil {
+			return
+		}
+		if s.Witness != nil {
+			// A symbolic witness: what ReadSeed accepted must replay
+			// without a panic (the scenario is validated; its run is
+			// bounded by the default event cap).
+			withDeadline(t, 20*time.Second, "ReplayWitness", func() { _, err = corpus.ReplayWitness(context.Background(), s, nil) })
+			if err != nil {
+				t.Fatalf("accepted witness seed does not replay: %v", err)
+			}
 			return
 		}
 		cfg, err := s.Config()
