@@ -192,13 +192,16 @@ type WitnessArtifacts struct {
 	title    string
 }
 
-// NewWitnessArtifacts prepares the trace of a witness seed's replay.
+// NewWitnessArtifacts prepares the trace of a witness seed's replay (a
+// validated seed: its scenario parses).
 func NewWitnessArtifacts(s *Seed) *WitnessArtifacts {
-	a := &WitnessArtifacts{tcp: len(s.CCAI) > 0}
 	w := s.Witness
-	a.title = fmt.Sprintf("witness of branch %d: d = %v ms", w.Branch, w.DelaysMS)
-	if a.tcp {
-		a.state = netenv.NewCSVTrace(&a.csv, s.CCAI[0])
+	a := &WitnessArtifacts{title: fmt.Sprintf("witness of branch %d: d = %v ms", w.Branch, w.DelaysMS)}
+	sc, err := w.scenario()
+	if err == nil && sc.TCP != nil {
+		a.tcp = true
+		a.title = sc.Name + ", " + a.title
+		a.state = netenv.NewCSVTrace(&a.csv, sc.TCP.Flows[0].CCA)
 		a.plot = &TracePlot{}
 		a.state.Next = a.plot
 	} else {

@@ -1,10 +1,6 @@
 package tcp
 
-import (
-	"time"
-
-	"github.com/actfuzz/actfuzz/netenv/sim"
-)
+import "github.com/actfuzz/actfuzz/netenv/sim"
 
 // The three-way handshake (RFC 9293 §3.5), when SenderConfig.Handshake and
 // ReceiverConfig.Handshake ask for it. Without it a transfer starts as if
@@ -23,20 +19,11 @@ const (
 	SynRetries = 6
 	// SynAckRetries is Linux's tcp_synack_retries.
 	SynAckRetries = 5
-	// FallbackRTO is RFC 6298 §5.7's 3 s: the RTO when data transmission
-	// begins after a handshake that gave no valid RTT sample.
-	FallbackRTO = 3 * time.Second
 )
 
 // Timer tag of the receiver's SYN-ACK retransmission timer (its delayed-ACK
 // timer has tag 0).
 const timerSynAck uint8 = 1
-
-// connect sends the first SYN.
-func (s *Sender) connect() {
-	s.connecting = true
-	s.sendSYN()
-}
 
 func (s *Sender) sendSYN() {
 	now := s.sim.Now()
@@ -49,7 +36,6 @@ func (s *Sender) sendSYN() {
 	p.SentAt = now
 	if s.synRetries == 0 {
 		s.synSentAt = now
-		s.synTSVal = p.TSVal
 	}
 	// RFC 6298 §2.1 and §5.5: 1 s, doubled on every timeout.
 	s.sim.Schedule(s.rtoEv, min(InitialRTO<<s.synRetries, MaxRTO))
@@ -83,13 +69,12 @@ func (s *Sender) onSynAck(p *sim.Packet) {
 	s.sim.Cancel(s.rtoEv)
 	// Karn's algorithm (RFC 6298 §3): a retransmitted SYN gives no sample
 	// from its send time; the timestamp echo (RFC 7323 §4) still does.
-	switch {
-	case s.synRetries == 0:
+	// The receiver always echoes, so RFC 6298 §5.7's 3 s fallback for a
+	// handshake without a sample never applies here.
+	if s.synRetries == 0 {
 		s.rtt.sample(now - s.synSentAt)
-	case p.TSEcr > 0:
+	} else {
 		s.rtt.sample(now - (p.TSEcr - 1))
-	default:
-		s.rtt.fallback = true
 	}
 	s.sock.SRTT = s.rtt.srtt
 	s.sock.RTTVar = s.rtt.rttvar()
@@ -97,7 +82,7 @@ func (s *Sender) onSynAck(p *sim.Packet) {
 	// RFC 5681 §3.1: after a lost SYN or SYN-ACK the initial window is one
 	// segment, unless the echo shows the first SYN arrived (the
 	// retransmission was spurious, as Linux's undo of it).
-	lost := s.synRetries > 0 && p.TSEcr != s.synTSVal || p.Retx
+	lost := s.synRetries > 0 && p.TSEcr != s.synSentAt+1 || p.Retx
 	if lost {
 		s.sock.Cwnd = 1
 	}

@@ -23,8 +23,6 @@ type rttEstimator struct {
 	srtt   time.Duration // 0 before the first sample
 	mdev   time.Duration // 4 × mean deviation (RFC 6298's 4·RTTVAR)
 	minRTT time.Duration
-	// fallback: the handshake gave no valid sample (RFC 6298 §5.7).
-	fallback bool
 }
 
 func (r *rttEstimator) sample(m time.Duration) {
@@ -60,9 +58,6 @@ func (r *rttEstimator) rttvar() time.Duration { return r.mdev / 4 }
 // rto is the current timeout before backoff.
 func (r *rttEstimator) rto() time.Duration {
 	if r.srtt == 0 {
-		if r.fallback {
-			return FallbackRTO
-		}
 		return InitialRTO
 	}
 	v := min(r.srtt+max(r.mdev, MinRTO), MaxRTO)

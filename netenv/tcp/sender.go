@@ -113,8 +113,7 @@ type Sender struct {
 	// Handshake (handshake.go).
 	connecting bool
 	synRetries uint32
-	synSentAt  time.Duration
-	synTSVal   time.Duration
+	synSentAt  time.Duration // the first SYN's; its TSVal is synSentAt+1
 
 	stats Stats
 	ack   ackInfo
@@ -167,7 +166,8 @@ func (s *Sender) RTO() time.Duration {
 // algorithm and sends the first window.
 func (s *Sender) Start() {
 	if s.cfg.Handshake {
-		s.connect()
+		s.connecting = true
+		s.sendSYN()
 		return
 	}
 	s.establish()
