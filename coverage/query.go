@@ -217,23 +217,32 @@ func (s *Store) RandomBracket(rng *rand.Rand, star []float64, k int) (br Bracket
 	return s.pickBracket(rng, l)
 }
 
-// pickBracket draws a bracket from the lines in s.scr.lines at level l.
-func (s *Store) pickBracket(rng *rand.Rand, l int) (br Bracket, ok bool) {
+// pickVar draws a variable j with probability proportional to its weight
+// at level l, and u, uniform below weight(j, l); ok is false when every
+// weight is 0.
+func (s *Store) pickVar(rng *rand.Rand, l int, weight func(j, l int) uint64) (j int, u uint64, ok bool) {
 	var total uint64
 	for j := range s.ly.d {
-		total += s.bracketsAlong(j, l)
+		total += weight(j, l)
 	}
 	if total == 0 {
-		return br, false
+		return 0, 0, false
 	}
-	u := rng.Uint64N(total)
-	j := 0
+	u = rng.Uint64N(total)
 	for ; ; j++ {
-		w := s.bracketsAlong(j, l)
+		w := weight(j, l)
 		if u < w {
-			break
+			return j, u, true
 		}
 		u -= w
+	}
+}
+
+// pickBracket draws a bracket from the lines in s.scr.lines at level l.
+func (s *Store) pickBracket(rng *rand.Rand, l int) (br Bracket, ok bool) {
+	j, _, ok := s.pickVar(rng, l, s.bracketsAlong)
+	if !ok {
+		return br, false
 	}
 	ln := s.scr.lines[s.scr.off[j]:s.scr.off[j+1]]
 	r := s.pos(s.scr.star, j, l)
@@ -296,21 +305,9 @@ func (s *Store) RandomNeighbour(rng *rand.Rand, star []float64, k int) (nb Neigh
 
 // pickNeighbour draws a neighbour from the lines in s.scr.lines at level l.
 func (s *Store) pickNeighbour(rng *rand.Rand, l int) (nb Neighbour, ok bool) {
-	var total uint64
-	for j := range s.ly.d {
-		total += s.neighboursAlong(j, l)
-	}
-	if total == 0 {
+	j, u, ok := s.pickVar(rng, l, s.neighboursAlong)
+	if !ok {
 		return nb, false
-	}
-	u := rng.Uint64N(total)
-	j := 0
-	for ; ; j++ {
-		w := s.neighboursAlong(j, l)
-		if u < w {
-			break
-		}
-		u -= w
 	}
 	ln := s.scr.lines[s.scr.off[j]:s.scr.off[j+1]]
 	below, at := split(ln, s.pos(s.scr.star, j, l))
