@@ -68,21 +68,52 @@ func (b *Batch) Reset() {
 // union of the region sizes at which some state found a new region. The
 // batch must be over the same space as the store.
 func (s *Store) AddBatch(b *Batch, config uint64) (newStates int, newRegions Levels) {
-	if b.ly != s.ly && !b.ly.sp.Equal(s.ly.sp) {
-		panic("coverage: batch and store have different spaces")
+	r := s.AddBatches([]*Batch{b}, []uint64{config})
+	return r[0].NewStates, r[0].NewRegions
+}
+
+// BatchResult is what one batch of [Store.AddBatches] found.
+type BatchResult struct {
+	NewStates  int    // states (or, after coarsening, pooled regions) new to the store
+	NewRegions Levels // region sizes at which it found a new region (exact levels)
+	// Found[l] is the number of regions at k = 2^l that this batch visited
+	// first (0 below the exact floor).
+	Found []uint64
+}
+
+// AddBatches records the batches as if AddBatch were called for each in
+// order with its config, and returns what each found; the merge runs on all
+// cores (see merger) with exactly the sequential outcome. It then enforces
+// the memory budget.
+func (s *Store) AddBatches(bs []*Batch, configs []uint64) []BatchResult {
+	if len(bs) != len(configs) {
+		panic("coverage: AddBatches needs one config per batch")
 	}
-	ci := s.intern(config)
-	for r := range b.in.n {
-		_, isNew, m := s.addKey(b.in.key(uint32(r)), s.vc.enc(ci, b.inAt[r]))
-		if isNew {
-			newStates++
-			newRegions |= m
+	m := &s.mg
+	m.reset(s, len(bs))
+	out := make([]BatchResult, len(bs))
+	for bi, b := range bs {
+		if b.ly != s.ly && !b.ly.sp.Equal(s.ly.sp) {
+			panic("coverage: batch and store have different spaces")
+		}
+		ci := s.intern(configs[bi])
+		for r := range b.in.n {
+			m.add(b.in.key(uint32(r)), b.inAt[r], ci, bi)
 		}
 	}
-	for r := range b.oor.n {
-		if _, isNew := s.addOOR(b.oor.key(uint32(r)), s.vc.enc(ci, b.oorAt[r])); isNew {
-			newStates++
+	m.run(s)
+	for bi, b := range bs {
+		ci := s.intern(configs[bi])
+		for r := range b.oor.n {
+			if _, isNew := s.addOOR(b.oor.key(uint32(r)), s.ovc.enc(ci, b.oorAt[r])); isNew {
+				out[bi].NewStates++
+			}
 		}
+		res := &out[bi]
+		res.Found = append([]uint64(nil), m.counts[bi*(m.L+1):(bi+1)*(m.L+1)]...)
+		res.NewRegions = m.news[bi]
+		res.NewStates += int(res.Found[s.pool])
 	}
-	return newStates, newRegions
+	s.checkBudget()
+	return out
 }

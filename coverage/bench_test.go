@@ -83,7 +83,7 @@ func BenchmarkVisited(b *testing.B) {
 		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
 			stars := make([][]float64, 1024)
 			for i := range stars {
-				stars[i] = s.State(StateRef(rng.IntN(refs)))
+				stars[i] = s.State(nthRef(s, rng.IntN(refs)))
 				if i%2 == 0 {
 					stars[i] = randomState(rng, s.Space())
 				}
@@ -103,7 +103,7 @@ func queryStars(s *Store, rng *rand.Rand) [][]float64 {
 		if i%2 == 0 {
 			stars[i] = randomState(rng, s.Space())
 		} else {
-			st := s.State(StateRef(rng.IntN(s.Len())))
+			st := s.State(nthRef(s, rng.IntN(s.Len())))
 			st[rng.IntN(4)] += 8 // step off a visited state
 			if !s.Space().InRange(st) {
 				st = randomState(rng, s.Space())

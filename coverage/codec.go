@@ -8,23 +8,34 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"math/rand/v2"
+
+	"github.com/axiomhq/hyperloglog"
 )
 
-// Checkpoint format (little endian, varints as in encoding/binary):
+// Checkpoint format (little endian, varints as in encoding/binary; "δ" is
+// the zigzag varint of the difference from the previous value of the same
+// field, which keeps trajectory-ordered keys and pool visits to a few bytes):
 //
 //	magic "ACTCOV" | version u16
 //	space: nvars, then per variable name, nvalues, values or min/max/step (f64)
-//	pool size, seed u64, PRNG state, visits, out-of-range visits
+//	pool size, seed u64, shards, pool level, floor level
+//	PRNG state of the out-of-range pools, then of every shard
+//	visits, out-of-range visits
 //	configs: n, then n × u64
-//	states in S: n, then per state its key words, count, pool visits (cfg, at)
-//	states outside S: the same with one signed granule index per variable
+//	per shard, the pooled regions: n, then per region δ of each key word,
+//	  count, and per pool visit δ config, δ time
+//	per level floor ≤ l < pool, per shard, the exact set: n, δ key words
+//	per level l < floor, the HyperLogLog sketch of its regions: n, bytes
+//	states outside S: n, then per state one signed granule index per
+//	  variable, count, pool visits (config, time)
 //	CRC-32C of everything above, u32
 //
-// Region sets are not stored: ReadFrom rebuilds them from the states, in the
-// same order, so refs and counts come back identical.
+// The region sets above the pool level are not stored: ReadFrom rebuilds
+// them from the pooled regions, so refs and counts come back identical.
 const (
 	codecMagic   = "ACTCOV"
-	codecVersion = 1
+	codecVersion = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -57,6 +68,15 @@ func (e *encoder) u64(x uint64)     { e.bytes(binary.LittleEndian.AppendUint64(e
 func (e *encoder) f64(x float64)    { e.u64(math.Float64bits(x)) }
 func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.bytes([]byte(s)) }
 
+// keyDelta writes each word of key as the zigzag difference from prev, and
+// moves prev to key.
+func (e *encoder) keyDelta(key, prev []uint64) {
+	for i, x := range key {
+		e.varint(int64(x - prev[i]))
+		prev[i] = x
+	}
+}
+
 // WriteTo writes a versioned, checksummed binary checkpoint of the store to w.
 // It implements io.WriterTo.
 func (s *Store) WriteTo(w io.Writer) (int64, error) {
@@ -79,35 +99,71 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 	}
 	e.uvarint(uint64(s.opt.PoolSize))
 	e.u64(s.opt.Seed)
-	pcg, _ := s.src.MarshalBinary()
-	e.uvarint(uint64(len(pcg)))
-	e.bytes(pcg)
+	e.uvarint(uint64(s.opt.Shards))
+	e.uvarint(uint64(s.pool))
+	e.uvarint(uint64(s.floor))
+	srcs := []*rand.PCG{s.src}
+	for _, sh := range s.pooled {
+		srcs = append(srcs, sh.src)
+	}
+	for _, src := range srcs {
+		pcg, _ := src.MarshalBinary()
+		e.uvarint(uint64(len(pcg)))
+		e.bytes(pcg)
+	}
 	e.uvarint(s.visits)
 	e.uvarint(s.oVisits)
 	e.uvarint(uint64(len(s.cfgIDs)))
 	for _, c := range s.cfgIDs {
 		e.u64(c)
 	}
+	prev := make([]uint64, s.ly.w)
+	for _, sh := range s.pooled {
+		e.uvarint(uint64(sh.st.len()))
+		clear(prev)
+		var pc, pat int64
+		for r := range sh.st.len() {
+			e.keyDelta(sh.st.t.key(uint32(r)), prev)
+			e.uvarint(uint64(sh.st.count[r]))
+			for i := range sh.st.poolLen(uint32(r)) {
+				c, at := sh.vc.dec(sh.st.get(uint32(r), i))
+				e.varint(int64(c) - pc)
+				e.varint(at - pat)
+				pc, pat = int64(c), at
+			}
+		}
+	}
+	for l := s.floor; l < s.pool; l++ {
+		for j := range s.pooled {
+			tb := &s.levels[l].t[j]
+			e.uvarint(uint64(tb.n))
+			clear(prev)
+			for r := range tb.n {
+				e.keyDelta(tb.key(uint32(r)), prev)
+			}
+		}
+	}
+	for l := range s.floor {
+		u := hyperloglog.New14()
+		for _, sh := range s.pooled {
+			_ = u.Merge(sh.est[l])
+		}
+		b, _ := u.MarshalBinary()
+		e.uvarint(uint64(len(b)))
+		e.bytes(b)
+	}
 	raw := make([]uint64, s.ly.d)
-	for _, st := range []*states{&s.in, &s.oor} {
-		e.uvarint(uint64(st.len()))
-		for r := range st.len() {
-			if st == &s.in {
-				for _, x := range st.t.key(uint32(r)) {
-					e.uvarint(x)
-				}
-			} else {
-				s.oc.raw(st.t.key(uint32(r)), raw)
-				for _, x := range raw {
-					e.varint(int64(x))
-				}
-			}
-			e.uvarint(uint64(st.count[r]))
-			for i := range st.poolLen(uint32(r)) {
-				c, at := s.vc.dec(st.get(uint32(r), i))
-				e.uvarint(uint64(c))
-				e.varint(at)
-			}
+	e.uvarint(uint64(s.oor.len()))
+	for r := range s.oor.len() {
+		s.oc.raw(s.oor.t.key(uint32(r)), raw)
+		for _, x := range raw {
+			e.varint(int64(x))
+		}
+		e.uvarint(uint64(s.oor.count[r]))
+		for i := range s.oor.poolLen(uint32(r)) {
+			c, at := s.ovc.dec(s.oor.get(uint32(r), i))
+			e.uvarint(uint64(c))
+			e.varint(at)
 		}
 	}
 	if e.err == nil {
@@ -211,6 +267,14 @@ func (d *decoder) u64() uint64 {
 
 func (d *decoder) f64() float64 { return math.Float64frombits(d.u64()) }
 
+// keyDelta reads a key written by encoder.keyDelta; key holds the previous
+// key and receives the new one.
+func (d *decoder) keyDelta(key []uint64) {
+	for i := range key {
+		key[i] += uint64(d.varint())
+	}
+}
+
 // count reads a length and checks it against a limit.
 func (d *decoder) count(limit uint64, what string) int {
 	n := d.uvarint()
@@ -280,8 +344,7 @@ func (d *decoder) read() (*Store, error) {
 	var opt Options
 	opt.PoolSize = d.count(1<<16, "pool size")
 	opt.Seed = d.u64()
-	pcg := make([]byte, d.count(1<<10, "PRNG state"))
-	d.bytes(pcg)
+	opt.Shards = d.count(maxShards, "shard")
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -289,8 +352,24 @@ func (d *decoder) read() (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coverage: reading checkpoint: %w", err)
 	}
-	if err := s.src.UnmarshalBinary(pcg); err != nil {
-		return nil, fmt.Errorf("coverage: reading checkpoint: %w", err)
+	ly := s.ly
+	pool, floor := d.count(uint64(ly.L), "pool level"), d.count(uint64(ly.L), "floor level")
+	if floor > pool {
+		d.fail("floor level %d above pool level %d", floor, pool)
+	}
+	srcs := []*rand.PCG{s.src}
+	for _, sh := range s.pooled {
+		srcs = append(srcs, sh.src)
+	}
+	for _, src := range srcs {
+		pcg := make([]byte, d.count(1<<10, "PRNG state"))
+		d.bytes(pcg)
+		if d.err != nil {
+			return nil, d.err
+		}
+		if err := src.UnmarshalBinary(pcg); err != nil {
+			return nil, fmt.Errorf("coverage: reading checkpoint: %w", err)
+		}
 	}
 	s.visits = d.uvarint()
 	s.oVisits = d.uvarint()
@@ -304,56 +383,131 @@ func (d *decoder) read() (*Store, error) {
 	if len(s.cfgIDs) != nc && d.err == nil {
 		d.fail("duplicate config ids")
 	}
-	ly := s.ly
-	buf := make([]visit, 0, opt.PoolSize)
-	for pass, st := range []*states{&s.in, &s.oor} {
-		n := d.count(1<<31, "state")
-		st.t.reserve(min(n, 1<<20))
-		in := s.keyBuf
-		if pass == 1 {
-			in = s.oorBuf
+	// Levels: move the empty pooled tables to the checkpoint's pool level.
+	s.pool, s.floor = pool, floor
+	for l := range floor {
+		s.levels[l] = sset{}
+	}
+	if pool > 0 {
+		s.levels[0] = newSSet(opt.Shards, ly.w, ly.kb)
+		s.levels[pool] = sset{}
+	}
+	for l := floor; l <= ly.L; l++ {
+		if l != pool && len(s.levels[l].t) == 0 {
+			s.levels[l] = newSSet(opt.Shards, ly.w, ly.kb)
 		}
+	}
+	key := make([]uint64, ly.w)
+	rk := make([]uint64, ly.w)
+	buf := make([]visit, 0, opt.PoolSize)
+	for j, sh := range s.pooled {
+		n := d.count(1<<localBits, "state")
+		sh.st.t.reserve(min(n, 1<<20))
+		clear(key)
+		var pc, pat int64
 		for range n {
 			if d.err != nil {
 				return nil, d.err
 			}
-			for i := range in {
-				if pass == 0 {
-					in[i] = d.uvarint()
-				} else {
-					in[i] = uint64(d.varint())
-				}
-			}
-			key := in
+			d.keyDelta(key)
 			cnt := d.uvarint()
 			if cnt == 0 || cnt > math.MaxUint32 {
 				d.fail("visit count %d", cnt)
 			}
 			buf = buf[:0]
 			for range min(cnt, uint64(opt.PoolSize)) {
-				c, at := d.uvarint(), d.varint()
-				if c >= uint64(nc) {
-					d.fail("config index %d out of range", c)
+				pc += d.varint()
+				pat += d.varint()
+				if pc < 0 || pc >= int64(nc) {
+					d.fail("config index %d out of range", pc)
+					break
 				}
-				buf = append(buf, s.vc.enc(uint32(c), at))
+				buf = append(buf, sh.vc.enc(uint32(pc), pat))
 			}
 			if d.err != nil {
 				return nil, d.err
 			}
-			if pass == 0 && !ly.validKey(key) {
-				return nil, errors.New("coverage: reading checkpoint: state key outside the space")
+			ly.regionKey(key, rk, pool)
+			h := hashKey(key)
+			if !ly.validKey(key) || !equalKeys(rk, key) || shardOf(h, s.mask) != j {
+				return nil, errors.New("coverage: reading checkpoint: pooled key outside the space, its level or its shard")
 			}
-			if pass == 1 {
-				s.oc.key(s.oorBuf, s.oorKey, true)
-				key = s.oorKey
-			}
-			ref, isNew := st.t.insert(key)
+			ref, isNew := sh.st.t.insertH(key, h)
 			if !isNew {
 				return nil, errors.New("coverage: reading checkpoint: duplicate state")
 			}
-			st.push(buf[0])
-			st.setPool(ref, buf, cnt)
+			sh.st.push(buf[0])
+			sh.st.setPool(ref, buf, cnt)
 		}
+	}
+	for l := floor; l < pool; l++ {
+		for j := range s.pooled {
+			tb := &s.levels[l].t[j]
+			n := d.count(1<<localBits, "region")
+			tb.reserve(min(n, 1<<20))
+			clear(key)
+			for range n {
+				if d.err != nil {
+					return nil, d.err
+				}
+				d.keyDelta(key)
+				ly.regionKey(key, rk, l)
+				h := hashKey(key)
+				if !ly.validKey(key) || !equalKeys(rk, key) || shardOf(h, s.mask) != j {
+					return nil, errors.New("coverage: reading checkpoint: region key outside the space, its level or its shard")
+				}
+				if _, isNew := tb.insertH(key, h); !isNew {
+					return nil, errors.New("coverage: reading checkpoint: duplicate region")
+				}
+			}
+		}
+	}
+	for range floor {
+		b := make([]byte, d.count(1<<20, "sketch"))
+		d.bytes(b)
+		if d.err != nil {
+			return nil, d.err
+		}
+		sk := hyperloglog.New14()
+		if err := sk.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("coverage: reading checkpoint: sketch: %w", err)
+		}
+		s.pooled[0].est = append(s.pooled[0].est, sk)
+		for _, sh := range s.pooled[1:] {
+			sh.est = append(sh.est, hyperloglog.New14())
+		}
+	}
+	n := d.count(1<<31, "state")
+	s.oor.t.reserve(min(n, 1<<20))
+	for range n {
+		if d.err != nil {
+			return nil, d.err
+		}
+		for i := range s.oorBuf {
+			s.oorBuf[i] = uint64(d.varint())
+		}
+		cnt := d.uvarint()
+		if cnt == 0 || cnt > math.MaxUint32 {
+			d.fail("visit count %d", cnt)
+		}
+		buf = buf[:0]
+		for range min(cnt, uint64(opt.PoolSize)) {
+			c, at := d.uvarint(), d.varint()
+			if c >= uint64(nc) {
+				d.fail("config index %d out of range", c)
+			}
+			buf = append(buf, s.ovc.enc(uint32(c), at))
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		s.oc.key(s.oorBuf, s.oorKey, true)
+		ref, isNew := s.oor.t.insert(s.oorKey)
+		if !isNew {
+			return nil, errors.New("coverage: reading checkpoint: duplicate state")
+		}
+		s.oor.push(buf[0])
+		s.oor.setPool(ref, buf, cnt)
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -369,11 +523,30 @@ func (d *decoder) read() (*Store, error) {
 	if binary.LittleEndian.Uint32(sum[:]) != want {
 		return nil, ErrChecksum
 	}
-	for r := range s.in.len() {
-		s.addRegions(s.in.t.key(uint32(r)))
+	// The region sets above the pool level, from the pooled regions.
+	for _, sh := range s.pooled {
+		for r := range sh.st.len() {
+			k := sh.st.t.key(uint32(r))
+			for l := pool + 1; l <= ly.L; l++ {
+				ly.regionKey(k, rk, l)
+				h := hashKey(rk)
+				if _, isNew := s.levels[l].t[shardOf(h, s.mask)].insertH(rk, h); !isNew {
+					break
+				}
+			}
+		}
 	}
 	s.lastOK = false
 	return s, nil
+}
+
+func equalKeys(a, b []uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // validKey reports whether key is a well-formed in-range state key.

@@ -146,3 +146,14 @@ func mustStore(t testing.TB, sp Space, opt Options) *Store {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// nthRef returns the i-th ref of s.States().
+func nthRef(s *Store, i int) StateRef {
+	for sh, p := range s.pooled {
+		if i < p.st.len() {
+			return makeRef(sh, uint32(i))
+		}
+		i -= p.st.len()
+	}
+	panic("nthRef: out of range")
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // Merge adds everything recorded in other to s, as if other's visits had been
@@ -26,45 +27,91 @@ func (s *Store) Merge(other *Store) error {
 	if s.opt.PoolSize != other.opt.PoolSize {
 		return fmt.Errorf("coverage: merge of stores with pool sizes %d and %d", s.opt.PoolSize, other.opt.PoolSize)
 	}
+	// Coarsen s to other's levels first (other.floor ≤ other.pool).
+	for s.pool < other.pool {
+		s.coarsenPools()
+		s.coarsened++
+	}
+	for s.floor < other.floor {
+		s.raiseFloor()
+		s.coarsened++
+	}
 	cm := make([]uint32, len(other.cfgIDs))
 	for i, c := range other.cfgIDs {
 		cm[i] = s.intern(c)
 	}
-	for r := range other.in.len() {
-		key := other.in.t.key(uint32(r))
-		if s.mergeState(&s.in, key, other, &other.in, uint32(r), cm) {
-			s.addRegions(key)
+	rk := make([]uint64, s.ly.w)
+	// Exact sets: every level of other at or above s's floor.
+	for l := s.floor; l <= s.ly.L; l++ {
+		if l == s.pool {
+			continue
+		}
+		for j := range other.pooled {
+			tb := other.table(l, j)
+			for r := range tb.n {
+				k := tb.key(uint32(r))
+				h := hashKey(k)
+				s.levels[l].t[shardOf(h, s.mask)].insertH(k, h)
+			}
+		}
+	}
+	// Estimated levels: sketches, or other's exact keys.
+	for l := range s.floor {
+		dst := s.pooled[0].est[l]
+		if l < other.floor {
+			for _, sh := range other.pooled {
+				_ = dst.Merge(sh.est[l])
+			}
+			continue
+		}
+		for j := range other.pooled {
+			tb := other.table(l, j)
+			for r := range tb.n {
+				dst.InsertHash(hashKey(tb.key(uint32(r))))
+			}
+		}
+	}
+	// Pools, moved up to s's pool level.
+	for _, sh := range other.pooled {
+		for r := range sh.st.len() {
+			s.ly.regionKey(sh.st.t.key(uint32(r)), rk, s.pool)
+			h := hashKey(rk)
+			dst := s.pooled[shardOf(h, s.mask)]
+			s.mergeState(&dst.st, &dst.vc, dst.rng, rk, h, &sh.vc, &sh.st, uint32(r), cm)
 		}
 	}
 	for r := range other.oor.len() {
 		other.oc.raw(other.oor.t.key(uint32(r)), s.oorBuf)
 		s.oc.key(s.oorBuf, s.oorKey, true)
-		s.mergeState(&s.oor, s.oorKey, other, &other.oor, uint32(r), cm)
+		s.mergeState(&s.oor, &s.ovc, s.rng, s.oorKey, hashKey(s.oorKey), &other.ovc, &other.oor, uint32(r), cm)
 	}
 	s.visits += other.visits
 	s.oVisits += other.oVisits
+	s.estValid = false
+	s.unvCache.n = -1
+	s.checkBudget()
 	return nil
 }
 
-// mergeState merges state r of src (in store o) into dst under key and
-// reports whether it was new.
-func (s *Store) mergeState(dst *states, key []uint64, o *Store, src *states, r uint32, cm []uint32) bool {
-	buf := s.mergeBuf[:0]
+// mergeState merges state r of src (decoded with ovc) into dst under key
+// (of hash h) and reports whether it was new.
+func (s *Store) mergeState(dst *states, vc *visitCodec, rng *rand.Rand, key []uint64, h uint64, ovc *visitCodec, src *states, r uint32, cm []uint32) bool {
+	var buf []visit
 	for i := range src.poolLen(r) {
-		c, at := o.vc.dec(src.get(r, i))
-		buf = append(buf, s.vc.enc(cm[c], at))
+		c, at := ovc.dec(src.get(r, i))
+		buf = append(buf, vc.enc(cm[c], at))
 	}
 	n := uint64(src.count[r])
-	ref, isNew := dst.t.insert(key)
+	ref, isNew := dst.t.insertH(key, h)
 	if isNew {
 		dst.push(buf[0])
 		dst.setPool(ref, buf, n)
-	} else {
-		na := uint64(dst.count[ref])
-		s.poolBuf = dst.appendPool(s.poolBuf[:0], ref)
-		out := mergeVisits(buf[len(buf):], s.poolBuf, na, buf, n, dst.c, s.rng)
-		dst.setPool(ref, out, min(na+n, math.MaxUint32))
+		return true
 	}
-	s.mergeBuf = buf[:0]
-	return isNew
+	na := uint64(dst.count[ref])
+	s.poolBuf = dst.appendPool(s.poolBuf[:0], ref)
+	out := mergeVisits(nil, s.poolBuf, na, buf, n, dst.c, rng)
+	releaseDropped(vc, out, s.poolBuf, buf)
+	dst.setPool(ref, out, min(na+n, math.MaxUint32))
+	return false
 }

@@ -11,12 +11,14 @@ import (
 func regionKeys(s *Store) [][]uint64 {
 	out := make([][]uint64, s.ly.L+1)
 	for l := range out {
-		tb := &s.in.t
-		if l > 0 {
-			tb = &s.levels[l]
+		if l < s.floor {
+			continue
 		}
-		for r := range tb.n {
-			out[l] = append(out[l], tb.key(uint32(r))...)
+		for j := range s.pooled {
+			tb := s.table(l, j)
+			for r := range tb.n {
+				out[l] = append(out[l], tb.key(uint32(r))...)
+			}
 		}
 		slices.Sort(out[l])
 	}

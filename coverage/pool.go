@@ -37,14 +37,28 @@ type escVisit struct {
 	at  int64
 }
 
-// visitCodec packs visits; it owns the escape list of one Store.
-type visitCodec struct{ esc []escVisit }
+// visitCodec packs visits; it owns the escape list of one shard. An escaped
+// visit's entry is released when the visit leaves its pool (the reservoir
+// replaces it, or a merge or coarsening drops it) and reused by the next
+// escape, so the list is bounded by the pool slots, not by the visits ever
+// made.
+type visitCodec struct {
+	esc  []escVisit
+	free []uint64 // released indices of esc
+}
 
 func (c *visitCodec) enc(cfg uint32, at int64) visit {
 	if uint64(cfg) < escCfg && at >= 0 && at <= atMask {
 		return visit(uint64(cfg)<<atBits | uint64(at))
 	}
-	c.esc = append(c.esc, escVisit{cfg, at})
+	e := escVisit{cfg, at}
+	if n := len(c.free); n > 0 {
+		i := c.free[n-1]
+		c.free = c.free[:n-1]
+		c.esc[i] = e
+		return visit(escCfg<<atBits | i)
+	}
+	c.esc = append(c.esc, e)
 	return visit(escCfg<<atBits | uint64(len(c.esc)-1))
 }
 
@@ -55,6 +69,22 @@ func (c *visitCodec) dec(v visit) (cfg uint32, at int64) {
 	e := c.esc[uint64(v)&atMask]
 	return e.cfg, e.at
 }
+
+// escaped reports whether v lives in the escape list.
+func escaped(v visit) bool { return uint64(v)>>atBits == escCfg }
+
+// release frees the escape entry of v, if it has one; v must not be used
+// afterwards.
+func (c *visitCodec) release(v visit) {
+	if escaped(v) {
+		c.free = append(c.free, uint64(v)&atMask)
+	}
+}
+
+// live is the number of escape entries in use.
+func (c *visitCodec) live() int { return len(c.esc) - len(c.free) }
+
+func (c *visitCodec) bytes() int { return 16*cap(c.esc) + 8*cap(c.free) }
 
 // states is a set of visited states with their visit counts and pools. The
 // pool of a state is a reservoir sample (Vitter's algorithm R) of at most c of
@@ -114,13 +144,18 @@ func (s *states) ensure(ref uint32, from, n int) {
 
 // insert adds key with one visit, or records a further visit of an existing
 // key with reservoir sampling drawn from rng.
-func (s *states) insert(key []uint64, v visit, rng *rand.Rand) (uint32, bool) {
-	ref, isNew := s.t.insert(key)
+func (s *states) insert(key []uint64, v visit, rng *rand.Rand, vc *visitCodec) (uint32, bool) {
+	return s.insertH(key, hashKey(key), v, rng, vc)
+}
+
+// insertH is insert for a key whose hash h is known.
+func (s *states) insertH(key []uint64, h uint64, v visit, rng *rand.Rand, vc *visitCodec) (uint32, bool) {
+	ref, isNew := s.t.insertH(key, h)
 	if isNew {
 		s.push(v)
 		return ref, true
 	}
-	s.record(ref, v, rng)
+	s.record(ref, v, rng, vc)
 	return ref, false
 }
 
@@ -138,17 +173,19 @@ func (s *states) push(v visit) {
 	}
 }
 
-// grow makes room for n more elements, growing large slices by 1/8 instead
-// of append's 1/4, to keep the slack of a store of millions of states small.
+// grow makes room for n more elements, growing large slices by 1/4 (as
+// append does): with sharded tables no slice is large enough for the slack
+// to matter, and a smaller step made the copies of growth a third of the
+// merge's time.
 func grow[T any](x []T, n int) []T {
 	if len(x)+n <= cap(x) {
 		return x
 	}
-	return slices.Grow(x, max(n, min(len(x), 1<<16), len(x)/8))
+	return slices.Grow(x, max(n, min(len(x), 1<<16), len(x)/4))
 }
 
 // record adds a visit of ref to its reservoir.
-func (s *states) record(ref uint32, v visit, rng *rand.Rand) {
+func (s *states) record(ref uint32, v visit, rng *rand.Rand, vc *visitCodec) {
 	c := s.count[ref]
 	if c == math.MaxUint32 { // saturated: keep sampling as if at 2^32-1
 		c--
@@ -161,8 +198,12 @@ func (s *states) record(ref uint32, v visit, rng *rand.Rand) {
 		return
 	}
 	if j := rng.Uint64N(uint64(nc)); j < uint64(s.c) {
-		*s.slot(ref, int(j)) = v
+		sl := s.slot(ref, int(j))
+		vc.release(*sl)
+		*sl = v
+		return
 	}
+	vc.release(v)
 }
 
 // setPool replaces the pool of ref with vs (len(vs) = min(n, c)) and its count

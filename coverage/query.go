@@ -96,21 +96,12 @@ func (s *Store) children(cur []uint32, j, lv int) []uint32 {
 	return ch
 }
 
-// tableAt is the table of visited regions at level lv (states at level 0).
-func (s *Store) tableAt(lv int) *table {
-	if lv == 0 {
-		return &s.in.t
-	}
-	return &s.levels[lv]
-}
-
 // filter appends to out the positions p of cands, in order, for which the
 // level-lv region of star with variable j moved to p is visited. It probes in
 // two passes, first touching every index slot and then looking up, so that
 // the cache misses of the independent lookups overlap.
 func (s *Store) filter(star []uint64, j, lv int, cands []uint32, out []uint32) []uint32 {
 	ly, w := s.ly, s.ly.w
-	tb := s.tableAt(lv)
 	base := s.scr.base
 	ly.regionKey(star, base, lv)
 	sh := ly.shift(j, lv)
@@ -123,11 +114,11 @@ func (s *Store) filter(star []uint64, j, lv int, cands []uint32, out []uint32) [
 		copy(k, base)
 		ly.setField(k, j, uint64(c)<<sh)
 		hs[i] = hashKey(k)
-		sink += tb.touch(hs[i])
+		sink += s.table(lv, shardOf(hs[i], s.mask)).touch(hs[i])
 	}
 	s.scr.sink = sink
 	for i, c := range cands {
-		if tb.lookupHashed(keys[i*w:(i+1)*w], hs[i]) {
+		if s.table(lv, shardOf(hs[i], s.mask)).lookupHashed(keys[i*w:(i+1)*w], hs[i]) {
 			out = append(out, c)
 		}
 	}
@@ -165,10 +156,11 @@ type Bracket struct {
 	Var  int      // index of the variable in which they differ
 }
 
-// prepare encodes star and the level of k; ok is false for states outside S.
+// prepare encodes star and the level of k (at least the floor: below it the
+// queries answer at the floor); ok is false for states outside S.
 func (s *Store) prepare(star []float64, k int) (l int, ok bool) {
 	s.initScratch()
-	l = s.level(k)
+	l = max(s.level(k), s.floor)
 	return l, s.ly.encode(star, s.scr.star)
 }
 
@@ -328,13 +320,17 @@ func (s *Store) stateIn(rng *rand.Rand, j, l int, p uint32) StateRef {
 	return s.descend(rng, l, rk)
 }
 
-// descend walks from the visited level-l region rk down to a visited state,
-// choosing uniformly among the visited sub-regions at each level. rk is
-// overwritten.
+// descend walks from the visited level-l region rk down to a visited pooled
+// region (a state while the pool level is 0), choosing uniformly among the
+// visited sub-regions at each level; from a region below the pool level it
+// goes up to the pooled region that holds it. rk is overwritten.
 func (s *Store) descend(rng *rand.Rand, l int, rk []uint64) StateRef {
 	ly := s.ly
 	child := s.scr.child
-	for lv := l; lv > 0; lv-- {
+	if l < s.pool {
+		ly.regionKey(rk, rk, s.pool)
+	}
+	for lv := l; lv > s.pool; lv-- {
 		sp := s.scr.split[:0]
 		for _, i := range ly.numeric {
 			if ly.nbits[i] > lv-1 {
@@ -370,11 +366,11 @@ func (s *Store) descend(rng *rand.Rand, l int, rk []uint64) StateRef {
 		}
 		copy(rk, child)
 	}
-	r, ok := s.in.t.lookup(rk)
+	ref, ok := s.lookupPooled(rk)
 	if !ok {
-		panic("coverage: visited region without visited state")
+		panic("coverage: visited region without pooled region")
 	}
-	return StateRef(r)
+	return ref
 }
 
 // child writes into s.scr.child the level lv-1 sub-region of the level-lv
@@ -413,7 +409,7 @@ const rejectionTries = 4096
 func (s *Store) SampleUnvisited(rng *rand.Rand, k int) (state []float64, ok bool) {
 	s.initScratch()
 	ly := s.ly
-	l := s.level(k)
+	l := max(s.level(k), s.floor)
 	total := ly.sp.Regions(1 << l)
 	visited := s.VisitedRegions(1 << l)
 	if total != math.MaxUint64 && visited >= total {
@@ -444,12 +440,11 @@ func (s *Store) sampleByRank(rng *rand.Rand, l int) []float64 {
 	c := &s.unvCache
 	if c.sorted == nil || c.level != l || c.n != int(visited) {
 		c.level, c.n, c.sorted = l, int(visited), c.sorted[:0]
-		tb := &s.in.t
-		if l > 0 {
-			tb = &s.levels[l]
-		}
-		for r := range tb.n {
-			c.sorted = append(c.sorted, s.linear(tb.key(uint32(r)), l))
+		for j := range s.pooled {
+			tb := s.table(l, j)
+			for r := range tb.n {
+				c.sorted = append(c.sorted, s.linear(tb.key(uint32(r)), l))
+			}
 		}
 		slices.Sort(c.sorted)
 	}

@@ -77,7 +77,7 @@ func TestLineAgainstModel(t *testing.T) {
 		for range 60 {
 			star := randomState(rng, tc.sp)
 			if rng.IntN(2) == 0 { // a visited state's neighbourhood
-				star = s.State(StateRef(rng.IntN(s.Len())))
+				star = s.State(nthRef(s, rng.IntN(s.Len())))
 			}
 			s.ly.encode(star, s.scr.star)
 			s.levelLines()
@@ -345,7 +345,7 @@ func TestSearch(t *testing.T) {
 		for range 300 {
 			star := randomState(rng, sp)
 			if rng.IntN(2) == 0 {
-				star = s.State(StateRef(rng.IntN(s.Len())))
+				star = s.State(nthRef(s, rng.IntN(s.Len())))
 				star[rng.IntN(sp.Dim())] = randomState(rng, sp)[0]
 				if !sp.InRange(star) {
 					continue

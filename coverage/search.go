@@ -22,8 +22,8 @@ func (s *Store) levelLines() {
 		top, cat := ly.nbits[j], ly.cat[j]
 		if cat {
 			top = L
-		} else if top == 0 {
-			continue // one granule: no line
+		} else if top == 0 || top < s.floor {
+			continue // one position at every level kept: no line
 		}
 		// The line at the top level: every categorical value, or the single
 		// numerical position 0.
@@ -31,7 +31,7 @@ func (s *Store) levelLines() {
 		start := len(sc.all)
 		sc.all = s.filter(sc.star, j, top, cands, sc.all)
 		span[top] = [2]int32{int32(start), int32(len(sc.all))}
-		for lv := top - 1; lv >= 0; lv-- {
+		for lv := top - 1; lv >= s.floor; lv-- {
 			prev := span[lv+1]
 			if prev[0] == prev[1] {
 				break
@@ -90,7 +90,7 @@ func (s *Store) SearchEstimation(rng *rand.Rand, star []float64) (est Estimation
 		return est, false
 	}
 	s.levelLines()
-	for lv := 0; lv <= s.ly.L; lv++ {
+	for lv := s.floor; lv <= s.ly.L; lv++ {
 		s.useLevel(lv)
 		if br, ok := s.pickBracket(rng, lv); ok {
 			return Estimation{K: 1 << lv, Interpolate: true, Bracket: br}, true
@@ -112,7 +112,7 @@ func (s *Store) SearchConcatenation(rng *rand.Rand, star []float64) (k int, nb N
 		return 0, nb, false
 	}
 	s.levelLines()
-	for lv := 0; lv <= s.ly.L; lv++ {
+	for lv := s.floor; lv <= s.ly.L; lv++ {
 		s.useLevel(lv)
 		if nb, ok := s.pickNeighbour(rng, lv); ok {
 			return 1 << lv, nb, true

@@ -13,16 +13,25 @@ type Options struct {
 	// is associated with a pool of simulation configurations"). 0 means
 	// DefaultPoolSize.
 	PoolSize int
-	// Seed seeds the PCG generator of the reservoir draws, so that the pools
+	// Seed seeds the PCG generators of the reservoir draws, so that the pools
 	// are a deterministic function of the seed and the sequence of Adds and
 	// Merges.
 	Seed uint64
+	// Shards is the number of shards of every table (a power of two up to
+	// 16; 0 means DefaultShards). Results depend on it, never on the number
+	// of cores: see shard.go.
+	Shards int
+	// Memory is the budget in bytes of the store's data structures (0: none).
+	// See the package documentation, "Memory budget".
+	Memory int64
 }
 
-// StateRef names a visited state of a Store. Refs of states in S are 0, 1, …
-// in the order the states were first added; refs of out-of-range states have
-// the top bit set. Refs are stable: they survive growth, Merge into the same
-// store, and WriteTo/ReadFrom.
+// StateRef names a visited state of a Store. Refs of states in S hold the
+// shard and the index within it, in the order the shard first saw the
+// states; refs of out-of-range states have the top bit set. Refs are stable:
+// they survive growth, Merge into the same store and WriteTo/ReadFrom, until
+// the store coarsens its pools (see [Store.PoolK]); the selector uses a ref
+// right after the query that returned it.
 type StateRef uint32
 
 const oorBit StateRef = 1 << 31
@@ -30,20 +39,43 @@ const oorBit StateRef = 1 << 31
 // OutOfRange reports whether r names a state outside the ranges of S.
 func (r StateRef) OutOfRange() bool { return r&oorBit != 0 }
 
+func makeRef(sh int, r uint32) StateRef { return StateRef(uint32(sh)<<localBits | r) }
+func (r StateRef) split() (sh int, local uint32) {
+	return int(r>>localBits) & (maxShards - 1), uint32(r) & localMask
+}
+
 // Store is the set of visited states of S with their pools, and the visited
 // regions of S at every region size k = 2^l (ACT §2.1–2.2). See the package
-// documentation for the layout. A Store is not safe for concurrent use.
+// documentation for the layout. A Store is not safe for concurrent use; its
+// merges use all cores internally.
 type Store struct {
-	ly  *layout
-	opt Options
-	src *rand.PCG
+	ly   *layout
+	opt  Options
+	mask uint64 // shards - 1
+
+	// pooled[i] is shard i of the pooled states: the visited regions at
+	// level pool (the states themselves while pool = 0) with counts and
+	// pools.
+	pooled []*shard
+	pool   int
+	// floor is the finest level with an exact set; levels below it are
+	// estimated by the shards' HyperLogLog sketches.
+	floor int
+	// levels[l] for floor ≤ l ≤ L, l ≠ pool: visited regions at k = 2^l
+	// (for l < pool, the exact sets that pools no longer key).
+	levels []sset
+	// coarsened counts the coarsenings done to keep to the budget;
+	// overBudget is set when nothing more could be coarsened.
+	coarsened  int
+	overBudget bool
+	estValid   bool
+	estCache   []uint64 // estimate of every level below the floor
+
+	src *rand.PCG // out-of-range pools and nothing else
 	rng *rand.Rand
 
-	in     states  // states in S, keyed by packed granules
-	oor    states  // states outside S, keyed by raw granule indices
-	levels []table // levels[l] for l ≥ 1: visited regions at k = 2^l
-
-	vc         visitCodec
+	oor        states // states outside S, keyed by raw granules
+	ovc        visitCodec
 	oc         *oorCodec
 	cfgIDs     []uint64          // interned Visit.Config values
 	cfgIdx     map[uint64]uint32 // Config → index in cfgIDs
@@ -55,16 +87,17 @@ type Store struct {
 	oorLimit   int    // distinct out-of-range states kept at most (0: all)
 	oorDropped uint64 // out-of-range visits of states not kept
 	keyBuf     []uint64
-	mergeBuf   []visit
 	poolBuf    []visit
 	oorBuf     []uint64 // raw granules of an out-of-range state
 	oorKey     []uint64
 	scr        scratch
 	unvCache   unvisitedCache
+	mg         merger
 }
 
 // NewStore returns an empty store over space. It fails when the space is
-// invalid (see [Space.Validate]) or PoolSize is negative.
+// invalid (see [Space.Validate]), PoolSize is negative, Shards is not a power
+// of two up to 16 or Memory is negative.
 func NewStore(space Space, opt Options) (*Store, error) {
 	ly, err := newLayout(space)
 	if err != nil {
@@ -76,15 +109,26 @@ func NewStore(space Space, opt Options) (*Store, error) {
 	if opt.PoolSize == 0 {
 		opt.PoolSize = DefaultPoolSize
 	}
-	s := &Store{ly: ly, opt: opt}
-	s.src = rand.NewPCG(opt.Seed, opt.Seed^0x6a09e667f3bcc909)
+	if opt.Shards == 0 {
+		opt.Shards = DefaultShards
+	}
+	if opt.Shards < 1 || opt.Shards > maxShards || opt.Shards&(opt.Shards-1) != 0 {
+		return nil, fmt.Errorf("coverage: shards %d: want a power of two from 1 to %d", opt.Shards, maxShards)
+	}
+	if opt.Memory < 0 {
+		return nil, fmt.Errorf("coverage: memory budget %d is negative", opt.Memory)
+	}
+	s := &Store{ly: ly, opt: opt, mask: uint64(opt.Shards - 1)}
+	s.src = rand.NewPCG(opt.Seed, opt.Seed^0x3c6ef372fe94f82b)
 	s.rng = rand.New(s.src)
-	s.in = newStates(ly.w, ly.kb, opt.PoolSize)
+	for i := range opt.Shards {
+		s.pooled = append(s.pooled, newShard(i, opt.Seed, ly.w, ly.kb, opt.PoolSize))
+	}
 	s.oc = newOORCodec(ly)
 	s.oor = newStates(s.oc.w, 4*ly.d, opt.PoolSize)
-	s.levels = make([]table, ly.L+1)
+	s.levels = make([]sset, ly.L+1)
 	for l := 1; l <= ly.L; l++ {
-		s.levels[l] = newTable(ly.w, ly.kb)
+		s.levels[l] = newSSet(opt.Shards, ly.w, ly.kb)
 	}
 	s.cfgIdx = make(map[uint64]uint32)
 	s.keyBuf = make([]uint64, ly.w)
@@ -124,16 +168,25 @@ func (s *Store) intern(c uint64) uint32 {
 // nest, the new levels are always 0 … m-1 for some m. A state outside the
 // ranges of S is recorded with a ref that has OutOfRange() true and never
 // adds regions. Add panics if len(state) differs from the number of
-// variables.
+// variables. Once the store has coarsened (see the package documentation),
+// the ref is that of the state's pooled region and, below the exact floor,
+// "new" means the estimate grew.
 func (s *Store) Add(state []float64, v Visit) (ref StateRef, newState bool, newRegions Levels) {
-	vis := s.vc.enc(s.intern(v.Config), v.At)
 	if !s.ly.encode(state, s.keyBuf) {
 		s.ly.encodeOOR(state, s.oorBuf)
-		r, isNew := s.addOOR(s.oorBuf, vis)
+		r, isNew := s.addOOR(s.oorBuf, s.ovc.enc(s.intern(v.Config), v.At))
 		return r, isNew, 0
 	}
-	r, isNew, m := s.addKey(s.keyBuf, vis)
-	return StateRef(r), isNew, m
+	m := &s.mg
+	m.reset(s, 1)
+	m.add(s.keyBuf, v.At, s.intern(v.Config), 0)
+	m.run(s)
+	s.checkBudget()
+	ref = m.ref
+	if s.pool == 0 && s.floor == 0 {
+		return ref, m.news[0]&1 != 0, m.news[0]
+	}
+	return ref, m.news[0] != 0, m.news[0]
 }
 
 // addOOR records a visit of the out-of-range state with raw granules raw.
@@ -143,13 +196,14 @@ func (s *Store) addOOR(raw []uint64, vis visit) (StateRef, bool) {
 	s.oVisits++
 	if s.oorLimit > 0 && s.oor.len() >= s.oorLimit {
 		if r, ok := s.oor.t.lookup(s.oorKey); ok {
-			s.oor.record(r, vis, s.rng)
+			s.oor.record(r, vis, s.rng, &s.ovc)
 			return StateRef(r) | oorBit, false
 		}
+		s.ovc.release(vis)
 		s.oorDropped++
 		return NoState, false
 	}
-	r, isNew := s.oor.insert(s.oorKey, vis, s.rng)
+	r, isNew := s.oor.insert(s.oorKey, vis, s.rng, &s.ovc)
 	return StateRef(r) | oorBit, isNew
 }
 
@@ -169,36 +223,6 @@ func (s *Store) LimitOutOfRange(n int) { s.oorLimit = n }
 // states missed).
 func (s *Store) OutOfRangeDropped() uint64 { return s.oorDropped }
 
-// addKey records a visit of the in-range state with the given key.
-func (s *Store) addKey(key []uint64, vis visit) (uint32, bool, Levels) {
-	r, isNew := s.in.insert(key, vis, s.rng)
-	s.visits++
-	if !isNew {
-		return r, false, 0
-	}
-	return r, true, s.addRegions(key)
-}
-
-// addRegions inserts the regions of a new state at levels 1, 2, … until one
-// already exists (all coarser ones then exist too, since R(s,k) ⊂ R(s,2k)).
-func (s *Store) addRegions(key []uint64) Levels {
-	m := Levels(1)
-	var buf [4]uint64
-	rk := buf[:0]
-	if s.ly.w > len(buf) {
-		rk = make([]uint64, 0, s.ly.w)
-	}
-	rk = rk[:s.ly.w]
-	for l := 1; l <= s.ly.L; l++ {
-		s.ly.regionKey(key, rk, l)
-		if _, isNew := s.levels[l].insert(rk); !isNew {
-			break
-		}
-		m |= 1 << uint(l)
-	}
-	return m
-}
-
 // level converts a region size to a level, panicking on sizes that are not
 // powers of two; sizes above MaxK behave like MaxK.
 func (s *Store) level(k int) int {
@@ -208,19 +232,29 @@ func (s *Store) level(k int) int {
 	return min(bits.TrailingZeros(uint(k)), s.ly.L)
 }
 
-// has reports whether the level-l region (or state, at l = 0) with key rk is
-// visited.
-func (s *Store) has(l int, rk []uint64) bool {
-	if l == 0 {
-		return s.in.t.has(rk)
+// table returns the table of shard sh at level lv ≥ floor.
+func (s *Store) table(lv, sh int) *table {
+	if lv == s.pool {
+		return &s.pooled[sh].st.t
 	}
-	return s.levels[l].has(rk)
+	return &s.levels[lv].t[sh]
+}
+
+// has reports whether the level-l region (or state, at l = 0) with key rk is
+// visited; l must be at least the floor.
+func (s *Store) has(l int, rk []uint64) bool {
+	h := hashKey(rk)
+	_, ok := s.table(l, shardOf(h, s.mask)).lookupH(rk, h)
+	return ok
 }
 
 // Visited reports whether region R(state, k) has been visited. It is false for
-// states outside S. k must be a power of two.
+// states outside S. k must be a power of two. Below the exact floor (see
+// [Store.FloorK]) it reports whether the enclosing region at the floor is
+// visited: a visited region is never reported unvisited there, but an
+// unvisited one may be reported visited.
 func (s *Store) Visited(state []float64, k int) bool {
-	l := s.level(k)
+	l := max(s.level(k), s.floor)
 	if !s.ly.encode(state, s.keyBuf) {
 		return false
 	}
@@ -229,14 +263,39 @@ func (s *Store) Visited(state []float64, k int) bool {
 }
 
 // VisitedRegions is the number of visited regions of S at region size k (a
-// power of two); at k = 1 it is the number of visited states in S. O(1).
+// power of two); at k = 1 it is the number of visited states in S. It is
+// exact at k ≥ FloorK() and a HyperLogLog estimate (relative standard error
+// about 0.8%) below.
 func (s *Store) VisitedRegions(k int) uint64 {
 	l := s.level(k)
-	if l == 0 {
-		return uint64(s.in.len())
+	if l < s.floor {
+		return s.estimate(l)
 	}
-	return uint64(s.levels[l].n)
+	if l == s.pool {
+		n := 0
+		for _, sh := range s.pooled {
+			n += sh.st.len()
+		}
+		return uint64(n)
+	}
+	return uint64(s.levels[l].len())
 }
+
+// Exact reports whether VisitedRegions(k) is exact (k ≥ FloorK()).
+func (s *Store) Exact(k int) bool { return s.level(k) >= s.floor }
+
+// FloorK is the smallest region size with an exact visited set: 1 until the
+// memory budget made the store drop its finest sets.
+func (s *Store) FloorK() int { return 1 << s.floor }
+
+// PoolK is the region size whose regions hold the pools: 1 (every state has
+// its pool) until the memory budget made the store merge the pools of
+// neighbouring states.
+func (s *Store) PoolK() int { return 1 << s.pool }
+
+// OverBudget reports whether the store is above its memory budget with
+// nothing left to coarsen (the budget is then exceeded, and reported so).
+func (s *Store) OverBudget() bool { return s.overBudget }
 
 // Coverage is coverage(S,k) = VisitedRegions(k) / Space.Regions(k), a fraction
 // in [0,1] (ACT §2.2).
@@ -244,8 +303,9 @@ func (s *Store) Coverage(k int) float64 {
 	return float64(s.VisitedRegions(k)) / float64(s.ly.sp.Regions(1<<s.level(k)))
 }
 
-// Len is the number of visited states in S.
-func (s *Store) Len() int { return s.in.len() }
+// Len is the number of pooled states in S: the visited states while PoolK
+// is 1, the visited regions at PoolK after coarsening.
+func (s *Store) Len() int { return int(s.VisitedRegions(1 << s.pool)) }
 
 // Visits is the number of visits of states in S recorded so far.
 func (s *Store) Visits() uint64 { return s.visits }
@@ -254,14 +314,16 @@ func (s *Store) Visits() uint64 { return s.visits }
 // of S and the number of their visits. They are not in any region count.
 func (s *Store) OutOfRange() (states int, visits uint64) { return s.oor.len(), s.oVisits }
 
-// Configs is the number of distinct Visit.Config values seen.
+// Configs is the number of distinct Visit.Config values the pools refer to
+// (all those seen, until a coarsening drops the ones no pool keeps).
 func (s *Store) Configs() int { return len(s.cfgIDs) }
 
-// Lookup returns the ref of a visited state (in S or not).
+// Lookup returns the ref of a visited state (in S or not); after coarsening,
+// the ref of its pooled region.
 func (s *Store) Lookup(state []float64) (StateRef, bool) {
 	if s.ly.encode(state, s.keyBuf) {
-		r, ok := s.in.t.lookup(s.keyBuf)
-		return StateRef(r), ok
+		s.ly.regionKey(s.keyBuf, s.keyBuf, s.pool)
+		return s.lookupPooled(s.keyBuf)
 	}
 	s.ly.encodeOOR(state, s.oorBuf)
 	if !s.oc.key(s.oorBuf, s.oorKey, false) {
@@ -271,21 +333,35 @@ func (s *Store) Lookup(state []float64) (StateRef, bool) {
 	return StateRef(r) | oorBit, ok
 }
 
-// set returns the state set and index of ref, panicking on invalid refs.
-func (s *Store) set(ref StateRef) (*states, uint32) {
-	st, r := &s.in, uint32(ref)
+// lookupPooled finds the pooled region with key rk (at level pool).
+func (s *Store) lookupPooled(rk []uint64) (StateRef, bool) {
+	h := hashKey(rk)
+	sh := shardOf(h, s.mask)
+	r, ok := s.pooled[sh].st.t.lookupH(rk, h)
+	return makeRef(sh, r), ok
+}
+
+// set returns the state set, codec and index of ref, panicking on invalid
+// refs.
+func (s *Store) set(ref StateRef) (*states, *visitCodec, uint32) {
 	if ref.OutOfRange() {
-		st, r = &s.oor, uint32(ref&^oorBit)
+		r := uint32(ref &^ oorBit)
+		if int(r) >= s.oor.len() {
+			panic(fmt.Sprintf("coverage: invalid state ref %#x", uint32(ref)))
+		}
+		return &s.oor, &s.ovc, r
 	}
-	if int(r) >= st.len() {
+	sh, r := ref.split()
+	if sh >= len(s.pooled) || int(r) >= s.pooled[sh].st.len() {
 		panic(fmt.Sprintf("coverage: invalid state ref %#x", uint32(ref)))
 	}
-	return st, r
+	return &s.pooled[sh].st, &s.pooled[sh].vc, r
 }
 
 // State decodes ref into a new state vector. For a state in S the values are
 // the representatives of its granules (the lower edge Min+g·Step, or the
-// categorical index). For an out-of-range state they are the same for finite
+// categorical index); after coarsening, those of the lower corner of its
+// pooled region. For an out-of-range state they are the same for finite
 // values, NaN for NaN, and ±Inf for values beyond ±2^62 granules.
 func (s *Store) State(ref StateRef) []float64 {
 	return s.AppendState(nil, ref)
@@ -293,7 +369,7 @@ func (s *Store) State(ref StateRef) []float64 {
 
 // AppendState appends the decoded state of ref to dst.
 func (s *Store) AppendState(dst []float64, ref StateRef) []float64 {
-	st, r := s.set(ref)
+	st, _, r := s.set(ref)
 	n := len(dst)
 	dst = append(dst, make([]float64, s.ly.d)...)
 	if ref.OutOfRange() {
@@ -308,7 +384,7 @@ func (s *Store) AppendState(dst []float64, ref StateRef) []float64 {
 
 // Count is the number of visits of ref.
 func (s *Store) Count(ref StateRef) uint64 {
-	st, r := s.set(ref)
+	st, _, r := s.set(ref)
 	return uint64(st.count[r])
 }
 
@@ -320,9 +396,9 @@ func (s *Store) Pool(ref StateRef) []Visit {
 
 // AppendPool appends the pool of ref to dst.
 func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
-	st, r := s.set(ref)
+	st, vc, r := s.set(ref)
 	for i := range st.poolLen(r) {
-		dst = append(dst, s.visit(st.get(r, i)))
+		dst = append(dst, s.visit(vc, st.get(r, i)))
 	}
 	return dst
 }
@@ -330,23 +406,25 @@ func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
 // RandomVisit draws one visit of ref uniformly from its pool (ACT Method 1
 // line 8: "randomly and uniformly select one from the pool").
 func (s *Store) RandomVisit(rng *rand.Rand, ref StateRef) Visit {
-	st, r := s.set(ref)
-	return s.visit(st.get(r, rng.IntN(st.poolLen(r))))
+	st, vc, r := s.set(ref)
+	return s.visit(vc, st.get(r, rng.IntN(st.poolLen(r))))
 }
 
 // visit decodes a stored visit.
-func (s *Store) visit(v visit) Visit {
-	c, at := s.vc.dec(v)
+func (s *Store) visit(vc *visitCodec, v visit) Visit {
+	c, at := vc.dec(v)
 	return Visit{Config: s.cfgIDs[c], At: at}
 }
 
-// States iterates over the refs of the visited states in S, in insertion
-// order.
+// States iterates over the refs of the pooled states in S, shard by shard,
+// each in insertion order.
 func (s *Store) States() iter.Seq[StateRef] {
 	return func(yield func(StateRef) bool) {
-		for r := range s.in.len() {
-			if !yield(StateRef(r)) {
-				return
+		for i, sh := range s.pooled {
+			for r := range sh.st.len() {
+				if !yield(makeRef(i, uint32(r))) {
+					return
+				}
 			}
 		}
 	}
@@ -363,9 +441,13 @@ func (s *Store) OutOfRangeStates() iter.Seq[StateRef] {
 	}
 }
 
-// Bytes estimates the heap memory held by the store's data structures.
+// Bytes estimates the heap memory held by the store's data structures; it
+// is what the memory budget bounds.
 func (s *Store) Bytes() int {
-	b := s.in.bytes() + s.oor.bytes() + 8*cap(s.cfgIDs) + 24*len(s.cfgIdx) + 16*cap(s.vc.esc) + s.oc.bytes()
+	b := s.oor.bytes() + 8*cap(s.cfgIDs) + 40*len(s.cfgIdx) + s.ovc.bytes() + s.oc.bytes()
+	for _, sh := range s.pooled {
+		b += sh.st.bytes() + sh.vc.bytes() + sketchBytes*len(sh.est)
+	}
 	for l := range s.levels {
 		b += s.levels[l].bytes()
 	}

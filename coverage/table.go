@@ -142,11 +142,13 @@ func (t *table) has(k []uint64) bool {
 }
 
 // insert adds k if absent and returns its ref and whether it was added.
-func (t *table) insert(k []uint64) (uint32, bool) {
+func (t *table) insert(k []uint64) (uint32, bool) { return t.insertH(k, hashKey(k)) }
+
+// insertH is insert for a key whose hash h is known.
+func (t *table) insertH(k []uint64, h uint64) (uint32, bool) {
 	if (t.n+1)*maxLoadDen > len(t.slots)*maxLoadNum {
 		t.grow()
 	}
-	h := hashKey(k)
 	tag, size := hashTag(h), len(t.tags)
 	i := slot(h, size)
 	for t.tags[i] != 0 {

@@ -47,7 +47,7 @@ func TestWideSpace(t *testing.T) {
 	}
 	full.initScratch()
 	for range 30 {
-		star := full.State(StateRef(rng.IntN(full.Len())))
+		star := full.State(nthRef(full, rng.IntN(full.Len())))
 		star[rng.IntN(3)] = randomState(rng, sp)[0]
 		if !sp.InRange(star) {
 			continue

@@ -1,0 +1,165 @@
+package coverage
+
+// merger records visits of states in S level by level. At each level it
+// computes the region keys of the visits that level must see and their
+// hashes, buckets them by shard (keeping their order) and lets every shard
+// insert its bucket, all shards at once. A level sees:
+//
+//   - at the floor and at the pool level, every visit (the floor's exact
+//     set, and the counts and reservoirs of the pooled regions);
+//   - elsewhere, the visits whose region was new one level below (regions
+//     nest, so an old region has only old parents).
+//
+// Keys equal at a level hash to the same shard, and each shard takes its
+// bucket in the visits' order, so the outcome (sets, counts, pools drawn from
+// each shard's PRNG, and which visit found which region) is the same as one
+// goroutine adding the visits in order, whatever the number of cores.
+type merger struct {
+	w, L int
+	keys []uint64 // state key of visit i: keys[i*w:(i+1)*w]
+	at   []int64
+	cfg  []uint32
+	src  []int32 // the batch (simulation) of visit i
+	n    int     // visits
+	nb   int     // batches
+
+	news   []Levels // per batch: levels at which it found a region
+	counts []uint64 // per batch and level: regions found, counts[b*(L+1)+l]
+	ref    StateRef // the pooled ref of visit 0 (for Add)
+
+	active, next []int32  // visits of the current and the next level
+	rk, hs       []uint64 // region keys and hashes of the active visits
+	isNew        []bool   // per active position
+	refs         []uint32 // per active position at the pool level
+	bucket       [][]int32
+}
+
+// parallelMin is the number of visits below which a level is merged on the
+// calling goroutine: the shards' goroutines cost more than they save.
+const parallelMin = 4096
+
+func (m *merger) reset(s *Store, batches int) {
+	m.w, m.L = s.ly.w, s.ly.L
+	m.keys, m.at, m.cfg, m.src = m.keys[:0], m.at[:0], m.cfg[:0], m.src[:0]
+	m.n, m.nb = 0, batches
+	m.news = append(m.news[:0], make([]Levels, batches)...)
+	m.counts = append(m.counts[:0], make([]uint64, batches*(m.L+1))...)
+	if len(m.bucket) != len(s.pooled) {
+		m.bucket = make([][]int32, len(s.pooled))
+	}
+}
+
+// add queues a visit of the state with key key, at time at, by interned
+// config cfg, from batch b.
+func (m *merger) add(key []uint64, at int64, cfg uint32, b int) {
+	m.keys = append(m.keys, key...)
+	m.at = append(m.at, at)
+	m.cfg = append(m.cfg, cfg)
+	m.src = append(m.src, int32(b))
+	m.n++
+}
+
+// run merges the queued visits into s.
+func (m *merger) run(s *Store) {
+	if m.n == 0 {
+		return
+	}
+	s.visits += uint64(m.n)
+	s.unvCache.n = -1
+	m.active = m.active[:0]
+	for i := range m.n {
+		m.active = append(m.active, int32(i))
+	}
+	for l := s.floor; l <= m.L; l++ {
+		if l == s.pool || l == s.floor {
+			if len(m.active) != m.n {
+				m.active = m.active[:0]
+				for i := range m.n {
+					m.active = append(m.active, int32(i))
+				}
+			}
+		} else if len(m.active) == 0 {
+			if l > s.pool {
+				break
+			}
+			continue
+		}
+		m.level(s, l)
+		m.next = m.next[:0]
+		for a, i := range m.active {
+			if m.isNew[a] {
+				m.next = append(m.next, i)
+				b := m.src[i]
+				m.news[b] |= 1 << uint(l)
+				m.counts[int(b)*(m.L+1)+l]++
+			}
+		}
+		if l == s.pool && len(m.refs) > 0 {
+			m.ref = makeRef(shardOf(m.hs[0], s.mask), m.refs[0])
+		}
+		m.active, m.next = m.next, m.active
+	}
+	if s.floor > 0 {
+		s.estValid = false
+	}
+}
+
+// level inserts the active visits at level l.
+func (m *merger) level(s *Store, l int) {
+	na, w := len(m.active), m.w
+	small := na < parallelMin
+	m.rk = grow(m.rk[:0], na*w)[:na*w]
+	m.hs = grow(m.hs[:0], na)[:na]
+	m.isNew = grow(m.isNew[:0], na)[:na]
+	if l == s.pool {
+		m.refs = grow(m.refs[:0], na)[:na]
+	}
+	const chunk = 8192
+	parallel((na+chunk-1)/chunk, small, func(c int) {
+		for a := c * chunk; a < min(na, (c+1)*chunk); a++ {
+			i := int(m.active[a])
+			rk := m.rk[a*w : (a+1)*w]
+			s.ly.regionKey(m.keys[i*w:(i+1)*w], rk, l)
+			m.hs[a] = hashKey(rk)
+		}
+	})
+	for sh := range m.bucket {
+		m.bucket[sh] = m.bucket[sh][:0]
+	}
+	for a := range na {
+		sh := shardOf(m.hs[a], s.mask)
+		m.bucket[sh] = append(m.bucket[sh], int32(a))
+	}
+	parallel(len(m.bucket), small, func(sh int) {
+		m.shardLevel(s, l, sh)
+	})
+}
+
+// shardLevel inserts shard sh's bucket of the active visits at level l.
+func (m *merger) shardLevel(s *Store, l, sh int) {
+	w := m.w
+	p := s.pooled[sh]
+	var tb *table
+	if l != s.pool {
+		tb = &s.levels[l].t[sh]
+	}
+	var est [64]uint64 // region key buffer for the estimated levels
+	for _, a := range m.bucket[sh] {
+		rk := m.rk[int(a)*w : (int(a)+1)*w]
+		i := m.active[a]
+		if l == s.floor && s.floor > 0 {
+			key := m.keys[int(i)*w : (int(i)+1)*w]
+			buf := est[:w]
+			for lv := range s.floor {
+				s.ly.regionKey(key, buf, lv)
+				p.est[lv].InsertHash(hashKey(buf))
+			}
+		}
+		if tb != nil {
+			_, m.isNew[a] = tb.insertH(rk, m.hs[a])
+			continue
+		}
+		v := p.vc.enc(m.cfg[i], m.at[i])
+		m.refs[a], m.isNew[a] = p.st.insertH(rk, m.hs[a], v, p.rng, &p.vc)
+	}
+}
