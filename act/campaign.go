@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -49,7 +50,39 @@ type Campaign struct {
 	Window     int                    //
 	Budget     int                    // simulations
 	Seed       uint64                 // campaign seed
-	Source     []byte                 // the file as read
+	// Memory is the budget in bytes of the coverage store and its pools
+	// (key memory:, e.g. "2GB"; default DefaultMemory; see coverage's
+	// "Memory budget").
+	Memory int64
+	Source []byte // the file as read
+}
+
+// DefaultMemory is the default budget of a campaign's coverage store.
+const DefaultMemory = 2 << 30
+
+// ParseBytes parses a size such as "2GB", "512MB", "64MiB" or "1000000"
+// (bytes). K, M, G and T are powers of 1024 with or without "i" (memory
+// is counted in binary units, as the runtime's limits are).
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	up := strings.ToUpper(t)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"TIB", 1 << 40}, {"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10},
+		{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10},
+		{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(up, u.suf) {
+			mult, t = u.m, strings.TrimSpace(t[:len(t)-len(u.suf)])
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || v*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size such as 2GB or 512MB", s)
+	}
+	return int64(v * float64(mult)), nil
 }
 
 // DefaultParams is P of ACT §4.1, with a buffer range of our own.
@@ -92,6 +125,7 @@ type campaignFile struct {
 	Window     *int                   `yaml:"window"`
 	Budget     *int                   `yaml:"budget"`
 	Seed       *uint64                `yaml:"seed"`
+	Memory     string                 `yaml:"memory"`
 }
 
 // LoadCampaign reads a campaign file.
@@ -123,7 +157,7 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 
 	c := &Campaign{Path: path, Source: src, Topology: netenv.TopoSingleLink, Bytes: netenv.DefaultBytes,
 		SACK: true, Params: DefaultParams(), Space: coverage.DefaultSpace(), Kappa: 128, Delta: 0.015,
-		Window: 5000, Budget: 100000, Seed: 1}
+		Window: 5000, Budget: 100000, Seed: 1, Memory: DefaultMemory}
 	switch cf.CCAI.Kind {
 	case yaml.ScalarNode:
 		c.CCAI = []string{cf.CCAI.Value}
@@ -225,6 +259,13 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 	}
 	if cf.Seed != nil {
 		c.Seed = *cf.Seed
+	}
+	if cf.Memory != "" {
+		m, err := ParseBytes(cf.Memory)
+		if err != nil {
+			return nil, fail(lineOf("memory"), "memory", "%v", err)
+		}
+		c.Memory = m
 	}
 	if _, ok := c.Space.Level(c.Kappa); !ok {
 		return nil, fail(lineOf("kappa"), "kappa", "%d is not a region size of S (a power of two ≤ %d)", c.Kappa, c.Space.MaxK())

@@ -18,10 +18,14 @@ type runState struct {
 	LastWindowSims    int
 	LastWindowRegions uint64
 	StepStart         int
+	// Configs is how many records of the configuration log the checkpoint
+	// covers: the merged ones and those chosen but not yet merged, which a
+	// resume runs again.
+	Configs int
 }
 
 // checkpointVersion changes whenever the layout below does.
-const checkpointVersion = 1
+const checkpointVersion = 2
 
 type checkpointGroup struct {
 	Key   string
@@ -31,15 +35,16 @@ type checkpointGroup struct {
 }
 
 // checkpoint is everything needed to continue a campaign exactly where it
-// stopped: the selector's PRNG, step and profile, every configuration run
-// so far (the pools refer to them), the finding groups and the coverage
-// store with its own PRNG.
+// stopped: the selector's PRNG, step and profile, how far the configuration
+// log goes (the pools refer to its records; the log itself is
+// coverage/configs-METHOD.log beside the checkpoint), the finding groups and
+// the coverage store with its PRNGs. Its size is that of the store plus the
+// finding groups: nothing in it grows with the simulations run.
 type checkpoint struct {
 	Version     int
 	Method      string
 	CampaignSum [32]byte
 	Sims        int
-	Configs     []Config
 	Step        Step
 	RNG         []byte
 	ProfP       [][]float64
@@ -64,12 +69,16 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	if err != nil {
 		return err
 	}
+	if err := sel.log.sync(); err != nil {
+		return err
+	}
+	rs.Configs = sel.log.len()
 	var store bytes.Buffer
 	if _, err := rep.Store.WriteTo(&store); err != nil {
 		return err
 	}
 	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
-		Configs: *sel.configs, Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
+		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
 		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series, Store: store.Bytes()}
 	for _, g := range rep.Findings {
 		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed})
@@ -108,7 +117,6 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	if err := sel.src.UnmarshalBinary(cp.RNG); err != nil {
 		return false, err
 	}
-	*sel.configs = cp.Configs
 	sel.step = cp.Step
 	sel.prof.p, sel.prof.s = cp.ProfP, cp.ProfS
 	*rs = cp.Run

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,11 @@ type Options struct {
 	Resume bool
 	// CheckpointEvery bounds the time between checkpoints (default 30 s).
 	CheckpointEvery time.Duration
+	// Memory is the memory budget in bytes of the campaign (0: the
+	// campaign's; negative: none). The coverage store and its pools keep to
+	// 3/4 of it (see coverage's "Memory budget"); a command should also set
+	// the runtime's soft limit to it (debug.SetMemoryLimit).
+	Memory int64
 	// MaxOutOfRange bounds the distinct states outside S that the store
 	// keeps (default 1,000,000; negative: keep all). They never count as
 	// regions, and in a wide P there are as many of them as inside S.
@@ -133,21 +139,33 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed})
+	mem := opt.Memory
+	if mem == 0 {
+		mem = c.Memory
+	}
+	// The store keeps to 3/4 of the process budget: the rest is the
+	// garbage collector's headroom above the live heap (the command sets
+	// the runtime's soft memory limit to the whole budget) and everything
+	// else the coordinator holds.
+	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed, Memory: max(mem, 0) / 4 * 3})
 	if err != nil {
 		return nil, fmt.Errorf("state space: %w", err)
 	}
+	logPath := ""
 	if opt.Out != "" {
 		if err := os.MkdirAll(filepath.Join(opt.Out, "findings"), 0o755); err != nil {
 			return nil, err
 		}
+		if err := os.MkdirAll(filepath.Join(opt.Out, "coverage"), 0o755); err != nil {
+			return nil, err
+		}
+		logPath = filepath.Join(opt.Out, "coverage", "configs-"+opt.Method+".log")
 		if err := corpus.WriteFileAtomic(filepath.Join(opt.Out, "campaign.yaml"), c.Source); err != nil {
 			return nil, err
 		}
 	}
-	var configs []Config
 	src := newSource(c.Seed, opt.Method)
-	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store, configs: &configs,
+	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store,
 		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
 		pc: make([]float64, len(c.Params))}
 	if opt.Subject == nil {
@@ -157,6 +175,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		StepSims: map[Step]int{}, StepRegions: map[Step][]uint64{}}
 	groups := map[string]*FindingGroup{}
 	rs := &runState{}
+	keep := 0
 	if opt.Resume && opt.Out != "" {
 		ok, err := loadCheckpoint(opt.Out, c, opt.Method, sel, rep, groups, rs)
 		if err != nil {
@@ -164,7 +183,24 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		if ok {
 			log.Info("resuming", "sims", rep.Sims)
+			keep = rs.Configs
 		}
+	}
+	// Every configuration chosen, on disk; the ones chosen but not yet
+	// merged also in pending (configuration rep.Sims+i is pending[i]).
+	cl, err := openConfigLog(logPath, keep)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.close()
+	sel.log = cl
+	var pending []Config
+	for i := rep.Sims; i < cl.len(); i++ {
+		g, err := cl.get(i)
+		if err != nil {
+			return nil, err
+		}
+		pending = append(pending, g)
 	}
 	if opt.CheckpointEvery <= 0 {
 		opt.CheckpointEvery = 30 * time.Second
@@ -200,12 +236,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	defer func() { feeders.Wait(); close(jobs); workers.Wait() }()
 	dispatched := rep.Sims
-	dispatch := func(base, n int) {
+	// The feeder gets its own copy of the batch: the selector goes on
+	// appending to pending while it sends.
+	dispatch := func(base int, batch []Config) {
 		feeders.Add(1)
 		go func() {
 			defer feeders.Done()
-			for i := base; i < base+n; i++ {
-				jobs <- job{idx: i, g: configs[i]}
+			for i, g := range batch {
+				jobs <- job{idx: base + i, g: g}
 			}
 		}()
 	}
@@ -215,18 +253,25 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	window := min(c.Window, max(opt.Budget/10, batchSize))
 	interrupted := false
 	ks := c.Space.Ks()
-	before := make([]uint64, len(ks))
 	for {
 		// Keep two batches ahead of the merged prefix.
-		for len(configs) < min(opt.Budget, rep.Sims+2*batchSize) {
-			n := min(batchSize, opt.Budget-len(configs))
+		for cl.len() < min(opt.Budget, rep.Sims+2*batchSize) {
+			n := min(batchSize, opt.Budget-cl.len())
 			for i := 0; i < n; i++ {
-				configs = append(configs, sel.next())
+				g := sel.next()
+				if sel.err != nil {
+					return rep, fmt.Errorf("selector: %w", sel.err)
+				}
+				if err := cl.append(g); err != nil {
+					return rep, err
+				}
+				pending = append(pending, g)
 			}
 		}
-		for dispatched < len(configs) {
-			n := min(batchSize, len(configs)-dispatched)
-			dispatch(dispatched, n)
+		for dispatched < cl.len() {
+			n := min(batchSize, cl.len()-dispatched)
+			off := dispatched - rep.Sims
+			dispatch(dispatched, slices.Clone(pending[off:off+n]))
 			dispatched += n
 		}
 		if rep.Sims >= opt.Budget {
@@ -251,15 +296,18 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			interrupted = true
 			break
 		}
-		// Merge in configuration order.
+		// Merge in configuration order: the store merges the whole batch
+		// on all cores with the outcome of merging one simulation after
+		// the other.
+		bs, ids := make([]*coverage.Batch, n), make([]uint64, n)
+		for i := range n {
+			bs[i], ids[i] = arrived[base+i].batch, uint64(base+i)
+		}
+		merged := store.AddBatches(bs, ids)
 		for i := base; i < base+n; i++ {
 			r := arrived[i]
 			delete(arrived, i)
-			g := configs[r.idx]
-			for l, k := range ks {
-				before[l] = store.VisitedRegions(k)
-			}
-			store.AddBatch(r.batch, uint64(r.idx))
+			g := pending[i-base]
 			r.batch.Reset()
 			select {
 			case batches <- r.batch:
@@ -270,8 +318,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				found = make([]uint64, len(ks))
 				rep.StepRegions[g.Step] = found
 			}
-			for l, k := range ks {
-				found[l] += store.VisitedRegions(k) - before[l]
+			for l := range ks {
+				found[l] += merged[i-base].Found[l]
 			}
 			rep.StepSims[g.Step]++
 			if g.Step == StepRandom && r.mean != nil {
@@ -291,6 +339,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 			rep.Sims++
 		}
+		pending = append(pending[:0], pending[n:]...)
 		rep.Series.Record(int64(rep.Sims), store)
 		// Saturation of coverage(S, κ) per window (ACT §3).
 		if opt.Method == "act" && rep.Sims-rs.LastWindowSims >= window {

@@ -33,17 +33,18 @@ type Config struct {
 
 // selector picks configurations for one method.
 type selector struct {
-	c       *Campaign
-	method  string
-	src     *rand.PCG
-	rng     *rand.Rand
-	store   *coverage.Store
-	configs *[]Config
-	prof    *profile
-	man     []netenv.Env
-	step    Step
-	signs   []int
-	pc      []float64
+	c      *Campaign
+	method string
+	src    *rand.PCG
+	rng    *rand.Rand
+	store  *coverage.Store
+	log    *configLog
+	err    error // the first error reading the log; the run stops on it
+	prof   *profile
+	man    []netenv.Env
+	step   Step
+	signs  []int
+	pc     []float64
 }
 
 func (s *selector) newSeed() uint64 { return s.rng.Uint64() }
@@ -54,7 +55,7 @@ func (s *selector) next() Config {
 	case "ran":
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.c.uniformEnv(s.rng)), Step: StepRAN}
 	case "man":
-		i := len(*s.configs) % len(s.man)
+		i := s.log.len() % len(s.man)
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.man[i]), Step: StepMAN}
 	}
 	switch s.step {
@@ -70,10 +71,17 @@ func (s *selector) next() Config {
 	return Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.c.uniformEnv(s.rng)), Step: StepRandom}
 }
 
-// envOf is the environment under which a pooled visit happened.
-func (s *selector) envOf(v coverage.Visit) (Config, netenv.Env) {
-	g := (*s.configs)[v.Config]
-	return g, corpus.EnvAt(g.Schedule, time.Duration(v.At))
+// envOf is the environment under which a pooled visit happened; ok is
+// false (and s.err set) when the configuration log cannot be read.
+func (s *selector) envOf(v coverage.Visit) (g Config, e netenv.Env, ok bool) {
+	g, err := s.log.get(int(v.Config))
+	if err != nil {
+		if s.err == nil {
+			s.err = err
+		}
+		return g, e, false
+	}
+	return g, corpus.EnvAt(g.Schedule, time.Duration(v.At)), true
 }
 
 // estimation is ACT Method 1 for a uniformly chosen unvisited state: at
@@ -90,15 +98,21 @@ func (s *selector) estimation() (Config, bool) {
 		return Config{}, false
 	}
 	if est.Interpolate {
-		_, pa := s.envOf(s.store.RandomVisit(s.rng, est.Bracket.A))
-		_, pb := s.envOf(s.store.RandomVisit(s.rng, est.Bracket.B))
+		_, pa, okA := s.envOf(s.store.RandomVisit(s.rng, est.Bracket.A))
+		_, pb, okB := s.envOf(s.store.RandomVisit(s.rng, est.Bracket.B))
+		if !okA || !okB {
+			return Config{}, false
+		}
 		var e netenv.Env
 		for i, r := range s.c.Params {
 			e.Set(i, r.between(s.rng, pa.Get(i), pb.Get(i)))
 		}
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
 	}
-	_, pc := s.envOf(est.Neighbour.Visit)
+	_, pc, ok := s.envOf(est.Neighbour.Visit)
+	if !ok {
+		return Config{}, false
+	}
 	e := s.steer(pc, est.Neighbour, star)
 	return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
 }
@@ -142,7 +156,10 @@ func (s *selector) concatenation() (Config, bool) {
 	if !ok {
 		return Config{}, false
 	}
-	gd, _ := s.envOf(nb.Visit)
+	gd, _, ok := s.envOf(nb.Visit)
+	if !ok {
+		return Config{}, false
+	}
 	tn := time.Duration(nb.Visit.At)
 	if tn <= 0 {
 		return Config{}, false

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,9 +53,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "no live status line")
 	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
+	memory := fs.String("memory", "", "memory budget of the campaign process, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
+	}
+	mem, ok := memoryFlag(*memory, stderr, "run")
+	if !ok {
+		return exitUsage
 	}
 	switch *method {
 	case "act", "ran", "man":
@@ -81,11 +87,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
-		Resume: *resume, Subject: subj,
+		Resume: *resume, Subject: subj, Memory: mem,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if !*quiet && !*asJSON {
 		opt.Progress = func(st act.Status) { statusLine(stderr, st) }
 	}
+	setMemoryLimit(c, mem)
 	rep, err := act.Run(ctx, c, opt)
 	if opt.Progress != nil {
 		fmt.Fprintln(stderr)
@@ -103,6 +110,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		snap := rep.Store.Snapshot(rep.Method, int64(rep.Sims))
 		fmt.Fprintf(stdout, "%s on %s: %d simulations in %.1f s (%.0f sims/s)\n", rep.Method, strings.Join(c.CCAI, "+"), rep.Sims, rep.Wall.Seconds(), float64(rep.Sims)/rep.Wall.Seconds())
 		_ = coverage.WriteTable(stdout, snap)
+		printStore(stdout, rep.Store)
 		printSteps(stdout, rep)
 		printFindings(stdout, rep)
 	}
@@ -134,7 +142,56 @@ func printFindings(w io.Writer, rep *act.Report) {
 	}
 }
 
+// setMemoryLimit sets the runtime's soft memory limit to the campaign's
+// budget, so that the garbage collector keeps the process near it (the
+// store keeps to 3/4 of it).
+func setMemoryLimit(c *act.Campaign, flag int64) {
+	m := flag
+	if m == 0 {
+		m = c.Memory
+	}
+	if m > 0 {
+		debug.SetMemoryLimit(m)
+	}
+}
+
+// printStore says how the store kept to its memory budget.
+func printStore(w io.Writer, st *coverage.Store) {
+	fmt.Fprintf(w, "store: %.1f MB of a %.1f MB budget; regions exact from k=%d, pools at k=%d", float64(st.Bytes())/1e6,
+		float64(st.Options().Memory)/1e6, st.FloorK(), st.PoolK())
+	if st.FloorK() > 1 {
+		fmt.Fprintf(w, " (k<%d estimated)", st.FloorK())
+	}
+	if st.OverBudget() {
+		fmt.Fprint(w, "; OVER BUDGET: nothing left to coarsen")
+	}
+	fmt.Fprintln(w)
+}
+
+// memoryFlag parses --memory; "" is 0 (the campaign's budget).
+func memoryFlag(v string, stderr io.Writer, cmd string) (int64, bool) {
+	if v == "" {
+		return 0, true
+	}
+	m, err := act.ParseBytes(v)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz %s: --memory: %v\n", cmd, err)
+		return 0, false
+	}
+	return m, true
+}
+
+// storeJSON says how the coverage store kept to its memory budget.
+type storeJSON struct {
+	Bytes      int   `json:"bytes"`
+	Budget     int64 `json:"budget"`
+	FloorK     int   `json:"exact_from_k"`
+	PoolK      int   `json:"pools_at_k"`
+	OverBudget bool  `json:"over_budget"`
+}
+
 type methodJSON struct {
+	Store    *storeJSON                   `json:"store,omitempty"`
 	Sims     int                          `json:"sims"`
 	WallS    float64                      `json:"wall_s"`
 	Regions  map[string]uint64            `json:"regions"`
@@ -153,6 +210,8 @@ func methodReport(rep *act.Report) methodJSON {
 		m.Total[strconv.Itoa(k)] = sp.Regions(k)
 	}
 	m.Findings = len(rep.Findings)
+	st := rep.Store
+	m.Store = &storeJSON{Bytes: st.Bytes(), Budget: st.Options().Memory, FloorK: st.FloorK(), PoolK: st.PoolK(), OverBudget: st.OverBudget()}
 	for s, n := range rep.StepSims {
 		m.StepSims[s.String()] = n
 	}
@@ -191,9 +250,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	asJSON := fs.Bool("json", false, "print JSON")
+	memory := fs.String("memory", "", "memory budget of each method's campaign, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
+	}
+	mem, ok := memoryFlag(*memory, stderr, "compare")
+	if !ok {
+		return exitUsage
 	}
 	if *budget < 0 || *workers < 0 {
 		fmt.Fprintln(stderr, "actfuzz compare: --budget and --workers must be ≥ 0")
@@ -238,10 +302,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			snaps = append(snaps, st.Snapshot(m, int64(sims)))
 			continue
 		}
-		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj}
+		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj, Memory: mem}
 		if !*asJSON {
 			opt.Progress = func(st act.Status) { statusLine(stderr, st) }
 		}
+		setMemoryLimit(c, mem)
 		rep, err := act.Run(ctx, c, opt)
 		if opt.Progress != nil {
 			fmt.Fprintln(stderr)
