@@ -2,6 +2,7 @@ package act
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -363,6 +364,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
 				return rep, fmt.Errorf("checkpoint: %w", err)
 			}
+			if err := rep.writeStatus(opt.Out, time.Since(start), false); err != nil {
+				return rep, fmt.Errorf("status: %w", err)
+			}
 			lastCheckpoint = time.Now()
 		}
 		if opt.Progress != nil {
@@ -477,10 +481,50 @@ func (r *Report) writeOutputs(dir string, done bool) error {
 			return err
 		}
 	}
-	st := r.status(0, r.Wall)
-	b := fmt.Sprintf("{\n  \"method\": %q,\n  \"sims\": %d,\n  \"wall_s\": %.3f,\n  \"findings\": %d,\n  \"faults\": %d,\n  \"done\": %v\n}\n",
-		r.Method, r.Sims, r.Wall.Seconds(), st.Findings, st.Faults, done)
-	return corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), []byte(b))
+	return r.writeStatus(dir, r.Wall, done)
+}
+
+// liveStatus is status.json: written at every checkpoint and at the end.
+type liveStatus struct {
+	Method   string            `json:"method"`
+	Sims     int               `json:"sims"`
+	WallS    float64           `json:"wall_s"`
+	SimsPerS float64           `json:"sims_per_s"`
+	Findings int               `json:"findings"`
+	Faults   int               `json:"faults"`
+	Done     bool              `json:"done"`
+	Regions  map[string]uint64 `json:"regions"`
+	Store    storeStatus       `json:"store"`
+}
+
+// storeStatus is how the coverage store keeps to its memory budget.
+type storeStatus struct {
+	Bytes       int    `json:"bytes"`
+	Budget      int64  `json:"budget"`
+	States      int    `json:"pooled_states"`
+	Visits      uint64 `json:"visits"`
+	Configs     int    `json:"configs"`
+	FloorK      int    `json:"exact_from_k"`
+	PoolK       int    `json:"pools_at_k"`
+	Coarsenings int    `json:"coarsenings"`
+	OverBudget  bool   `json:"over_budget"`
+}
+
+func (r *Report) writeStatus(dir string, wall time.Duration, done bool) error {
+	st := r.status(0, wall)
+	ls := liveStatus{Method: r.Method, Sims: r.Sims, WallS: wall.Seconds(), SimsPerS: st.SimsPerS, Findings: st.Findings,
+		Faults: st.Faults, Done: done, Regions: map[string]uint64{}}
+	for k, n := range st.Regions {
+		ls.Regions[fmt.Sprint(k)] = n
+	}
+	s := r.Store
+	ls.Store = storeStatus{Bytes: s.Bytes(), Budget: s.Options().Memory, States: s.Len(), Visits: s.Visits(), Configs: s.Configs(),
+		FloorK: s.FloorK(), PoolK: s.PoolK(), Coarsenings: s.Coarsenings(), OverBudget: s.OverBudget()}
+	b, err := json.MarshalIndent(ls, "", "  ")
+	if err != nil {
+		return err
+	}
+	return corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), append(b, '\n'))
 }
 
 func sanitize(s string) string {

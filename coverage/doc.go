@@ -42,17 +42,71 @@
 // block of PoolSize-2 visits and a 4-byte block number when PoolSize > 2), and
 // its share of the region sets (about 4 bytes): roughly 40–45 bytes with the
 // default PoolSize of 2. Visits are a 23-bit interned config index and a
-// 41-bit time packed in 8 bytes (larger values go to an escape list).
-// Out-of-range states use a 32-bit id per variable, with per-variable
-// dictionaries for the out-of-range values. Use a [Batch] per simulation so
-// that a pool holds distinct simulations.
+// 41-bit time packed in 8 bytes; larger values go to an escape list whose
+// entries are freed when their visit leaves its pool, so it is bounded by
+// the pool slots. Out-of-range states use a 32-bit id per variable, with
+// per-variable dictionaries for the out-of-range values. Use a [Batch] per
+// simulation so that a pool holds distinct simulations.
+//
+// # Shards and the parallel merge
+//
+// Every table (the pooled states and the region set of every level) is
+// split into [Options.Shards] shards by the hash of its own key, each with
+// its own PRNG for the reservoirs. [Store.AddBatches] merges many
+// simulations at once level by level, all shards of a level in parallel;
+// keys equal at a level meet in one shard in the order of the simulations,
+// so the outcome is exactly that of adding the simulations one by one, on
+// any number of cores. Results depend on the shard count (a store setting
+// saved in checkpoints), never on the machine.
+//
+// # Memory budget
+//
+// With [Options.Memory] set, the store keeps [Store.Bytes] within the
+// budget by coarsening, after a merge that exceeded it, until it is back
+// under 3/4 of it. Two things coarsen, alternately, so that the pools never
+// sit more than two levels above the finest exact set:
+//
+//   - The pools: the pooled states become the visited regions one level up
+//     ([Store.PoolK] doubles). Each region's count is the sum, and its pool a
+//     uniform sample of the union, of its sub-regions' (each reservoir
+//     weighted by its count, as in [Store.Merge]), so every visited region at
+//     PoolK keeps at least one visit. The finer level stays an exact
+//     key-only set.
+//   - The floor: the finest exact set is replaced by a HyperLogLog sketch
+//     (precision 14) of its keys, fed by every later visit ([Store.FloorK]
+//     doubles).
+//
+// What stays exact and what degrades:
+//
+//   - VisitedRegions, Coverage, Exact: exact for k ≥ FloorK; below it, a
+//     HyperLogLog estimate (relative standard error about 0.8%), never below
+//     the exact count at FloorK.
+//   - Visited: exact for k ≥ FloorK; below it, whether the enclosing region
+//     at FloorK is visited (never a false "unvisited").
+//   - SampleUnvisited, Brackets, Neighbours, RandomBracket, RandomNeighbour,
+//     SearchEstimation, SearchConcatenation: exact for k ≥ FloorK; a smaller
+//     k is answered at FloorK (ACT's k loop then starts there). A bracket or
+//     neighbour found at k < PoolK is a visited region whose ref is its
+//     pooled region at PoolK, and its visit is one of that region's: a
+//     simulation that reached a state within PoolK granules of it, with the
+//     time it first did.
+//   - State, Lookup: the lower corner of the pooled region.
+//   - Pools: uniform over the visits of the pooled region.
+//   - StateRefs change at each coarsening ([Store.Coarsenings] counts them).
+//   - Interned configs no pool refers to are dropped at each coarsening.
+//
+// When the pools are at the top level and the floor has reached them,
+// nothing is left to coarsen: [Store.OverBudget] reports it and the store
+// grows past its budget. Out-of-range states are bounded separately
+// ([Store.LimitOutOfRange]) and count towards Bytes.
 //
 // States outside the ranges of S (or with NaN values) are kept apart: they have
 // pools and can still be listed and decoded, but they belong to no region and
 // are not in any count of visited regions.
 //
-// A Store is not safe for concurrent use. Parallel workers each fill their own
-// Store (or a [Batch] per simulation) and the results are combined with
-// [Store.Merge], which gives exactly the same visited states and regions as
+// A Store is not safe for concurrent use (its merges use all cores
+// internally). Parallel workers each fill a [Batch] per simulation (or their
+// own Store) and the results are combined with [Store.AddBatches] (or
+// [Store.Merge]), which gives exactly the same visited states and regions as
 // adding everything to one store.
 package coverage
