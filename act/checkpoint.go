@@ -113,7 +113,9 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	if err != nil {
 		return false, fmt.Errorf("checkpoint store: %w", err)
 	}
+	mem := rep.Store.Options().Memory
 	*rep.Store = *st
+	rep.Store.SetMemory(mem) // a run setting, like the out-of-range limit
 	if err := sel.src.UnmarshalBinary(cp.RNG); err != nil {
 		return false, err
 	}

@@ -57,6 +57,9 @@ type Status struct {
 	Regions  map[int]uint64 `json:"-"`
 	Findings int            `json:"findings"`
 	Faults   int            `json:"faults"`
+	// StoreFloor and StorePool are the store's FloorK and PoolK.
+	StoreFloor int `json:"-"`
+	StorePool  int `json:"-"`
 }
 
 // FindingGroup is a set of near-duplicate hits: same condition, same region
@@ -390,7 +393,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 }
 
 func (r *Report) status(step Step, elapsed time.Duration) Status {
-	st := Status{Method: r.Method, Sims: r.Sims, SimsPerS: float64(r.Sims) / elapsed.Seconds(), Regions: r.Regions()}
+	st := Status{Method: r.Method, Sims: r.Sims, SimsPerS: float64(r.Sims) / elapsed.Seconds(), Regions: r.Regions(),
+		StoreFloor: r.Store.FloorK(), StorePool: r.Store.PoolK()}
 	if r.Method == "act" {
 		st.Step = step.String()
 	} else {

@@ -1,13 +1,6 @@
 package coverage
 
-import (
-	"math"
-
-	"github.com/axiomhq/hyperloglog"
-)
-
-// sketchBytes is the memory of one precision-14 HyperLogLog sketch (dense).
-const sketchBytes = 1 << 14
+import "math"
 
 // budgetTarget is the share of the budget a coarsening brings the store down
 // to, so that it does not coarsen again at the next merge.
@@ -136,10 +129,10 @@ func containsVisit(vs []visit, v visit) bool {
 func (s *Store) raiseFloor() {
 	f := s.floor
 	for j, sh := range s.pooled {
-		sk := hyperloglog.New14()
+		sk := newSketch()
 		tb := &s.levels[f].t[j]
 		for r := range tb.n {
-			sk.InsertHash(hashKey(tb.key(uint32(r))))
+			sk.insert(hashKey(tb.key(uint32(r))))
 		}
 		sh.est = append(sh.est, sk)
 	}
@@ -156,11 +149,11 @@ func (s *Store) estimate(l int) uint64 {
 		// A level has at least as many regions as the next coarser one.
 		s.estCache = s.estCache[:0]
 		for lv := range s.floor {
-			u := hyperloglog.New14()
+			u := newSketch()
 			for _, sh := range s.pooled {
-				_ = u.Merge(sh.est[lv]) // same precision by construction
+				u.merge(sh.est[lv])
 			}
-			s.estCache = append(s.estCache, u.Estimate())
+			s.estCache = append(s.estCache, u.estimate())
 		}
 		next := s.VisitedRegions(1 << s.floor) // exact
 		for lv := s.floor - 1; lv >= 0; lv-- {

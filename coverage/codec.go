@@ -9,8 +9,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-
-	"github.com/axiomhq/hyperloglog"
 )
 
 // Checkpoint format (little endian, varints as in encoding/binary; "δ" is
@@ -25,14 +23,16 @@ import (
 //	configs: n, then n × u64
 //	per shard, the pooled regions: n, then per region δ of each key word,
 //	  count, and per pool visit δ config, δ time
-//	per level floor ≤ l < pool, per shard, the exact set: n, δ key words
-//	per level l < floor, the HyperLogLog sketch of its regions: n, bytes
+//	per level l ≥ floor other than the pool level, per shard, the exact
+//	  set in insertion order: n, δ key words
+//	per level l < floor, the HyperLogLog sketch of its regions: n, registers
 //	states outside S: n, then per state one signed granule index per
 //	  variable, count, pool visits (config, time)
 //	CRC-32C of everything above, u32
 //
-// The region sets above the pool level are not stored: ReadFrom rebuilds
-// them from the pooled regions, so refs and counts come back identical.
+// Every table is stored in its insertion order, which is what a coarsening
+// turns into the order of the pooled regions: a resumed store then
+// coarsens into exactly the refs and pools the uninterrupted one has.
 const (
 	codecMagic   = "ACTCOV"
 	codecVersion = 2
@@ -133,7 +133,10 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 			}
 		}
 	}
-	for l := s.floor; l < s.pool; l++ {
+	for l := s.floor; l <= s.ly.L; l++ {
+		if l == s.pool {
+			continue
+		}
 		for j := range s.pooled {
 			tb := &s.levels[l].t[j]
 			e.uvarint(uint64(tb.n))
@@ -144,13 +147,12 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	for l := range s.floor {
-		u := hyperloglog.New14()
+		u := newSketch()
 		for _, sh := range s.pooled {
-			_ = u.Merge(sh.est[l])
+			u.merge(sh.est[l])
 		}
-		b, _ := u.MarshalBinary()
-		e.uvarint(uint64(len(b)))
-		e.bytes(b)
+		e.uvarint(uint64(len(u.reg)))
+		e.bytes(u.reg)
 	}
 	raw := make([]uint64, s.ly.d)
 	e.uvarint(uint64(s.oor.len()))
@@ -440,7 +442,10 @@ func (d *decoder) read() (*Store, error) {
 			sh.st.setPool(ref, buf, cnt)
 		}
 	}
-	for l := floor; l < pool; l++ {
+	for l := floor; l <= ly.L; l++ {
+		if l == pool {
+			continue
+		}
 		for j := range s.pooled {
 			tb := &s.levels[l].t[j]
 			n := d.count(1<<localBits, "region")
@@ -463,18 +468,17 @@ func (d *decoder) read() (*Store, error) {
 		}
 	}
 	for range floor {
-		b := make([]byte, d.count(1<<20, "sketch"))
-		d.bytes(b)
+		sk := newSketch()
+		if n := d.count(sketchM, "sketch"); n != sketchM && d.err == nil {
+			d.fail("sketch of %d registers, want %d", n, sketchM)
+		}
+		d.bytes(sk.reg)
 		if d.err != nil {
 			return nil, d.err
 		}
-		sk := hyperloglog.New14()
-		if err := sk.UnmarshalBinary(b); err != nil {
-			return nil, fmt.Errorf("coverage: reading checkpoint: sketch: %w", err)
-		}
 		s.pooled[0].est = append(s.pooled[0].est, sk)
 		for _, sh := range s.pooled[1:] {
-			sh.est = append(sh.est, hyperloglog.New14())
+			sh.est = append(sh.est, newSketch())
 		}
 	}
 	n := d.count(1<<31, "state")
@@ -522,19 +526,6 @@ func (d *decoder) read() (*Store, error) {
 	}
 	if binary.LittleEndian.Uint32(sum[:]) != want {
 		return nil, ErrChecksum
-	}
-	// The region sets above the pool level, from the pooled regions.
-	for _, sh := range s.pooled {
-		for r := range sh.st.len() {
-			k := sh.st.t.key(uint32(r))
-			for l := pool + 1; l <= ly.L; l++ {
-				ly.regionKey(k, rk, l)
-				h := hashKey(rk)
-				if _, isNew := s.levels[l].t[shardOf(h, s.mask)].insertH(rk, h); !isNew {
-					break
-				}
-			}
-		}
 	}
 	s.lastOK = false
 	return s, nil

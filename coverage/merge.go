@@ -60,14 +60,14 @@ func (s *Store) Merge(other *Store) error {
 		dst := s.pooled[0].est[l]
 		if l < other.floor {
 			for _, sh := range other.pooled {
-				_ = dst.Merge(sh.est[l])
+				dst.merge(sh.est[l])
 			}
 			continue
 		}
 		for j := range other.pooled {
 			tb := other.table(l, j)
 			for r := range tb.n {
-				dst.InsertHash(hashKey(tb.key(uint32(r))))
+				dst.insert(hashKey(tb.key(uint32(r))))
 			}
 		}
 	}

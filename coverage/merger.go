@@ -152,7 +152,7 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 			buf := est[:w]
 			for lv := range s.floor {
 				s.ly.regionKey(key, buf, lv)
-				p.est[lv].InsertHash(hashKey(buf))
+				p.est[lv].insert(hashKey(buf))
 			}
 		}
 		if tb != nil {

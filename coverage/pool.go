@@ -84,7 +84,7 @@ func (c *visitCodec) release(v visit) {
 // live is the number of escape entries in use.
 func (c *visitCodec) live() int { return len(c.esc) - len(c.free) }
 
-func (c *visitCodec) bytes() int { return 16*cap(c.esc) + 8*cap(c.free) }
+func (c *visitCodec) bytes() int { return 16 * c.live() }
 
 // states is a set of visited states with their visit counts and pools. The
 // pool of a state is a reservoir sample (Vitter's algorithm R) of at most c of
@@ -258,7 +258,12 @@ func appendSample(dst, src []visit, m int, rng *rand.Rand) []visit {
 	return dst
 }
 
-// bytes is the memory held by the set.
+// bytes is the memory the set needs for what it holds (see table.bytes).
 func (s *states) bytes() int {
-	return s.t.bytes() + 4*cap(s.count) + 8*cap(s.one) + 4*cap(s.blk) + 8*cap(s.slab)
+	n := s.len()
+	b := s.t.bytes() + 4*n + 8*s.inl*n + 8*len(s.slab)
+	if s.c > s.inl {
+		b += 4 * n
+	}
+	return b
 }

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/axiomhq/hyperloglog"
 )
 
 // Shards. Every table of the store (the pooled states and the region set
@@ -69,7 +68,7 @@ type shard struct {
 	// est[l] estimates the visited regions at level l < floor that this
 	// shard's merges have seen (HyperLogLog; the union over shards is the
 	// store's estimate).
-	est []*hyperloglog.Sketch
+	est []*sketch
 }
 
 func newShard(i int, seed uint64, w, kb, poolSize int) *shard {

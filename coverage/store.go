@@ -293,6 +293,13 @@ func (s *Store) FloorK() int { return 1 << s.floor }
 // neighbouring states.
 func (s *Store) PoolK() int { return 1 << s.pool }
 
+// SetMemory sets the memory budget (0: none), a run setting that
+// checkpoints do not keep, and coarsens at once if the store is over it.
+func (s *Store) SetMemory(budget int64) {
+	s.opt.Memory = max(budget, 0)
+	s.checkBudget()
+}
+
 // OverBudget reports whether the store is above its memory budget with
 // nothing left to coarsen (the budget is then exceeded, and reported so).
 func (s *Store) OverBudget() bool { return s.overBudget }
@@ -441,10 +448,16 @@ func (s *Store) OutOfRangeStates() iter.Seq[StateRef] {
 	}
 }
 
-// Bytes estimates the heap memory held by the store's data structures; it
-// is what the memory budget bounds.
+// Bytes is the memory the store's data structures need for what they hold
+// (keys, indexes, counts, pools, escaped visits, interned configs, sketches);
+// it is what the memory budget bounds. It is computed from the contents, not
+// from the allocations, so that a campaign and its resumption coarsen at the
+// same merge; the heap holds up to a quarter more in slices' growth slack.
+// The out-of-range value dictionaries (a few entries per variable) are left
+// out: they hold values of states the out-of-range limit dropped, which a
+// checkpoint does not keep.
 func (s *Store) Bytes() int {
-	b := s.oor.bytes() + 8*cap(s.cfgIDs) + 40*len(s.cfgIdx) + s.ovc.bytes() + s.oc.bytes()
+	b := s.oor.bytes() + 48*len(s.cfgIDs) + s.ovc.bytes()
 	for _, sh := range s.pooled {
 		b += sh.st.bytes() + sh.vc.bytes() + sketchBytes*len(sh.est)
 	}

@@ -220,5 +220,24 @@ func (t *table) rehash(size int) {
 	}
 }
 
-// bytes is the memory held by the table.
-func (t *table) bytes() int { return cap(t.keys) + cap(t.tags) + 4*cap(t.slots) }
+// bytes is the memory the table needs for its keys: the keys themselves and
+// the index a table grown from empty to that many keys has (5 bytes a slot,
+// load between 53% and 80%). It is a function of the number of keys alone,
+// not of the allocation history, so a store's budget decisions are the same
+// in a campaign and in its resumption from a checkpoint; slices' growth
+// slack comes on top (at most a quarter).
+func (t *table) bytes() int {
+	return t.n*t.kb + 5*indexSlots(t.n)
+}
+
+// indexSlots is the index size of a table grown from empty to n keys.
+func indexSlots(n int) int {
+	if n == 0 {
+		return 0
+	}
+	size := 16
+	for n*maxLoadDen > size*maxLoadNum {
+		size = max(16, size*3/2)
+	}
+	return size
+}
