@@ -17,7 +17,8 @@ type DelayHook func(p *sim.Packet) (delay time.Duration, uncertain int16, ok boo
 type link struct {
 	sim     *sim.Sim
 	node    sim.NodeID
-	forward bool // data direction: random loss and queuing delay apply
+	lane    int32 // the scheduler lane of the link's deliveries (sim.Event.Lane)
+	forward bool  // data direction: random loss and queuing delay apply
 
 	rate   uint64 // bit/s
 	prop   time.Duration
@@ -43,7 +44,9 @@ type link struct {
 }
 
 func newLink(s *sim.Sim, node sim.NodeID, forward bool, seed uint64, index uint64) *link {
-	l := &link{sim: s, node: node, forward: forward}
+	// Deliveries leave in transmission order, after the same propagation
+	// delay unless a random queuing delay is added: they form a FIFO lane.
+	l := &link{sim: s, node: node, lane: int32(index) + 1, forward: forward}
 	l.txEv = sim.NewEvent(node, sim.KindTimer, 0, l)
 	l.in = linkIn{l}
 	l.lossRng = sim.NewRand(seed, sim.StreamLoss, index)
@@ -150,5 +153,6 @@ func (l *link) Handle(*sim.Event) {
 	h, node := l.deliver(p)
 	p.Arrival.Handler = h
 	p.Arrival.Node = node
+	p.Arrival.Lane = l.lane
 	l.sim.Schedule(&p.Arrival, delay)
 }

@@ -51,6 +51,13 @@ type Event struct {
 	Handler Handler
 	Pkt     *Packet // the arriving packet, for KindPacket
 
+	// Lane is 1+i when the event belongs to FIFO lane i, 0 otherwise: a
+	// source whose events are usually scheduled in time order (a link's
+	// deliveries, all delayed by the same propagation time). The default
+	// scheduler keeps only a lane's earliest event in its heap (lane.go);
+	// other schedulers may ignore it. It never changes the order of events.
+	Lane int32
+
 	// Uncertain is 1+i when this event's timestamp includes the uncertain
 	// delay d_i of the symbolic back-end's window, 0 otherwise. Concrete
 	// schedulers ignore it.

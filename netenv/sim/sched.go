@@ -17,9 +17,13 @@ type Scheduler interface {
 
 // Heap is the default Scheduler: a binary min-heap ordered by (At, Seq),
 // with each event's position kept in the event so that Remove is
-// O(log n) and never allocates.
+// O(log n) and never allocates. Events of a FIFO lane (Event.Lane) wait
+// in their lane, only its earliest event being in the heap (lane.go).
 type Heap struct {
 	items []*Event
+	lanes []lane
+	// parked counts events waiting in a lane behind its head.
+	parked int
 }
 
 // NewHeap returns an empty heap with room for n events.
@@ -33,19 +37,41 @@ func before(a, b *Event) bool {
 	return a.Seq < b.Seq
 }
 
-func (h *Heap) Len() int { return len(h.items) }
+func (h *Heap) Len() int { return len(h.items) + h.parked }
 
 func (h *Heap) Insert(e *Event) {
+	if e.Lane > 0 && h.laneInsert(e) {
+		return
+	}
+	h.push(e)
+}
+
+func (h *Heap) push(e *Event) {
 	e.index = int32(len(h.items))
 	h.items = append(h.items, e)
 	h.up(int(e.index))
 }
 
 func (h *Heap) Remove(e *Event) {
+	if e.index == parkedIndex {
+		h.unpark(e)
+		return
+	}
 	i := int(e.index)
 	if i < 0 || i >= len(h.items) || h.items[i] != e {
 		return
 	}
+	h.remove(i)
+	if e.Lane > 0 {
+		if next := h.laneAdvance(e); next != nil {
+			h.push(next)
+		}
+	}
+}
+
+// remove takes items[i] out of the heap.
+func (h *Heap) remove(i int) {
+	e := h.items[i]
 	last := len(h.items) - 1
 	if i != last {
 		h.items[i] = h.items[last]
@@ -68,6 +94,17 @@ func (h *Heap) PopMin() *Event {
 	}
 	e := h.items[0]
 	last := n - 1
+	if e.Lane > 0 {
+		if next := h.laneAdvance(e); next != nil {
+			// The lane's next event replaces its head at the root:
+			// one sift instead of a removal and an insertion.
+			next.index = 0
+			h.items[0] = next
+			h.down(0)
+			e.index = -1
+			return e
+		}
+	}
 	h.items[0] = h.items[last]
 	h.items[0].index = 0
 	h.items[last] = nil
