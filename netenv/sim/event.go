@@ -63,6 +63,13 @@ type Event struct {
 	// schedulers ignore it.
 	Uncertain int16
 
+	// rearmAt and rearmSeq (non-zero) are the key a timer was moved to
+	// later while queued in the default heap (Sim.Schedule): the heap
+	// still holds it under its earlier key (At, Seq), and the simulator
+	// re-inserts it under this one when that earlier key comes up.
+	rearmAt  time.Duration
+	rearmSeq uint64
+
 	// index is the event's position inside the scheduler, or -1 when it is
 	// not queued. Only schedulers touch it.
 	index int32
