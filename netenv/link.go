@@ -32,6 +32,10 @@ type link struct {
 	qLen  int
 	tx    *sim.Packet // being serialized
 	txEv  *sim.Event
+	// txTime is the serialization time of a packet of txBytes on the
+	// wire at the current rate (0 bytes: not computed yet).
+	txBytes uint32
+	txTime  time.Duration
 
 	lossRng *rand.Rand
 	qRng    *rand.Rand
@@ -79,9 +83,12 @@ func (l *link) apply(e *Env) {
 	} else {
 		l.buffer = max(e.Buffer, 1000)
 	}
-	if len(l.q) < l.buffer && len(l.q) < 1<<16 {
-		l.grow(min(l.buffer, 1<<16))
+	// The ring starts small and doubles in Send: a reverse link's
+	// 1,000-packet buffer rarely holds more than a few ACKs.
+	if len(l.q) == 0 {
+		l.grow(min(l.buffer, 64))
 	}
+	l.txBytes = 0 // the rate may have changed
 }
 
 func (l *link) grow(n int) {
@@ -112,9 +119,13 @@ func (l *link) Send(p *sim.Packet) {
 
 func (l *link) startTx(p *sim.Packet) {
 	l.tx = p
-	bits := uint64(p.WireBytes()) * 8
-	d := time.Duration(bits * uint64(time.Second) / l.rate)
-	l.sim.Schedule(l.txEv, d)
+	// Most packets have the size of the one before (full data segments,
+	// or ACKs): reuse its serialization time rather than divide again.
+	if w := p.WireBytes(); w != l.txBytes {
+		l.txBytes = w
+		l.txTime = time.Duration(uint64(w) * 8 * uint64(time.Second) / l.rate)
+	}
+	l.sim.Schedule(l.txEv, l.txTime)
 }
 
 // Handle completes a transmission.
