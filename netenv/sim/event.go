@@ -63,12 +63,9 @@ type Event struct {
 	// schedulers ignore it.
 	Uncertain int16
 
-	// rearmAt and rearmSeq (non-zero) are the key a timer was moved to
-	// later while queued in the default heap (Sim.Schedule): the heap
-	// still holds it under its earlier key (At, Seq), and the simulator
-	// re-inserts it under this one when that earlier key comes up.
-	rearmAt  time.Duration
-	rearmSeq uint64
+	// cancelled marks an event the default heap was asked to remove but
+	// keeps in place (Heap.Remove): not queued, as far as anyone can tell.
+	cancelled bool
 
 	// index is the event's position inside the scheduler, or -1 when it is
 	// not queued. Only schedulers touch it.
@@ -79,7 +76,7 @@ type Event struct {
 }
 
 // Queued reports whether the event is in the scheduler.
-func (e *Event) Queued() bool { return e.index >= 0 }
+func (e *Event) Queued() bool { return e.index >= 0 && !e.cancelled }
 
 // Index returns the scheduler's position for e (-1 when not queued). It is
 // for Scheduler implementations outside this package.

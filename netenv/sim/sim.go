@@ -14,12 +14,8 @@ type Limits struct {
 
 // Sim is one simulation run: a clock, a scheduler and a packet pool.
 type Sim struct {
-	now   time.Duration
-	sched Scheduler
-	// heap is sched when it is the default Heap, whose keys the
-	// simulator may compare itself (rearm); nil for other schedulers,
-	// which own every comparison of timestamps.
-	heap   *Heap
+	now    time.Duration
+	sched  Scheduler
 	seq    uint64
 	events uint64
 	limits Limits
@@ -44,7 +40,6 @@ func New(sched Scheduler, limits Limits) *Sim {
 		sched = NewHeap(256)
 	}
 	s := &Sim{sched: sched, limits: limits}
-	s.heap, _ = sched.(*Heap)
 	if limits.MaxTime > 0 {
 		// The time cap is an end-of-simulation event, so that "past the
 		// end" is decided by the scheduler like every other order.
@@ -88,40 +83,17 @@ func (s *Sim) ScheduleAt(e *Event, at time.Duration) {
 }
 
 func (s *Sim) scheduleAt(e *Event, at time.Duration) {
-	if e.index >= 0 {
-		if s.rearm(e, at) {
-			return
-		}
+	if e.Queued() {
 		s.sched.Remove(e)
 	}
-	e.rearmSeq = 0
 	e.At = at
 	s.insert(e)
 }
 
-// rearm moves a queued timer to a later time without touching the default
-// heap: the retransmission timer is pushed back on almost every ACK
-// (RFC 6298 §5.3), and a removal plus an insertion per ACK was a tenth of a
-// run. The event keeps its place under its earlier key and takes the new
-// key (at, next Seq) — exactly what a removal and insertion would have
-// given it — when the earlier key comes up (Run). The order of events is
-// unchanged: an event's earlier key precedes its new one. Only for the
-// default heap, whose keys the simulator may compare; lane events are
-// deliveries, which are never moved.
-func (s *Sim) rearm(e *Event, at time.Duration) bool {
-	if s.heap == nil || e.Lane != 0 || at < e.At {
-		return false
-	}
-	s.seq++
-	e.rearmAt, e.rearmSeq = at, s.seq
-	return true
-}
-
 // Cancel removes e from the queue if it is queued.
 func (s *Sim) Cancel(e *Event) {
-	if e.index >= 0 {
+	if e.Queued() {
 		s.sched.Remove(e)
-		e.rearmSeq = 0
 	}
 }
 
@@ -142,12 +114,6 @@ func (s *Sim) Run(ctx context.Context) error {
 			s.capped = true
 			s.now = e.At
 			break
-		}
-		if e.rearmSeq != 0 {
-			// A timer moved later (rearm): not due yet.
-			e.At, e.Seq, e.rearmSeq = e.rearmAt, e.rearmSeq, 0
-			s.sched.Insert(e)
-			continue
 		}
 		s.now = e.At
 		s.events++
