@@ -17,7 +17,8 @@ type DelayHook func(p *sim.Packet) (delay time.Duration, uncertain int16, ok boo
 type link struct {
 	sim     *sim.Sim
 	node    sim.NodeID
-	forward bool // data direction: random loss and queuing delay apply
+	lane    int32 // the scheduler lane of the link's deliveries (sim.Event.Lane)
+	forward bool  // data direction: random loss and queuing delay apply
 
 	rate   uint64 // bit/s
 	prop   time.Duration
@@ -31,6 +32,10 @@ type link struct {
 	qLen  int
 	tx    *sim.Packet // being serialized
 	txEv  *sim.Event
+	// txTime is the serialization time of a packet of txBytes on the
+	// wire at the current rate (0 bytes: not computed yet).
+	txBytes uint32
+	txTime  time.Duration
 
 	lossRng *rand.Rand
 	qRng    *rand.Rand
@@ -43,7 +48,9 @@ type link struct {
 }
 
 func newLink(s *sim.Sim, node sim.NodeID, forward bool, seed uint64, index uint64) *link {
-	l := &link{sim: s, node: node, forward: forward}
+	// Deliveries leave in transmission order, after the same propagation
+	// delay unless a random queuing delay is added: they form a FIFO lane.
+	l := &link{sim: s, node: node, lane: int32(index) + 1, forward: forward}
 	l.txEv = sim.NewEvent(node, sim.KindTimer, 0, l)
 	l.in = linkIn{l}
 	l.lossRng = sim.NewRand(seed, sim.StreamLoss, index)
@@ -76,9 +83,12 @@ func (l *link) apply(e *Env) {
 	} else {
 		l.buffer = max(e.Buffer, 1000)
 	}
-	if len(l.q) < l.buffer && len(l.q) < 1<<16 {
-		l.grow(min(l.buffer, 1<<16))
+	// The ring starts small and doubles in Send: a reverse link's
+	// 1,000-packet buffer rarely holds more than a few ACKs.
+	if len(l.q) == 0 {
+		l.grow(min(l.buffer, 64))
 	}
+	l.txBytes = 0 // the rate may have changed
 }
 
 func (l *link) grow(n int) {
@@ -109,9 +119,13 @@ func (l *link) Send(p *sim.Packet) {
 
 func (l *link) startTx(p *sim.Packet) {
 	l.tx = p
-	bits := uint64(p.WireBytes()) * 8
-	d := time.Duration(bits * uint64(time.Second) / l.rate)
-	l.sim.Schedule(l.txEv, d)
+	// Most packets have the size of the one before (full data segments,
+	// or ACKs): reuse its serialization time rather than divide again.
+	if w := p.WireBytes(); w != l.txBytes {
+		l.txBytes = w
+		l.txTime = time.Duration(uint64(w) * 8 * uint64(time.Second) / l.rate)
+	}
+	l.sim.Schedule(l.txEv, l.txTime)
 }
 
 // Handle completes a transmission.
@@ -150,5 +164,6 @@ func (l *link) Handle(*sim.Event) {
 	h, node := l.deliver(p)
 	p.Arrival.Handler = h
 	p.Arrival.Node = node
+	p.Arrival.Lane = l.lane
 	l.sim.Schedule(&p.Arrival, delay)
 }

@@ -2,12 +2,7 @@ package netenv
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"hash"
-	"math"
 	"runtime/debug"
 	"time"
 
@@ -193,7 +188,7 @@ func newRun(cfg *Config, obs tcp.Observer) *run {
 	r := &run{cfg: cfg, sim: sim.New(cfg.Scheduler, lim), remaining: len(cfg.Flows)}
 	r.obs = obs
 	if cfg.HashTrace {
-		r.hasher = &traceHasher{h: sha256.New(), next: obs}
+		r.hasher = newTraceHasher(obs)
 		r.obs = r.hasher
 	}
 	env := &cfg.Schedule[0].Env
@@ -354,7 +349,7 @@ func (r *run) result() Result {
 		}
 	}
 	if r.hasher != nil {
-		res.TraceSHA256 = hex.EncodeToString(r.hasher.h.Sum(nil))
+		res.TraceSHA256 = r.hasher.sum()
 	}
 	for i, s := range r.senders {
 		st := s.Stats()
@@ -380,33 +375,4 @@ func (r *run) result() Result {
 		})
 	}
 	return res
-}
-
-// traceHasher folds every state record into a SHA-256 in a fixed binary
-// layout, then passes it on.
-type traceHasher struct {
-	h    hash.Hash
-	buf  [128]byte
-	next tcp.Observer
-}
-
-func (t *traceHasher) Observe(rec *tcp.StateRecord) {
-	b := t.buf[:0]
-	b = binary.LittleEndian.AppendUint64(b, uint64(rec.Time))
-	b = binary.LittleEndian.AppendUint32(b, uint32(rec.Flow))
-	b = append(b, byte(rec.Reason), byte(rec.CAState), byte(rec.PrevCAState))
-	b = binary.LittleEndian.AppendUint32(b, rec.Cwnd)
-	b = binary.LittleEndian.AppendUint32(b, rec.SSThresh)
-	b = binary.LittleEndian.AppendUint64(b, uint64(rec.SRTT))
-	b = binary.LittleEndian.AppendUint64(b, uint64(rec.RTTVar))
-	b = binary.LittleEndian.AppendUint32(b, rec.PriorCwnd)
-	b = binary.LittleEndian.AppendUint32(b, rec.InFlight)
-	b = binary.LittleEndian.AppendUint64(b, rec.Delivered)
-	t.h.Write(b)
-	for _, v := range rec.Vars {
-		t.h.Write(binary.LittleEndian.AppendUint64(t.buf[:0], math.Float64bits(v)))
-	}
-	if t.next != nil {
-		t.next.Observe(rec)
-	}
 }

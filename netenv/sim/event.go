@@ -51,10 +51,21 @@ type Event struct {
 	Handler Handler
 	Pkt     *Packet // the arriving packet, for KindPacket
 
+	// Lane is 1+i when the event belongs to FIFO lane i, 0 otherwise: a
+	// source whose events are usually scheduled in time order (a link's
+	// deliveries, all delayed by the same propagation time). The default
+	// scheduler keeps only a lane's earliest event in its heap (lane.go);
+	// other schedulers may ignore it. It never changes the order of events.
+	Lane int32
+
 	// Uncertain is 1+i when this event's timestamp includes the uncertain
 	// delay d_i of the symbolic back-end's window, 0 otherwise. Concrete
 	// schedulers ignore it.
 	Uncertain int16
+
+	// cancelled marks an event the default heap was asked to remove but
+	// keeps in place (Heap.Remove): not queued, as far as anyone can tell.
+	cancelled bool
 
 	// index is the event's position inside the scheduler, or -1 when it is
 	// not queued. Only schedulers touch it.
@@ -65,7 +76,7 @@ type Event struct {
 }
 
 // Queued reports whether the event is in the scheduler.
-func (e *Event) Queued() bool { return e.index >= 0 }
+func (e *Event) Queued() bool { return e.index >= 0 && !e.cancelled }
 
 // Index returns the scheduler's position for e (-1 when not queued). It is
 // for Scheduler implementations outside this package.

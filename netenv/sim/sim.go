@@ -74,25 +74,25 @@ func (s *Sim) insert(e *Event) {
 // Schedule queues e to run delay after now; if e is queued already it is
 // moved (cancelled, then inserted again with a new Seq).
 func (s *Sim) Schedule(e *Event, delay time.Duration) {
-	if e.index >= 0 {
-		s.sched.Remove(e)
-	}
-	e.At = s.now + delay
-	s.insert(e)
+	s.scheduleAt(e, s.now+delay)
 }
 
 // ScheduleAt queues e at absolute time at (which must not be in the past).
 func (s *Sim) ScheduleAt(e *Event, at time.Duration) {
-	if e.index >= 0 {
+	s.scheduleAt(e, max(at, s.now))
+}
+
+func (s *Sim) scheduleAt(e *Event, at time.Duration) {
+	if e.Queued() {
 		s.sched.Remove(e)
 	}
-	e.At = max(at, s.now)
+	e.At = at
 	s.insert(e)
 }
 
 // Cancel removes e from the queue if it is queued.
 func (s *Sim) Cancel(e *Event) {
-	if e.index >= 0 {
+	if e.Queued() {
 		s.sched.Remove(e)
 	}
 }

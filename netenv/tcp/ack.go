@@ -291,16 +291,17 @@ func (s *Sender) processSACK(p *sim.Packet, a *ackInfo) {
 		if b.End <= p.Ack || b.End <= s.sndUna {
 			continue
 		}
-		for i := s.q.find(b.Start); i < s.q.len(); i++ {
+		// Only segments not SACKed before can change: jump over the
+		// runs SACKed by earlier ACKs (the first block of each ACK
+		// repeats and extends the most recent range, RFC 2018 §4), so
+		// an ACK costs O(log n) plus what it newly SACKs.
+		for i := s.q.nextUnsacked(s.q.find(b.Start)); i < s.q.len(); i = s.q.nextUnsacked(i + 1) {
 			seg := s.q.at(i)
 			if seg.seq < b.Start {
 				continue
 			}
 			if seg.end() > b.End {
 				break
-			}
-			if seg.flags&segSacked != 0 {
-				continue
 			}
 			if seg.flags&segRetrans != 0 {
 				seg.flags &^= segRetrans
@@ -316,7 +317,7 @@ func (s *Sender) processSACK(p *sim.Packet, a *ackInfo) {
 					a.sackRTT = rtt
 				}
 			}
-			seg.flags |= segSacked
+			s.q.markSacked(i)
 			s.sock.SackedOut++
 			a.newlySacked++
 			s.deliver(seg, a)

@@ -142,26 +142,23 @@ func (s *Sender) markLost(fastRexmit bool) {
 		}
 		return
 	}
-	// Find the index below which every hole has ≥ DupThresh SACKed
-	// segments above it.
-	count := 0
-	limit := -1
-	for i := s.q.len() - 1; i >= 0; i-- {
-		if s.q.at(i).flags&segSacked != 0 {
-			count++
-			if count >= dupThresh {
-				limit = i
-				break
-			}
-		}
-	}
+	// Every hole below the DupThresh-th highest SACKed segment is lost.
+	// Holes below the high-water mark were judged by an earlier ACK and
+	// nothing since can have made them markable again (only undo and RTO
+	// clear the lost flag, and they reset the mark), so marking resumes
+	// where it stopped, like Linux's lost_skb_hint: O(newly lost) per ACK.
+	limit := s.q.lossLimit()
 	if limit < 0 {
 		if fastRexmit {
 			s.markHeadLost()
 		}
 		return
 	}
-	for i := 0; i < limit; i++ {
+	from := 0
+	if s.lostMark > s.q.first {
+		from = int(s.lostMark - s.q.first)
+	}
+	for i := from; i < limit; i++ {
 		seg := s.q.at(i)
 		if seg.flags&(segSacked|segLost|segRetrans) == 0 {
 			seg.flags |= segLost
@@ -169,6 +166,7 @@ func (s *Sender) markLost(fastRexmit bool) {
 			s.lostHint = min(s.lostHint, i)
 		}
 	}
+	s.lostMark = max(s.lostMark, s.q.first+uint64(limit))
 	if fastRexmit && s.sock.LostOut == 0 {
 		s.markHeadLost()
 	}
@@ -339,6 +337,7 @@ func (s *Sender) undo(unmarkLoss bool) {
 			s.q.at(i).flags &^= segLost
 		}
 		s.sock.LostOut = 0
+		s.lostMark = 0 // every hole is to be judged again
 	}
 	// prior_ssthresh is not cleared by an undo, in either kernel.
 	if s.sock.PriorSSThresh > 0 {
@@ -388,6 +387,7 @@ func (s *Sender) onRTO() {
 		}
 	}
 	s.lostHint = 0
+	s.lostMark = 0
 	s.sock.Cwnd = 1
 	s.sock.CwndCnt = 0
 	s.highSeq = s.sndNxt

@@ -90,14 +90,17 @@ type Sender struct {
 	appSince time.Duration
 
 	// Loss recovery (RFC 6675 RecoveryPoint, Linux's high_seq and undo).
-	highSeq       uint64
-	undoValid     bool
-	undoMarker    uint64
-	undoRetrans   int32
-	retransStamp  time.Duration // first retransmission of the episode; 0: none
-	prrDelivered  uint32
-	prrOut        uint32
-	lostHint      int // no lost-and-not-retransmitted segment before this index
+	highSeq      uint64
+	undoValid    bool
+	undoMarker   uint64
+	undoRetrans  int32
+	retransStamp time.Duration // first retransmission of the episode; 0: none
+	prrDelivered uint32
+	prrOut       uint32
+	lostHint     int // no lost-and-not-retransmitted segment before this index
+	// lostMark is the packet number below which RFC 6675 loss marking
+	// is done (markLost); see queue for packet numbers.
+	lostMark      uint64
 	renoLimbo     bool
 	frto          bool // F-RTO (RFC 5682) is judging the current timeout
 	frtoNewData   bool // F-RTO step 2.b: send new data before retransmissions
