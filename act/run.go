@@ -32,10 +32,12 @@ type Options struct {
 	Resume bool
 	// CheckpointEvery bounds the time between checkpoints (default 30 s).
 	CheckpointEvery time.Duration
-	// Memory is the memory budget in bytes of the campaign (0: the
-	// campaign's; negative: none). The coverage store and its pools keep to
-	// 3/4 of it (see coverage's "Memory budget"); a command should also set
-	// the runtime's soft limit to it (debug.SetMemoryLimit).
+	// Memory is the memory budget in bytes of the campaign process (0:
+	// the campaign's; negative: none). The coverage store and its pools
+	// keep to StoreShare tenths of it (see coverage's "Memory budget"); a
+	// command should also set the runtime's soft limit to RuntimeShare
+	// tenths of it (debug.SetMemoryLimit), leaving the rest for memory the
+	// runtime does not return at once.
 	Memory int64
 	// MaxOutOfRange bounds the distinct states outside S that the store
 	// keeps (default 1,000,000; negative: keep all). They never count as
@@ -100,6 +102,17 @@ func (r *Report) Regions() map[int]uint64 {
 // batchSize is fixed so that results do not depend on the worker count.
 const batchSize = 64
 
+// Shares of Options.Memory, in tenths: the store's budget and the
+// runtime's soft memory limit.
+const (
+	StoreShare   = 6
+	RuntimeShare = 9
+)
+
+// maxReusedBatch bounds the batches kept for reuse (one simulation's
+// distinct states; most need a few hundred kilobytes).
+const maxReusedBatch = 4 << 20
+
 type job struct {
 	idx int
 	g   Config
@@ -147,11 +160,11 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	if mem == 0 {
 		mem = c.Memory
 	}
-	// The store keeps to 3/4 of the process budget: the rest is the
-	// garbage collector's headroom above the live heap (the command sets
-	// the runtime's soft memory limit to the whole budget) and everything
-	// else the coordinator holds.
-	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed, Memory: max(mem, 0) / 4 * 3})
+	// The store keeps to StoreShare of the process budget: the rest is
+	// the garbage collector's headroom above the live heap (the command
+	// sets the runtime's soft memory limit to RuntimeShare of it), the
+	// batches in flight and, with in-process workers, the simulations.
+	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed, Memory: max(mem, 0) / 10 * StoreShare})
 	if err != nil {
 		return nil, fmt.Errorf("state space: %w", err)
 	}
@@ -312,10 +325,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			r := arrived[i]
 			delete(arrived, i)
 			g := pending[i-base]
-			r.batch.Reset()
-			select {
-			case batches <- r.batch:
-			default:
+			// Reuse only batches of ordinary size: a batch keeps the
+			// memory of the largest simulation it ever held.
+			if r.batch.Bytes() <= maxReusedBatch {
+				r.batch.Reset()
+				select {
+				case batches <- r.batch:
+				default:
+				}
 			}
 			found := rep.StepRegions[g.Step]
 			if found == nil {

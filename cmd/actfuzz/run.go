@@ -142,16 +142,16 @@ func printFindings(w io.Writer, rep *act.Report) {
 	}
 }
 
-// setMemoryLimit sets the runtime's soft memory limit to the campaign's
-// budget, so that the garbage collector keeps the process near it (the
-// store keeps to 3/4 of it).
+// setMemoryLimit sets the runtime's soft memory limit to its share of the
+// campaign's budget, so that the garbage collector keeps the heap within it
+// (the store keeps to a smaller share: see act.Options.Memory).
 func setMemoryLimit(c *act.Campaign, flag int64) {
 	m := flag
 	if m == 0 {
 		m = c.Memory
 	}
 	if m > 0 {
-		debug.SetMemoryLimit(m)
+		debug.SetMemoryLimit(m / 10 * act.RuntimeShare)
 	}
 }
 
