@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-
 )
 
 // Shards. Every table of the store (the pooled states and the region set
