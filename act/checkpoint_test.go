@@ -41,7 +41,7 @@ func TestCheckpointByWallTime(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err = Run(ctx, c, Options{Budget: budget, Out: dir, Workers: 2, CheckpointEvery: 50 * time.Millisecond,
-		Subject: gatedSubject{gate: checkpointPath(dir, "act")},
+		Subject:  gatedSubject{gate: checkpointPath(dir, "act")},
 		Progress: func(Status) { cancel() }})
 	if err != nil {
 		t.Fatal(err)

@@ -52,9 +52,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "no live status line")
 	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
+	isoFlags := addIsolateFlags(fs, false)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
+	}
+	iso, ok := isoFlags.options("run", stderr)
+	if !ok {
+		return exitUsage
 	}
 	switch *method {
 	case "act", "ran", "man":
@@ -81,7 +86,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
-		Resume: *resume, Subject: subj,
+		Resume: *resume, Subject: subj, Isolate: *isoFlags.isolate, IsolateOptions: iso,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if !*quiet && !*asJSON {
 		opt.Progress = func(st act.Status) { statusLine(stderr, st) }
@@ -92,7 +97,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	if ctx.Err() != nil && *out != "" {
 		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: actfuzz run %s --resume --out %s\n", rep.Sims, c.Path, *out)
@@ -191,9 +196,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	asJSON := fs.Bool("json", false, "print JSON")
+	isoFlags := addIsolateFlags(fs, false)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
+	}
+	iso, ok := isoFlags.options("compare", stderr)
+	if !ok {
+		return exitUsage
 	}
 	if *budget < 0 || *workers < 0 {
 		fmt.Fprintln(stderr, "actfuzz compare: --budget and --workers must be ≥ 0")
@@ -231,14 +241,15 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			st, sims, err := fuzz.RunMethod(ctx, c, budgetN, *workers)
 			if err != nil {
 				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
-				return 1
+				return exitInternal
 			}
 			rep := &act.Report{Method: m, Sims: sims, Store: st, Wall: time.Since(start)}
 			out[m] = methodReport(rep)
 			snaps = append(snaps, st.Snapshot(m, int64(sims)))
 			continue
 		}
-		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj}
+		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj, Isolate: *isoFlags.isolate, IsolateOptions: iso,
+			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 		if !*asJSON {
 			opt.Progress = func(st act.Status) { statusLine(stderr, st) }
 		}
@@ -248,7 +259,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
-			return 1
+			return exitInternal
 		}
 		out[m] = methodReport(rep)
 		snaps = append(snaps, rep.Store.Snapshot(m, int64(rep.Sims)))
