@@ -270,6 +270,8 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 					return done, nil, nil // died after its last result: the next chunk restarts it
 				case killed != nil:
 					return done, killed, nil
+				case e.ctx.Err() != nil:
+					return done, nil, e.ctx.Err() // stopping: not a fault
 				}
 				return done, p.death(e.opt.memory()), nil
 			}
@@ -343,6 +345,7 @@ type proc struct {
 func startProc(ctx context.Context, argv []string) (*proc, error) {
 	p := &proc{cmd: exec.Command(argv[0], argv[1:]...), msgs: make(chan Message, 16), stderr: &tailBuffer{max: 64 << 10}, waited: make(chan struct{})}
 	p.cmd.Stderr = p.stderr
+	orphanProof(p.cmd)
 	var err error
 	if p.in, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err

@@ -152,3 +152,32 @@ func TestIsolatedFaults(t *testing.T) {
 		})
 	}
 }
+
+// An isolated campaign stopped part-way (its workers killed mid-batch)
+// resumes, in process, to the uninterrupted result.
+func TestIsolatedResume(t *testing.T) {
+	c := smallCampaign(t)
+	const budget = 320
+	full, err := Run(context.Background(), c, Options{Budget: budget, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := Run(ctx, c, Options{Budget: budget, Out: dir, Workers: 2, Isolate: true, CheckpointEvery: 1,
+		Progress: func(st Status) {
+			if st.Sims >= 128 {
+				cancel()
+			}
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := Run(context.Background(), c, Options{Budget: budget, Out: dir, Workers: 1, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := outcome(full, nil), outcome(resumed, nil); a != b {
+		t.Fatalf("uninterrupted:\n%s\nresumed:\n%s", a, b)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -43,6 +44,10 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 2
 	}
 	debug.SetMemoryLimit(*limit)
+	// Ctrl-C reaches the whole process group: the coordinator, not the
+	// worker, decides what becomes of the simulation being run (a result
+	// cut short here could be merged before the coordinator sees it).
+	signal.Ignore(os.Interrupt)
 	go watchHeap(*limit, stderr)
 	if err := ServeWorker(ctx, stdin, stdout, open); err != nil {
 		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)

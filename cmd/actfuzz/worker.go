@@ -12,7 +12,9 @@ import (
 // runWorker is `actfuzz worker`: a worker process started by a campaign
 // (act.Options.Isolate). It speaks the worker protocol (act/protocol.go) on
 // stdin and stdout; it is not meant to be run by hand.
-func runWorker(ctx context.Context, args []string, _, stderr io.Writer) int {
+// Its simulations are not cancelled by the CLI's signal context: the
+// coordinator ends the process.
+func runWorker(_ context.Context, args []string, _, stderr io.Writer) int {
 	var subjects []netenv.Subject
 	defer func() {
 		for _, s := range subjects {
@@ -26,5 +28,5 @@ func runWorker(ctx context.Context, args []string, _, stderr io.Writer) int {
 		}
 		return s, err
 	}
-	return act.WorkerMain(ctx, args, os.Stdin, os.Stdout, stderr, open)
+	return act.WorkerMain(context.Background(), args, os.Stdin, os.Stdout, stderr, open)
 }
