@@ -11,7 +11,9 @@ package act
 // Framing: a frame is a 4-byte big-endian length L (at most maxFrame), then
 // L bytes: one message-type byte and the gob encoding of the message by a
 // fresh gob.Encoder (so a frame decodes on its own, without the stream's
-// earlier type definitions).
+// earlier type definitions) — except Result, the message per simulation,
+// whose fixed part is a plain binary encoding (Result.appendBinary) and
+// only its rare part (hits, fault) gob.
 //
 //	type  message       direction             meaning
 //	'H'   Hello         worker → coordinator  first frame: protocol version, program, pid
@@ -39,6 +41,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/actfuzz/actfuzz/corpus"
 )
@@ -119,12 +122,107 @@ func (Failure) msgType() byte { return 'E' }
 // EncodeMessage returns the frame body of m (type byte and gob), without
 // the length: the body of a queue message.
 func EncodeMessage(m Message) ([]byte, error) {
+	if r, ok := m.(Result); ok {
+		return r.appendBinary([]byte{'R'})
+	}
 	var b bytes.Buffer
 	b.WriteByte(m.msgType())
 	if err := gob.NewEncoder(&b).Encode(m); err != nil {
 		return nil, fmt.Errorf("encoding %T: %w", m, err)
 	}
 	return b.Bytes(), nil
+}
+
+// resultRare is the gob-encoded part of a Result: what most lack.
+type resultRare struct {
+	Hits  []Hit
+	Fault *corpus.Finding
+}
+
+// appendBinary is the encoding of a Result, the one message per
+// simulation, without gob's per-message type descriptions: uvarint
+// BatchID, zig-zag varint Index, uvarint length and the States bytes,
+// uvarint count and the IEEE 754 bits (little endian) of Mean, a byte
+// Capped, then a byte 0, or 1 and the gob of {Hits, Fault}.
+func (r Result) appendBinary(b []byte) ([]byte, error) {
+	b = binary.AppendUvarint(b, r.BatchID)
+	b = binary.AppendVarint(b, int64(r.Index))
+	b = binary.AppendUvarint(b, uint64(len(r.States)))
+	b = append(b, r.States...)
+	b = binary.AppendUvarint(b, uint64(len(r.Mean)))
+	for _, x := range r.Mean {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	b = append(b, boolByte(r.Capped))
+	if len(r.Hits) == 0 && r.Fault == nil {
+		return append(b, 0), nil
+	}
+	var g bytes.Buffer
+	g.WriteByte(1)
+	if err := gob.NewEncoder(&g).Encode(resultRare{r.Hits, r.Fault}); err != nil {
+		return nil, fmt.Errorf("encoding a result: %w", err)
+	}
+	return append(b, g.Bytes()...), nil
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func decodeResult(b []byte) (Result, error) {
+	var r Result
+	bad := fmt.Errorf("malformed result")
+	uv := func() uint64 {
+		x, n := binary.Uvarint(b)
+		if n <= 0 {
+			b = nil
+			return 0
+		}
+		b = b[n:]
+		return x
+	}
+	r.BatchID = uv()
+	idx, n := binary.Varint(b)
+	if n <= 0 {
+		return r, bad
+	}
+	b = b[n:]
+	r.Index = int(idx)
+	if k := uv(); k <= uint64(len(b)) {
+		r.States, b = b[:k:k], b[k:]
+	} else {
+		return r, bad
+	}
+	if k := uv(); k <= uint64(len(b))/8 {
+		if k > 0 {
+			r.Mean = make([]float64, k)
+		}
+		for i := range r.Mean {
+			r.Mean[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		b = b[8*k:]
+	} else {
+		return r, bad
+	}
+	if len(b) < 2 || b[0] > 1 {
+		return r, bad
+	}
+	r.Capped = b[0] == 1
+	switch {
+	case b[1] == 0 && len(b) == 2:
+		return r, nil
+	case b[1] == 1:
+		var rare resultRare
+		if err := gob.NewDecoder(bytes.NewReader(b[2:])).Decode(&rare); err != nil {
+			return r, fmt.Errorf("malformed result: %w", err)
+		}
+		r.Hits, r.Fault = rare.Hits, rare.Fault
+		return r, nil
+	}
+	return r, bad
 }
 
 // DecodeMessage decodes a frame body.
@@ -143,8 +241,7 @@ func DecodeMessage(body []byte) (Message, error) {
 		var x Work
 		err, m = dec.Decode(&x), x
 	case 'R':
-		var x Result
-		err, m = dec.Decode(&x), x
+		return decodeResult(body[1:])
 	case 'D':
 		var x Done
 		err, m = dec.Decode(&x), x
