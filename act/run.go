@@ -40,7 +40,10 @@ type Options struct {
 	// Progress, if set, is called after every batch.
 	Progress func(Status)
 	// Isolate runs simulations in supervised worker processes (see
-	// isolate.go); false runs them on goroutines of this process.
+	// isolate.go); false runs them on goroutines of this process. The
+	// workers are this executable run as "worker" (WorkerCommand): a
+	// program of its own (a custom CCAI's) must then serve that argument
+	// with WorkerMain.
 	Isolate bool
 	IsolateOptions
 }
