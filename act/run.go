@@ -183,9 +183,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		store.LimitOutOfRange(opt.MaxOutOfRange)
 	}
 	// checkpoint saves the merged state when CheckpointEvery has passed
-	// since the last one; it is called after every
-	// merge and by the wait for results (wait.go), so the period holds
-	// however slow a batch is.
+	// since the last one; it is called after every merge and by the wait
+	// for results (wait.go), so the period holds however slow a batch is.
 	lastCheckpoint := time.Now()
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < opt.CheckpointEvery {
