@@ -28,5 +28,9 @@ func runWorker(_ context.Context, args []string, _, stderr io.Writer) int {
 		}
 		return s, err
 	}
-	return act.WorkerMain(context.Background(), args, os.Stdin, os.Stdout, stderr, open)
+	// Stdout carries the protocol: whatever else the process prints (a
+	// CCAI's debugging output) goes to stderr instead.
+	proto := os.Stdout
+	os.Stdout = os.Stderr
+	return act.WorkerMain(context.Background(), args, os.Stdin, proto, stderr, open)
 }
