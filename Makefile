@@ -2,6 +2,9 @@
 GO      ?= go
 BIN     ?= bin/actfuzz
 PKGS    := ./...
+# RACE_PKGS: the concurrent packages (coordinator, executors, worker
+# supervision), tested again under the race detector by `make test`.
+RACE_PKGS := ./act ./cmd/actfuzz
 # REVISION stamps seeds with the commit that wrote them (corpus.ProgramVersion).
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
@@ -22,6 +25,7 @@ run: build
 ## test: static checks and every test (what CI runs)
 test: vet fmt-check
 	$(GO) test -count=1 $(PKGS)
+	$(GO) test -race -short -count=1 $(RACE_PKGS)
 	cd examples/custom-ccai && $(GO) build -o /dev/null . && $(GO) vet .
 
 vet:

@@ -10,4 +10,18 @@
 // chosen from the coverage store as it stood after the previous batch, and
 // results are merged in configuration order, so a campaign's regions,
 // findings and seeds do not depend on the worker count.
+//
+// Workers: an executor (executor.go) runs the configurations of a batch.
+// In process (the library default, Options.Isolate false) they run on
+// goroutines; isolated (Options.Isolate, the default of `actfuzz run` and
+// `compare`) they run in supervised worker processes (`actfuzz worker`)
+// that speak the worker protocol of protocol.go. The supervisor
+// (isolate.go) turns a simulation that outlives the watchdog, a worker
+// over its memory limit and a worker that dies into fault findings (hang,
+// oom, crash) of the configuration it was running, and re-runs the rest on
+// a fresh worker, so results are the same as in process.
+//
+// Checkpoints: while the coordinator waits for results, a timer writes the
+// merged state every Options.CheckpointEvery (wait.go), however slow a
+// batch; configurations chosen but not merged are recomputed on resume.
 package act

@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
@@ -48,6 +47,13 @@ type Options struct {
 	Subject netenv.Subject
 	// Progress, if set, is called after every batch.
 	Progress func(Status)
+	// Isolate runs simulations in supervised worker processes (see
+	// isolate.go); false runs them on goroutines of this process. The
+	// workers are this executable run as "worker" (WorkerCommand): a
+	// program of its own (a custom CCAI's) must then serve that argument
+	// with WorkerMain.
+	Isolate bool
+	IsolateOptions
 }
 
 // Status is a campaign's progress.
@@ -228,45 +234,35 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	case opt.MaxOutOfRange > 0:
 		store.LimitOutOfRange(opt.MaxOutOfRange)
 	}
+	// checkpoint saves the merged state when CheckpointEvery has passed
+	// since the last one; it is called after every merge and by the wait
+	// for results (wait.go), so the period holds however slow a batch is.
 	lastCheckpoint := time.Now()
+	start := time.Now()
+	checkpoint := func() error {
+		if opt.Out == "" || time.Since(lastCheckpoint) < opt.CheckpointEvery {
+			return nil
+		}
+		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		if err := rep.writeStatus(opt.Out, time.Since(start), false); err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		lastCheckpoint = time.Now()
+		return nil
+	}
 
 	// Pipeline: while batch k is merged, batch k+1 simulates. Batch k+2 is
 	// chosen from the store as it stands after batch k, whatever the
 	// worker count, so results stay independent of it. Configurations
 	// chosen but not yet merged stay in the log, so a checkpoint can
 	// resume them exactly.
-	jobs := make(chan job)
-	results := make(chan result, 2*batchSize)
-	// Merged batches go back to the workers: a batch grows to a whole
-	// simulation's states, and reusing it spares the allocator and GC.
-	batches := make(chan *coverage.Batch, 2*batchSize)
-	var workers, feeders sync.WaitGroup
-	for w := 0; w < opt.Workers; w++ {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			wk := newWorker(c, store.Space(), opt.Subject, batches)
-			for j := range jobs {
-				results <- wk.run(ctx, j)
-			}
-		}()
-	}
-	defer func() { feeders.Wait(); close(jobs); workers.Wait() }()
+	ex := newExecutor(ctx, c, store.Space(), opt)
+	defer ex.close()
 	dispatched := rep.Sims
-	// The feeder gets its own copy of the batch: the selector goes on
-	// appending to pending while it sends.
-	dispatch := func(base int, batch []Config) {
-		feeders.Add(1)
-		go func() {
-			defer feeders.Done()
-			for i, g := range batch {
-				jobs <- job{idx: base + i, g: g}
-			}
-		}()
-	}
 	arrived := map[int]result{}
 
-	start := time.Now()
 	window := min(c.Window, max(opt.Budget/10, batchSize))
 	interrupted := false
 	ks := c.Space.Ks()
@@ -288,7 +284,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		for dispatched < cl.len() {
 			n := min(batchSize, cl.len()-dispatched)
 			off := dispatched - rep.Sims
-			dispatch(dispatched, slices.Clone(pending[off:off+n]))
+			// A copy: pending grows while the executor reads.
+			ex.dispatch(dispatched, slices.Clone(pending[off:off+n]))
 			dispatched += n
 		}
 		if rep.Sims >= opt.Budget {
@@ -299,13 +296,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			break
 		}
 		base, n := rep.Sims, min(batchSize, opt.Budget-rep.Sims)
-		for got := 0; got < n; {
-			if _, ok := arrived[base+got]; ok {
-				got++
-				continue
-			}
-			r := <-results
-			arrived[r.idx] = r
+		if err := wait(ctx, ex, arrived, base, n, checkpoint); err != nil {
+			return rep, err
 		}
 		if ctx.Err() != nil {
 			// The batch may have been cut short: leave it unmerged, so
@@ -329,10 +321,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			// memory of the largest simulation it ever held.
 			if r.batch.Bytes() <= maxReusedBatch {
 				r.batch.Reset()
-				select {
-				case batches <- r.batch:
-				default:
-				}
+				ex.recycle(r.batch)
 			}
 			found := rep.StepRegions[g.Step]
 			if found == nil {
@@ -380,14 +369,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 			rs.LastWindowSims, rs.LastWindowRegions = rep.Sims, now
 		}
-		if opt.Out != "" && time.Since(lastCheckpoint) >= opt.CheckpointEvery {
-			if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
-				return rep, fmt.Errorf("checkpoint: %w", err)
-			}
-			if err := rep.writeStatus(opt.Out, time.Since(start), false); err != nil {
-				return rep, fmt.Errorf("status: %w", err)
-			}
-			lastCheckpoint = time.Now()
+		if err := checkpoint(); err != nil {
+			return rep, err
 		}
 		if opt.Progress != nil {
 			st := rep.status(sel.step, time.Since(start))

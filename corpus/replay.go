@@ -3,6 +3,7 @@ package corpus
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -123,6 +124,9 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 	if s.Witness != nil {
 		return replayWitness(ctx, s, &symbolic.Tracing{State: extra})
 	}
+	if s.Finding != nil && ProcessFault(s.Finding.Kind) {
+		return nil, fmt.Errorf("a %s fault replays only in a worker process under a watchdog and a memory limit (actfuzz replay)", s.Finding.Kind)
+	}
 	cfg, err := s.Config()
 	if err != nil {
 		return nil, err
@@ -148,6 +152,13 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 		obs = tee{w, extra}
 	}
 	res, err := subj.Run(ctx, cfg, obs)
+	var fault *netenv.Fault
+	if errors.As(err, &fault) && s.Finding != nil && s.Finding.Kind == fault.Kind {
+		// A subject fault (a panic of the CCAI) is the finding itself.
+		out.Reproduced = true
+		out.Diff = nil
+		return out, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +206,9 @@ func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath 
 	base := strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath))
 	if s.Witness != nil {
 		return writeWitnessArtifacts(ctx, s, base)
+	}
+	if s.Finding != nil && ProcessFault(s.Finding.Kind) {
+		return nil // replaying it here would hang or kill this process
 	}
 	var csv bytes.Buffer
 	tr := netenv.NewCSVTrace(&csv, s.CCAI[0])

@@ -12,6 +12,7 @@
 //	actfuzz minimize SEED.json   shrink a finding's seed
 //	actfuzz diff SEED.json       one configuration on two subjects
 //	actfuzz sym                  symbolic exploration of uncertain delays
+//	actfuzz worker               a worker process (started by run and compare)
 //
 // Run `actfuzz COMMAND -h` for a command's flags. Bad input exits with
 // status 2 and a message naming the flag.
@@ -29,8 +30,11 @@ import (
 	"github.com/actfuzz/actfuzz/netenv/symbolic"
 )
 
-// exitUsage is the exit status for bad input.
-const exitUsage = 2
+// Exit statuses: bad input, and an I/O or internal error.
+const (
+	exitUsage    = 2
+	exitInternal = 3
+)
 
 type command struct {
 	name    string
@@ -48,6 +52,7 @@ func commands() []command {
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
 		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", symbolic.Command{WriteSeeds: corpus.WriteWitnessSeeds}.Main},
+		{"worker", "serve a campaign's simulations on stdin/stdout (started by run and compare)", runWorker},
 	}
 }
 

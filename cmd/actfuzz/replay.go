@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
@@ -19,9 +20,14 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	plotPath := fs.String("plot", "", "write a plot of cwnd, ssthresh and ca_state to `FILE.png` (or .svg)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	isoFlags := addIsolateFlags(fs, true)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
+	}
+	iso, ok := isoFlags.options("replay", stderr)
+	if !ok {
+		return exitUsage
 	}
 	if len(positional) != 1 {
 		fmt.Fprintln(stderr, "usage: actfuzz replay SEED.json [--trace out.csv] [--plot out.png] [--json]")
@@ -34,6 +40,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer closeSubject(subj)
 	if seed.Witness != nil {
 		return replayWitness(ctx, seed, *tracePath, *plotPath, *asJSON, stdout, stderr)
+	}
+	if seed.Finding != nil && corpus.ProcessFault(seed.Finding.Kind) {
+		return replayProcessFault(ctx, seed, iso, *asJSON, stdout, stderr)
 	}
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
@@ -147,6 +156,39 @@ func replayWitness(ctx context.Context, seed *corpus.Seed, tracePath, plotPath s
 		}
 	}
 	if !res.Reproduced {
+		return 1
+	}
+	return 0
+}
+
+// replayProcessFault replays a hang, oom or crash seed in a worker process
+// under a watchdog and a memory limit, so that the replay itself can
+// neither hang nor die.
+func replayProcessFault(ctx context.Context, seed *corpus.Seed, iso act.IsolateOptions, asJSON bool, stdout, stderr io.Writer) int {
+	if iso.Watchdog == 0 {
+		iso.Watchdog = 60 * time.Second
+	}
+	f, err := act.ReplayIsolated(ctx, seed, iso)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
+		return exitInternal
+	}
+	want := seed.Finding.Kind
+	reproduced := f != nil && f.Kind == want
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"reproduced": reproduced, "fault": f})
+	} else if reproduced {
+		fmt.Fprintf(stdout, "reproduced: %s: %s\n", want, f.Detail)
+	} else {
+		got := "the run ended cleanly"
+		if f != nil {
+			got = "fault " + f.Kind + ": " + f.Detail
+		}
+		fmt.Fprintf(stdout, "NOT reproduced: %s: %s\n", want, got)
+	}
+	if !reproduced {
 		return 1
 	}
 	return 0

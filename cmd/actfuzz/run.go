@@ -54,11 +54,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	memory := fs.String("memory", "", "memory budget of the campaign process, e.g. 2GB (default: the campaign's memory:, else 2GB)")
+	isoFlags := addIsolateFlags(fs, false)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
 	}
 	mem, ok := memoryFlag(*memory, stderr, "run")
+	if !ok {
+		return exitUsage
+	}
+	iso, ok := isoFlags.options("run", stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -87,7 +92,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
-		Resume: *resume, Subject: subj, Memory: mem,
+		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if !*quiet && !*asJSON {
 		opt.Progress = func(st act.Status) { statusLine(stderr, st) }
@@ -99,7 +104,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	if ctx.Err() != nil && *out != "" {
 		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: actfuzz run %s --resume --out %s\n", rep.Sims, c.Path, *out)
@@ -251,11 +256,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	asJSON := fs.Bool("json", false, "print JSON")
 	memory := fs.String("memory", "", "memory budget of each method's campaign, e.g. 2GB (default: the campaign's memory:, else 2GB)")
+	isoFlags := addIsolateFlags(fs, false)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
 	}
 	mem, ok := memoryFlag(*memory, stderr, "compare")
+	if !ok {
+		return exitUsage
+	}
+	iso, ok := isoFlags.options("compare", stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -295,14 +305,15 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			st, sims, err := fuzz.RunMethod(ctx, c, budgetN, *workers)
 			if err != nil {
 				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
-				return 1
+				return exitInternal
 			}
 			rep := &act.Report{Method: m, Sims: sims, Store: st, Wall: time.Since(start)}
 			out[m] = methodReport(rep)
 			snaps = append(snaps, st.Snapshot(m, int64(sims)))
 			continue
 		}
-		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj, Memory: mem}
+		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
+			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 		if !*asJSON {
 			opt.Progress = func(st act.Status) { statusLine(stderr, st) }
 		}
@@ -313,7 +324,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
-			return 1
+			return exitInternal
 		}
 		out[m] = methodReport(rep)
 		snaps = append(snaps, rep.Store.Snapshot(m, int64(rep.Sims)))

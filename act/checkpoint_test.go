@@ -1,0 +1,61 @@
+package act
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// gatedSubject is a slow subject: every run waits until the file gate
+// exists (or a minute passes), so no batch can merge before it.
+type gatedSubject struct {
+	netenv.Native
+	gate string
+}
+
+func (s gatedSubject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(s.gate); err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	return s.Native.Run(ctx, cfg, obs)
+}
+
+// A checkpoint is written while the first batch is still running: the
+// period of Options.CheckpointEvery holds however slow a batch is, and
+// resuming from that checkpoint ends as an uninterrupted campaign.
+func TestCheckpointByWallTime(t *testing.T) {
+	c := smallCampaign(t)
+	const budget = 128
+	full, err := Run(context.Background(), c, Options{Budget: budget, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	_, err = Run(ctx, c, Options{Budget: budget, Out: dir, Workers: 2, CheckpointEvery: 50 * time.Millisecond,
+		Subject:  gatedSubject{gate: checkpointPath(dir, "act")},
+		Progress: func(Status) { cancel() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 50*time.Second {
+		t.Fatalf("no checkpoint while the batch ran: the run waited for the gate")
+	}
+	resumed, err := Run(context.Background(), c, Options{Budget: budget, Out: dir, Workers: 1, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range c.Space.Ks() {
+		if a, b := full.Store.VisitedRegions(k), resumed.Store.VisitedRegions(k); a != b {
+			t.Fatalf("k=%d: %d regions uninterrupted, %d resumed", k, a, b)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package act
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// TestMain makes the test binary its own worker process: the supervisor
+// starts os.Executable() with the argument "worker", which only a worker
+// gets, so the test-only CCAIs below exist in the workers too.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		os.Exit(WorkerMain(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, openTestSubject))
+	}
+	os.Exit(m.Run())
+}
+
+func openTestSubject(name string) (netenv.Subject, error) {
+	if name == "lost-on-fault" {
+		return lostOnFault{}, nil
+	}
+	return netenv.Native{}, nil
+}
+
+// Test-only CCAIs: Reno, until the flow has run a second with a smoothed RTT
+// of at least faultyRTT (a property of a few configurations: long
+// propagation delays); then each misbehaves its own way. test-panic panics
+// on the simulating goroutine (the subject's "panic" fault): the reference
+// for the other three, which only an isolated worker survives.
+const faultyRTT = 1500 * time.Millisecond
+
+type faulty struct {
+	ccai.Reno
+	misbehave func()
+}
+
+func (f *faulty) CongAvoid(s *ccai.Sock, acked uint32) {
+	if s.Now >= time.Second && s.SRTT >= faultyRTT {
+		f.misbehave()
+	}
+	f.Reno.CongAvoid(s, acked)
+}
+
+var sink [][]byte
+
+func init() {
+	for name, misbehave := range map[string]func(){
+		"test-hang": func() {
+			for {
+			}
+		},
+		"test-oom": func() {
+			for {
+				sink = append(sink, make([]byte, 1<<20))
+			}
+		},
+		"test-crash": func() {
+			go func() { panic("test-crash: a panic on another goroutine") }()
+			time.Sleep(time.Hour)
+		},
+		"test-panic": func() { panic("test-panic: the reference fault") },
+	} {
+		ccai.Register(ccai.Info{Name: name, Description: "test only: " + name, New: func() ccai.Algorithm { return &faulty{misbehave: misbehave} }})
+	}
+}
+
+// lostOnFault is the native subject, except that a run that faults shows
+// none of its states: what an isolated campaign knows of a run whose
+// process was killed.
+type lostOnFault struct{ netenv.Native }
+
+func (lostOnFault) Name() string { return "lost-on-fault" }
+
+func (l lostOnFault) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+	var recs []tcp.StateRecord
+	res, err := l.Native.Run(ctx, cfg, recorder{&recs})
+	if err != nil {
+		return res, err
+	}
+	if obs != nil {
+		for i := range recs {
+			obs.Observe(&recs[i])
+		}
+	}
+	return res, nil
+}
+
+type recorder struct{ recs *[]tcp.StateRecord }
+
+func (r recorder) Observe(rec *tcp.StateRecord) {
+	c := *rec
+	c.Vars = append([]float64(nil), rec.Vars...)
+	*r.recs = append(*r.recs, c)
+}

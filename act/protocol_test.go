@@ -1,0 +1,65 @@
+package act
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// Every message survives a frame unchanged, frames decode on their own,
+// and a torn or unknown frame is an error.
+func TestProtocolRoundTrip(t *testing.T) {
+	msgs := []Message{
+		Hello{Proto: ProtocolVersion, Program: "actfuzz test", PID: 42},
+		Work{Proto: ProtocolVersion, Campaign: CampaignHeader{Path: "c.yaml", Source: []byte("ccai: [reno]\n"), Subject: "native", Program: "p"},
+			BatchID: 7, Items: []WorkItem{{Index: 3, Config: Config{Seed: 9, Schedule: netenv.Constant(netenv.DefaultEnv()), Step: StepRandom}}}},
+		Result{BatchID: 7, Index: 3, States: []byte{1, 2, 3}, Mean: []float64{1, 2.5},
+			Hits:  []Hit{{Condition: "c", When: "cwnd > 1", Flow: 1, TimeNS: 5, State: map[string]any{"cwnd": 3.0, "ca_state": "open"}}},
+			Fault: &corpus.Finding{Kind: "panic", Detail: "x", State: map[string]any{"cwnd": 1.0}}, Capped: true},
+		Done{BatchID: 7},
+		Failure{BatchID: 7, Text: "no"},
+	}
+	var stream bytes.Buffer
+	for _, m := range msgs {
+		if err := WriteMessage(&stream, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := append([]byte(nil), stream.Bytes()...)
+	for _, want := range msgs {
+		got, err := ReadMessage(&stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%T: got %+v, want %+v", want, got, want)
+		}
+	}
+	for _, bad := range [][]byte{raw[:len(raw)-1], {0, 0, 0, 1, 'Z'}, {0xff, 0, 0, 0}} {
+		r := bytes.NewReader(bad)
+		var err error
+		for err == nil {
+			_, err = ReadMessage(r)
+		}
+		if err.Error() == "EOF" && len(bad) == len(raw)-1 {
+			t.Errorf("a torn frame read as a clean end")
+		}
+	}
+}
+
+func BenchmarkResultFrame(b *testing.B) {
+	m := Result{BatchID: 7, Index: 3, States: make([]byte, 4000), Mean: make([]float64, 5)}
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := WriteMessage(&buf, m); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ReadMessage(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

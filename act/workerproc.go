@@ -1,0 +1,196 @@
+package act
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// ExitWorkerOOM is the exit status of a worker process whose heap went over
+// its memory limit: the supervisor records an "oom" fault.
+const ExitWorkerOOM = 86
+
+// defaultWorkerMemory is the default memory limit of a worker process.
+const defaultWorkerMemory = 1 << 30
+
+// WorkerMain is the main of a worker process (`actfuzz worker`): it serves
+// the worker protocol (protocol.go) on stdin and stdout until stdin ends.
+// args are its flags: --memory-limit BYTES (debug.SetMemoryLimit, and the
+// process exits with ExitWorkerOOM when its heap exceeds it). open maps a
+// subject name to a subject. It returns the exit status: 0 at the end of
+// the input, 2 for bad flags, 3 for an I/O or protocol error.
+func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, open func(name string) (netenv.Subject, error)) int {
+	fs := flag.NewFlagSet("actfuzz worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	limit := fs.Int64("memory-limit", defaultWorkerMemory, "memory limit in `BYTES`; over it the worker exits with status 86")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *limit <= 0 || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "actfuzz worker: --memory-limit must be > 0 and there are no arguments")
+		return 2
+	}
+	debug.SetMemoryLimit(*limit)
+	// Ctrl-C reaches the whole process group: the coordinator, not the
+	// worker, decides what becomes of the simulation being run (a result
+	// cut short here could be merged before the coordinator sees it).
+	signal.Ignore(os.Interrupt)
+	go watchHeap(*limit, stderr)
+	if err := ServeWorker(ctx, stdin, stdout, open); err != nil {
+		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)
+		return 3
+	}
+	return 0
+}
+
+// watchHeap exits the process when the heap exceeds limit. A read of
+// runtime/metrics does not stop the world.
+func watchHeap(limit int64, stderr io.Writer) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	for range time.Tick(20 * time.Millisecond) {
+		metrics.Read(s)
+		if h := s[0].Value.Uint64(); h > uint64(limit) {
+			fmt.Fprintf(stderr, "actfuzz worker: heap of %d bytes over the memory limit of %d bytes\n", h, limit)
+			os.Exit(ExitWorkerOOM)
+		}
+	}
+}
+
+// ServeWorker answers Work messages read from in with Results and Done
+// written to out, until in ends (nil) or a read or write fails.
+func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, open func(name string) (netenv.Subject, error)) error {
+	bw := bufio.NewWriter(out)
+	send := func(m Message) error {
+		if err := WriteMessage(bw, m); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	if err := send(Hello{Proto: ProtocolVersion, Program: corpus.ProgramVersion(), PID: os.Getpid()}); err != nil {
+		return err
+	}
+	br := bufio.NewReader(in)
+	var sv *served
+	for {
+		m, err := ReadMessage(br)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		w, ok := m.(Work)
+		if !ok {
+			return fmt.Errorf("unexpected %T from the coordinator", m)
+		}
+		if sv == nil || !sv.serves(w.Campaign) {
+			if sv != nil {
+				sv.close()
+			}
+			sv, err = serve(w, open)
+			if err != nil {
+				if err := send(Failure{BatchID: w.BatchID, Text: err.Error()}); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		for _, it := range w.Items {
+			r := sv.wk.run(ctx, job{idx: it.Index, g: it.Config})
+			msg, err := r.message(w.BatchID)
+			if err != nil {
+				return err
+			}
+			r.batch.Reset()
+			select {
+			case sv.batches <- r.batch:
+			default:
+			}
+			if err := send(msg); err != nil {
+				return err
+			}
+		}
+		if err := send(Done{BatchID: w.BatchID}); err != nil {
+			return err
+		}
+	}
+}
+
+// served is a campaign rebuilt from a header.
+type served struct {
+	sum     [32]byte
+	subj    netenv.Subject
+	wk      *worker
+	batches chan *coverage.Batch
+}
+
+func headerSum(h CampaignHeader) [32]byte {
+	return sha256.Sum256(fmt.Appendf(nil, "%d:%s%d:%s%s", len(h.Path), h.Path, len(h.Subject), h.Subject, h.Source))
+}
+
+func (s *served) serves(h CampaignHeader) bool { return s.sum == headerSum(h) }
+
+func (s *served) close() {
+	if c, ok := s.subj.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+func serve(w Work, open func(string) (netenv.Subject, error)) (*served, error) {
+	h := w.Campaign
+	switch {
+	case w.Proto != ProtocolVersion:
+		return nil, fmt.Errorf("protocol version %d, this worker speaks %d", w.Proto, ProtocolVersion)
+	case h.Program != corpus.ProgramVersion():
+		return nil, fmt.Errorf("coordinator is %q, this worker is %q: results would differ", h.Program, corpus.ProgramVersion())
+	}
+	c, err := ParseCampaign(h.Path, h.Source)
+	if err != nil {
+		return nil, fmt.Errorf("campaign: %w", err)
+	}
+	subj, err := open(h.Subject)
+	if err != nil {
+		return nil, fmt.Errorf("subject: %w", err)
+	}
+	s := &served{sum: headerSum(h), subj: subj, batches: make(chan *coverage.Batch, 1)}
+	s.wk = newWorker(c, c.Space, subj, s.batches)
+	return s, nil
+}
+
+// message is the protocol form of a result.
+func (r *result) message(batchID uint64) (Result, error) {
+	states, err := r.batch.MarshalBinary()
+	if err != nil {
+		return Result{}, err
+	}
+	m := Result{BatchID: batchID, Index: r.idx, States: states, Mean: r.mean, Fault: r.fault, Capped: r.capped}
+	for _, h := range r.hits {
+		m.Hits = append(m.Hits, Hit{Condition: h.cond, When: h.when, Flow: h.flow, TimeNS: int64(h.at), State: h.state})
+	}
+	return m, nil
+}
+
+// fromMessage is the result of a protocol Result, its states decoded into b.
+func fromMessage(m Result, b *coverage.Batch) (result, error) {
+	if err := b.UnmarshalBinary(m.States); err != nil {
+		return result{}, err
+	}
+	r := result{idx: m.Index, batch: b, mean: m.Mean, fault: m.Fault, capped: m.Capped}
+	for _, h := range m.Hits {
+		r.hits = append(r.hits, hit{cond: h.Condition, when: h.When, flow: h.Flow, at: time.Duration(h.TimeNS), state: h.State})
+	}
+	return r, nil
+}

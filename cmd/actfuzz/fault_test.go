@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// TestMain makes the test binary its own `actfuzz worker`: the supervisor
+// starts os.Executable() with the argument "worker", so the test-only CCAIs
+// below exist in the workers too.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		os.Exit(dispatch(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// Test-only CCAIs: Reno that, after 100 ms of simulated time, hangs or
+// panics on another goroutine.
+type misbehaving struct {
+	ccai.Reno
+	fn func()
+}
+
+func (m *misbehaving) CongAvoid(s *ccai.Sock, acked uint32) {
+	if s.Now >= 100*time.Millisecond {
+		m.fn()
+	}
+	m.Reno.CongAvoid(s, acked)
+}
+
+func init() {
+	for name, fn := range map[string]func(){
+		"test-hang": func() {
+			for {
+			}
+		},
+		"test-crash": func() {
+			go func() { panic("test-crash: a panic on another goroutine") }()
+			time.Sleep(time.Hour)
+		},
+	} {
+		ccai.Register(ccai.Info{Name: name, Description: "test only", New: func() ccai.Algorithm { return &misbehaving{fn: fn} }})
+	}
+}
+
+// `actfuzz replay` identifies a hang, oom or crash seed as that fault, in a
+// supervised worker, without hanging or dying itself.
+func TestReplayProcessFaults(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		cca, kind string
+		args      []string
+		code      int
+		out       string
+	}{
+		{"test-hang", corpus.FaultHang, []string{"--watchdog", "1s"}, 0, "reproduced: hang"},
+		{"test-crash", corpus.FaultCrash, nil, 0, "test-crash: a panic on another goroutine"},
+		{"reno", corpus.FaultCrash, nil, 1, "NOT reproduced: crash: the run ended cleanly"},
+	} {
+		s := &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.ProgramVersion(), Subject: "native", CCAI: []string{tc.cca},
+			Profile: "linux", Topology: netenv.TopoSingleLink, Bytes: 1_000_000, SACK: true, Seed: 7,
+			Schedule: netenv.Constant(netenv.DefaultEnv()), Finding: &corpus.Finding{Kind: tc.kind}}
+		path := filepath.Join(dir, tc.cca+".json")
+		if err := s.Write(path); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		start := time.Now()
+		code := dispatch(context.Background(), append([]string{"replay", path}, tc.args...), &out, &errb)
+		if code != tc.code || !strings.Contains(out.String(), tc.out) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d and %q", tc.cca, code, out.String(), errb.String(), tc.code, tc.out)
+		}
+		t.Logf("%s: %v: %s", tc.cca, time.Since(start).Round(time.Millisecond), strings.TrimSpace(out.String()))
+	}
+}
+
+// The worker-process flags are checked like the others.
+func TestIsolateFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"run", "--worker-memory", "lots"}, "--worker-memory"},
+		{[]string{"run", "--worker-memory", "-1G"}, "--worker-memory"},
+		{[]string{"compare", "--watchdog", "-1s"}, "--watchdog"},
+		{[]string{"replay", "--worker-memory", "0", "x.json"}, "--worker-memory"},
+		{[]string{"worker", "--memory-limit", "0"}, "--memory-limit"},
+	} {
+		var out, errb bytes.Buffer
+		if code := dispatch(context.Background(), tc.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d naming %s", tc.args, code, errb.String(), exitUsage, tc.msg)
+		}
+	}
+	for _, s := range []struct {
+		in   string
+		want int64
+	}{{"1G", 1 << 30}, {"512M", 512 << 20}, {"1.5KiB", 1536}, {"1000", 1000}} {
+		if got, err := parseSize(s.in); err != nil || got != s.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", s.in, got, err, s.want)
+		}
+	}
+}
