@@ -26,6 +26,7 @@ run: build
 test: vet fmt-check
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -race -short -count=1 $(RACE_PKGS)
+	$(GO) test -race -short -count=1 -run 'AddBatches|Coarsen|Merge' ./coverage
 	cd examples/custom-ccai && $(GO) build -o /dev/null . && $(GO) vet .
 
 vet:
