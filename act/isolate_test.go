@@ -13,26 +13,6 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 )
 
-// campaignWith is smallCampaign with another CCAI.
-func campaignWith(t *testing.T, cca string) *Campaign {
-	t.Helper()
-	c, err := ParseCampaign("c.yaml", []byte(`
-ccai: [`+cca+`]
-profile: linux-3.10
-bytes: 300000
-params:
-  bw: {min: 0.5, max: 50, step: 0.1}
-  delay: {min: 1, max: 200, step: 1}
-conditions:
-  - {name: undo-increase, when: 'prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd'}
-window: 64
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // outcome is what must not depend on where simulations ran: the regions at
 // every k and the finding groups (a fault's kind mapped by kinds).
 func outcome(rep *Report, kinds map[string]string) string {

@@ -6,10 +6,12 @@ import (
 	"testing"
 )
 
-func smallCampaign(t *testing.T) *Campaign {
+// campaignWith is the small test campaign (Reno-like flows over 0.5–50 Mbit/s,
+// 1–200 ms, the undo-increase condition) with the CCAI cca.
+func campaignWith(t *testing.T, cca string) *Campaign {
 	t.Helper()
 	c, err := ParseCampaign("c.yaml", []byte(`
-ccai: [reno]
+ccai: [`+cca+`]
 profile: linux-3.10
 bytes: 300000
 params:
@@ -23,6 +25,11 @@ window: 64
 		t.Fatal(err)
 	}
 	return c
+}
+
+func smallCampaign(t *testing.T) *Campaign {
+	t.Helper()
+	return campaignWith(t, "reno")
 }
 
 // Results do not depend on the worker count.
