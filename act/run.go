@@ -312,7 +312,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		for i := range n {
 			bs[i], ids[i] = arrived[base+i].batch, uint64(base+i)
 		}
+		coarsened := store.Coarsenings()
 		merged := store.AddBatches(bs, ids)
+		if store.Coarsenings() != coarsened {
+			log.Warn("coverage store at its memory budget: coarsened", "sims", rep.Sims+n, "bytes", store.Bytes(),
+				"budget", store.Options().Memory, "exact_from_k", store.FloorK(), "pools_at_k", store.PoolK(), "over_budget", store.OverBudget())
+		}
 		for i := base; i < base+n; i++ {
 			r := arrived[i]
 			delete(arrived, i)

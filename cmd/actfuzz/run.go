@@ -38,8 +38,12 @@ func loadCampaign(args []string, stderr io.Writer, cmd string) (*act.Campaign, b
 }
 
 func statusLine(w io.Writer, st act.Status) {
-	fmt.Fprintf(w, "\r%-5s %8d sims %7.0f sims/s  step %-13s  k=1 %d  k=16 %d  k=128 %d  findings %d  faults %d ",
-		st.Method, st.Sims, st.SimsPerS, st.Step, st.Regions[1], st.Regions[16], st.Regions[128], st.Findings, st.Faults)
+	approx := "" // k=1 is estimated once the store's exact sets start above it
+	if st.StoreFloor > 1 {
+		approx = "~"
+	}
+	fmt.Fprintf(w, "\r%-5s %8d sims %7.0f sims/s  step %-13s  k=1 %s%d  k=16 %d  k=128 %d  findings %d  faults %d ",
+		st.Method, st.Sims, st.SimsPerS, st.Step, approx, st.Regions[1], st.Regions[16], st.Regions[128], st.Findings, st.Faults)
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
