@@ -143,7 +143,11 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 	if l != s.pool {
 		tb = &s.levels[l].t[sh]
 	}
-	var est [64]uint64 // region key buffer for the estimated levels
+	var estBuf [8]uint64 // region key buffer for the estimated levels
+	est := estBuf[:0]
+	if w > len(estBuf) {
+		est = make([]uint64, 0, w)
+	}
 	for _, a := range m.bucket[sh] {
 		rk := m.rk[int(a)*w : (int(a)+1)*w]
 		i := m.active[a]
