@@ -1,11 +1,14 @@
 package act
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -25,7 +28,7 @@ type runState struct {
 }
 
 // checkpointVersion changes whenever the layout below does.
-const checkpointVersion = 2
+const checkpointVersion = 3
 
 type checkpointGroup struct {
 	Key   string
@@ -55,8 +58,14 @@ type checkpoint struct {
 	StepRegions map[Step][]uint64
 	Capped      int
 	Series      coverage.Series
-	Store       []byte
 }
+
+// The checkpoint file: checkpointMagic, the length of the gob-encoded
+// checkpoint as a little-endian u64, the checkpoint, then the coverage
+// store in its own binary format (coverage.Store.WriteTo), streamed: the
+// store is most of the file (tens of bytes per state), and building it in
+// memory first would double the coordinator's memory at every checkpoint.
+const checkpointMagic = "ACTCKPT\n"
 
 func checkpointPath(dir, method string) string {
 	return filepath.Join(dir, "coverage", "checkpoint-"+method+".gob")
@@ -73,13 +82,9 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		return err
 	}
 	rs.Configs = sel.log.len()
-	var store bytes.Buffer
-	if _, err := rep.Store.WriteTo(&store); err != nil {
-		return err
-	}
 	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
-		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series, Store: store.Bytes()}
+		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series}
 	for _, g := range rep.Findings {
 		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed})
 	}
@@ -87,21 +92,46 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	if err := gob.NewEncoder(&buf).Encode(&cp); err != nil {
 		return err
 	}
-	return corpus.WriteFileAtomic(checkpointPath(dir, method), buf.Bytes())
+	return corpus.WriteAtomic(checkpointPath(dir, method), func(w io.Writer) error {
+		hdr := binary.LittleEndian.AppendUint64([]byte(checkpointMagic), uint64(buf.Len()))
+		if _, err := w.Write(hdr); err != nil {
+			return err
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		_, err := rep.Store.WriteTo(w)
+		return err
+	})
 }
 
 // loadCheckpoint restores a campaign; ok is false when there is none.
 func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState) (bool, error) {
-	b, err := os.ReadFile(checkpointPath(dir, method))
+	path := checkpointPath(dir, method)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	hdr := make([]byte, len(checkpointMagic)+8)
+	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr[:len(checkpointMagic)]) != checkpointMagic {
+		return false, fmt.Errorf("%s: corrupt checkpoint: not an actfuzz checkpoint of this version (%v)", path, err)
+	}
+	n := binary.LittleEndian.Uint64(hdr[len(checkpointMagic):])
+	if n > 1<<30 {
+		return false, fmt.Errorf("%s: corrupt checkpoint: header of %d bytes", path, n)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return false, fmt.Errorf("%s: corrupt checkpoint: %w", path, err)
+	}
 	var cp checkpoint
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&cp); err != nil {
-		return false, fmt.Errorf("%s: corrupt checkpoint: %w", checkpointPath(dir, method), err)
+		return false, fmt.Errorf("%s: corrupt checkpoint: %w", path, err)
 	}
 	switch {
 	case cp.Version != checkpointVersion:
@@ -109,9 +139,9 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	case cp.CampaignSum != sha256.Sum256(c.Source):
 		return false, fmt.Errorf("%s: the campaign file changed since the checkpoint; resume with the same file or use a new --out", dir)
 	}
-	st, err := coverage.ReadStore(bytes.NewReader(cp.Store))
+	st, err := coverage.ReadStore(r)
 	if err != nil {
-		return false, fmt.Errorf("checkpoint store: %w", err)
+		return false, fmt.Errorf("%s: checkpoint store: %w", path, err)
 	}
 	mem := rep.Store.Options().Memory
 	*rep.Store = *st

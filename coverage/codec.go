@@ -1,7 +1,6 @@
 package coverage
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -44,27 +43,40 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // match its contents.
 var ErrChecksum = errors.New("coverage: checkpoint checksum mismatch")
 
+// encoder appends to a buffer that it checksums and writes out in large
+// chunks: a checkpoint of tens of millions of states is mostly varints of
+// one or two bytes, which cost more to write one by one than to encode.
 type encoder struct {
-	w   *bufio.Writer
+	w   io.Writer
+	buf []byte
 	crc uint32
 	n   int64
-	tmp [binary.MaxVarintLen64]byte
 	err error
 }
 
-func (e *encoder) bytes(p []byte) {
-	if e.err != nil {
+const encoderChunk = 1 << 20
+
+func (e *encoder) flush() {
+	if e.err != nil || len(e.buf) == 0 {
 		return
 	}
-	e.crc = crc32.Update(e.crc, castagnoli, p)
-	m, err := e.w.Write(p)
+	e.crc = crc32.Update(e.crc, castagnoli, e.buf)
+	m, err := e.w.Write(e.buf)
 	e.n += int64(m)
 	e.err = err
+	e.buf = e.buf[:0]
 }
 
-func (e *encoder) uvarint(x uint64) { e.bytes(binary.AppendUvarint(e.tmp[:0], x)) }
-func (e *encoder) varint(x int64)   { e.bytes(binary.AppendVarint(e.tmp[:0], x)) }
-func (e *encoder) u64(x uint64)     { e.bytes(binary.LittleEndian.AppendUint64(e.tmp[:0], x)) }
+func (e *encoder) grown() {
+	if len(e.buf) >= encoderChunk {
+		e.flush()
+	}
+}
+
+func (e *encoder) bytes(p []byte) { e.buf = append(e.buf, p...); e.grown() }
+func (e *encoder) uvarint(x uint64) { e.buf = binary.AppendUvarint(e.buf, x); e.grown() }
+func (e *encoder) varint(x int64)   { e.buf = binary.AppendVarint(e.buf, x); e.grown() }
+func (e *encoder) u64(x uint64)     { e.buf = binary.LittleEndian.AppendUint64(e.buf, x); e.grown() }
 func (e *encoder) f64(x float64)    { e.u64(math.Float64bits(x)) }
 func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.bytes([]byte(s)) }
 
@@ -80,7 +92,7 @@ func (e *encoder) keyDelta(key, prev []uint64) {
 // WriteTo writes a versioned, checksummed binary checkpoint of the store to w.
 // It implements io.WriterTo.
 func (s *Store) WriteTo(w io.Writer) (int64, error) {
-	e := &encoder{w: bufio.NewWriterSize(w, 1<<16)}
+	e := &encoder{w: w, buf: make([]byte, 0, encoderChunk+64)}
 	e.bytes([]byte(codecMagic))
 	e.bytes(binary.LittleEndian.AppendUint16(nil, codecVersion))
 	e.uvarint(uint64(len(s.ly.sp.Vars)))
@@ -168,12 +180,11 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 			e.varint(at)
 		}
 	}
+	e.flush()
 	if e.err == nil {
-		sum := e.crc
-		e.bytes(binary.LittleEndian.AppendUint32(nil, sum))
-	}
-	if e.err == nil {
-		e.err = e.w.Flush()
+		m, err := w.Write(binary.LittleEndian.AppendUint32(nil, e.crc))
+		e.n += int64(m)
+		e.err = err
 	}
 	return e.n, e.err
 }
@@ -239,9 +250,19 @@ func (d *decoder) fail(format string, args ...any) {
 	}
 }
 
+// fast reports whether a whole varint is surely in the buffer.
+func (d *decoder) fast() bool { return d.end-d.i >= binary.MaxVarintLen64 }
+
 func (d *decoder) uvarint() uint64 {
 	if d.err != nil {
 		return 0
+	}
+	if d.fast() {
+		if x, m := binary.Uvarint(d.buf[d.i:d.end]); m > 0 {
+			d.i += m
+			d.n += int64(m)
+			return x
+		}
 	}
 	x, err := binary.ReadUvarint(d)
 	if err != nil {
@@ -253,6 +274,13 @@ func (d *decoder) uvarint() uint64 {
 func (d *decoder) varint() int64 {
 	if d.err != nil {
 		return 0
+	}
+	if d.fast() {
+		if x, m := binary.Varint(d.buf[d.i:d.end]); m > 0 {
+			d.i += m
+			d.n += int64(m)
+			return x
+		}
 	}
 	x, err := binary.ReadVarint(d)
 	if err != nil {
