@@ -331,3 +331,25 @@ func TestResumeCoarsensIdentically(t *testing.T) {
 		t.Fatal("checkpoints differ after the same simulations")
 	}
 }
+
+// A series recorded after every batch of a long campaign stays bounded and
+// keeps its first and newest points.
+func TestSeriesBounded(t *testing.T) {
+	st := mustStore(t, smallSpace(), Options{Seed: 1})
+	se := NewSeries("act", st.Space())
+	for i := range 3*MaxSeriesPoints + 5 {
+		se.Record(int64(64*(i+1)), st)
+	}
+	n := len(se.Points)
+	if n > MaxSeriesPoints || n < MaxSeriesPoints/2 {
+		t.Fatalf("%d points", n)
+	}
+	if se.Points[0].Sims != 64 || se.Points[n-1].Sims != int64(64*(3*MaxSeriesPoints+5)) {
+		t.Fatalf("first %d, last %d", se.Points[0].Sims, se.Points[n-1].Sims)
+	}
+	for i := 1; i < n; i++ {
+		if se.Points[i].Sims <= se.Points[i-1].Sims {
+			t.Fatal("points out of order")
+		}
+	}
+}

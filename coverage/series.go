@@ -31,9 +31,23 @@ func NewSeries(method string, space Space) *Series {
 	return se
 }
 
+// MaxSeriesPoints bounds the points Record keeps: past it, every other
+// point is dropped (the first and the newest are kept), so a night-long
+// campaign's series stays a few hundred kilobytes at an even resolution.
+const MaxSeriesPoints = 4096
+
 // Record appends the current visited-region counts of st after sims
 // simulations. O(levels).
 func (se *Series) Record(sims int64, st *Store) {
+	if len(se.Points) >= MaxSeriesPoints {
+		n := 0
+		for i := 0; i < len(se.Points); i += 2 {
+			se.Points[n] = se.Points[i]
+			n++
+		}
+		clear(se.Points[n:])
+		se.Points = se.Points[:n]
+	}
 	p := Point{Sims: sims, Visited: make([]uint64, st.ly.L+1)}
 	for l := range p.Visited {
 		p.Visited[l] = st.VisitedRegions(1 << l)
