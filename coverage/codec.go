@@ -73,7 +73,7 @@ func (e *encoder) grown() {
 	}
 }
 
-func (e *encoder) bytes(p []byte) { e.buf = append(e.buf, p...); e.grown() }
+func (e *encoder) bytes(p []byte)   { e.buf = append(e.buf, p...); e.grown() }
 func (e *encoder) uvarint(x uint64) { e.buf = binary.AppendUvarint(e.buf, x); e.grown() }
 func (e *encoder) varint(x int64)   { e.buf = binary.AppendVarint(e.buf, x); e.grown() }
 func (e *encoder) u64(x uint64)     { e.buf = binary.LittleEndian.AppendUint64(e.buf, x); e.grown() }
