@@ -56,10 +56,14 @@ type harness struct {
 	sim *sim.Sim
 	now atomic.Int64 // simulated ns, read by the stacks' clocks
 
-	snd, rcv *host
-	fwd, rev *link
-	flows    []*flow
-	byPort   map[uint16]*flow // the sender's local port → flow
+	snd, rcv  *host
+	links     []*glink              // in plan order
+	nodeOf    map[*glink]sim.NodeID // each link's node
+	fwdPath   [][]*glink            // per flow: the links data crosses
+	revPath   [][]*glink            // per flow: the links ACKs cross
+	multiPath bool                  // flows take different paths (not a single link)
+	flows     []*flow
+	byPort    map[uint16]*flow // the sender's local port → flow
 
 	listener   tcpip.Endpoint
 	listenWQ   waiter.Queue
@@ -198,13 +202,8 @@ func (h *harness) setup() error {
 	if err != nil {
 		return err
 	}
-	h.fwd = newLink(h, 2, true, cfg.Seed, 0)
-	h.rev = newLink(h, 3, false, cfg.Seed, 1)
-	h.fwd.dst, h.rev.dst = h.rcv, h.snd
-	h.snd.out, h.rcv.out = h.fwd, h.rev
 	env := &cfg.Schedule[0].Env
-	h.fwd.apply(env)
-	h.rev.apply(env)
+	h.buildLinks(env)
 
 	// The receiving application: a listener that accepts every flow.
 	ep, terr := h.rcv.st.NewEndpoint(gtcp.ProtocolNumber, ipv4.ProtocolNumber, &h.listenWQ)
@@ -275,8 +274,9 @@ func (h *harness) Handle(*sim.Event) {
 	h.tick()
 	h.phase++
 	env := &h.cfg.Schedule[h.phase].Env
-	h.fwd.apply(env)
-	h.rev.apply(env)
+	for _, l := range h.links {
+		l.Apply(env)
+	}
 	now := h.sim.Now()
 	for _, f := range h.flows {
 		f.appBase = f.appWritten(now)
@@ -420,8 +420,7 @@ func (h *harness) flush(ho *host) {
 		if ho == h.snd {
 			h.inspect(&b)
 		}
-		p := h.newPkt(b)
-		ho.out.send(p)
+		h.route(ho, h.newPkt(b))
 	}
 	clear(bufs)
 	h.pendBuf = bufs[:0]
@@ -485,7 +484,7 @@ func (h *harness) newPkt(b buffer.Buffer) *wirePkt {
 }
 
 func (h *harness) freePkt(p *wirePkt) {
-	p.dst = nil
+	p.dst, p.path = nil, nil
 	p.next = h.freePkts
 	h.freePkts = p
 }
@@ -522,8 +521,10 @@ func (h *harness) result() netenv.Result {
 		SimTime: h.sim.Now(),
 		Events:  h.sim.Events(),
 		Capped:  h.sim.Capped(),
-		Drops:   h.fwd.drops + h.rev.drops,
-		Losses:  h.fwd.losses,
+	}
+	for _, l := range h.links {
+		res.Drops += l.Drops()
+		res.Losses += l.Losses()
 	}
 	if res.Capped {
 		res.CapReason = "time"
