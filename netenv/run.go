@@ -248,16 +248,7 @@ func (r *run) buildTopology(env *Env) {
 		l.Apply(env)
 		r.links = append(r.links, l)
 	}
-	r.fwdPath = make([][]*link, n)
-	r.revPath = make([][]*link, n)
-	for i := range n {
-		for _, j := range plan.Fwd[i] {
-			r.fwdPath[i] = append(r.fwdPath[i], r.links[j])
-		}
-		for _, j := range plan.Rev[i] {
-			r.revPath[i] = append(r.revPath[i], r.links[j])
-		}
-	}
+	r.fwdPath, r.revPath = Paths(plan, r.links)
 }
 
 // routeFwd and routeRev pass a packet that left a link to the next link of

@@ -79,3 +79,18 @@ func PlanTopology(topology string, flows int) LinkPlan {
 	}
 	return lp
 }
+
+// Paths maps the plan's per-flow paths onto a subject's links, given in
+// plan order.
+func Paths[T any](lp LinkPlan, links []T) (fwd, rev [][]T) {
+	pick := func(idx [][]int) [][]T {
+		out := make([][]T, len(idx))
+		for i, path := range idx {
+			for _, j := range path {
+				out[i] = append(out[i], links[j])
+			}
+		}
+		return out
+	}
+	return pick(lp.Fwd), pick(lp.Rev)
+}

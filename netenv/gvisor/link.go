@@ -78,15 +78,8 @@ func (h *harness) buildLinks(env *netenv.Env) {
 		h.links = append(h.links, l)
 		h.nodeOf[l] = node
 	}
-	h.fwdPath = make([][]*glink, n)
-	h.revPath = make([][]*glink, n)
+	h.fwdPath, h.revPath = netenv.Paths(plan, h.links)
 	for i := range n {
-		for _, j := range plan.Fwd[i] {
-			h.fwdPath[i] = append(h.fwdPath[i], h.links[j])
-		}
-		for _, j := range plan.Rev[i] {
-			h.revPath[i] = append(h.revPath[i], h.links[j])
-		}
 		h.multiPath = h.multiPath || !slices.Equal(plan.Fwd[i], plan.Fwd[0]) || !slices.Equal(plan.Rev[i], plan.Rev[0])
 	}
 }
