@@ -21,7 +21,7 @@ func TestCensusNoSpuriousRTOs(t *testing.T) {
 		model string
 		env   netenv.Env
 	}{
-		{"TcpCubic", netenv.Env{Loss: 5e-3, BW: 50, Delay: 100, App: 10000, Buffer: 100}},    // 3,470 RTOs before
+		{"TcpCubic", netenv.Env{Loss: 5e-3, BW: 50, Delay: 100, App: 10000, Buffer: 100}},     // 3,470 RTOs before
 		{"TcpLinuxReno", netenv.Env{Loss: 1e-2, BW: 50, Delay: 100, App: 10000, Buffer: 100}}, // 2,448 RTOs before
 	} {
 		rows, err := Census(context.Background(), s, tc.model, []netenv.Env{tc.env}, 2, 10_000_000)
