@@ -42,9 +42,10 @@
 // processed on its own, so gVisor's receiver, which acknowledges after each
 // batch of processed segments, acknowledges every segment. The applications
 // act at quiescence: the receiver reads everything readable, the sender
-// keeps the send buffer (64 MB) filled up to what the application has
-// produced (Env.App; unlimited at ≥ 1000× the bottleneck, as in the native
-// subject). The receive buffer is 64 MB, without moderation. Profile is
+// keeps the send buffer (4 MB, Linux's tcp_wmem[2], as natively) filled
+// up to what the application has produced (Env.App; unlimited at ≥ 1000×
+// the bottleneck, as in the native subject); a rate-limited application
+// blocked on the full buffer produces nothing until it is writable again. The receive buffer is 64 MB, without moderation. Profile is
 // ignored. Every topology of netenv runs (single-link, dumbbell with its
 // access links, parking-lot): both hosts are shared by the flows, and a
 // packet takes its flow's path, found from its TCP ports. Flows may be

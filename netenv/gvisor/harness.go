@@ -26,9 +26,12 @@ import (
 
 // Socket buffers of the stacks. The application reads as soon as data is
 // readable, so the receive buffer only bounds the advertised window; the
-// send buffer bounds what is written but not yet acknowledged.
+// send buffer bounds what is written but not yet acknowledged: 4 MB, as
+// the native sender's (tcp.DefaultSndBuf, Linux's tcp_wmem[2]), so that a
+// fast application cannot write the whole transfer at once and a slow
+// phase makes the flow application-limited.
 var (
-	sndBufRange = tcpip.TCPSendBufferSizeRangeOption{Min: 4 << 10, Default: 64 << 20, Max: 64 << 20}
+	sndBufRange = tcpip.TCPSendBufferSizeRangeOption{Min: 4 << 10, Default: tcp.DefaultSndBuf, Max: tcp.DefaultSndBuf}
 	rcvBufRange = tcpip.TCPReceiveBufferSizeRangeOption{Min: 4 << 10, Default: 64 << 20, Max: 64 << 20}
 )
 
@@ -106,6 +109,7 @@ type flow struct {
 	appRate  uint64 // bit/s, 0 = unlimited
 	appBase  uint64
 	appSince time.Duration
+	blocked  bool // a rate-limited application waits for send buffer space
 	appEv    *sim.Event
 
 	established bool
@@ -279,7 +283,14 @@ func (h *harness) Handle(*sim.Event) {
 	}
 	now := h.sim.Now()
 	for _, f := range h.flows {
-		f.appBase = f.appWritten(now)
+		if f.appRate == 0 {
+			// An unlimited application has written what the send
+			// buffer took and waits on it for the rest.
+			f.appBase = f.written
+			f.blocked = f.written < f.bytes
+		} else {
+			f.appBase = f.appWritten(now)
+		}
 		f.appSince = now
 		f.appRate = appRate(env)
 	}
@@ -573,6 +584,9 @@ func (f *flow) appWritten(now time.Duration) uint64 {
 	if f.appRate == 0 {
 		return f.bytes
 	}
+	if f.blocked {
+		return f.appBase
+	}
 	hi, lo := bits.Mul64(f.appRate, uint64(now-f.appSince))
 	const div = 8 * uint64(time.Second)
 	if hi >= div {
@@ -597,13 +611,29 @@ func (f *flow) appTimeFor(n uint64) time.Duration {
 }
 
 // pump writes what the application has produced, as far as the send
-// buffer takes it.
+// buffer takes it. A rate-limited application whose write finds the buffer
+// full blocks, producing nothing, until the stack says it is writable
+// again, and then goes on at its rate (as the native sender's application,
+// netenv/tcp/app.go).
 func (f *flow) pump() {
 	if !f.established || f.done || f.written >= f.bytes {
 		return
 	}
 	now := f.h.sim.Now()
+	if f.blocked {
+		if !f.writable.Load() {
+			return
+		}
+		f.blocked = false
+		f.appSince = now
+	}
 	target := f.appWritten(now)
+	if f.appRate > 0 && target < f.bytes {
+		// A rate-limited application writes whole segments (as
+		// natively and on ns-3), not the few bytes produced since the
+		// last ACK: gVisor, without Nagle, would send each as a runt.
+		target = f.written + (target-min(f.written, target))/appMSS*appMSS
+	}
 	for f.written < target && f.writable.Load() {
 		n := min(target-f.written, writeChunk)
 		f.rd.Reset(zeros[:n])
@@ -621,8 +651,13 @@ func (f *flow) pump() {
 			break
 		}
 	}
+	if f.appRate > 0 && f.written < target && !f.writable.Load() {
+		f.blocked = true
+		f.appBase, f.appSince = f.written, now
+		return
+	}
 	if f.appRate > 0 && f.written < f.bytes && f.written >= target {
-		f.h.sim.ScheduleAt(f.appEv, f.appTimeFor(min(target+appMSS, f.bytes)))
+		f.h.sim.ScheduleAt(f.appEv, f.appTimeFor(min(f.written+appMSS, f.bytes)))
 	}
 }
 
