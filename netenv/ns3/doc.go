@@ -76,8 +76,10 @@
 //     be reordered; the reverse direction gets Delay only;
 //   - application rate: the driver's sender writes into the socket at
 //     App Mbit/s in whole segments (netenv's rule: App ≥ 1000×BW is
-//     unlimited, and an unlimited application has written everything, so
-//     a later switch to a finite rate changes nothing);
+//     unlimited) into the bounded send buffer below; an application that
+//     finds it full blocks, producing nothing, until an ACK frees a
+//     segment's room (the socket's send callback), then goes on at the
+//     current phase's rate, as natively (netenv/tcp/app.go);
 //   - schedule: at each t_i an event applies the next phase to both
 //     devices, the channel, the queues and the applications;
 //   - seed: RngSeedManager::SetSeed(1) and SetRun(e) before every run, and
@@ -98,8 +100,8 @@
 //
 // Segment size 1448, initial window 10, SACK as Config.SACK, timestamps
 // and window scaling on, 15 data retries (Linux's tcp_retries2; ns-3's
-// default is 6), send buffer = the transfer (≤ 256 MiB), receive buffer
-// 1 GiB so the receive window never limits, ns-3's default PRR recovery.
+// default is 6), send buffer 4 MB (below), receive buffer 1 GiB so the
+// receive window never limits, ns-3's default PRR recovery.
 // Profile is ignored. Every attribute that differs from ns-3's default,
 // and why:
 //
@@ -127,8 +129,12 @@
 //     TcpLinuxReno 13,514 → 5,161, native 5,201; 10 MB at 0.5% loss,
 //     50 Mbit/s, 100 ms: 3,470 → 0 RTOs). The remaining gap in CUBIC's
 //     retransmits is its slow-start exit (HyStart, below), not timeouts.
-//   - TcpSocket::DataRetries 15, SndBufSize, RcvBufSize, TcpSocketBase::
-//     Sack, Timestamp, WindowScaling: as above.
+//   - TcpSocket::SndBufSize (ns-3: 131072) min(transfer, 4 MB rounded up
+//     to whole segments): Linux's tcp_wmem[2], the native sender's
+//     DefaultSndBuf; ns-3's TcpTxBuffer counts payload from snd_una to the
+//     last byte written, as natively.
+//   - TcpSocket::DataRetries 15, RcvBufSize, TcpSocketBase::Sack,
+//     Timestamp, WindowScaling: as above.
 //
 // Left at ns-3's defaults: the initial RTO (ns-3: 1 s from
 // RttEstimator::InitialEstimation, Linux: 1 s, RFC 6298), the SYN timeout
