@@ -5,51 +5,20 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/netenvtest"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // TestAppRateEveryPhase: the application writes at the rate of each phase
 // into a bounded send buffer (netenv/tcp/app.go), so a slow phase after a
-// fast one makes the flow application-limited mid-transfer: in-flight
-// falls below cwnd/2 in that phase. With the old unlimited buffer the fast
-// first phase wrote the whole transfer at once and the slow phase changed
-// nothing.
+// fast one makes the flow application-limited mid-transfer. With the old
+// unlimited buffer the fast first phase wrote the whole transfer at once
+// and the slow phase changed nothing.
 func TestAppRateEveryPhase(t *testing.T) {
-	fast := netenv.Env{BW: 100, Delay: 20, App: 100_000, Buffer: 200}
-	slow := fast
-	slow.App = 5
-	const bytes = 40_000_000
-	for _, tc := range []struct {
-		name        string
-		sched       netenv.Schedule
-		wantLimited bool // in-flight < cwnd/2 in [1.5 s, 3 s)
-	}{
-		{"fast throughout", netenv.Constant(fast), false},
-		{"slow second phase", netenv.Schedule{
-			{Env: fast, Until: time.Second}, {Env: slow, Until: 3 * time.Second}, {Env: fast},
-		}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := netenv.Config{Seed: 1, Schedule: tc.sched, Flows: []netenv.Flow{{CCA: "cubic", Bytes: bytes}}, SACK: true}
-			res, rec := run(t, cfg)
-			f := res.Flows[0]
-			if !f.Done {
-				t.Fatalf("transfer incomplete: %+v", f)
-			}
-			limited := 0
-			for _, r := range rec.recs {
-				if r.Time >= 1500*time.Millisecond && r.Time < 3*time.Second && r.InFlight < r.Cwnd/2 {
-					limited++
-				}
-			}
-			t.Logf("done at %.2f s, %d events; %d records with in-flight < cwnd/2 in [1.5 s, 3 s)", f.DoneAtS, res.Events, limited)
-			if (limited > 0) != tc.wantLimited {
-				t.Errorf("%d application-limited records in the second phase, want any: %v", limited, tc.wantLimited)
-			}
-			if tc.wantLimited && f.DoneAtS < 3 {
-				t.Errorf("done at %.2f s: the slow phase did not slow the transfer", f.DoneAtS)
-			}
-		})
-	}
+	netenvtest.AppRateEveryPhase(t, func(t *testing.T, cfg netenv.Config) (netenv.Result, []tcp.StateRecord) {
+		res, rec := run(t, cfg)
+		return res, rec.recs
+	}, "cubic", 40_000_000)
 }
 
 // TestSlowPhaseAfterFast is the measurement of the issue: app 10000 Mbit/s,
