@@ -17,4 +17,7 @@
 // drawn per packet from Gamma(shape, scale ms), which can reorder packets.
 // The reverse (ACK) direction has the same bandwidth and propagation delay,
 // no random loss or queuing delay, and a buffer of at least 1000 packets.
+// The model is written once (link.go, over the small LinkPacket interface)
+// and serves the native subject, the gVisor subject and the UDP topologies
+// of the symbolic back-end; topologies are planned once (PlanTopology).
 package netenv

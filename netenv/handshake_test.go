@@ -109,7 +109,11 @@ func TestGoldenTraceHashes(t *testing.T) {
 			c := single("cubic", reorder, netenv.DefaultBytes, 1)
 			c.SACK = false
 			return c
-		}(), "1b156b84823299e7662ae95ca7cbef35c61fc761f790927e3707c9c4db8ae504"},
+			// Moved by the bounded send buffer (tcp/app.go): at 8.13 s a
+			// hole left 2,897 segments (4.19 MB) outstanding behind
+			// snd_una, which Linux's 4 MB tcp_wmem does not allow; the
+			// sender now stops at the buffer. (Before: 1b156b84….)
+		}(), "7eb23d707177028f132a1adb8aaeeba7740a4848247fcd1de300db2ef6c78a2f"},
 		{"bbr", single("bbr", bbr, netenv.DefaultBytes, 1), "1b8e7bdff0af94a4350ae09e2d1248e0950561322aedc1f2e7c681b6b1ef2f28"},
 	} {
 		res, _ := run(t, tc.cfg)

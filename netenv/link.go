@@ -7,18 +7,91 @@ import (
 	"github.com/actfuzz/actfuzz/netenv/sim"
 )
 
+// This file is the one link model of every Go subject: the native
+// simulator, the gVisor subject and the UDP topologies of the symbolic
+// back-end all put their packets on a [Link]. A link is one direction of a
+// point-to-point link: a serializer at the link rate behind a drop-tail
+// queue (ns-3's PointToPointNetDevice with a DropTailQueue, Linux's
+// pfifo_fast under a rate limiter), then random loss, propagation and a
+// random queuing delay (ACT §4.1's virtual link). Every random draw comes
+// from the link's own streams (sim.StreamLoss and sim.StreamQueueDelay at
+// the link's index), so two subjects that build the same topology draw the
+// same numbers in the same order by construction.
+
+// LinkPacket is what the link model needs of a packet: its size on the
+// wire, which sets its serialization time.
+type LinkPacket interface {
+	WireBytes() uint32
+}
+
+// LinkKind says which part of the environment a link plays.
+type LinkKind uint8
+
+const (
+	// LinkData is the data direction of a bottleneck: Env.Buffer packets
+	// of drop-tail buffer, random loss (decided after serialization) and a
+	// per-packet Gamma(QShape, QScale ms) queuing delay.
+	LinkData LinkKind = iota
+	// LinkAck is the ACK direction of a bottleneck: the same rate and
+	// propagation delay, a buffer of at least 1000 packets, no loss and
+	// no random delay.
+	LinkAck
+	// LinkAccessData and LinkAccessAck are a dumbbell's access links:
+	// accessSpeedup × the bottleneck rate, no delay, loss or random
+	// queuing, a buffer of at least 1000 packets.
+	LinkAccessData
+	LinkAccessAck
+	// LinkFixed is a link whose rate, delay and buffer are set once with
+	// SetFixed (the UDP topologies); it has no random streams.
+	LinkFixed
+)
+
+// Forward reports whether the link carries data (away from the sender).
+func (k LinkKind) Forward() bool { return k == LinkData || k == LinkAccessData }
+
+// accessSpeedup is how much faster than the bottleneck an access link of a
+// dumbbell is: fast enough never to be the bottleneck, slow enough that
+// packets from one sender are spaced as on a real access link.
+const accessSpeedup = 10
+
+// ackBuffer is the least buffer of an ACK or access link (packets): the
+// bottleneck's buffer is the environment's, the others should not drop.
+const ackBuffer = 1000
+
 // DelayHook lets the symbolic back-end choose the extra delay of chosen
 // packets instead of the random queuing delay: it returns the delay, the
 // 1-based index of the uncertain variable it stands for, and ok.
 type DelayHook func(p *sim.Packet) (delay time.Duration, uncertain int16, ok bool)
 
-// link is one direction of a link: a serializer with a drop-tail queue,
-// then loss, propagation and random queuing delay.
-type link struct {
-	sim     *sim.Sim
-	node    sim.NodeID
-	lane    int32 // the scheduler lane of the link's deliveries (sim.Event.Lane)
-	forward bool  // data direction: random loss and queuing delay apply
+// LinkConfig creates a [Link].
+type LinkConfig[P LinkPacket] struct {
+	Kind LinkKind
+	// Node and Tag are those of the link's transmission-complete timer.
+	Node sim.NodeID
+	Tag  uint8
+	// Seed and Index select the link's random streams (ignored by
+	// LinkFixed): Index is the link's position in the topology's creation
+	// order (LinkPlan).
+	Seed, Index uint64
+	// Size, if set, replaces P's WireBytes (the UDP topologies' own
+	// per-packet overhead).
+	Size func(p P) uint32
+	// Hook, if set, may replace the random queuing delay of a packet (and
+	// adds a delay on any kind of link).
+	Hook func(p P) (delay time.Duration, uncertain int16, ok bool)
+	// Drop takes back a packet the link dropped (buffer overflow or
+	// random loss).
+	Drop func(p P)
+	// Deliver takes a packet that left the link: it reaches the far end
+	// after delay; uncertain is the hook's variable (0: none).
+	Deliver func(p P, delay time.Duration, uncertain int16)
+}
+
+// Link is one direction of a link carrying packets of type P.
+type Link[P LinkPacket] struct {
+	sim  *sim.Sim
+	cfg  LinkConfig[P]
+	txEv *sim.Event
 
 	rate   uint64 // bit/s
 	prop   time.Duration
@@ -27,11 +100,11 @@ type link struct {
 	qscale float64 // ms
 	buffer int
 
-	q     []*sim.Packet // ring of queued packets
+	q     []P // ring of queued packets
 	qHead int
 	qLen  int
-	tx    *sim.Packet // being serialized
-	txEv  *sim.Event
+	tx    P // being serialized
+	busy  bool
 	// txTime is the serialization time of a packet of txBytes on the
 	// wire at the current rate (0 bytes: not computed yet).
 	txBytes uint32
@@ -39,51 +112,60 @@ type link struct {
 
 	lossRng *rand.Rand
 	qRng    *rand.Rand
-	hook    DelayHook
-	deliver func(p *sim.Packet) (sim.Handler, sim.NodeID) // next hop or receiving endpoint
-	in      linkIn                                        // packet arrivals from a previous hop
-	access  bool                                          // an access link: no loss, no random delay, fast
 
 	drops, losses uint64
 }
 
-func newLink(s *sim.Sim, node sim.NodeID, forward bool, seed uint64, index uint64) *link {
-	// Deliveries leave in transmission order, after the same propagation
-	// delay unless a random queuing delay is added: they form a FIFO lane.
-	l := &link{sim: s, node: node, lane: int32(index) + 1, forward: forward}
-	l.txEv = sim.NewEvent(node, sim.KindTimer, 0, l)
-	l.in = linkIn{l}
-	l.lossRng = sim.NewRand(seed, sim.StreamLoss, index)
-	l.qRng = sim.NewRand(seed, sim.StreamQueueDelay, index)
+// NewLink returns an idle link; set its parameters with Apply or SetFixed
+// before the first Send.
+func NewLink[P LinkPacket](s *sim.Sim, cfg LinkConfig[P]) *Link[P] {
+	l := &Link[P]{sim: s, cfg: cfg}
+	l.txEv = sim.NewEvent(cfg.Node, sim.KindTimer, cfg.Tag, l)
+	if cfg.Kind != LinkFixed {
+		l.lossRng = sim.NewRand(cfg.Seed, sim.StreamLoss, cfg.Index)
+		l.qRng = sim.NewRand(cfg.Seed, sim.StreamQueueDelay, cfg.Index)
+	}
 	return l
 }
 
-// linkIn receives packets arriving at a link from a previous hop.
-type linkIn struct{ l *link }
+// Kind is the link's kind.
+func (l *Link[P]) Kind() LinkKind { return l.cfg.Kind }
 
-func (i linkIn) Handle(e *sim.Event) { i.l.Send(e.Pkt) }
+// TxEvent is the link's transmission-complete timer; a caller may replace
+// its Handler by a wrapper that calls the link's Handle.
+func (l *Link[P]) TxEvent() *sim.Event { return l.txEv }
 
-// accessSpeedup is how much faster than the bottleneck an access link of a
-// dumbbell is: fast enough never to be the bottleneck, slow enough that
-// packets from one sender are spaced as on a real access link.
-const accessSpeedup = 10
-
-// apply sets the link's parameters from an environment.
-func (l *link) apply(e *Env) {
+// Apply sets the link's parameters from an environment (every kind but
+// LinkFixed). A packet being serialized keeps its transmission time.
+func (l *Link[P]) Apply(e *Env) {
 	l.rate = bps(e.BW)
 	l.prop = ms(e.Delay)
-	if l.access {
-		l.rate *= accessSpeedup
-		l.prop = 0
-		l.buffer = max(e.Buffer, 1000)
-	} else if l.forward {
+	switch l.cfg.Kind {
+	case LinkData:
 		l.loss = e.Loss
 		l.qshape, l.qscale = e.QShape, e.QScale
 		l.buffer = e.Buffer
-	} else {
-		l.buffer = max(e.Buffer, 1000)
+	case LinkAck:
+		l.buffer = max(e.Buffer, ackBuffer)
+	case LinkAccessData, LinkAccessAck:
+		l.rate *= accessSpeedup
+		l.prop = 0
+		l.buffer = max(e.Buffer, ackBuffer)
+	case LinkFixed:
+		panic("netenv: Apply on a LinkFixed link")
 	}
-	// The ring starts small and doubles in Send: a reverse link's
+	l.reset()
+}
+
+// SetFixed sets the rate (Mbit/s), propagation delay (ms) and buffer
+// (packets) of a link.
+func (l *Link[P]) SetFixed(bw, delay float64, buffer int) {
+	l.rate, l.prop, l.buffer = bps(bw), ms(delay), buffer
+	l.reset()
+}
+
+func (l *Link[P]) reset() {
+	// The ring starts small and doubles in Send: an ACK link's
 	// 1,000-packet buffer rarely holds more than a few ACKs.
 	if len(l.q) == 0 {
 		l.grow(min(l.buffer, 64))
@@ -91,23 +173,23 @@ func (l *link) apply(e *Env) {
 	l.txBytes = 0 // the rate may have changed
 }
 
-func (l *link) grow(n int) {
-	nq := make([]*sim.Packet, max(n, 16))
+func (l *Link[P]) grow(n int) {
+	nq := make([]P, max(n, 16))
 	for i := 0; i < l.qLen; i++ {
 		nq[i] = l.q[(l.qHead+i)%len(l.q)]
 	}
 	l.q, l.qHead = nq, 0
 }
 
-// Send enqueues a packet, dropping it if the buffer is full.
-func (l *link) Send(p *sim.Packet) {
-	if l.tx == nil {
+// Send enqueues a packet, dropping it if the buffer is full (drop-tail).
+func (l *Link[P]) Send(p P) {
+	if !l.busy {
 		l.startTx(p)
 		return
 	}
 	if l.qLen >= l.buffer {
 		l.drops++
-		l.sim.FreePacket(p)
+		l.cfg.Drop(p)
 		return
 	}
 	if l.qLen == len(l.q) {
@@ -117,53 +199,75 @@ func (l *link) Send(p *sim.Packet) {
 	l.qLen++
 }
 
-func (l *link) startTx(p *sim.Packet) {
-	l.tx = p
+func (l *Link[P]) startTx(p P) {
+	l.tx, l.busy = p, true
 	// Most packets have the size of the one before (full data segments,
 	// or ACKs): reuse its serialization time rather than divide again.
-	if w := p.WireBytes(); w != l.txBytes {
+	var w uint32
+	if l.cfg.Size != nil {
+		w = l.cfg.Size(p)
+	} else {
+		w = p.WireBytes()
+	}
+	if w != l.txBytes {
 		l.txBytes = w
 		l.txTime = time.Duration(uint64(w) * 8 * uint64(time.Second) / l.rate)
 	}
 	l.sim.Schedule(l.txEv, l.txTime)
 }
 
-// Handle completes a transmission.
-func (l *link) Handle(*sim.Event) {
+// Handle completes a transmission: the next queued packet starts, and this
+// one is lost or propagates to the far end.
+func (l *Link[P]) Handle(*sim.Event) {
 	p := l.tx
-	l.tx = nil
+	var zero P
+	l.tx, l.busy = zero, false
 	if l.qLen > 0 {
 		next := l.q[l.qHead]
-		l.q[l.qHead] = nil
+		l.q[l.qHead] = zero
 		l.qHead = (l.qHead + 1) % len(l.q)
 		l.qLen--
 		l.startTx(next)
 	}
-	if l.forward && !l.access && l.loss > 0 && l.lossRng.Float64() < l.loss {
+	// One loss draw per serialized data packet when loss > 0 …
+	if l.loss > 0 && l.lossRng.Float64() < l.loss {
 		l.losses++
-		l.sim.FreePacket(p)
+		l.cfg.Drop(p)
 		return
 	}
 	delay := l.prop
-	p.Arrival.Uncertain = 0
+	var u int16
 	hooked := false
-	if l.hook != nil {
-		if d, u, ok := l.hook(p); ok {
+	if l.cfg.Hook != nil {
+		if d, v, ok := l.cfg.Hook(p); ok {
 			delay += d
-			p.Arrival.Uncertain = u
+			u = v
 			hooked = true
 		}
 	}
-	if !hooked && l.forward && !l.access && l.qshape > 0 && l.qscale > 0 {
+	// … then one Gamma draw per surviving packet when the queuing delay
+	// is on (only LinkData links have loss or a queuing delay).
+	if !hooked && l.qshape > 0 && l.qscale > 0 {
 		q := sim.Gamma(l.qRng, l.qshape, l.qscale) * 1e6
 		if q > float64(MaxQMean)*1e6 {
 			q = float64(MaxQMean) * 1e6
 		}
 		delay += time.Duration(q)
 	}
-	h, node := l.deliver(p)
-	p.Arrival.Handler = h
-	p.Arrival.Node = node
-	p.Arrival.Lane = l.lane
-	l.sim.Schedule(&p.Arrival, delay)
+	l.cfg.Deliver(p, delay, u)
 }
+
+// Drops is the number of packets dropped at the full buffer.
+func (l *Link[P]) Drops() uint64 { return l.drops }
+
+// Losses is the number of packets lost at random.
+func (l *Link[P]) Losses() uint64 { return l.losses }
+
+// Queued is the number of packets waiting behind the one in transmission.
+func (l *Link[P]) Queued() int { return l.qLen }
+
+// QueuedAt is the i-th waiting packet, the next to be sent first.
+func (l *Link[P]) QueuedAt(i int) P { return l.q[(l.qHead+i)%len(l.q)] }
+
+// Transmitting is the packet being serialized, if any.
+func (l *Link[P]) Transmitting() (P, bool) { return l.tx, l.busy }

@@ -11,24 +11,6 @@ import (
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
-// Topology names.
-const (
-	TopoSingleLink = "single-link"
-	TopoDumbbell   = "dumbbell"
-	TopoParkingLot = "parking-lot"
-)
-
-// Topologies:
-//   - single-link: every flow crosses one bottleneck (ACT §4.1's virtual
-//     link); its reverse direction carries the ACKs.
-//   - dumbbell: as single-link, but each flow first crosses an access link
-//     of its own (accessSpeedup × the bottleneck rate, no delay, loss or
-//     random queuing), so flows' packets are spaced by their access links
-//     before they meet at the bottleneck.
-//   - parking-lot: max(1, m−1) bottlenecks in series, all with the same
-//     environment; flow 0 crosses every one of them and flow i ≥ 1 crosses
-//     bottleneck i only, as cross traffic.
-
 // Default guards of a run.
 const (
 	DefaultMaxTime   = 4 * time.Hour
@@ -218,61 +200,55 @@ func newRun(cfg *Config, obs tcp.Observer) *run {
 	return r
 }
 
+// link is a link of a native run: the shared link model carrying
+// simulated packets, with the node and FIFO lane of its events.
+type link struct {
+	*Link[*sim.Packet]
+	node sim.NodeID
+	lane int32  // the scheduler lane of the link's deliveries (sim.Event.Lane)
+	in   linkIn // packet arrivals from a previous hop
+}
+
+// linkIn receives packets arriving at a link from a previous hop.
+type linkIn struct{ l *link }
+
+func (i linkIn) Handle(e *sim.Event) { i.l.Send(e.Pkt) }
+
 // buildTopology creates the links and every flow's forward and reverse
 // path. Nodes: sender i is 2i, receiver i is 2i+1, links follow.
 func (r *run) buildTopology(env *Env) {
 	n := len(r.cfg.Flows)
-	newL := func(forward bool) *link {
-		l := newLink(r.sim, sim.NodeID(2*n+len(r.links)), forward, r.cfg.Seed, uint64(len(r.links)))
-		if forward {
-			l.deliver = r.routeFwd
-		} else {
-			l.deliver = r.routeRev
+	plan := PlanTopology(r.cfg.Topology, n)
+	for i, spec := range plan.Links {
+		l := &link{node: sim.NodeID(2*n + i), lane: int32(i) + 1}
+		// Deliveries leave in transmission order, after the same
+		// propagation delay unless a random queuing delay is added:
+		// they form a FIFO lane.
+		l.in = linkIn{l}
+		route := r.routeRev
+		if spec.Kind.Forward() {
+			route = r.routeFwd
 		}
+		cfg := LinkConfig[*sim.Packet]{
+			Kind: spec.Kind, Node: l.node, Seed: r.cfg.Seed, Index: uint64(i),
+			Drop: r.sim.FreePacket,
+			Deliver: func(p *sim.Packet, delay time.Duration, u int16) {
+				h, node := route(p)
+				p.Arrival.Uncertain = u
+				p.Arrival.Handler = h
+				p.Arrival.Node = node
+				p.Arrival.Lane = l.lane
+				r.sim.Schedule(&p.Arrival, delay)
+			},
+		}
+		if spec.Hooked && r.cfg.DelayHook != nil {
+			cfg.Hook = r.cfg.DelayHook
+		}
+		l.Link = NewLink(r.sim, cfg)
+		l.Apply(env)
 		r.links = append(r.links, l)
-		return l
 	}
-	r.fwdPath = make([][]*link, n)
-	r.revPath = make([][]*link, n)
-	switch r.cfg.Topology {
-	case TopoParkingLot:
-		nb := max(1, n-1)
-		fwd, rev := make([]*link, nb), make([]*link, nb)
-		for j := range nb {
-			fwd[j], rev[j] = newL(true), newL(false)
-		}
-		for i := range n {
-			if i == 0 {
-				r.fwdPath[0] = fwd
-				for j := nb - 1; j >= 0; j-- {
-					r.revPath[0] = append(r.revPath[0], rev[j])
-				}
-				continue
-			}
-			r.fwdPath[i] = []*link{fwd[i-1]}
-			r.revPath[i] = []*link{rev[i-1]}
-		}
-		fwd[0].hook, rev[0].hook = r.cfg.DelayHook, r.cfg.DelayHook
-	case TopoDumbbell:
-		fwd, rev := newL(true), newL(false)
-		fwd.hook, rev.hook = r.cfg.DelayHook, r.cfg.DelayHook
-		for i := range n {
-			afwd, arev := newL(true), newL(false)
-			afwd.access, arev.access = true, true
-			r.fwdPath[i] = []*link{afwd, fwd}
-			r.revPath[i] = []*link{rev, arev}
-		}
-	default:
-		fwd, rev := newL(true), newL(false)
-		fwd.hook, rev.hook = r.cfg.DelayHook, r.cfg.DelayHook
-		for i := range n {
-			r.fwdPath[i] = []*link{fwd}
-			r.revPath[i] = []*link{rev}
-		}
-	}
-	for _, l := range r.links {
-		l.apply(env)
-	}
+	r.fwdPath, r.revPath = Paths(plan, r.links)
 }
 
 // routeFwd and routeRev pass a packet that left a link to the next link of
@@ -315,7 +291,7 @@ func (r *run) Handle(*sim.Event) {
 	r.phase++
 	env := &r.cfg.Schedule[r.phase].Env
 	for _, l := range r.links {
-		l.apply(env)
+		l.Apply(env)
 	}
 	for _, s := range r.senders {
 		s.SetAppRate(appRate(env))
@@ -339,8 +315,8 @@ func (r *run) result() Result {
 		Capped:  r.sim.Capped(),
 	}
 	for _, l := range r.links {
-		res.Drops += l.drops
-		res.Losses += l.losses
+		res.Drops += l.Drops()
+		res.Losses += l.Losses()
 	}
 	if res.Capped {
 		res.CapReason = "time"

@@ -334,18 +334,11 @@ type topoNode struct {
 	out map[int]*channel // by neighbour
 }
 
-// channel is one direction of a point-to-point link, owned by node from.
+// channel is one direction of a point-to-point link, owned by node from:
+// the shared link model (link.go) with a fixed rate, delay and queue.
 type channel struct {
-	run      *topoRun
+	*Link[*sim.Packet]
 	from, to int
-	rate     uint64
-	prop     time.Duration
-	buffer   int
-	q        []*sim.Packet
-	qHead    int
-	qLen     int
-	tx       *sim.Packet
-	txEv     *sim.Event
 }
 
 type cbrApp struct {
@@ -372,9 +365,30 @@ func newTopoRun(cfg *TopoConfig, s *sim.Sim) *topoRun {
 			q = DefaultLinkQueue
 		}
 		for _, d := range [2][2]int{{l.A, l.B}, {l.B, l.A}} {
-			c := &channel{run: r, from: d[0], to: d[1], rate: bps(l.BW), prop: ms(l.Delay), buffer: q}
-			c.q = make([]*sim.Packet, min(q, 1024))
-			c.txEv = sim.NewEvent(sim.NodeID(d[0]), sim.KindTimer, tagTx, c)
+			c := &channel{from: d[0], to: d[1]}
+			lc := LinkConfig[*sim.Packet]{
+				Kind: LinkFixed, Node: sim.NodeID(d[0]), Tag: tagTx,
+				Size: func(p *sim.Packet) uint32 { return p.Len + r.hdr },
+				Drop: func(p *sim.Packet) {
+					r.flows[p.Flow].Dropped++
+					s.FreePacket(p)
+				},
+				Deliver: func(p *sim.Packet, delay time.Duration, u int16) {
+					p.Arrival.Uncertain = u
+					p.Arrival.Handler = r.nodes[c.to]
+					p.Arrival.Node = sim.NodeID(c.to)
+					s.Schedule(&p.Arrival, delay)
+				},
+			}
+			if hook := cfg.DelayHook; hook != nil {
+				from, to := sim.NodeID(c.from), sim.NodeID(c.to)
+				lc.Hook = func(p *sim.Packet) (time.Duration, int16, bool) { return hook(from, to, p) }
+			}
+			c.Link = NewLink(s, lc)
+			// The transmission timer's handler is the channel, so that
+			// Components can tell the directed link an event belongs to.
+			c.TxEvent().Handler = c
+			c.SetFixed(l.BW, l.Delay, q)
 			r.nodes[d[0]].out[d[1]] = c
 			r.chans = append(r.chans, c)
 		}
@@ -397,15 +411,15 @@ func newTopoRun(cfg *TopoConfig, s *sim.Sim) *topoRun {
 // would keep apart states that differ only in when a packet came.
 func (r *topoRun) HashState(h *sim.StateHash) {
 	for _, c := range r.chans {
-		h.Word(uint64(c.qLen))
-		if c.tx != nil {
+		h.Word(uint64(c.Queued()))
+		if tx, ok := c.Transmitting(); ok {
 			h.Word(1)
-			h.Packet(c.tx)
+			h.Packet(tx)
 		} else {
 			h.Word(0)
 		}
-		for i := 0; i < c.qLen; i++ {
-			h.Packet(c.q[(c.qHead+i)%len(c.q)])
+		for i := 0; i < c.Queued(); i++ {
+			h.Packet(c.QueuedAt(i))
 		}
 	}
 	for _, a := range r.apps {
@@ -467,7 +481,7 @@ func (n *topoNode) forward(p *sim.Packet) {
 		n.run.sim.FreePacket(p)
 		return
 	}
-	c.send(p)
+	c.Send(p)
 }
 
 // Handle receives a packet at this node.
@@ -490,58 +504,6 @@ func (n *topoNode) Handle(e *sim.Event) {
 		n.run.deliver(p)
 	}
 	n.run.sim.FreePacket(p)
-}
-
-func (c *channel) send(p *sim.Packet) {
-	if c.tx == nil {
-		c.startTx(p)
-		return
-	}
-	if c.qLen >= c.buffer {
-		c.run.flows[p.Flow].Dropped++
-		c.run.sim.FreePacket(p)
-		return
-	}
-	if c.qLen == len(c.q) {
-		nq := make([]*sim.Packet, 2*len(c.q))
-		for i := 0; i < c.qLen; i++ {
-			nq[i] = c.q[(c.qHead+i)%len(c.q)]
-		}
-		c.q, c.qHead = nq, 0
-	}
-	c.q[(c.qHead+c.qLen)%len(c.q)] = p
-	c.qLen++
-}
-
-func (c *channel) startTx(p *sim.Packet) {
-	c.tx = p
-	bits := uint64(p.Len+c.run.hdr) * 8
-	c.run.sim.Schedule(c.txEv, time.Duration(bits*uint64(time.Second)/c.rate))
-}
-
-// Handle completes a transmission: the next queued packet starts, and this
-// one propagates to the far end.
-func (c *channel) Handle(*sim.Event) {
-	p := c.tx
-	c.tx = nil
-	if c.qLen > 0 {
-		next := c.q[c.qHead]
-		c.q[c.qHead] = nil
-		c.qHead = (c.qHead + 1) % len(c.q)
-		c.qLen--
-		c.startTx(next)
-	}
-	delay := c.prop
-	p.Arrival.Uncertain = 0
-	if h := c.run.cfg.DelayHook; h != nil {
-		if d, u, ok := h(sim.NodeID(c.from), sim.NodeID(c.to), p); ok {
-			delay += d
-			p.Arrival.Uncertain = u
-		}
-	}
-	p.Arrival.Handler = c.run.nodes[c.to]
-	p.Arrival.Node = sim.NodeID(c.to)
-	c.run.sim.Schedule(&p.Arrival, delay)
 }
 
 // Components partitions the events of a topology run into state components

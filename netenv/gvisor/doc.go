@@ -3,10 +3,12 @@
 // RACK/TLP) tested through netenv's link model.
 //
 // A run builds two netstack stacks, a sender and a receiver, each with one
-// channel link endpoint, and connects them through the same link model as
-// the native subject (bottleneck rate, drop-tail buffer, random loss, delay
-// and Gamma queuing delay, schedules), driven by netenv/sim and drawing
-// from the same PRNG streams.
+// channel link endpoint, and connects them through netenv's one link model
+// (netenv.Link: bottleneck rate, drop-tail buffer, random loss, delay and
+// Gamma queuing delay, schedules), driven by netenv/sim. The links are
+// built from the native subject's topology plan (netenv.PlanTopology), so
+// every topology runs and the links draw from the same PRNG streams by
+// construction.
 //
 // Time: each stack's tcpip.Clock is a manual clock whose time is the
 // simulator's and whose timers are simulator events. (faketime.ManualClock
@@ -40,10 +42,13 @@
 // processed on its own, so gVisor's receiver, which acknowledges after each
 // batch of processed segments, acknowledges every segment. The applications
 // act at quiescence: the receiver reads everything readable, the sender
-// keeps the send buffer (64 MB) filled up to what the application has
-// produced (Env.App; unlimited at ≥ 1000× the bottleneck, as in the native
-// subject). The receive buffer is 64 MB, without moderation. Profile is
-// ignored. Topologies are the single shared link (as native). Flows may be
+// keeps the send buffer (4 MB, Linux's tcp_wmem[2], as natively) filled
+// up to what the application has produced (Env.App; unlimited at ≥ 1000×
+// the bottleneck, as in the native subject); a rate-limited application
+// blocked on the full buffer produces nothing until it is writable again. The receive buffer is 64 MB, without moderation. Profile is
+// ignored. Every topology of netenv runs (single-link, dumbbell with its
+// access links, parking-lot): both hosts are shared by the flows, and a
+// packet takes its flow's path, found from its TCP ports. Flows may be
 // several; each is a connection from the sender stack to the receiver
 // stack, with its own congestion control. A flow whose connection gVisor
 // gives up on (SYN or data retransmissions exhausted) ends with Done false,

@@ -26,9 +26,12 @@ import (
 
 // Socket buffers of the stacks. The application reads as soon as data is
 // readable, so the receive buffer only bounds the advertised window; the
-// send buffer bounds what is written but not yet acknowledged.
+// send buffer bounds what is written but not yet acknowledged: 4 MB, as
+// the native sender's (tcp.DefaultSndBuf, Linux's tcp_wmem[2]), so that a
+// fast application cannot write the whole transfer at once and a slow
+// phase makes the flow application-limited.
 var (
-	sndBufRange = tcpip.TCPSendBufferSizeRangeOption{Min: 4 << 10, Default: 64 << 20, Max: 64 << 20}
+	sndBufRange = tcpip.TCPSendBufferSizeRangeOption{Min: 4 << 10, Default: tcp.DefaultSndBuf, Max: tcp.DefaultSndBuf}
 	rcvBufRange = tcpip.TCPReceiveBufferSizeRangeOption{Min: 4 << 10, Default: 64 << 20, Max: 64 << 20}
 )
 
@@ -56,10 +59,14 @@ type harness struct {
 	sim *sim.Sim
 	now atomic.Int64 // simulated ns, read by the stacks' clocks
 
-	snd, rcv *host
-	fwd, rev *link
-	flows    []*flow
-	byPort   map[uint16]*flow // the sender's local port → flow
+	snd, rcv  *host
+	links     []*glink              // in plan order
+	nodeOf    map[*glink]sim.NodeID // each link's node
+	fwdPath   [][]*glink            // per flow: the links data crosses
+	revPath   [][]*glink            // per flow: the links ACKs cross
+	multiPath bool                  // flows take different paths (not a single link)
+	flows     []*flow
+	byPort    map[uint16]*flow // the sender's local port → flow
 
 	listener   tcpip.Endpoint
 	listenWQ   waiter.Queue
@@ -102,6 +109,7 @@ type flow struct {
 	appRate  uint64 // bit/s, 0 = unlimited
 	appBase  uint64
 	appSince time.Duration
+	blocked  bool // a rate-limited application waits for send buffer space
 	appEv    *sim.Event
 
 	established bool
@@ -198,13 +206,8 @@ func (h *harness) setup() error {
 	if err != nil {
 		return err
 	}
-	h.fwd = newLink(h, 2, true, cfg.Seed, 0)
-	h.rev = newLink(h, 3, false, cfg.Seed, 1)
-	h.fwd.dst, h.rev.dst = h.rcv, h.snd
-	h.snd.out, h.rcv.out = h.fwd, h.rev
 	env := &cfg.Schedule[0].Env
-	h.fwd.apply(env)
-	h.rev.apply(env)
+	h.buildLinks(env)
 
 	// The receiving application: a listener that accepts every flow.
 	ep, terr := h.rcv.st.NewEndpoint(gtcp.ProtocolNumber, ipv4.ProtocolNumber, &h.listenWQ)
@@ -275,11 +278,19 @@ func (h *harness) Handle(*sim.Event) {
 	h.tick()
 	h.phase++
 	env := &h.cfg.Schedule[h.phase].Env
-	h.fwd.apply(env)
-	h.rev.apply(env)
+	for _, l := range h.links {
+		l.Apply(env)
+	}
 	now := h.sim.Now()
 	for _, f := range h.flows {
-		f.appBase = f.appWritten(now)
+		if f.appRate == 0 {
+			// An unlimited application has written what the send
+			// buffer took and waits on it for the rest.
+			f.appBase = f.written
+			f.blocked = f.written < f.bytes
+		} else {
+			f.appBase = f.appWritten(now)
+		}
 		f.appSince = now
 		f.appRate = appRate(env)
 	}
@@ -420,8 +431,7 @@ func (h *harness) flush(ho *host) {
 		if ho == h.snd {
 			h.inspect(&b)
 		}
-		p := h.newPkt(b)
-		ho.out.send(p)
+		h.route(ho, h.newPkt(b))
 	}
 	clear(bufs)
 	h.pendBuf = bufs[:0]
@@ -485,7 +495,7 @@ func (h *harness) newPkt(b buffer.Buffer) *wirePkt {
 }
 
 func (h *harness) freePkt(p *wirePkt) {
-	p.dst = nil
+	p.dst, p.path = nil, nil
 	p.next = h.freePkts
 	h.freePkts = p
 }
@@ -522,8 +532,10 @@ func (h *harness) result() netenv.Result {
 		SimTime: h.sim.Now(),
 		Events:  h.sim.Events(),
 		Capped:  h.sim.Capped(),
-		Drops:   h.fwd.drops + h.rev.drops,
-		Losses:  h.fwd.losses,
+	}
+	for _, l := range h.links {
+		res.Drops += l.Drops()
+		res.Losses += l.Losses()
 	}
 	if res.Capped {
 		res.CapReason = "time"
@@ -572,6 +584,9 @@ func (f *flow) appWritten(now time.Duration) uint64 {
 	if f.appRate == 0 {
 		return f.bytes
 	}
+	if f.blocked {
+		return f.appBase
+	}
 	hi, lo := bits.Mul64(f.appRate, uint64(now-f.appSince))
 	const div = 8 * uint64(time.Second)
 	if hi >= div {
@@ -596,13 +611,29 @@ func (f *flow) appTimeFor(n uint64) time.Duration {
 }
 
 // pump writes what the application has produced, as far as the send
-// buffer takes it.
+// buffer takes it. A rate-limited application whose write finds the buffer
+// full blocks, producing nothing, until the stack says it is writable
+// again, and then goes on at its rate (as the native sender's application,
+// netenv/tcp/app.go).
 func (f *flow) pump() {
 	if !f.established || f.done || f.written >= f.bytes {
 		return
 	}
 	now := f.h.sim.Now()
+	if f.blocked {
+		if !f.writable.Load() {
+			return
+		}
+		f.blocked = false
+		f.appSince = now
+	}
 	target := f.appWritten(now)
+	if f.appRate > 0 && target < f.bytes {
+		// A rate-limited application writes whole segments (as
+		// natively and on ns-3), not the few bytes produced since the
+		// last ACK: gVisor, without Nagle, would send each as a runt.
+		target = f.written + (target-min(f.written, target))/appMSS*appMSS
+	}
 	for f.written < target && f.writable.Load() {
 		n := min(target-f.written, writeChunk)
 		f.rd.Reset(zeros[:n])
@@ -620,8 +651,13 @@ func (f *flow) pump() {
 			break
 		}
 	}
+	if f.appRate > 0 && f.written < target && !f.writable.Load() {
+		f.blocked = true
+		f.appBase, f.appSince = f.written, now
+		return
+	}
 	if f.appRate > 0 && f.written < f.bytes && f.written >= target {
-		f.h.sim.ScheduleAt(f.appEv, f.appTimeFor(min(target+appMSS, f.bytes)))
+		f.h.sim.ScheduleAt(f.appEv, f.appTimeFor(min(f.written+appMSS, f.bytes)))
 	}
 }
 

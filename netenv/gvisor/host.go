@@ -38,7 +38,6 @@ type host struct {
 	clk  *clock
 	st   *stack.Stack
 	nic  *channel.Endpoint
-	out  *link // the link this host's packets enter
 
 	mu     sync.Mutex
 	pend   []buffer.Buffer // outbound packets in write order (guarded by mu)

@@ -1,8 +1,9 @@
 package gvisor
 
 import (
+	"encoding/binary"
 	"math"
-	"math/rand/v2"
+	"slices"
 	"time"
 
 	"gvisor.dev/gvisor/pkg/buffer"
@@ -11,18 +12,38 @@ import (
 	"github.com/actfuzz/actfuzz/netenv/sim"
 )
 
+// The links between the stacks are netenv's link model (netenv/link.go)
+// carrying gVisor's packets, built from the same topology plan as the
+// native subject's (netenv.PlanTopology): the same links in the same
+// order, so the same random streams. The two hosts are shared by all
+// flows; a packet takes the path of its flow, found from its TCP ports.
+
+// glink is a link carrying gVisor's packets.
+type glink = netenv.Link[*wirePkt]
+
 // wirePkt is one IP packet between the stacks. It is its own arrival
 // handler, so a packet in flight costs no allocation beyond gVisor's.
 type wirePkt struct {
 	buf  buffer.Buffer
-	size uint32 // bytes on the wire (the whole IP packet)
+	size uint32   // bytes on the wire (the whole IP packet)
+	path []*glink // the links the packet crosses
+	hop  int      // index in path of the link it is crossing
 	dst  *host
 	arr  *sim.Event
 	next *wirePkt // free list
 }
 
-// Handle delivers the packet to its host.
+// WireBytes implements netenv.LinkPacket.
+func (p *wirePkt) WireBytes() uint32 { return p.size }
+
+// Handle passes the packet to the next link of its path, or delivers it to
+// its host.
 func (p *wirePkt) Handle(*sim.Event) {
+	if p.hop+1 < len(p.path) {
+		p.hop++
+		p.path[p.hop].Send(p)
+		return
+	}
 	dst := p.dst
 	dst.h.tick()
 	buf := p.buf
@@ -31,127 +52,70 @@ func (p *wirePkt) Handle(*sim.Event) {
 	dst.deliver(buf)
 }
 
-// link is one direction of netenv's link model (netenv/link.go), carrying
-// gVisor's packets instead of simulated ones: a serializer at the
-// bottleneck rate with a drop-tail buffer of Buffer packets, random loss
-// decided after serialization, then the one-way propagation delay plus a
-// per-packet Gamma(QShape, QScale ms) queuing delay. Loss and queuing delay
-// apply to the forward (data) direction only; the reverse direction has a
-// buffer of at least 1000 packets. It draws from the same PRNG streams as
-// the native subject's link (sim.StreamLoss and sim.StreamQueueDelay, index
-// 0 forward and 1 reverse), in the same order: one loss draw per packet
-// after serialization when loss > 0, then one Gamma draw per surviving
-// packet when the queuing delay is on.
-type link struct {
-	h       *harness
-	node    sim.NodeID
-	forward bool
+func bps(mbps float64) uint64 { return uint64(math.Round(mbps * 1e6)) }
 
-	rate   uint64 // bit/s
-	prop   time.Duration
-	loss   float64
-	qshape float64
-	qscale float64 // ms
-	buffer int
-
-	q     []*wirePkt // ring of queued packets
-	qHead int
-	qLen  int
-	tx    *wirePkt
-	txEv  *sim.Event
-
-	lossRng *rand.Rand
-	qRng    *rand.Rand
-	dst     *host
-
-	drops, losses uint64
-}
-
-func newLink(h *harness, node sim.NodeID, forward bool, seed, index uint64) *link {
-	l := &link{h: h, node: node, forward: forward}
-	l.txEv = sim.NewEvent(node, sim.KindTimer, 0, l)
-	l.lossRng = sim.NewRand(seed, sim.StreamLoss, index)
-	l.qRng = sim.NewRand(seed, sim.StreamQueueDelay, index)
-	return l
-}
-
-func bps(mbps float64) uint64       { return uint64(math.Round(mbps * 1e6)) }
-func msDur(v float64) time.Duration { return time.Duration(math.Round(v * 1e6)) }
-
-// apply sets the link's parameters from an environment.
-func (l *link) apply(e *netenv.Env) {
-	l.rate = bps(e.BW)
-	l.prop = msDur(e.Delay)
-	if l.forward {
-		l.loss = e.Loss
-		l.qshape, l.qscale = e.QShape, e.QScale
-		l.buffer = e.Buffer
-	} else {
-		l.buffer = max(e.Buffer, 1000)
+// buildLinks creates the links of the configuration's topology and every
+// flow's paths. Nodes: the sender is 0, the receiver 1, links follow.
+func (h *harness) buildLinks(env *netenv.Env) {
+	n := len(h.cfg.Flows)
+	plan := netenv.PlanTopology(h.cfg.Topology, n)
+	h.nodeOf = make(map[*glink]sim.NodeID, len(plan.Links))
+	for i, spec := range plan.Links {
+		node := sim.NodeID(2 + i)
+		l := netenv.NewLink(h.sim, netenv.LinkConfig[*wirePkt]{
+			Kind: spec.Kind, Node: node, Seed: h.cfg.Seed, Index: uint64(i),
+			Drop: h.dropPkt,
+			Deliver: func(p *wirePkt, delay time.Duration, _ int16) {
+				if p.hop+1 < len(p.path) {
+					p.arr.Node = h.nodeOf[p.path[p.hop+1]]
+				} else {
+					p.arr.Node = p.dst.node
+				}
+				h.sim.Schedule(p.arr, delay)
+			},
+		})
+		l.Apply(env)
+		h.links = append(h.links, l)
+		h.nodeOf[l] = node
 	}
-	if len(l.q) < l.buffer && len(l.q) < 1<<16 {
-		l.grow(min(l.buffer, 1<<16))
+	h.fwdPath, h.revPath = netenv.Paths(plan, h.links)
+	for i := range n {
+		h.multiPath = h.multiPath || !slices.Equal(plan.Fwd[i], plan.Fwd[0]) || !slices.Equal(plan.Rev[i], plan.Rev[0])
 	}
 }
 
-func (l *link) grow(n int) {
-	nq := make([]*wirePkt, max(n, 16))
-	for i := 0; i < l.qLen; i++ {
-		nq[i] = l.q[(l.qHead+i)%len(l.q)]
+// route puts a packet host ho wrote on the first link of its flow's path.
+// A packet of no known flow (a reset to a closed port) takes flow 1's.
+func (h *harness) route(ho *host, p *wirePkt) {
+	paths, dst := h.fwdPath, h.rcv
+	if ho != h.snd {
+		paths, dst = h.revPath, h.snd
 	}
-	l.q, l.qHead = nq, 0
-}
-
-// send enqueues a packet, dropping it if the buffer is full.
-func (l *link) send(p *wirePkt) {
-	if l.tx == nil {
-		l.startTx(p)
-		return
-	}
-	if l.qLen >= l.buffer {
-		l.drops++
-		l.h.dropPkt(p)
-		return
-	}
-	if l.qLen == len(l.q) {
-		l.grow(2 * len(l.q))
-	}
-	l.q[(l.qHead+l.qLen)%len(l.q)] = p
-	l.qLen++
-}
-
-func (l *link) startTx(p *wirePkt) {
-	l.tx = p
-	bits := uint64(p.size) * 8
-	d := time.Duration(bits * uint64(time.Second) / l.rate)
-	l.h.sim.Schedule(l.txEv, d)
-}
-
-// Handle completes a transmission.
-func (l *link) Handle(*sim.Event) {
-	p := l.tx
-	l.tx = nil
-	if l.qLen > 0 {
-		next := l.q[l.qHead]
-		l.q[l.qHead] = nil
-		l.qHead = (l.qHead + 1) % len(l.q)
-		l.qLen--
-		l.startTx(next)
-	}
-	if l.forward && l.loss > 0 && l.lossRng.Float64() < l.loss {
-		l.losses++
-		l.h.dropPkt(p)
-		return
-	}
-	delay := l.prop
-	if l.forward && l.qshape > 0 && l.qscale > 0 {
-		q := sim.Gamma(l.qRng, l.qshape, l.qscale) * 1e6
-		if q > float64(netenv.MaxQMean)*1e6 {
-			q = float64(netenv.MaxQMean) * 1e6
+	i := 0
+	if h.multiPath {
+		if f := h.flowOfPacket(&p.buf, ho == h.snd); f != nil {
+			i = f.idx
 		}
-		delay += time.Duration(q)
 	}
-	p.dst = l.dst
-	p.arr.Node = l.dst.node
-	l.h.sim.Schedule(p.arr, delay)
+	p.path, p.hop, p.dst = paths[i], 0, dst
+	p.path[0].Send(p)
+}
+
+// flowOfPacket finds the flow of a packet by the sender's port: the source
+// port of the sender's packets, the destination port of the receiver's.
+func (h *harness) flowOfPacket(b *buffer.Buffer, fromSender bool) *flow {
+	n, _ := b.ReadAt(h.hdr[:], 0)
+	hd := h.hdr[:n]
+	if len(hd) < 20 {
+		return nil
+	}
+	ihl := int(hd[0]&0xf) * 4
+	if len(hd) < ihl+4 {
+		return nil
+	}
+	off := ihl
+	if !fromSender {
+		off += 2
+	}
+	return h.byPort[binary.BigEndian.Uint16(hd[off:off+2])]
 }

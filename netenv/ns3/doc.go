@@ -76,8 +76,10 @@
 //     be reordered; the reverse direction gets Delay only;
 //   - application rate: the driver's sender writes into the socket at
 //     App Mbit/s in whole segments (netenv's rule: App ≥ 1000×BW is
-//     unlimited, and an unlimited application has written everything, so
-//     a later switch to a finite rate changes nothing);
+//     unlimited) into the bounded send buffer below; an application that
+//     finds it full blocks, producing nothing, until an ACK frees a
+//     segment's room (the socket's send callback), then goes on at the
+//     current phase's rate, as natively (netenv/tcp/app.go);
 //   - schedule: at each t_i an event applies the next phase to both
 //     devices, the channel, the queues and the applications;
 //   - seed: RngSeedManager::SetSeed(1) and SetRun(e) before every run, and
@@ -97,11 +99,47 @@
 // # The TCP stack as configured
 //
 // Segment size 1448, initial window 10, SACK as Config.SACK, timestamps
-// and window scaling on, delayed ACKs every 2 segments or 40 ms (Linux's
-// minimum), minimum RTO 200 ms, 15 data retries (Linux's tcp_retries2;
-// ns-3's default is 6), send buffer = the transfer (≤ 256 MiB), receive
-// buffer 1 GiB so the receive window never limits, ns-3's default PRR
-// recovery. Profile is ignored. Models are chosen per flow by ns-3 class
+// and window scaling on, 15 data retries (Linux's tcp_retries2; ns-3's
+// default is 6), send buffer 4 MB (below), receive buffer 1 GiB so the
+// receive window never limits, ns-3's default PRR recovery.
+// Profile is ignored. Every attribute that differs from ns-3's default,
+// and why:
+//
+//   - TcpSocket::SegmentSize 1448 (ns-3: 536): Linux's MSS on a 1500-byte
+//     MTU with timestamps; TcpSocket::InitialCwnd 10 (ns-3.37's default, set
+//     explicitly), RFC 6928 and Linux's TCP_INIT_CWND.
+//   - TcpSocket::DelAckTimeout 40 ms (ns-3: 200 ms), Linux's TCP_ATO_MIN,
+//     the delayed-ACK timeout of a connection in bulk transfer;
+//     TcpSocket::DelAckCount 2 (ns-3's default), RFC 1122's every second
+//     full segment as Linux's __tcp_ack_snd_check.
+//   - TcpSocketBase::ClockGranularity 200 ms (ns-3: 1 ms) and
+//     TcpSocketBase::MinRto 200 ms (ns-3: 1 s): the RTO. ns-3 computes
+//     max(MinRto, srtt + max(ClockGranularity, 4·rttvar))
+//     (TcpSocketBase::EstimateRtt, RFC 6298's G), Linux srtt +
+//     max(4·mdev, tcp_rto_min = 200 ms) (tcp_set_rto, tcp_rtt_estimator's
+//     rttvar floor). With G = 200 ms the two formulas agree and MinRto no
+//     longer binds. With ns-3's 1 ms G and MinRto 200 ms, the RTO of a
+//     100 ms path was ~200 ms below Linux's; a 40 ms delayed ACK and a
+//     little queueing fired it spuriously, and as ns-3 takes no RTT sample
+//     until new data is acked after a timeout (Karn), the stale RTO fired
+//     again and again: a harness-made livelock (census before → after, 20
+//     environments × 2 seeds, 10 MB; `go run ./netenv/ns3/census`:
+//     TcpCubic 3,595 → 17 RTOs, native cubic 12; TcpLinuxReno 6,033 → 46,
+//     native reno 22; retransmits TcpCubic 15,742 → 6,617, native 1,988,
+//     TcpLinuxReno 13,514 → 5,161, native 5,201; 10 MB at 0.5% loss,
+//     50 Mbit/s, 100 ms: 3,470 → 0 RTOs). The remaining gap in CUBIC's
+//     retransmits is its slow-start exit (HyStart, below), not timeouts.
+//   - TcpSocket::SndBufSize (ns-3: 131072) min(transfer, 4 MB rounded up
+//     to whole segments): Linux's tcp_wmem[2], the native sender's
+//     DefaultSndBuf; ns-3's TcpTxBuffer counts payload from snd_una to the
+//     last byte written, as natively.
+//   - TcpSocket::DataRetries 15, RcvBufSize, TcpSocketBase::Sack,
+//     Timestamp, WindowScaling: as above.
+//
+// Left at ns-3's defaults: the initial RTO (ns-3: 1 s from
+// RttEstimator::InitialEstimation, Linux: 1 s, RFC 6298), the SYN timeout
+// (TcpSocket::ConnTimeout 3 s; Linux: 1 s), the RTO backoff cap (60 s;
+// Linux: 120 s). Models are chosen per flow by ns-3 class
 // name (Models) or by the name of the native CCAI (Model: "cubic" →
 // TcpCubic, "reno" → TcpLinuxReno, "westwood" → TcpWestwoodPlus).
 //
@@ -135,10 +173,10 @@
 //     the native receiver ACK the first 16 segments at once). ns-3's
 //     TcpCubic and TcpLinuxReno use byte counting in slow start to
 //     compensate.
-//   - RTO: ns-3 computes max(srtt + max(1 ms, 4·rttvar), 200 ms); Linux and
-//     the native sender srtt + max(4·rttvar, 200 ms). ns-3's RTO is about
-//     200 ms smaller on long paths, so its spurious timeouts are more
-//     likely. Its backoff caps at 60 s (Linux: 120 s).
+//   - RTO: configured to Linux's srtt + max(4·rttvar, 200 ms) (above).
+//     ns-3's rttvar is RFC 6298's, without Linux's mdev_max, which decays
+//     only once per RTT, so after a burst of variance ns-3's RTO shrinks
+//     sooner. Its backoff caps at 60 s (Linux: 120 s).
 //   - RTT sampling: ns-3 applies Karn's rule even with timestamps (no sample
 //     from a retransmitted segment, none at all after an RTO until new data
 //     is acked). When the path RTT jumps above the RTO, e.g. a schedule

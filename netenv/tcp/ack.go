@@ -255,6 +255,7 @@ func (s *Sender) cleanAcked(ack uint64, a *ackInfo) {
 	}
 	s.sndUna = ack
 	s.sock.SndUna = ack
+	s.appWake(now)
 }
 
 // processSACK applies the SACK blocks of an ACK to the scoreboard and

@@ -4,6 +4,8 @@
 // One file per concern, after gVisor's pkg/tcpip/transport/tcp:
 //   - sender.go: the send path: window, pacing, application limits, Nagle,
 //     restart after idle (RFC 5681 §4.1, RFC 7661);
+//   - app.go: the application writing at its rate into a bounded send
+//     buffer (Linux's tcp_wmem), blocking while it is full;
 //   - scoreboard.go: the retransmission queue with SACK/lost/retrans marks
 //     (RFC 2018, RFC 6675);
 //   - ack.go: ACK processing, RTT samples and delivery-rate samples

@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"math/bits"
 	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
@@ -35,6 +34,7 @@ type SenderConfig struct {
 	SACK      bool
 	Profile   ccai.Profile
 	AppRate   uint64 // application rate in bit/s; 0 means unlimited
+	SndBuf    uint64 // send buffer in bytes (app.go); 0: DefaultSndBuf
 	Algorithm ccai.Algorithm
 	Observer  Observer // may be nil
 	Out       Output
@@ -84,10 +84,13 @@ type Sender struct {
 	rtoEv   *sim.Event
 	sendEv  *sim.Event
 
-	// Application: bytes written = appBase + rate·(now − appSince).
-	appRate  uint64
-	appBase  uint64
-	appSince time.Duration
+	// Application (app.go): bytes written = appBase + rate·(now −
+	// appSince), at most sndUna + SndBuf; appBlocked: the application is
+	// blocked on a full send buffer.
+	appRate    uint64
+	appBase    uint64
+	appSince   time.Duration
+	appBlocked bool
 
 	// Loss recovery (RFC 6675 RecoveryPoint, Linux's high_seq and undo).
 	highSeq      uint64
@@ -132,6 +135,9 @@ func NewSender(s *sim.Sim, cfg SenderConfig) *Sender {
 	if cfg.InitCwnd == 0 {
 		cfg.InitCwnd = DefaultInitCwnd
 	}
+	if cfg.SndBuf == 0 {
+		cfg.SndBuf = DefaultSndBuf
+	}
 	snd := &Sender{cfg: cfg, sim: s, ca: cfg.Algorithm, appRate: cfg.AppRate}
 	snd.cc, _ = cfg.Algorithm.(ccai.CongController)
 	snd.pa, _ = cfg.Algorithm.(ccai.PktsAcker)
@@ -174,47 +180,6 @@ func (s *Sender) Start() {
 		return
 	}
 	s.establish()
-}
-
-// SetAppRate changes the application rate (bit/s, 0 = unlimited) from now
-// on, as an environment switch does.
-func (s *Sender) SetAppRate(rate uint64) {
-	now := s.sim.Now()
-	s.appBase = s.appWritten(now)
-	s.appSince = now
-	s.appRate = rate
-	if !s.stats.Done {
-		s.output()
-	}
-}
-
-// appWritten is how many bytes the application has written by now.
-func (s *Sender) appWritten(now time.Duration) uint64 {
-	if s.appRate == 0 {
-		return s.cfg.Bytes
-	}
-	// rate [bit/s] × elapsed [ns] / 8e9, in 128-bit arithmetic.
-	hi, lo := bits.Mul64(s.appRate, uint64(now-s.appSince))
-	const div = 8 * uint64(time.Second)
-	if hi >= div {
-		return s.cfg.Bytes
-	}
-	q, _ := bits.Div64(hi, lo, div)
-	return min(s.appBase+q, s.cfg.Bytes)
-}
-
-// appTimeFor is when the application will have written n bytes.
-func (s *Sender) appTimeFor(n uint64) time.Duration {
-	need := n - s.appBase
-	hi, lo := bits.Mul64(need, 8*uint64(time.Second))
-	if hi >= s.appRate {
-		return MaxRTO * 1000
-	}
-	q, r := bits.Div64(hi, lo, s.appRate)
-	if r != 0 {
-		q++
-	}
-	return s.appSince + time.Duration(q)
 }
 
 // Handle runs the sender's timers and receives ACKs.
@@ -262,7 +227,7 @@ func (s *Sender) output() {
 				continue
 			}
 		}
-		written := s.appWritten(now)
+		written := s.appWrite(now)
 		avail := written - s.sndNxt
 		if s.sndNxt >= written {
 			avail = 0
@@ -274,7 +239,10 @@ func (s *Sender) output() {
 			// runt while data is in flight).
 			s.markAppLimited()
 			s.validateCwnd(false)
-			if written < s.cfg.Bytes {
+			// A rate-limited application that is not blocked on the
+			// send buffer writes the next segment at appTimeFor; a
+			// blocked one writes when an ACK frees the buffer.
+			if written < s.cfg.Bytes && s.appRate > 0 && !s.appBlocked {
 				next := min(s.sndNxt+uint64(s.cfg.MSS), s.cfg.Bytes)
 				s.sim.ScheduleAt(s.sendEv, s.appTimeFor(next))
 			}

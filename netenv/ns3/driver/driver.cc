@@ -53,6 +53,10 @@ namespace
 
 constexpr int kProtocolVersion = 1;
 constexpr uint32_t kMSS = 1448; // netenv/tcp.DefaultMSS
+// kSndBuf is the send buffer: Linux's tcp_wmem[2] (4 MB, netenv/tcp's
+// DefaultSndBuf) rounded up to whole segments, as the native sender's
+// limit (a write adds a whole segment while the buffer is below 4 MB).
+constexpr uint64_t kSndBuf = (((4u << 20) + kMSS - 1) / kMSS) * kMSS;
 constexpr uint16_t kBasePort = 5000;
 // Random-variable streams used explicitly, so that a persistent driver gives
 // the same numbers for the same seed however many runs it has done.
@@ -287,6 +291,7 @@ struct Flow
     uint64_t appBase = 0;
     int64_t appSince = 0;
     uint64_t handed = 0; // bytes given to the socket
+    bool blocked = false; // a rate-limited application waits for send buffer space
     EventId appEv;
     bool connected = false;
     // state
@@ -325,6 +330,10 @@ AppWritten(const Flow& f, int64_t now)
     {
         return f.bytes;
     }
+    if (f.blocked)
+    {
+        return f.appBase;
+    }
     unsigned __int128 w = static_cast<unsigned __int128>(f.appRate) *
                           static_cast<uint64_t>(now - f.appSince) / 8000000000ULL;
     unsigned __int128 total = f.appBase + w;
@@ -352,7 +361,11 @@ AppTimer(Flow* f)
 }
 
 // Pump hands the socket what the application has written by now, in whole
-// segments except the tail, and arms the application timer.
+// segments except the tail, and arms the application timer. The send
+// buffer is bounded (kSndBuf): a rate-limited application that finds it
+// full blocks, producing nothing, until an ACK frees a segment's room
+// (OnSendSpace), then goes on at its rate, as the native sender's
+// application (netenv/tcp/app.go).
 void
 Pump(Flow* f)
 {
@@ -361,7 +374,17 @@ Pump(Flow* f)
         return;
     }
     int64_t now = Simulator::Now().GetNanoSeconds();
+    if (f->blocked)
+    {
+        if (f->sock->GetTxAvailable() < kMSS)
+        {
+            return;
+        }
+        f->blocked = false;
+        f->appSince = now;
+    }
     uint64_t written = AppWritten(*f, now);
+    bool full = false; // the send buffer stopped the application
     while (f->handed < written)
     {
         uint64_t n = written - f->handed;
@@ -369,7 +392,16 @@ Pump(Flow* f)
         {
             n -= n % kMSS; // whole segments until the tail
         }
-        n = std::min<uint64_t>(n, f->sock->GetTxAvailable());
+        uint64_t avail = f->sock->GetTxAvailable();
+        if (f->handed + n < f->bytes)
+        {
+            avail -= avail % kMSS; // a full buffer takes no runt
+        }
+        if (avail < n)
+        {
+            full = true;
+            n = avail;
+        }
         n = std::min<uint64_t>(n, 1 << 20);
         if (n == 0)
         {
@@ -377,11 +409,20 @@ Pump(Flow* f)
         }
         if (f->sock->Send(Create<Packet>(static_cast<uint32_t>(n)), 0) < 0)
         {
+            full = true;
             break;
         }
         f->handed += n;
     }
     f->appEv.Cancel();
+    if (f->appRate > 0 && full)
+    {
+        // Blocked on the full send buffer: what it wrote is what fitted.
+        f->blocked = true;
+        f->appBase = f->handed;
+        f->appSince = now;
+        return;
+    }
     if (f->appRate > 0 && written < f->bytes)
     {
         uint64_t next = std::min<uint64_t>(written - written % kMSS + kMSS, f->bytes);
@@ -568,7 +609,21 @@ ApplyPhase(Run* r, const Phase& p, bool first)
     int64_t now = Simulator::Now().GetNanoSeconds();
     for (auto& f : r->flows)
     {
-        f.appBase = first ? 0 : AppWritten(f, now);
+        if (first)
+        {
+            f.appBase = 0;
+        }
+        else if (f.appRate == 0)
+        {
+            // An unlimited application has written what the send buffer
+            // took and waits on it for the rest.
+            f.appBase = f.handed;
+            f.blocked = f.handed < f.bytes;
+        }
+        else
+        {
+            f.appBase = AppWritten(f, now);
+        }
         f.appSince = now;
         f.appRate = p.app;
         if (f.connected && !f.done)
@@ -654,7 +709,16 @@ ConfigureSocket(Ptr<TcpSocketBase> s, const Request& q, uint32_t sndBuf)
     SetAttr(s, "Sack", BooleanValue(q.sack));
     SetAttr(s, "Timestamp", BooleanValue(true));
     SetAttr(s, "WindowScaling", BooleanValue(true));
+    // RTO as Linux computes it (tcp_set_rto: srtt + max(4·mdev, tcp_rto_min)
+    // with tcp_rto_min = 200 ms). ns-3 computes max(MinRto, srtt +
+    // max(ClockGranularity, 4·rttvar)) (TcpSocketBase::EstimateRtt), so
+    // ClockGranularity = 200 ms gives Linux's formula; MinRto = 200 ms then
+    // never binds. With ns-3's 1 ms granularity the RTO is ~200 ms below
+    // Linux's on long paths and a 40 ms delayed ACK fires it spuriously,
+    // which under Karn's rule (no samples until new data is acked) can
+    // repeat for the rest of the transfer: a harness bug, not ns-3's.
     SetAttr(s, "MinRto", TimeValue(MilliSeconds(200)));
+    SetAttr(s, "ClockGranularity", TimeValue(MilliSeconds(200)));
 }
 
 void
@@ -732,7 +796,7 @@ RunOne(const Request& q)
 
         Ptr<TcpSocketBase> s =
             DynamicCast<TcpSocketBase>(Socket::CreateSocket(a, TcpSocketFactory::GetTypeId()));
-        uint64_t sndBuf = std::min<uint64_t>(std::max<uint64_t>(f.bytes, kMSS), 1u << 28);
+        uint64_t sndBuf = std::min<uint64_t>(std::max<uint64_t>(f.bytes, kMSS), kSndBuf);
         ConfigureSocket(s, q, static_cast<uint32_t>(sndBuf));
         TypeId tid;
         LookupModel(q.models[i], &tid); // checked when the request was read
