@@ -24,6 +24,10 @@ type runState struct {
 	Configs int
 }
 
+// ErrCampaignChanged is returned (wrapped) by Run when Options.Resume finds
+// a checkpoint written for another campaign: bad input, not an I/O error.
+var ErrCampaignChanged = errors.New("the campaign file changed since the checkpoint")
+
 // checkpointVersion changes whenever the layout below does.
 const checkpointVersion = 2
 
@@ -107,7 +111,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	case cp.Version != checkpointVersion:
 		return false, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
 	case cp.CampaignSum != sha256.Sum256(c.Source):
-		return false, fmt.Errorf("%s: the campaign file changed since the checkpoint; resume with the same file or use a new --out", dir)
+		return false, fmt.Errorf("%s: %w; resume with the same file or use a new --out", dir, ErrCampaignChanged)
 	}
 	st, err := coverage.ReadStore(bytes.NewReader(cp.Store))
 	if err != nil {

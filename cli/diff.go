@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -51,17 +51,18 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep, err := ns3.Diff(ctx, cfg, a, b)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz diff: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
 	} else if err := rep.Format(stdout); err != nil {
-		return 1
+		fmt.Fprintf(stderr, "actfuzz diff: %v\n", err)
+		return exitInternal
 	}
 	if !rep.Agree() {
-		return 1
+		return exitFound
 	}
-	return 0
+	return exitOK
 }

@@ -1,8 +1,10 @@
-package main
+package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,7 +54,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	budget := fs.Int("budget", 0, "simulations to run (0: the campaign's budget)")
 	duration := fs.Duration("duration", 0, "wall-clock limit, e.g. 8h (0: none)")
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
-	out := fs.String("out", "", "output directory for findings, coverage and status")
+	out := fs.String("out", "", "output directory for findings, coverage and status (default: out/<campaign>-<UTC time>); one that holds another campaign is refused unless --resume")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("quiet", false, "no live status line")
 	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
@@ -85,6 +87,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "actfuzz run: --resume needs --out DIR")
 		return exitUsage
 	}
+	if *resume && len(positional) == 0 {
+		// The campaign of the directory being resumed.
+		if _, err := os.Stat(filepath.Join(*out, "campaign.yaml")); err == nil {
+			positional = []string{filepath.Join(*out, "campaign.yaml")}
+		}
+	}
 	subj, err := openSubject(*subject)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: --subject: %v\n", err)
@@ -94,6 +102,15 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, ok := loadCampaign(positional, stderr, "run")
 	if !ok {
 		return exitUsage
+	}
+	if *out == "" {
+		*out = defaultOut(c, time.Now())
+	}
+	if code := checkOut(*out, c, *resume, stderr); code != exitOK {
+		return code
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "actfuzz run: output in %s\n", *out)
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
@@ -105,6 +122,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep, err := act.Run(ctx, c, opt)
 	if opt.Progress != nil {
 		fmt.Fprintln(stderr)
+	}
+	if errors.Is(err, act.ErrCampaignChanged) {
+		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
+		return exitUsage
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
@@ -129,6 +150,39 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// defaultOut is run's output directory without --out:
+// out/<campaign name>-<UTC time>.
+func defaultOut(c *act.Campaign, now time.Time) string {
+	name := "default"
+	if c.Path != "" {
+		name = strings.TrimSuffix(filepath.Base(c.Path), filepath.Ext(c.Path))
+	}
+	return filepath.Join("out", name+"-"+now.UTC().Format("20060102T150405Z"))
+}
+
+// checkOut refuses an output directory that holds a campaign, unless it is
+// being resumed, and one resumed with another campaign file: both bad input.
+func checkOut(out string, c *act.Campaign, resume bool, stderr io.Writer) int {
+	old, err := os.ReadFile(filepath.Join(out, "campaign.yaml"))
+	held := err == nil
+	for _, d := range []string{"findings", "coverage"} {
+		if ents, err := os.ReadDir(filepath.Join(out, d)); err == nil && len(ents) > 0 {
+			held = true
+		}
+	}
+	switch {
+	case !held:
+		return exitOK
+	case !resume:
+		fmt.Fprintf(stderr, "actfuzz run: --out %s already holds a campaign; continue it with --resume or choose another --out\n", out)
+		return exitUsage
+	case old != nil && !bytes.Equal(old, c.Source):
+		fmt.Fprintf(stderr, "actfuzz run: --out %s holds another campaign (its campaign.yaml differs from %s); resume with that file or choose another --out\n", out, c.Path)
+		return exitUsage
+	}
+	return exitOK
 }
 
 func printFindings(w io.Writer, rep *act.Report) {

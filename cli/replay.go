@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/actfuzz/actfuzz/act"
@@ -31,6 +33,10 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if len(positional) != 1 {
 		fmt.Fprintln(stderr, "usage: actfuzz replay SEED.json [--trace out.csv] [--plot out.png] [--json]")
+		return exitUsage
+	}
+	if *plotPath != "" && !plotExt(*plotPath) {
+		fmt.Fprintf(stderr, "actfuzz replay: --plot %q: want a .png or .svg file\n", *plotPath)
 		return exitUsage
 	}
 	seed, subj, ok := openSeed(positional[0], "replay", stderr)
@@ -58,7 +64,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		f, err := os.Create(*tracePath)
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --trace: %v\n", err)
-			return exitUsage
+			return exitInternal
 		}
 		defer f.Close()
 		trace = netenv.NewCSVTrace(f, seed.CCAI[0])
@@ -73,7 +79,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	if *plotPath != "" {
 		var cw float64
@@ -86,7 +92,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		if err := pl.Save(*plotPath, title, seed.Schedule, time.Duration(res.HitTimeNS), cw); err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --plot: %v\n", err)
-			return 1
+			return exitInternal
 		}
 	}
 	if *asJSON {
@@ -109,9 +115,18 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "ran: trace sha256 %s\n", res.Result.TraceSHA256)
 	}
 	if !res.Reproduced {
-		return 1
+		return exitFound
 	}
-	return 0
+	return exitOK
+}
+
+// plotExt says whether path names a plot format: PNG or SVG.
+func plotExt(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png", ".svg":
+		return true
+	}
+	return false
 }
 
 // replayWitness replays a seed written by actfuzz sym --seeds.
@@ -120,7 +135,7 @@ func replayWitness(ctx context.Context, seed *corpus.Seed, tracePath, plotPath s
 	res, err := corpus.ReplayWitness(ctx, seed, art.Tracing())
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	if tracePath != "" {
 		csv, err := art.CSV()
@@ -129,13 +144,13 @@ func replayWitness(ctx context.Context, seed *corpus.Seed, tracePath, plotPath s
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --trace: %v\n", err)
-			return 1
+			return exitInternal
 		}
 	}
 	if plotPath != "" {
 		if err := art.SavePlot(plotPath); err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --plot: %v\n", err)
-			return 1
+			return exitInternal
 		}
 	}
 	w := seed.Witness

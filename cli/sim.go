@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -50,15 +52,45 @@ func envFlags(fs *flag.FlagSet, e *netenv.Env) {
 
 // parseFlags parses args, turning every error into a message naming the
 // flag and exit status 2.
+// --help prints the flags and the exit statuses; an unknown flag gets a
+// suggestion.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, code int) {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return false, 0
-		}
-		return false, exitUsage
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	cmd := strings.TrimPrefix(fs.Name(), "actfuzz ")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s%s\n\nflags:\n", fs.Name(), commandArgs(cmd))
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), exitHelp(cmd))
 	}
-	return true, 0
+	err := fs.Parse(args)
+	if err == nil {
+		return true, exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = io.Copy(stderr, &buf)
+		return false, exitOK
+	}
+	msg := err.Error()
+	if name, found := strings.CutPrefix(msg, "flag provided but not defined: "); found {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+		name = "--" + strings.TrimLeft(name, "-")
+		msg = "unknown flag " + name + didYouMean(name, names)
+	}
+	fmt.Fprintf(stderr, "%s: %s (see actfuzz help %s)\n", fs.Name(), msg, cmd)
+	return false, exitUsage
+}
+
+// commandArgs are the positional arguments of a command, for --help.
+func commandArgs(cmd string) string {
+	switch cmd {
+	case "run", "compare":
+		return " [CAMPAIGN.yaml] [flags]"
+	case "replay", "minimize", "diff":
+		return " SEED.json [flags]"
+	}
+	return " [flags]"
 }
 
 // parseInterleaved parses flags that may come before or after the
