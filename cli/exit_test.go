@@ -56,6 +56,16 @@ func TestExitCodes(t *testing.T) {
 	notFound := tinyCampaign(t, t.TempDir(), "cwnd > 1e9")
 	held := filepath.Join(dir, "found")
 	otherCampaign := tinyCampaign(t, t.TempDir(), "cwnd > 5e9")
+	bad := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	emptyCCAI := bad("empty.yaml", "ccai: []\n")
+	lots := bad("lots.yaml", "ccai: [reno]\nbudget: lots\n")
+	typo := bad("typo.yaml", "ccai: [reno]\nbudgett: 5\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -68,6 +78,10 @@ func TestExitCodes(t *testing.T) {
 		{"run resume other campaign", []string{"run", otherCampaign, "--out", held, "--resume", "--isolate=false", "--quiet"}, 2, "another campaign"},
 		{"run unknown flag", []string{"run", "--budgett", "5"}, 2, `did you mean "--budget"`},
 		{"run bad method", []string{"run", "--method", "x"}, 2, "--method"},
+		{"run ccai empty", []string{"run", emptyCCAI}, 2, "empty.yaml:1: ccai: empty"},
+		{"run budget lots", []string{"run", lots}, 2, "lots.yaml:2: budget: want an integer"},
+		{"run key typo", []string{"run", typo}, 2, `typo.yaml:2: budgett: unknown key (did you mean "budget"?)`},
+		{"sim ccai typo", []string{"sim", "--cca", "cubc"}, 2, `did you mean "cubic"?`},
 		{"replay reproduced", []string{"replay", seed}, 0, "reproduced"},
 		{"replay bad plot", []string{"replay", seed, "--plot", filepath.Join(dir, "x.txt")}, 2, "--plot"},
 		{"replay trace unwritable", []string{"replay", seed, "--trace", filepath.Join(afile, "t.csv")}, 3, "--trace"},

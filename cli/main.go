@@ -31,9 +31,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv/symbolic"
 )
 
@@ -121,7 +123,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "actfuzz: unknown command %q%s\n", args[0], didYouMean(args[0], names))
+	fmt.Fprintf(stderr, "actfuzz: unknown command %q%s\n", args[0], suggest.DidYouMean(args[0], names))
 	usage(stderr)
 	return exitUsage
 }
@@ -132,6 +134,15 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, exitHelp(""))
+}
+
+// progName is the name this program was run by, for the commands it
+// suggests: "actfuzz", or a user's own program built on Main.
+func progName() string {
+	if len(os.Args) == 0 || os.Args[0] == "" {
+		return "actfuzz"
+	}
+	return filepath.Base(os.Args[0])
 }
 
 // runSym is `actfuzz sym` (package symbolic) with seeds written by corpus.

@@ -68,6 +68,6 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	for _, s := range rep.Simplified {
 		fmt.Fprintf(stdout, "  %s\n", s)
 	}
-	fmt.Fprintf(stdout, "seed: %s\nreplay: actfuzz replay %s\n", path, path)
+	fmt.Fprintf(stdout, "seed: %s\nreplay: %s replay %s\n", path, progName(), path)
 	return 0
 }

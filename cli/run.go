@@ -132,7 +132,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitInternal
 	}
 	if ctx.Err() != nil && *out != "" {
-		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: actfuzz run %s --resume --out %s\n", rep.Sims, c.Path, *out)
+		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: %s run %s --resume --out %s\n", rep.Sims, progName(), c.Path, *out)
 	}
 	if *asJSON {
 		writeJSONReport(stdout, rep)
@@ -200,7 +200,7 @@ func printFindings(w io.Writer, rep *act.Report) {
 		fmt.Fprintf(w, "  %-24s ×%-5d at %8.3f s  cwnd=%s ssthresh=%s prior_cwnd=%s ca_state=%s\n", what, f.Count,
 			float64(fd.TimeNS)/1e9, num(fd.State["cwnd"]), num(fd.State["ssthresh"]), num(fd.State["prior_cwnd"]), num(fd.State["ca_state"]))
 		if f.Path != "" {
-			fmt.Fprintf(w, "    replay: actfuzz replay %s\n", f.Path)
+			fmt.Fprintf(w, "    replay: %s replay %s\n", progName(), f.Path)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -76,7 +77,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, cod
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
 		name = "--" + strings.TrimLeft(name, "-")
-		msg = "unknown flag " + name + didYouMean(name, names)
+		msg = "unknown flag " + name + suggest.DidYouMean(name, names)
 	}
 	fmt.Fprintf(stderr, "%s: %s (see actfuzz help %s)\n", fs.Name(), msg, cmd)
 	return false, exitUsage

@@ -1,4 +1,6 @@
-package act
+// Package suggest finds the likely intended word for a misspelt one (a
+// campaign key, a flag, a CCAI name): "did you mean" suggestions.
+package suggest
 
 import "fmt"
 
@@ -25,10 +27,10 @@ func levenshtein(a, b string) int {
 	return prev[len(rb)]
 }
 
-// Suggest returns the candidate closest to word by edit distance, if it is
+// Closest returns the candidate closest to word by edit distance, if it is
 // close enough to be a likely typo (at most 2 edits, and fewer edits than
 // word has runes), else "".
-func Suggest(word string, candidates []string) string {
+func Closest(word string, candidates []string) string {
 	best, bestD := "", 3
 	for _, c := range candidates {
 		if d := levenshtein(word, c); d < bestD && d < len([]rune(word)) {
@@ -38,9 +40,9 @@ func Suggest(word string, candidates []string) string {
 	return best
 }
 
-// DidYouMean is " (did you mean X?)" for Suggest's X, or "".
+// DidYouMean is " (did you mean X?)" for Closest's X, or "".
 func DidYouMean(word string, candidates []string) string {
-	if s := Suggest(word, candidates); s != "" {
+	if s := Closest(word, candidates); s != "" {
 		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return ""

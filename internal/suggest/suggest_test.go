@@ -1,8 +1,8 @@
-package act
+package suggest
 
 import "testing"
 
-func TestSuggest(t *testing.T) {
+func TestClosest(t *testing.T) {
 	cands := []string{"budget", "bytes", "ccai", "conditions", "cubic", "reno"}
 	for _, tc := range []struct{ word, want string }{
 		{"budgett", "budget"},
@@ -12,8 +12,8 @@ func TestSuggest(t *testing.T) {
 		{"zzzzzz", ""},
 		{"x", ""},
 	} {
-		if got := Suggest(tc.word, cands); got != tc.want {
-			t.Errorf("Suggest(%q) = %q, want %q", tc.word, got, tc.want)
+		if got := Closest(tc.word, cands); got != tc.want {
+			t.Errorf("Closest(%q) = %q, want %q", tc.word, got, tc.want)
 		}
 	}
 	if got := levenshtein("kitten", "sitting"); got != 3 {

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/actfuzz/actfuzz/ccai"
+)
+
+// nanVars is Reno exposing variables that are NaN and +Inf.
+type nanVars struct{ ccai.Reno }
+
+func (*nanVars) Vars() []ccai.VarDesc {
+	return []ccai.VarDesc{{Name: "nanv", Doc: "always NaN"}, {Name: "infv", Doc: "always +Inf"}}
+}
+func (*nanVars) ReadVars(_ *ccai.Sock, dst []float64) { dst[0], dst[1] = math.NaN(), math.Inf(1) }
+
+func init() {
+	ccai.Register(ccai.Info{Name: "test-nanvars", Description: "test only", New: func() ccai.Algorithm { return &nanVars{} }})
+}
+
+// A finding whose state holds NaN and +Inf is written, and replays.
+func TestRunWritesNonFiniteSeeds(t *testing.T) {
+	dir := t.TempDir()
+	camp := filepath.Join(dir, "nan.yaml")
+	src := "ccai: [test-nanvars]\nbytes: 200000\nbudget: 4\nwindow: 4\nconditions:\n  - {name: c, when: \"cwnd >= 1\"}\n"
+	if err := os.WriteFile(camp, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "o")
+	if code, _, errs := runCLI(context.Background(), "run", camp, "--out", out, "--isolate=false", "--quiet"); code != exitFound {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	seeds, _ := filepath.Glob(filepath.Join(out, "findings", "c", "*.json"))
+	if len(seeds) == 0 {
+		t.Fatal("no seed written")
+	}
+	b, _ := os.ReadFile(seeds[0])
+	if !strings.Contains(string(b), `"nanv": "NaN"`) || !strings.Contains(string(b), `"infv": "+Inf"`) {
+		t.Errorf("seed does not carry NaN and +Inf:\n%s", b)
+	}
+	if code, stdout, errs := runCLI(context.Background(), "replay", seeds[0]); code != exitOK {
+		t.Errorf("replay: exit %d: %s%s", code, stdout, errs)
+	}
+}
