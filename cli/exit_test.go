@@ -66,6 +66,11 @@ func TestExitCodes(t *testing.T) {
 	emptyCCAI := bad("empty.yaml", "ccai: []\n")
 	lots := bad("lots.yaml", "ccai: [reno]\nbudget: lots\n")
 	typo := bad("typo.yaml", "ccai: [reno]\nbudgett: 5\n")
+	sb, _ := os.ReadFile(seed)
+	sb = bytes.Replace(sb, []byte(`"reno"`), []byte(`"gentle"`), 1)
+	sb = bytes.Replace(sb, []byte(`"program": "`), []byte(`"program": "example.com/mycca v1.2.0 (actfuzz v0.3.0)`), 1)
+	sb = bytes.Replace(sb, []byte(`(actfuzz v0.3.0)actfuzz`), []byte(`(actfuzz v0.3.0)`), 1)
+	foreign := bad("foreign.json", string(sb))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -85,6 +90,8 @@ func TestExitCodes(t *testing.T) {
 		{"replay reproduced", []string{"replay", seed}, 0, "reproduced"},
 		{"replay bad plot", []string{"replay", seed, "--plot", filepath.Join(dir, "x.txt")}, 2, "--plot"},
 		{"replay trace unwritable", []string{"replay", seed, "--trace", filepath.Join(afile, "t.csv")}, 3, "--trace"},
+		{"replay foreign ccai", []string{"replay", foreign}, 2, `"gentle" is not in this program`},
+		{"replay foreign program", []string{"replay", foreign}, 2, "written by example.com/mycca v1.2.0"},
 		{"replay missing seed", []string{"replay", filepath.Join(dir, "none.json")}, 2, "none.json"},
 		{"minimize out under a file", []string{"minimize", seed, "--out", filepath.Join(afile, "m.json"), "--runs", "3"}, 3, "--out"},
 		{"sym seeds under a file", []string{"sym", "--scenario", "udp4", "--n", "1", "--hi", "8", "--seeds", filepath.Join(afile, "s")}, 3, "--seeds"},
