@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
@@ -22,6 +23,50 @@ type runState struct {
 	// covers: the merged ones and those chosen but not yet merged, which a
 	// resume runs again.
 	Configs int
+	// The run's settings (after defaults) and the wall time of the
+	// campaign so far, over every resume: a resume takes them from here
+	// unless given again (see ReadCheckpoint).
+	Budget   int
+	Duration time.Duration
+	Workers  int
+	Wall     time.Duration
+}
+
+// CheckpointInfo is what a checkpoint says about its run, for a command
+// that resumes it with the same settings.
+type CheckpointInfo struct {
+	Method   string
+	Sims     int
+	Budget   int
+	Duration time.Duration // 0: none
+	Workers  int
+	Wall     time.Duration // over every run so far
+}
+
+// CheckpointMethods lists the methods that have a checkpoint in dir.
+func CheckpointMethods(dir string) []string {
+	paths, _ := filepath.Glob(checkpointPath(dir, "*"))
+	var ms []string
+	for _, p := range paths {
+		b := filepath.Base(p)
+		ms = append(ms, b[len("checkpoint-"):len(b)-len(".gob")])
+	}
+	return ms
+}
+
+// ReadCheckpoint reads the settings of the campaign checkpointed in dir
+// for method; os.ErrNotExist (wrapped) when there is none.
+func ReadCheckpoint(dir, method string) (CheckpointInfo, error) {
+	b, err := os.ReadFile(checkpointPath(dir, method))
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	var cp checkpoint
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&cp); err != nil {
+		return CheckpointInfo{}, fmt.Errorf("%s: corrupt checkpoint: %w", checkpointPath(dir, method), err)
+	}
+	return CheckpointInfo{Method: cp.Method, Sims: cp.Sims, Budget: cp.Run.Budget, Duration: cp.Run.Duration,
+		Workers: cp.Run.Workers, Wall: cp.Run.Wall}, nil
 }
 
 // ErrCampaignChanged is returned (wrapped) by Run when Options.Resume finds

@@ -68,6 +68,11 @@ type Status struct {
 	// StoreFloor and StorePool are the store's FloorK and PoolK.
 	StoreFloor int `json:"-"`
 	StorePool  int `json:"-"`
+	// Elapsed is the campaign's wall time over every resume; Budget and
+	// Duration (0: none) are its limits.
+	Elapsed  time.Duration `json:"-"`
+	Budget   int           `json:"-"`
+	Duration time.Duration `json:"-"`
 }
 
 // FindingGroup is a set of near-duplicate hits: same condition, same region
@@ -83,7 +88,7 @@ type FindingGroup struct {
 type Report struct {
 	Method   string
 	Sims     int
-	Wall     time.Duration
+	Wall     time.Duration // over every resume
 	Store    *coverage.Store
 	Series   *coverage.Series
 	Findings []*FindingGroup
@@ -209,6 +214,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			keep = rs.Configs
 		}
 	}
+	// Wall time and Duration count over every resume.
+	prior := rs.Wall
+	rs.Budget, rs.Duration, rs.Workers = opt.Budget, opt.Duration, opt.Workers
 	// Every configuration chosen, on disk; the ones chosen but not yet
 	// merged also in pending (configuration rep.Sims+i is pending[i]).
 	cl, err := openConfigLog(logPath, keep)
@@ -239,14 +247,16 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// for results (wait.go), so the period holds however slow a batch is.
 	lastCheckpoint := time.Now()
 	start := time.Now()
+	elapsed := func() time.Duration { return prior + time.Since(start) }
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < opt.CheckpointEvery {
 			return nil
 		}
+		rs.Wall = elapsed()
 		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		if err := rep.writeStatus(opt.Out, time.Since(start), false); err != nil {
+		if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
 			return fmt.Errorf("status: %w", err)
 		}
 		lastCheckpoint = time.Now()
@@ -291,7 +301,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if rep.Sims >= opt.Budget {
 			break
 		}
-		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) > opt.Duration) {
+		if ctx.Err() != nil || (opt.Duration > 0 && elapsed() > opt.Duration) {
 			interrupted = true
 			break
 		}
@@ -378,11 +388,13 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			return rep, err
 		}
 		if opt.Progress != nil {
-			st := rep.status(sel.step, time.Since(start))
+			st := rep.status(sel.step, elapsed())
+			st.Elapsed, st.Budget, st.Duration = elapsed(), opt.Budget, opt.Duration
 			opt.Progress(st)
 		}
 	}
-	rep.Wall = time.Since(start)
+	rep.Wall = elapsed()
+	rs.Wall = rep.Wall
 	if opt.Out != "" {
 		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
 			return rep, fmt.Errorf("checkpoint: %w", err)

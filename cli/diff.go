@@ -18,6 +18,7 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	subject := fs.String("subject", "native", "first subject")
 	vs := fs.String("vs", "ns3", "second subject")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	_ = addVerbosityFlags(fs)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code

@@ -13,6 +13,7 @@ import (
 
 func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("actfuzz list", flag.ContinueOnError)
+	_ = addVerbosityFlags(fs)
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}

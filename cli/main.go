@@ -26,6 +26,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -136,6 +137,17 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, exitHelp(""))
 }
 
+// quietWriter passes on only what looks like an error ("actfuzz …: …"
+// lines), for sym --quiet.
+type quietWriter struct{ w io.Writer }
+
+func (q quietWriter) Write(b []byte) (int, error) {
+	if bytes.HasPrefix(b, []byte("actfuzz ")) || bytes.HasPrefix(b, []byte("usage")) {
+		return q.w.Write(b)
+	}
+	return len(b), nil
+}
+
 // progName is the name this program was run by, for the commands it
 // suggests: "actfuzz", or a user's own program built on Main.
 func progName() string {
@@ -149,7 +161,18 @@ func progName() string {
 // The exploration's failures (its status 1) are errors here: 3.
 func runSym(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := symbolic.Command{WriteSeeds: corpus.WriteWitnessSeeds}
-	code := cmd.Main(ctx, args, stdout, stderr)
+	// -v and --quiet, as on every command: --quiet silences its progress.
+	var rest []string
+	for _, a := range args {
+		switch a {
+		case "-v", "--v", "-v=true", "--v=true":
+		case "-quiet", "--quiet", "-quiet=true", "--quiet=true":
+			stderr = quietWriter{stderr}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	code := cmd.Main(ctx, rest, stdout, stderr)
 	if code == symbolic.ExitError {
 		return exitInternal
 	}

@@ -19,6 +19,7 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	out := fs.String("out", "", "write the minimized seed here (default: SEED.min.json)")
 	runs := fs.Int("runs", 400, "at most this many simulations")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	_ = addVerbosityFlags(fs)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code

@@ -22,6 +22,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	plotPath := fs.String("plot", "", "write a plot of cwnd, ssthresh and ca_state to `FILE.png` (or .svg)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	_ = addVerbosityFlags(fs)
 	isoFlags := addIsolateFlags(fs, true)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -39,13 +38,50 @@ func loadCampaign(args []string, stderr io.Writer, cmd string) (*act.Campaign, b
 	return c, true
 }
 
-func statusLine(w io.Writer, st act.Status) {
-	approx := "" // k=1 is estimated once the store's exact sets start above it
-	if st.StoreFloor > 1 {
-		approx = "~"
+// restoreSettings takes a resumed run's method, budget, duration and
+// workers from its checkpoint, unless given again as flags (which it
+// says).
+func restoreSettings(fs *flag.FlagSet, out string, method *string, budget *int, duration *time.Duration, workers *int, info, stderr io.Writer) int {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["method"] {
+		switch ms := act.CheckpointMethods(out); len(ms) {
+		case 0:
+			return exitOK // nothing to resume: a fresh start
+		case 1:
+			*method = ms[0]
+		default:
+			fmt.Fprintf(stderr, "actfuzz run: --out %s has checkpoints of %v: choose one with --method\n", out, ms)
+			return exitUsage
+		}
 	}
-	fmt.Fprintf(w, "\r%-5s %8d sims %7.0f sims/s  step %-13s  k=1 %s%d  k=16 %d  k=128 %d  findings %d  faults %d ",
-		st.Method, st.Sims, st.SimsPerS, st.Step, approx, st.Regions[1], st.Regions[16], st.Regions[128], st.Findings, st.Faults)
+	cp, err := act.ReadCheckpoint(out, *method)
+	if errors.Is(err, os.ErrNotExist) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
+		return exitInternal
+	}
+	fmt.Fprintf(info, "actfuzz run: resuming %s after %d simulations and %s\n", *method, cp.Sims, cp.Wall.Round(time.Second))
+	restore := func(name, cur, saved string, set func()) {
+		if cur == saved {
+			return
+		}
+		if given[name] {
+			fmt.Fprintf(info, "actfuzz run: --%s %s overrides the checkpoint's %s\n", name, cur, saved)
+			return
+		}
+		set()
+	}
+	if cp.Budget > 0 {
+		restore("budget", fmt.Sprint(*budget), fmt.Sprint(cp.Budget), func() { *budget = cp.Budget })
+	}
+	restore("duration", duration.String(), cp.Duration.String(), func() { *duration = cp.Duration })
+	if cp.Workers > 0 {
+		restore("workers", fmt.Sprint(*workers), fmt.Sprint(cp.Workers), func() { *workers = cp.Workers })
+	}
+	return exitOK
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -56,8 +92,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
 	out := fs.String("out", "", "output directory for findings, coverage and status (default: out/<campaign>-<UTC time>); one that holds another campaign is refused unless --resume")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	quiet := fs.Bool("quiet", false, "no live status line")
-	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
+	verbosity := addVerbosityFlags(fs)
+	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out, with its --method, --budget, --duration and --workers unless given again (wall time and --duration count over every resume); without CAMPAIGN.yaml, the one in --out")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	memory := fs.String("memory", "", "memory budget of the campaign process, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	isoFlags := addIsolateFlags(fs, false)
@@ -65,6 +101,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	quiet := verbosity.quiet
 	mem, ok := memoryFlag(*memory, stderr, "run")
 	if !ok {
 		return exitUsage
@@ -93,6 +130,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			positional = []string{filepath.Join(*out, "campaign.yaml")}
 		}
 	}
+	if *resume {
+		code := restoreSettings(fs, *out, method, budget, duration, workers, infoWriter(*quiet, stderr), stderr)
+		if code != exitOK {
+			return code
+		}
+	}
 	subj, err := openSubject(*subject)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: --subject: %v\n", err)
@@ -114,15 +157,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Logger: verbosity.logger(stderr)}
+	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
-		opt.Progress = func(st act.Status) { statusLine(stderr, st) }
+		opt.Progress = pr.update
 	}
 	setMemoryLimit(c, mem)
 	rep, err := act.Run(ctx, c, opt)
-	if opt.Progress != nil {
-		fmt.Fprintln(stderr)
-	}
+	pr.done()
 	if errors.Is(err, act.ErrCampaignChanged) {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitUsage
@@ -313,6 +355,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	asJSON := fs.Bool("json", false, "print JSON")
+	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("memory", "", "memory budget of each method's campaign, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	isoFlags := addIsolateFlags(fs, false)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
@@ -371,15 +414,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			continue
 		}
 		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-		if !*asJSON {
-			opt.Progress = func(st act.Status) { statusLine(stderr, st) }
+			Logger: verbosity.logger(stderr)}
+		pr := newProgress(stderr)
+		if !*asJSON && !*verbosity.quiet {
+			opt.Progress = pr.update
 		}
 		setMemoryLimit(c, mem)
 		rep, err := act.Run(ctx, c, opt)
-		if opt.Progress != nil {
-			fmt.Fprintln(stderr)
-		}
+		pr.done()
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
 			return exitInternal

@@ -123,6 +123,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	handshake := fs.Bool("handshake", false, "open the connection with SYN and SYN-ACK first (native subject; ns-3 and gVisor always do)")
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	_ = addVerbosityFlags(fs)
 	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with `make ns3`) or gvisor")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
