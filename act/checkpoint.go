@@ -77,10 +77,13 @@ var ErrCampaignChanged = errors.New("the campaign file changed since the checkpo
 const checkpointVersion = 2
 
 type checkpointGroup struct {
-	Key   string
-	Count int
-	Path  string
-	Seed  corpus.Seed
+	Key       string
+	Count     int
+	Path      string
+	Seed      corpus.Seed
+	FirstSim  int
+	Step      Step
+	FirstWall time.Duration
 }
 
 // checkpoint is everything needed to continue a campaign exactly where it
@@ -130,7 +133,8 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
 		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series, Store: store.Bytes()}
 	for _, g := range rep.Findings {
-		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed})
+		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed,
+			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(&cp); err != nil {
@@ -176,7 +180,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	*rep.Series = cp.Series
 	for _, g := range cp.Groups {
 		seed := g.Seed
-		grp := &FindingGroup{Seed: &seed, Count: g.Count, Path: g.Path, key: g.Key}
+		grp := &FindingGroup{Seed: &seed, Count: g.Count, Path: g.Path, key: g.Key, FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall}
 		groups[g.Key] = grp
 		rep.Findings = append(rep.Findings, grp)
 	}

@@ -1,6 +1,7 @@
 package act
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,9 @@ type Options struct {
 	Subject netenv.Subject
 	// Progress, if set, is called after every batch.
 	Progress func(Status)
+	// Program is the command that suggested replay and minimize
+	// commands (findings.md) start with; default "actfuzz".
+	Program string
 	// Isolate runs simulations in supervised worker processes (see
 	// isolate.go); false runs them on goroutines of this process. The
 	// workers are this executable run as "worker" (WorkerCommand): a
@@ -81,7 +85,12 @@ type FindingGroup struct {
 	Seed  *corpus.Seed
 	Count int
 	Path  string
-	key   string
+	// The first hit: its configuration (simulation) index, the step that
+	// chose it and the campaign's wall time then (over every resume).
+	FirstSim  int
+	Step      Step
+	FirstWall time.Duration
+	key       string
 }
 
 // Report is the outcome of a campaign run.
@@ -99,6 +108,8 @@ type Report struct {
 	StepRegions map[Step][]uint64
 	Capped      int // runs stopped by the simulated-time cap
 	subject     netenv.Subject
+	elapsed     func() time.Duration // the campaign's wall time so far
+	program     string               // Options.Program
 }
 
 // Regions returns the visited regions at every k.
@@ -248,6 +259,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	lastCheckpoint := time.Now()
 	start := time.Now()
 	elapsed := func() time.Duration { return prior + time.Since(start) }
+	rep.elapsed, rep.program = elapsed, cmp.Or(opt.Program, "actfuzz")
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < opt.CheckpointEvery {
 			return nil
@@ -440,7 +452,7 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 	}
 	s := r.seedOf(c, g)
 	s.Finding = &corpus.Finding{Condition: h.cond, When: h.when, Kind: "condition", TimeNS: int64(h.at), Flow: h.flow, State: h.state}
-	grp := &FindingGroup{Seed: s, Count: 1, key: key}
+	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: g.Step, FirstWall: r.wallNow()}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
@@ -454,7 +466,7 @@ func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGr
 	}
 	s := r.seedOf(c, g)
 	s.Finding = f
-	grp := &FindingGroup{Seed: s, Count: 1, key: key}
+	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: g.Step, FirstWall: r.wallNow()}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
@@ -474,6 +486,9 @@ func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, log *slog
 	grp.Path = filepath.Join(opt.Out, "findings", name, fmt.Sprintf("%s-%07d.json", r.Method, idx))
 	if err := corpus.WriteArtifacts(context.Background(), r.subject, grp.Seed, grp.Path); err != nil {
 		log.Error("writing finding", "path", grp.Path, "err", err)
+	}
+	if err := r.writeTriage(opt.Out); err != nil {
+		log.Error("writing findings.md", "err", err)
 	}
 }
 
@@ -545,7 +560,10 @@ func (r *Report) writeStatus(dir string, wall time.Duration, done bool) error {
 	if err != nil {
 		return err
 	}
-	return corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), append(b, '\n'))
+	if err := corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	return r.writeTriage(dir)
 }
 
 func sanitize(s string) string {

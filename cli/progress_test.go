@@ -118,3 +118,22 @@ func TestResumeRestoresSettings(t *testing.T) {
 		t.Errorf("resume --budget 6: exit %d, sims %d, stderr %q", code, sims(stdout), errs)
 	}
 }
+
+// Finding lines name the flow, its CCAI and the subject, and point to
+// findings.md.
+func TestRunConsoleFindings(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o")
+	code, stdout, errs := runCLI(context.Background(), "run", tinyCampaign(t, dir, "cwnd >= 1"), "--out", out, "--isolate=false", "--quiet")
+	if code != exitFound {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"flow 0 (reno) on native", "summary: " + filepath.Join(out, "findings.md")} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "1 findings") {
+		t.Error(`"1 findings"`)
+	}
+}

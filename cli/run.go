@@ -157,7 +157,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-		Logger: verbosity.logger(stderr)}
+		Logger: verbosity.logger(stderr), Program: progName()}
 	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update
@@ -184,7 +184,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = coverage.WriteTable(stdout, snap)
 		printStore(stdout, rep.Store)
 		printSteps(stdout, rep)
-		printFindings(stdout, rep)
+		printFindings(stdout, rep, *out)
 	}
 	for _, f := range rep.Findings {
 		if f.Seed.Finding.Kind == "condition" {
@@ -227,20 +227,31 @@ func checkOut(out string, c *act.Campaign, resume bool, stderr io.Writer) int {
 	return exitOK
 }
 
-func printFindings(w io.Writer, rep *act.Report) {
+func printFindings(w io.Writer, rep *act.Report, out string) {
 	if len(rep.Findings) == 0 {
 		fmt.Fprintln(w, "no findings")
 		return
 	}
-	fmt.Fprintf(w, "%d findings:\n", len(rep.Findings))
+	if out != "" {
+		defer fmt.Fprintf(w, "summary: %s\n", filepath.Join(out, "findings.md"))
+	}
+	noun := "findings"
+	if len(rep.Findings) == 1 {
+		noun = "finding"
+	}
+	fmt.Fprintf(w, "%d %s:\n", len(rep.Findings), noun)
 	for _, f := range rep.Findings {
 		fd := f.Seed.Finding
 		what := fd.Condition
 		if fd.Kind != "condition" {
 			what = "fault: " + fd.Kind
 		}
-		fmt.Fprintf(w, "  %-24s ×%-5d at %8.3f s  cwnd=%s ssthresh=%s prior_cwnd=%s ca_state=%s\n", what, f.Count,
-			float64(fd.TimeNS)/1e9, num(fd.State["cwnd"]), num(fd.State["ssthresh"]), num(fd.State["prior_cwnd"]), num(fd.State["ca_state"]))
+		cca := "?"
+		if fd.Flow >= 0 && fd.Flow < len(f.Seed.CCAI) {
+			cca = f.Seed.CCAI[fd.Flow]
+		}
+		fmt.Fprintf(w, "  %-24s ×%-5d flow %d (%s) on %s at %.3f s: cwnd=%s ssthresh=%s prior_cwnd=%s ca_state=%s\n", what, f.Count,
+			fd.Flow, cca, f.Seed.Subject, float64(fd.TimeNS)/1e9, num(fd.State["cwnd"]), num(fd.State["ssthresh"]), num(fd.State["prior_cwnd"]), num(fd.State["ca_state"]))
 		if f.Path != "" {
 			fmt.Fprintf(w, "    replay: %s replay %s\n", progName(), f.Path)
 		}
@@ -352,7 +363,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	budget := fs.Int("budget", 0, "simulations per method (0: the campaign's budget)")
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
 	methods := fs.String("methods", "act,ran,man", "comma-separated methods: act, ran, man, fuzz (code-coverage-guided)")
-	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
+	plot := fs.String("plot", "", "write the coverage(S,k) plot (Fig. 8) here, .png or .svg, with the growth plots (Figs. 9–10) beside it as FILE-growth-k2 and -k128 (default: no plots)")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	asJSON := fs.Bool("json", false, "print JSON")
 	verbosity := addVerbosityFlags(fs)
@@ -372,6 +383,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if *budget < 0 || *workers < 0 {
 		fmt.Fprintln(stderr, "actfuzz compare: --budget and --workers must be ≥ 0")
+		return exitUsage
+	}
+	if *plot != "" && !plotExt(*plot) {
+		fmt.Fprintf(stderr, "actfuzz compare: --plot %q: want a .png or .svg file\n", *plot)
 		return exitUsage
 	}
 	ms := strings.Split(*methods, ",")
@@ -430,17 +445,23 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		snaps = append(snaps, rep.Store.Snapshot(m, int64(rep.Sims)))
 		series = append(series, rep.Series)
 	}
+	status := exitOK
 	if *plot != "" {
-		if err := os.MkdirAll(filepath.Dir(*plot), 0o755); err == nil {
-			if err := coverage.SaveCoveragePlot(*plot, snaps...); err != nil {
-				fmt.Fprintf(stderr, "actfuzz compare: --plot: %v\n", err)
-			}
+		err := os.MkdirAll(filepath.Dir(*plot), 0o755)
+		if err == nil {
+			err = coverage.SaveCoveragePlot(*plot, snaps...)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz compare: --plot: %v\n", err)
+			status = exitInternal
+		} else {
 			// Figs. 9–10 beside it.
 			ext := filepath.Ext(*plot)
 			for _, k := range []int{2, 128} {
 				path := strings.TrimSuffix(*plot, ext) + fmt.Sprintf("-growth-k%d", k) + ext
 				if err := coverage.SaveGrowthPlot(path, k, series...); err != nil {
 					fmt.Fprintf(stderr, "actfuzz compare: growth plot: %v\n", err)
+					status = exitInternal
 				}
 			}
 		}
@@ -449,7 +470,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(map[string]any{"methods": out})
-		return 0
+		return status
 	}
 	_ = coverage.WriteTable(stdout, snaps...)
 	if a, ok := out["act"]; ok {
@@ -465,10 +486,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, k := range keys {
 		fmt.Fprintf(stdout, "%s: %d sims in %.1f s\n", k, out[k].Sims, out[k].WallS)
 	}
-	if *plot != "" {
+	if *plot != "" && status == exitOK {
 		fmt.Fprintf(stdout, "plot: %s\n", *plot)
 	}
-	return 0
+	return status
 }
 
 // num prints integral floats without an exponent.
