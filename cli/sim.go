@@ -115,7 +115,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("actfuzz sim", flag.ContinueOnError)
 	env := netenv.DefaultEnv()
 	envFlags(fs, &env)
-	cca := fs.String("cca", "cubic", "congestion control algorithm (see `actfuzz list`)")
+	cca := fs.String("cca", "cubic", "congestion control `NAME` (actfuzz list shows them)")
 	bytes := fs.Uint64("bytes", netenv.DefaultBytes, "bytes to transfer")
 	seed := fs.Uint64("seed", 1, "run seed e")
 	sack := fs.Bool("sack", true, "enable SACK (false: NewReno recovery)")
@@ -124,7 +124,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	_ = addVerbosityFlags(fs)
-	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with `make ns3`) or gvisor")
+	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3) or gvisor")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
