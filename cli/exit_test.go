@@ -71,6 +71,8 @@ func TestExitCodes(t *testing.T) {
 	sb = bytes.Replace(sb, []byte(`"program": "`), []byte(`"program": "example.com/mycca v1.2.0 (actfuzz v0.3.0)`), 1)
 	sb = bytes.Replace(sb, []byte(`(actfuzz v0.3.0)actfuzz`), []byte(`(actfuzz v0.3.0)`), 1)
 	foreign := bad("foreign.json", string(sb))
+	ob, _ := os.ReadFile(seed)
+	noHit := bad("nohit.json", string(bytes.Replace(ob, []byte(`"when": "cwnd >= 1"`), []byte(`"when": "cwnd > 1e12"`), 1)))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -92,6 +94,9 @@ func TestExitCodes(t *testing.T) {
 		{"replay trace unwritable", []string{"replay", seed, "--trace", filepath.Join(afile, "t.csv")}, 3, "--trace"},
 		{"replay foreign ccai", []string{"replay", foreign}, 2, `"gentle" is not in this program`},
 		{"replay foreign program", []string{"replay", foreign}, 2, "written by example.com/mycca v1.2.0"},
+		{"replay not reproduced", []string{"replay", noHit}, 1, "NOT reproduced"},
+		{"minimize", []string{"minimize", seed, "--out", filepath.Join(dir, "m", "min.json"), "--runs", "3"}, 0, "minimized"},
+		{"minimize no hit", []string{"minimize", noHit, "--runs", "3"}, 1, "does not hit"},
 		{"replay missing seed", []string{"replay", filepath.Join(dir, "none.json")}, 2, "none.json"},
 		{"minimize out under a file", []string{"minimize", seed, "--out", filepath.Join(afile, "m.json"), "--runs", "3"}, 3, "--out"},
 		{"sym seeds under a file", []string{"sym", "--scenario", "udp4", "--n", "1", "--hi", "8", "--seeds", filepath.Join(afile, "s")}, 3, "--seeds"},
