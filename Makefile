@@ -17,10 +17,19 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/actfuzz
 
 ## run: the main job: a short ACT campaign (CUBIC and Reno, the paper's
-## default P and S and its use-case conditions) on the native simulator.
-## Findings are not a failure of `make run`: exit 1 only means "found".
-run: build
-	@$(BIN) run examples/make-run.yaml --out out/make-run; s=$$?; [ $$s -le 1 ]
+## default P and S and its use-case conditions) on the native simulator,
+## at most RUN_DURATION of campaign, into a new out/make-run-<UTC time>.
+## Findings are not a failure of `make run`: exit 1 only means "found";
+## 2 (bad input), 3 (I/O) and 130 (interrupted) are.
+RUN_DURATION ?= 60s
+run:
+	@echo "make run: building $(BIN) (the first build downloads and compiles the Go modules: a minute or more)"
+	@$(MAKE) --no-print-directory build
+	@out=out/make-run-$$(date -u +%Y%m%dT%H%M%SZ); \
+	echo "make run: an ACT campaign of at most $(RUN_DURATION) (examples/make-run.yaml) into $$out"; \
+	s=0; $(BIN) run examples/make-run.yaml --duration $(RUN_DURATION) --out $$out || s=$$?; \
+	if [ $$s -le 1 ]; then echo "make run: done (exit $$s); findings: $$out/findings.md, coverage: $$out/coverage/table.md"; fi; \
+	[ $$s -le 1 ]
 
 ## test: static checks and every test (what CI runs)
 test: vet fmt-check

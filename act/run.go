@@ -60,6 +60,10 @@ type Options struct {
 	IsolateOptions
 }
 
+// StatusEvery is how often a campaign rewrites status.json (and
+// findings.md, findings.json) between checkpoints.
+const StatusEvery = 5 * time.Second
+
 // Status is a campaign's progress.
 type Status struct {
 	Method   string         `json:"method"`
@@ -110,6 +114,17 @@ type Report struct {
 	subject     netenv.Subject
 	elapsed     func() time.Duration // the campaign's wall time so far
 	program     string               // Options.Program
+}
+
+// NoneInS says whether no state of the campaign so far landed inside S
+// (every one was outside a range of S): coverage is zero at every k.
+func (r *Report) NoneInS() bool {
+	for _, n := range r.Regions() {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Regions returns the visited regions at every k.
@@ -257,6 +272,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// since the last one; it is called after every merge and by the wait
 	// for results (wait.go), so the period holds however slow a batch is.
 	lastCheckpoint := time.Now()
+	lastStatus := time.Now()
 	start := time.Now()
 	elapsed := func() time.Duration { return prior + time.Since(start) }
 	rep.elapsed, rep.program = elapsed, cmp.Or(opt.Program, "actfuzz")
@@ -399,6 +415,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if err := checkpoint(); err != nil {
 			return rep, err
 		}
+		if opt.Out != "" && time.Since(lastStatus) >= StatusEvery {
+			if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
+				return rep, fmt.Errorf("status: %w", err)
+			}
+			lastStatus = time.Now()
+		}
 		if opt.Progress != nil {
 			st := rep.status(sel.step, elapsed())
 			st.Elapsed, st.Budget, st.Duration = elapsed(), opt.Budget, opt.Duration
@@ -504,6 +526,10 @@ func (r *Report) writeOutputs(dir string, done bool) error {
 	}
 	if err := corpus.WriteFileAtomic(filepath.Join(cov, "table.md"), []byte(tbl.String())); err != nil {
 		return err
+	}
+	if r.NoneInS() {
+		// Nothing to plot: the table and status.json say so.
+		return r.writeStatus(dir, r.Wall, done)
 	}
 	if err := coverage.SaveCoveragePlot(filepath.Join(cov, "coverage.png"), snap); err != nil {
 		return err

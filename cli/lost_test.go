@@ -47,3 +47,24 @@ func TestRunWritesNonFiniteSeeds(t *testing.T) {
 		t.Errorf("replay: exit %d: %s%s", code, stdout, errs)
 	}
 }
+
+// A campaign whose states all fall outside S still ends with its report
+// (and says why), not with an error.
+func TestRunNothingInS(t *testing.T) {
+	dir := t.TempDir()
+	camp := filepath.Join(dir, "outside.yaml")
+	src := "ccai: [reno]\nbytes: 200000\nbudget: 4\nwindow: 4\nstate:\n  cwnd: {min: 100000, max: 200000, step: 1}\nconditions:\n  - {name: c, when: \"cwnd > 1e9\"}\n"
+	if err := os.WriteFile(camp, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "o")
+	code, stdout, errs := runCLI(context.Background(), "run", camp, "--out", out, "--isolate=false", "--quiet")
+	if code != exitOK || !strings.Contains(stdout, "no state landed inside S") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and why coverage is zero", code, stdout, errs)
+	}
+	for _, f := range []string{"status.json", "findings.md", filepath.Join("coverage", "table.md")} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("no %s: %v", f, err)
+		}
+	}
+}

@@ -183,6 +183,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s on %s: %d simulations in %.1f s (%.0f sims/s)\n", rep.Method, strings.Join(c.CCAI, "+"), rep.Sims, rep.Wall.Seconds(), float64(rep.Sims)/rep.Wall.Seconds())
 		_ = coverage.WriteTable(stdout, snap)
 		printStore(stdout, rep.Store)
+		if rep.NoneInS() && rep.Sims > 0 {
+			fmt.Fprintln(stdout, "coverage is zero: no state landed inside S (each was outside a range of the campaign's state:); widen S or narrow P")
+		}
 		printSteps(stdout, rep)
 		printFindings(stdout, rep, *out)
 	}
