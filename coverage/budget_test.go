@@ -3,8 +3,8 @@ package coverage
 import (
 	"bytes"
 	"math"
-	"os"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"testing"
 )
