@@ -347,14 +347,25 @@ func methodReport(rep *act.Report) methodJSON {
 
 func writeJSONReport(w io.Writer, rep *act.Report) {
 	type finding struct {
-		Condition string `json:"condition"`
-		Kind      string `json:"kind"`
-		Count     int    `json:"count"`
-		Path      string `json:"path,omitempty"`
+		Condition  string  `json:"condition"`
+		Kind       string  `json:"kind"`
+		Count      int     `json:"count"`
+		Path       string  `json:"path,omitempty"`
+		Flow       int     `json:"flow"`
+		CCAI       string  `json:"ccai,omitempty"`
+		Subject    string  `json:"subject"`
+		FirstSim   int     `json:"first_sim"`
+		Step       string  `json:"step"`
+		FirstWallS float64 `json:"first_wall_s"`
 	}
 	var fs []finding
 	for _, f := range rep.Findings {
-		fs = append(fs, finding{f.Seed.Finding.Condition, f.Seed.Finding.Kind, f.Count, f.Path})
+		fd := f.Seed.Finding
+		var cca string
+		if fd.Flow >= 0 && fd.Flow < len(f.Seed.CCAI) {
+			cca = f.Seed.CCAI[fd.Flow]
+		}
+		fs = append(fs, finding{fd.Condition, fd.Kind, f.Count, f.Path, fd.Flow, cca, f.Seed.Subject, f.FirstSim, f.Step.String(), f.FirstWall.Seconds()})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
