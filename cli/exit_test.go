@@ -88,6 +88,8 @@ func TestExitCodes(t *testing.T) {
 		{"run ccai empty", []string{"run", emptyCCAI}, 2, "empty.yaml:1: ccai: empty"},
 		{"run budget lots", []string{"run", lots}, 2, "lots.yaml:2: budget: want an integer"},
 		{"run key typo", []string{"run", typo}, 2, `typo.yaml:2: budgett: unknown key (did you mean "budget"?)`},
+		{"sim trace unwritable", []string{"sim", "--bytes", "100000", "--trace", filepath.Join(afile, "t.csv")}, 3, "--trace"},
+		{"sim", []string{"sim", "--bytes", "100000"}, 0, ""},
 		{"sim ccai typo", []string{"sim", "--cca", "cubc"}, 2, `did you mean "cubic"?`},
 		{"replay reproduced", []string{"replay", seed}, 0, "reproduced"},
 		{"replay bad plot", []string{"replay", seed, "--plot", filepath.Join(dir, "x.txt")}, 2, "--plot"},

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
 )
@@ -19,8 +20,28 @@ func (*nanVars) Vars() []ccai.VarDesc {
 }
 func (*nanVars) ReadVars(_ *ccai.Sock, dst []float64) { dst[0], dst[1] = math.NaN(), math.Inf(1) }
 
+// panicky is Reno that panics (on the simulation's goroutine) after
+// 100 ms: a subject fault the native subject recovers.
+type panicky struct{ ccai.Reno }
+
+func (p *panicky) CongAvoid(s *ccai.Sock, acked uint32) {
+	if s.Now >= 100*time.Millisecond {
+		panic("test-panicky")
+	}
+	p.Reno.CongAvoid(s, acked)
+}
+
 func init() {
 	ccai.Register(ccai.Info{Name: "test-nanvars", Description: "test only", New: func() ccai.Algorithm { return &nanVars{} }})
+	ccai.Register(ccai.Info{Name: "test-panicky", Description: "test only", New: func() ccai.Algorithm { return &panicky{} }})
+}
+
+// A simulation whose CCAI faults is a finding (1), not an error.
+func TestSimFault(t *testing.T) {
+	code, _, errs := runCLI(context.Background(), "sim", "--cca", "test-panicky", "--bytes", "1000000")
+	if code != exitFound || !strings.Contains(errs, "test-panicky") {
+		t.Errorf("exit %d, stderr %q; want 1 naming the panic", code, errs)
+	}
 }
 
 // A finding whose state holds NaN and +Inf is written, and replays.

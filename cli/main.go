@@ -64,6 +64,8 @@ func exitHelp(cmd string) string {
 		ok, found = "minimized seed written", "the seed does not hit its condition"
 	case "diff":
 		ok, found = "the subjects agree", "the subjects differ"
+	case "sim":
+		ok, found = "done", "the subject faulted (a CCAI panic, a zero cwnd, …)"
 	}
 	return fmt.Sprintf("\nexit status:\n  0    %s\n  1    %s\n  2    bad input (the message names the flag, or the file, line and field)\n  3    I/O or internal error\n  130  interrupted (after the checkpoint is written)\n", ok, found)
 }

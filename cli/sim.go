@@ -166,7 +166,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		f, err := os.Create(*tracePath)
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz sim: --trace: %v\n", err)
-			return exitUsage
+			return exitInternal
 		}
 		defer f.Close()
 		trace = netenv.NewCSVTrace(f, *cca)
@@ -180,7 +180,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz sim: %v\n", err)
-		return 1
+		var fault *netenv.Fault
+		if errors.As(err, &fault) {
+			return exitFound // the subject misbehaved: a finding
+		}
+		return exitInternal
 	}
 	f := res.Flows[0]
 	sum := simSummary{
