@@ -89,3 +89,33 @@ func TestRunNothingInS(t *testing.T) {
 		}
 	}
 }
+
+// A fault finding (a CCAI panic) has its trace and plot like any other,
+// and the time of the fault.
+func TestFaultFindingArtifacts(t *testing.T) {
+	dir := t.TempDir()
+	camp := filepath.Join(dir, "p.yaml")
+	src := "ccai: [test-panicky]\nbytes: 1000000\nbudget: 2\nwindow: 2\nconditions:\n  - {name: c, when: \"cwnd > 1e9\"}\n"
+	if err := os.WriteFile(camp, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "o")
+	code, _, errs := runCLI(context.Background(), "run", camp, "--out", out, "--isolate=false", "--quiet")
+	if code == exitUsage || code == exitInternal {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	seeds, _ := filepath.Glob(filepath.Join(out, "findings", "fault-*", "*.json"))
+	if len(seeds) == 0 {
+		t.Fatalf("no fault seed (stderr %q)", errs)
+	}
+	base := strings.TrimSuffix(seeds[0], ".json")
+	for _, ext := range []string{".csv", ".png"} {
+		if _, err := os.Stat(base + ext); err != nil {
+			t.Errorf("fault finding without %s", ext)
+		}
+	}
+	b, _ := os.ReadFile(seeds[0])
+	if strings.Contains(string(b), `"time_ns": 0,`) {
+		t.Errorf("fault at time 0:\n%s", b)
+	}
+}
