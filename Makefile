@@ -4,12 +4,12 @@ BIN     ?= bin/actfuzz
 PKGS    := ./...
 # RACE_PKGS: the concurrent packages (coordinator, executors, worker
 # supervision), tested again under the race detector by `make test`.
-RACE_PKGS := ./act ./cmd/actfuzz
+RACE_PKGS := ./act ./cli
 # REVISION stamps seeds with the commit that wrote them (corpus.ProgramVersion).
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
 
-.PHONY: all build run test vet fmt-check bench clean
+.PHONY: all build run test vet fmt-check bench clean custom-ccai-test
 
 all: build
 
@@ -17,10 +17,19 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/actfuzz
 
 ## run: the main job: a short ACT campaign (CUBIC and Reno, the paper's
-## default P and S and its use-case conditions) on the native simulator.
-## Findings are not a failure of `make run`: exit 1 only means "found".
-run: build
-	@$(BIN) run examples/make-run.yaml --out out/make-run; s=$$?; [ $$s -le 1 ]
+## default P and S and its use-case conditions) on the native simulator,
+## at most RUN_DURATION of campaign, into a new out/make-run-<UTC time>.
+## Findings are not a failure of `make run`: exit 1 only means "found";
+## 2 (bad input), 3 (I/O) and 130 (interrupted) are.
+RUN_DURATION ?= 60s
+run:
+	@echo "make run: building $(BIN) (the first build downloads and compiles the Go modules: a minute or more)"
+	@$(MAKE) --no-print-directory build
+	@out=out/make-run-$$(date -u +%Y%m%dT%H%M%SZ); \
+	echo "make run: an ACT campaign of at most $(RUN_DURATION) (examples/make-run.yaml) into $$out"; \
+	s=0; $(BIN) run examples/make-run.yaml --duration $(RUN_DURATION) --out $$out || s=$$?; \
+	if [ $$s -le 1 ]; then echo "make run: done (exit $$s); findings: $$out/findings.md, coverage: $$out/coverage/table.md"; fi; \
+	[ $$s -le 1 ]
 
 ## test: static checks and every test (what CI runs)
 test: vet fmt-check
@@ -28,6 +37,28 @@ test: vet fmt-check
 	$(GO) test -race -short -count=1 $(RACE_PKGS)
 	$(GO) test -race -short -count=1 -run 'AddBatches|Coarsen|Merge' ./coverage
 	cd examples/custom-ccai && $(GO) build -o /dev/null . && $(GO) vet .
+	@$(MAKE) --no-print-directory custom-ccai-test
+
+## custom-ccai-test: examples/custom-ccai as a user's module outside this
+## tree (a copy whose go.mod replaces actfuzz with this checkout): it builds,
+## `list` shows its CCAI, a short campaign in isolated workers (the program
+## itself as `worker`) writes seeds naming it as their program, it replays
+## them, and the stock binary refuses them (exit 2) naming that program.
+custom-ccai-test: build
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cp examples/custom-ccai/*.go examples/custom-ccai/*.yaml examples/custom-ccai/go.mod examples/custom-ccai/go.sum "$$tmp"/; \
+	cd "$$tmp"; \
+	$(GO) mod edit -replace github.com/actfuzz/actfuzz=$(CURDIR); \
+	GOFLAGS=-mod=mod $(GO) build -o custom-ccai .; \
+	./custom-ccai list | grep -q '^  gentle '; \
+	s=0; ./custom-ccai run gentle.yaml --budget 64 --out o --quiet >run.log 2>&1 || s=$$?; \
+	[ $$s -eq 1 ] || { echo "custom-ccai run: exit $$s, want 1"; cat run.log; exit 1; }; \
+	seed=$$(ls o/findings/*/*.json | head -1); \
+	grep -q '"program": "example.com/custom-ccai' "$$seed"; \
+	./custom-ccai replay "$$seed" >/dev/null; \
+	s=0; $(CURDIR)/$(BIN) replay "$$seed" >/dev/null 2>err.log || s=$$?; \
+	[ $$s -eq 2 ] && grep -q 'written by example.com/custom-ccai' err.log || { echo "stock replay: exit $$s, want 2 naming the program"; cat err.log; exit 1; }; \
+	echo "custom-ccai-test: out-of-tree build, list, run (isolated workers), replay: ok"
 
 vet:
 	$(GO) vet $(PKGS)

@@ -14,6 +14,7 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -144,9 +145,7 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cf); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
-		return nil, fmt.Errorf("%s: %s", path, msg)
+		return nil, yamlError(path, src, err)
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(src, &root)
@@ -170,9 +169,12 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 	default:
 		return nil, fail(cf.CCAI.Line, "ccai", "want a name or a list of names")
 	}
+	if len(c.CCAI) == 0 {
+		return nil, fail(cf.CCAI.Line, "ccai", "empty: want at least one name (for example `ccai: [cubic]`)")
+	}
 	for _, n := range c.CCAI {
 		if _, ok := ccai.Lookup(n); !ok {
-			return nil, fail(cf.CCAI.Line, "ccai", "unknown congestion control %q (known: %v)", n, ccai.Names())
+			return nil, fail(cf.CCAI.Line, "ccai", "unknown congestion control %q%s (known: %v)", n, suggest.DidYouMean(n, ccai.Names()), ccai.Names())
 		}
 	}
 	if cf.Topology != "" {

@@ -9,8 +9,14 @@ func TestParseCampaignErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, want string
 	}{
-		{"unknown key", "ccai: [cubic]\nbogus: 1\n", "c.yaml: line 2: field bogus not found"},
-		{"wrong type", "ccai: [cubic]\nbytes: lots\n", "line 2"},
+		{"unknown key", "ccai: [cubic]\nbogus: 1\n", "c.yaml:2: bogus: unknown key"},
+		{"typo key", "ccai: [cubic]\nbudgett: 1\n", `c.yaml:2: budgett: unknown key (did you mean "budget"?)`},
+		{"nested typo key", "ccai: [cubic]\nparams:\n  bw: {min: 1, max: 2, stpe: 1}\n", `c.yaml:3: params.bw.stpe: unknown key (did you mean "step"?)`},
+		{"wrong type", "ccai: [cubic]\nbytes: lots\n", `c.yaml:2: bytes: want an integer, not "lots"`},
+		{"wrong type budget", "ccai: [cubic]\nbudget: lots\n", "c.yaml:2: budget: want an integer"},
+		{"wrong type nested", "ccai: [cubic]\nparams:\n  bw: {min: 1, max: x, step: 1}\n", "c.yaml:3: params.bw.max: want a number"},
+		{"empty ccai", "ccai: []\n", "c.yaml:1: ccai: empty"},
+		{"typo ccai", "ccai: [cubci]\n", `did you mean "cubic"?`},
 		{"inverted range", "ccai: [cubic]\nparams:\n  bw: {min: 10, max: 1, step: 0.1}\n", "c.yaml:3: params.bw: want min ≤ max"},
 		{"unknown param", "ccai: [cubic]\nparams:\n  jitter: {min: 0, max: 1, step: 1}\n", "c.yaml:3: params.jitter: unknown parameter"},
 		{"unknown ccai", "ccai: [nope]\n", "c.yaml:1: ccai: unknown congestion control"},

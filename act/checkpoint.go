@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
@@ -25,16 +26,67 @@ type runState struct {
 	// covers: the merged ones and those chosen but not yet merged, which a
 	// resume runs again.
 	Configs int
+	// The run's settings (after defaults) and the wall time of the
+	// campaign so far, over every resume: a resume takes them from here
+	// unless given again (see ReadCheckpoint).
+	Budget   int
+	Duration time.Duration
+	Workers  int
+	Wall     time.Duration
 }
+
+// CheckpointInfo is what a checkpoint says about its run, for a command
+// that resumes it with the same settings.
+type CheckpointInfo struct {
+	Method   string
+	Sims     int
+	Budget   int
+	Duration time.Duration // 0: none
+	Workers  int
+	Wall     time.Duration // over every run so far
+}
+
+// CheckpointMethods lists the methods that have a checkpoint in dir.
+func CheckpointMethods(dir string) []string {
+	paths, _ := filepath.Glob(checkpointPath(dir, "*"))
+	var ms []string
+	for _, p := range paths {
+		b := filepath.Base(p)
+		ms = append(ms, b[len("checkpoint-"):len(b)-len(".gob")])
+	}
+	return ms
+}
+
+// ReadCheckpoint reads the settings of the campaign checkpointed in dir
+// for method; os.ErrNotExist (wrapped) when there is none.
+func ReadCheckpoint(dir, method string) (CheckpointInfo, error) {
+	b, err := os.ReadFile(checkpointPath(dir, method))
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	var cp checkpoint
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&cp); err != nil {
+		return CheckpointInfo{}, fmt.Errorf("%s: corrupt checkpoint: %w", checkpointPath(dir, method), err)
+	}
+	return CheckpointInfo{Method: cp.Method, Sims: cp.Sims, Budget: cp.Run.Budget, Duration: cp.Run.Duration,
+		Workers: cp.Run.Workers, Wall: cp.Run.Wall}, nil
+}
+
+// ErrCampaignChanged is returned (wrapped) by Run when Options.Resume finds
+// a checkpoint written for another campaign: bad input, not an I/O error.
+var ErrCampaignChanged = errors.New("the campaign file changed since the checkpoint")
 
 // checkpointVersion changes whenever the layout below does.
 const checkpointVersion = 3
 
 type checkpointGroup struct {
-	Key   string
-	Count int
-	Path  string
-	Seed  corpus.Seed
+	Key       string
+	Count     int
+	Path      string
+	Seed      corpus.Seed
+	FirstSim  int
+	Step      Step
+	FirstWall time.Duration
 }
 
 // checkpoint is everything needed to continue a campaign exactly where it
@@ -86,7 +138,8 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
 		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series}
 	for _, g := range rep.Findings {
-		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed})
+		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed,
+			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(&cp); err != nil {
@@ -137,7 +190,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	case cp.Version != checkpointVersion:
 		return false, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
 	case cp.CampaignSum != sha256.Sum256(c.Source):
-		return false, fmt.Errorf("%s: the campaign file changed since the checkpoint; resume with the same file or use a new --out", dir)
+		return false, fmt.Errorf("%s: %w; resume with the same file or use a new --out", dir, ErrCampaignChanged)
 	}
 	st, err := coverage.ReadStore(r)
 	if err != nil {
@@ -157,7 +210,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	*rep.Series = cp.Series
 	for _, g := range cp.Groups {
 		seed := g.Seed
-		grp := &FindingGroup{Seed: &seed, Count: g.Count, Path: g.Path, key: g.Key}
+		grp := &FindingGroup{Seed: &seed, Count: g.Count, Path: g.Path, key: g.Key, FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall}
 		groups[g.Key] = grp
 		rep.Findings = append(rep.Findings, grp)
 	}

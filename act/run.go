@@ -1,6 +1,7 @@
 package act
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,9 @@ type Options struct {
 	Subject netenv.Subject
 	// Progress, if set, is called after every batch.
 	Progress func(Status)
+	// Program is the command that suggested replay and minimize
+	// commands (findings.md) start with; default "actfuzz".
+	Program string
 	// Isolate runs simulations in supervised worker processes (see
 	// isolate.go); false runs them on goroutines of this process. The
 	// workers are this executable run as "worker" (WorkerCommand): a
@@ -55,6 +59,10 @@ type Options struct {
 	Isolate bool
 	IsolateOptions
 }
+
+// StatusEvery is how often a campaign rewrites status.json (and
+// findings.md, findings.json) between checkpoints.
+const StatusEvery = 5 * time.Second
 
 // Status is a campaign's progress.
 type Status struct {
@@ -68,6 +76,11 @@ type Status struct {
 	// StoreFloor and StorePool are the store's FloorK and PoolK.
 	StoreFloor int `json:"-"`
 	StorePool  int `json:"-"`
+	// Elapsed is the campaign's wall time over every resume; Budget and
+	// Duration (0: none) are its limits.
+	Elapsed  time.Duration `json:"-"`
+	Budget   int           `json:"-"`
+	Duration time.Duration `json:"-"`
 }
 
 // FindingGroup is a set of near-duplicate hits: same condition, same region
@@ -76,14 +89,19 @@ type FindingGroup struct {
 	Seed  *corpus.Seed
 	Count int
 	Path  string
-	key   string
+	// The first hit: its configuration (simulation) index, the step that
+	// chose it and the campaign's wall time then (over every resume).
+	FirstSim  int
+	Step      Step
+	FirstWall time.Duration
+	key       string
 }
 
 // Report is the outcome of a campaign run.
 type Report struct {
 	Method   string
 	Sims     int
-	Wall     time.Duration
+	Wall     time.Duration // over every resume
 	Store    *coverage.Store
 	Series   *coverage.Series
 	Findings []*FindingGroup
@@ -94,6 +112,19 @@ type Report struct {
 	StepRegions map[Step][]uint64
 	Capped      int // runs stopped by the simulated-time cap
 	subject     netenv.Subject
+	elapsed     func() time.Duration // the campaign's wall time so far
+	program     string               // Options.Program
+}
+
+// NoneInS says whether no state of the campaign so far landed inside S
+// (every one was outside a range of S): coverage is zero at every k.
+func (r *Report) NoneInS() bool {
+	for _, n := range r.Regions() {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Regions returns the visited regions at every k.
@@ -209,6 +240,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			keep = rs.Configs
 		}
 	}
+	// Wall time and Duration count over every resume.
+	prior := rs.Wall
+	rs.Budget, rs.Duration, rs.Workers = opt.Budget, opt.Duration, opt.Workers
 	// Every configuration chosen, on disk; the ones chosen but not yet
 	// merged also in pending (configuration rep.Sims+i is pending[i]).
 	cl, err := openConfigLog(logPath, keep)
@@ -238,15 +272,19 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// since the last one; it is called after every merge and by the wait
 	// for results (wait.go), so the period holds however slow a batch is.
 	lastCheckpoint := time.Now()
+	lastStatus := time.Now()
 	start := time.Now()
+	elapsed := func() time.Duration { return prior + time.Since(start) }
+	rep.elapsed, rep.program = elapsed, cmp.Or(opt.Program, "actfuzz")
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < opt.CheckpointEvery {
 			return nil
 		}
+		rs.Wall = elapsed()
 		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-		if err := rep.writeStatus(opt.Out, time.Since(start), false); err != nil {
+		if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
 			return fmt.Errorf("status: %w", err)
 		}
 		lastCheckpoint = time.Now()
@@ -291,7 +329,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if rep.Sims >= opt.Budget {
 			break
 		}
-		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) > opt.Duration) {
+		if ctx.Err() != nil || (opt.Duration > 0 && elapsed() > opt.Duration) {
 			interrupted = true
 			break
 		}
@@ -377,12 +415,20 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if err := checkpoint(); err != nil {
 			return rep, err
 		}
+		if opt.Out != "" && time.Since(lastStatus) >= StatusEvery {
+			if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
+				return rep, fmt.Errorf("status: %w", err)
+			}
+			lastStatus = time.Now()
+		}
 		if opt.Progress != nil {
-			st := rep.status(sel.step, time.Since(start))
+			st := rep.status(sel.step, elapsed())
+			st.Elapsed, st.Budget, st.Duration = elapsed(), opt.Budget, opt.Duration
 			opt.Progress(st)
 		}
 	}
-	rep.Wall = time.Since(start)
+	rep.Wall = elapsed()
+	rs.Wall = rep.Wall
 	if opt.Out != "" {
 		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
 			return rep, fmt.Errorf("checkpoint: %w", err)
@@ -428,7 +474,7 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 	}
 	s := r.seedOf(c, g)
 	s.Finding = &corpus.Finding{Condition: h.cond, When: h.when, Kind: "condition", TimeNS: int64(h.at), Flow: h.flow, State: h.state}
-	grp := &FindingGroup{Seed: s, Count: 1, key: key}
+	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: g.Step, FirstWall: r.wallNow()}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
@@ -442,7 +488,7 @@ func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGr
 	}
 	s := r.seedOf(c, g)
 	s.Finding = f
-	grp := &FindingGroup{Seed: s, Count: 1, key: key}
+	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: g.Step, FirstWall: r.wallNow()}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
@@ -463,6 +509,9 @@ func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, log *slog
 	if err := corpus.WriteArtifacts(context.Background(), r.subject, grp.Seed, grp.Path); err != nil {
 		log.Error("writing finding", "path", grp.Path, "err", err)
 	}
+	if err := r.writeTriage(opt.Out); err != nil {
+		log.Error("writing findings.md", "err", err)
+	}
 }
 
 func (r *Report) writeOutputs(dir string, done bool) error {
@@ -477,6 +526,10 @@ func (r *Report) writeOutputs(dir string, done bool) error {
 	}
 	if err := corpus.WriteFileAtomic(filepath.Join(cov, "table.md"), []byte(tbl.String())); err != nil {
 		return err
+	}
+	if r.NoneInS() {
+		// Nothing to plot: the table and status.json say so.
+		return r.writeStatus(dir, r.Wall, done)
 	}
 	if err := coverage.SaveCoveragePlot(filepath.Join(cov, "coverage.png"), snap); err != nil {
 		return err
@@ -533,7 +586,10 @@ func (r *Report) writeStatus(dir string, wall time.Duration, done bool) error {
 	if err != nil {
 		return err
 	}
-	return corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), append(b, '\n'))
+	if err := corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	return r.writeTriage(dir)
 }
 
 func sanitize(s string) string {

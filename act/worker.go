@@ -37,6 +37,10 @@ type worker struct {
 	samples int
 	last    [][]float64 // per flow: the state last given to the batch
 	hasLast []bool
+	// The last observation of the run: a subject fault (a CCAI panic)
+	// is dated by it, the last moment the run was seen sound.
+	lastAt   time.Duration
+	lastFlow int
 }
 
 func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject, batches chan *coverage.Batch) *worker {
@@ -64,6 +68,7 @@ func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject, batches c
 }
 
 func (w *worker) observe(flow int, obs []float64, at time.Duration) {
+	w.lastAt, w.lastFlow = at, flow
 	for i, k := range w.proj[flow] {
 		if k < 0 {
 			w.state[i] = math.NaN()
@@ -112,6 +117,7 @@ func (w *worker) run(ctx context.Context, j job) result {
 	clear(w.sum)
 	clear(w.hasLast)
 	w.samples = 0
+	w.lastAt, w.lastFlow = 0, 0
 	w.watch.Reset()
 	cfg := netenv.Config{Seed: j.g.Seed, Schedule: j.g.Schedule, Topology: w.c.Topology, SACK: w.c.SACK, Profile: w.c.Profile, Handshake: w.c.Handshake}
 	for _, name := range w.c.CCAI {
@@ -121,7 +127,7 @@ func (w *worker) run(ctx context.Context, j job) result {
 	var fault *netenv.Fault
 	switch {
 	case errors.As(err, &fault):
-		r.fault = &corpus.Finding{Kind: fault.Kind, Detail: fault.Detail}
+		r.fault = &corpus.Finding{Kind: fault.Kind, Detail: fault.Detail, TimeNS: int64(w.lastAt), Flow: w.lastFlow}
 	case err != nil:
 		// Cancelled: the result is discarded by the caller's ctx check.
 	case res.Capped && res.CapReason == "events":

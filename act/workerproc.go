@@ -37,6 +37,9 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.SetOutput(stderr)
 	limit := fs.Int64("memory-limit", defaultWorkerMemory, "memory limit in `BYTES`; over it the worker exits with status 86")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if *limit <= 0 || fs.NArg() > 0 {

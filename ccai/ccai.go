@@ -109,8 +109,10 @@ type Algorithm interface {
 	// (ops->ssthresh). It is called on entry to Recovery and Loss.
 	SSThresh(s *Sock) uint32
 	// CongAvoid grows the window on an ACK that acknowledged acked packets
-	// (ops->cong_avoid). It is not called in Recovery or Loss, nor for
-	// algorithms that implement CongController.
+	// (ops->cong_avoid), in Open, Disorder and Loss (as in Linux, where
+	// Loss is not a window reduction). It is not called in Recovery or
+	// CWR, where PRR sets cwnd, nor for algorithms that implement
+	// CongController.
 	CongAvoid(s *Sock, acked uint32)
 	// SetState is called before s.CAState changes to state (ops->set_state).
 	SetState(s *Sock, state CAState)

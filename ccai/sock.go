@@ -9,6 +9,14 @@ const InfiniteSSThresh uint32 = 0x7fffffff
 // Sock is the part of a TCP sender's state that congestion control reads and
 // writes (the relevant fields of Linux's struct tcp_sock). The TCP machinery
 // keeps every field current before it calls the algorithm.
+//
+// An algorithm may write Cwnd, CwndCnt, CwndClamp and SSThresh (as Linux's
+// modules write snd_cwnd, snd_cwnd_cnt, snd_cwnd_clamp and snd_ssthresh)
+// and PacingRate; every other field is the machinery's and is read-only
+// to the algorithm (PriorCwnd and PriorSSThresh are saved by the machinery
+// for undo; CAState changes only through the machinery, which calls
+// SetState first). The returned values of SSThresh and UndoCwnd are
+// applied by the machinery.
 type Sock struct {
 	Cwnd          uint32 // snd_cwnd, packets
 	CwndCnt       uint32 // snd_cwnd_cnt: linear-increase accumulator

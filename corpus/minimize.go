@@ -22,6 +22,10 @@ type MinimizeReport struct {
 	Simplified []string `json:"simplified"`
 }
 
+// ErrNoHit (wrapped) is Minimize's error for a seed that does not hit its
+// condition.
+var ErrNoHit = errors.New("the seed does not hit")
+
 // Minimize shrinks a finding's seed while its condition still holds
 // (delta debugging, Zeller & Hildebrandt, TSE 2002, one change at a time):
 // first the shortest schedule (drop phases), then the simplest parameters
@@ -63,7 +67,7 @@ func Minimize(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int) (*
 		return nil, nil, err
 	}
 	if at < 0 {
-		return nil, nil, fmt.Errorf("the seed does not hit %q to begin with", s.Finding.Condition)
+		return nil, nil, fmt.Errorf("%w %q to begin with", ErrNoHit, s.Finding.Condition)
 	}
 	accept := func(c *Seed, t int64, st map[string]any) {
 		best, at, state = c, t, st

@@ -102,11 +102,11 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 
 // ReplayResult says whether a seed's finding reproduced.
 type ReplayResult struct {
-	Result     netenv.Result  `json:"result"`
-	Reproduced bool           `json:"reproduced"`
-	HitTimeNS  int64          `json:"hit_time_ns"`
-	HitState   map[string]any `json:"hit_state,omitempty"`
-	Diff       []string       `json:"diff,omitempty"`
+	Result     netenv.Result `json:"result"`
+	Reproduced bool          `json:"reproduced"`
+	HitTimeNS  int64         `json:"hit_time_ns"`
+	HitState   StateValues   `json:"hit_state,omitempty"`
+	Diff       []string      `json:"diff,omitempty"`
 	// Witness is the replayed outcome of a witness seed.
 	Witness *symbolic.Replayed `json:"witness,omitempty"`
 }

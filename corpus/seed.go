@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -56,13 +57,66 @@ type Seed struct {
 
 // Finding is what a condition hit adds to a seed.
 type Finding struct {
-	Condition string         `json:"condition"`
-	When      string         `json:"when"`
-	Kind      string         `json:"kind"` // "condition", or a subject fault: "panic", "zero-cwnd", "nan", "event-cap"
-	TimeNS    int64          `json:"time_ns"`
-	Flow      int            `json:"flow"`
-	State     map[string]any `json:"state,omitempty"`
-	Detail    string         `json:"detail,omitempty"`
+	Condition string      `json:"condition"`
+	When      string      `json:"when"`
+	Kind      string      `json:"kind"` // "condition", or a subject fault: "panic", "zero-cwnd", "nan", "event-cap"
+	TimeNS    int64       `json:"time_ns"`
+	Flow      int         `json:"flow"`
+	State     StateValues `json:"state,omitempty"`
+	Detail    string      `json:"detail,omitempty"`
+}
+
+// StateValues are named state values: numbers (float64) and the names of
+// categorical values. JSON has no NaN or infinity, so non-finite numbers are
+// written as the strings "NaN", "+Inf" and "-Inf" and read back as numbers:
+// a finding whose state holds them is written and replays like any other.
+type StateValues map[string]any
+
+// MarshalJSON writes non-finite numbers as "NaN", "+Inf" or "-Inf".
+func (m StateValues) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			v = nonFinite(f)
+		}
+		out[k] = v
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads "NaN", "+Inf", "Inf" and "-Inf" back as numbers.
+func (m *StateValues) UnmarshalJSON(b []byte) error {
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for k, v := range raw {
+		if s, ok := v.(string); ok {
+			switch s {
+			case "NaN":
+				raw[k] = math.NaN()
+			case "+Inf", "Inf":
+				raw[k] = math.Inf(1)
+			case "-Inf":
+				raw[k] = math.Inf(-1)
+			}
+		}
+	}
+	*m = raw
+	return nil
+}
+
+func nonFinite(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case f > 0:
+		return "+Inf"
+	}
+	return "-Inf"
 }
 
 // Config converts a seed into a native run configuration.
@@ -101,12 +155,21 @@ func (s *Seed) Validate() error {
 	if s.Subject == "native" {
 		for _, c := range s.CCAI {
 			if _, ok := ccai.Lookup(c); !ok {
+				if s.Program != "" && s.Program != ProgramVersion() {
+					return fmt.Errorf("ccai: congestion control %q is not in this program (%s); the seed was written by %s: replay it with that program (known here: %v)", c, ProgramVersion(), s.Program, ccai.Names())
+				}
 				return fmt.Errorf("ccai: unknown congestion control %q (known: %v)", c, ccai.Names())
 			}
 		}
 	}
 	if s.Finding != nil && s.Finding.Kind == "condition" && s.Finding.When == "" {
 		return errors.New("finding.when: missing")
+	}
+	if s.Finding != nil && s.Finding.TimeNS < 0 {
+		return fmt.Errorf("finding.time_ns: %d: want a time ≥ 0", s.Finding.TimeNS)
+	}
+	if s.Finding != nil && (s.Finding.Flow < 0 || s.Finding.Flow >= len(s.CCAI)) {
+		return fmt.Errorf("finding.flow: %d: want 0–%d (one per ccai entry)", s.Finding.Flow, len(s.CCAI)-1)
 	}
 	_, err := s.Config()
 	return err

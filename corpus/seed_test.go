@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -39,6 +40,35 @@ func TestSeedRoundTrip(t *testing.T) {
 	}
 }
 
+// Non-finite state values are written as "NaN", "+Inf", "-Inf" and read
+// back as numbers.
+func TestSeedNonFinite(t *testing.T) {
+	s := testSeed(9)
+	s.Finding = &Finding{Condition: "c", When: "cwnd > 5", Kind: "condition", TimeNS: 1,
+		State: StateValues{"cwnd": 7.0, "nan": math.NaN(), "pinf": math.Inf(1), "ninf": math.Inf(-1), "ca_state": "open"}}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := s.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	for _, want := range []string{`"nan": "NaN"`, `"pinf": "+Inf"`, `"ninf": "-Inf"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("seed file lacks %s", want)
+		}
+	}
+	got, err := ReadSeed(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := got.Finding.State
+	if f, _ := st["nan"].(float64); !math.IsNaN(f) {
+		t.Errorf("nan read back as %v", st["nan"])
+	}
+	if st["pinf"] != math.Inf(1) || st["ninf"] != math.Inf(-1) || st["cwnd"] != 7.0 || st["ca_state"] != "open" {
+		t.Errorf("read back %v", st)
+	}
+}
+
 func TestMalformedSeeds(t *testing.T) {
 	good, _ := os.ReadFile(func() string {
 		p := filepath.Join(t.TempDir(), "g.json")
@@ -51,6 +81,8 @@ func TestMalformedSeeds(t *testing.T) {
 		{"unknown field", strings.Replace(string(good), `"version"`, `"colour": 1, "version"`, 1), "unknown field"},
 		{"future version", strings.Replace(string(good), `"version": 2`, `"version": 99`, 1), "version 99"},
 		{"bad ccai", strings.Replace(string(good), `"cubic"`, `"nope"`, 1), "unknown congestion control"},
+		{"negative time", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": -1, "flow": 0},`, 1), "finding.time_ns"},
+		{"flow out of range", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": 5, "flow": 3},`, 1), "finding.flow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "s.json")

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
@@ -47,7 +48,7 @@ func checkCCA(s netenv.Subject, name string) error {
 		return nil
 	}
 	if _, ok := ccai.Lookup(name); !ok {
-		return fmt.Errorf("unknown congestion control %q (known: %v)", name, ccai.Names())
+		return fmt.Errorf("unknown congestion control %q%s (known: %v)", name, suggest.DidYouMean(name, ccai.Names()), ccai.Names())
 	}
 	return nil
 }

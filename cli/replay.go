@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/actfuzz/actfuzz/act"
@@ -20,6 +22,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	plotPath := fs.String("plot", "", "write a plot of cwnd, ssthresh and ca_state to `FILE.png` (or .svg)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	_ = addVerbosityFlags(fs)
 	isoFlags := addIsolateFlags(fs, true)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
@@ -31,6 +34,10 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if len(positional) != 1 {
 		fmt.Fprintln(stderr, "usage: actfuzz replay SEED.json [--trace out.csv] [--plot out.png] [--json]")
+		return exitUsage
+	}
+	if *plotPath != "" && !plotExt(*plotPath) {
+		fmt.Fprintf(stderr, "actfuzz replay: --plot %q: want a .png or .svg file\n", *plotPath)
 		return exitUsage
 	}
 	seed, subj, ok := openSeed(positional[0], "replay", stderr)
@@ -58,7 +65,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		f, err := os.Create(*tracePath)
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --trace: %v\n", err)
-			return exitUsage
+			return exitInternal
 		}
 		defer f.Close()
 		trace = netenv.NewCSVTrace(f, seed.CCAI[0])
@@ -73,7 +80,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	if *plotPath != "" {
 		var cw float64
@@ -86,7 +93,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		if err := pl.Save(*plotPath, title, seed.Schedule, time.Duration(res.HitTimeNS), cw); err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --plot: %v\n", err)
-			return 1
+			return exitInternal
 		}
 	}
 	if *asJSON {
@@ -109,9 +116,18 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "ran: trace sha256 %s\n", res.Result.TraceSHA256)
 	}
 	if !res.Reproduced {
-		return 1
+		return exitFound
 	}
-	return 0
+	return exitOK
+}
+
+// plotExt says whether path names a plot format: PNG or SVG.
+func plotExt(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png", ".svg":
+		return true
+	}
+	return false
 }
 
 // replayWitness replays a seed written by actfuzz sym --seeds.
@@ -120,7 +136,7 @@ func replayWitness(ctx context.Context, seed *corpus.Seed, tracePath, plotPath s
 	res, err := corpus.ReplayWitness(ctx, seed, art.Tracing())
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	if tracePath != "" {
 		csv, err := art.CSV()
@@ -129,13 +145,13 @@ func replayWitness(ctx context.Context, seed *corpus.Seed, tracePath, plotPath s
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --trace: %v\n", err)
-			return 1
+			return exitInternal
 		}
 	}
 	if plotPath != "" {
 		if err := art.SavePlot(plotPath); err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --plot: %v\n", err)
-			return 1
+			return exitInternal
 		}
 	}
 	w := seed.Witness

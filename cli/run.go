@@ -1,12 +1,13 @@
-package main
+package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -37,13 +38,50 @@ func loadCampaign(args []string, stderr io.Writer, cmd string) (*act.Campaign, b
 	return c, true
 }
 
-func statusLine(w io.Writer, st act.Status) {
-	approx := "" // k=1 is estimated once the store's exact sets start above it
-	if st.StoreFloor > 1 {
-		approx = "~"
+// restoreSettings takes a resumed run's method, budget, duration and
+// workers from its checkpoint, unless given again as flags (which it
+// says).
+func restoreSettings(fs *flag.FlagSet, out string, method *string, budget *int, duration *time.Duration, workers *int, info, stderr io.Writer) int {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["method"] {
+		switch ms := act.CheckpointMethods(out); len(ms) {
+		case 0:
+			return exitOK // nothing to resume: a fresh start
+		case 1:
+			*method = ms[0]
+		default:
+			fmt.Fprintf(stderr, "actfuzz run: --out %s has checkpoints of %v: choose one with --method\n", out, ms)
+			return exitUsage
+		}
 	}
-	fmt.Fprintf(w, "\r%-5s %8d sims %7.0f sims/s  step %-13s  k=1 %s%d  k=16 %d  k=128 %d  findings %d  faults %d ",
-		st.Method, st.Sims, st.SimsPerS, st.Step, approx, st.Regions[1], st.Regions[16], st.Regions[128], st.Findings, st.Faults)
+	cp, err := act.ReadCheckpoint(out, *method)
+	if errors.Is(err, os.ErrNotExist) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
+		return exitInternal
+	}
+	fmt.Fprintf(info, "actfuzz run: resuming %s after %d simulations and %s\n", *method, cp.Sims, cp.Wall.Round(time.Second))
+	restore := func(name, cur, saved string, set func()) {
+		if cur == saved {
+			return
+		}
+		if given[name] {
+			fmt.Fprintf(info, "actfuzz run: --%s %s overrides the checkpoint's %s\n", name, cur, saved)
+			return
+		}
+		set()
+	}
+	if cp.Budget > 0 {
+		restore("budget", fmt.Sprint(*budget), fmt.Sprint(cp.Budget), func() { *budget = cp.Budget })
+	}
+	restore("duration", duration.String(), cp.Duration.String(), func() { *duration = cp.Duration })
+	if cp.Workers > 0 {
+		restore("workers", fmt.Sprint(*workers), fmt.Sprint(cp.Workers), func() { *workers = cp.Workers })
+	}
+	return exitOK
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -52,10 +90,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	budget := fs.Int("budget", 0, "simulations to run (0: the campaign's budget)")
 	duration := fs.Duration("duration", 0, "wall-clock limit, e.g. 8h (0: none)")
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
-	out := fs.String("out", "", "output directory for findings, coverage and status")
+	out := fs.String("out", "", "output directory for findings, coverage and status (default: out/<campaign>-<UTC time>); one that holds another campaign is refused unless --resume")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	quiet := fs.Bool("quiet", false, "no live status line")
-	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out")
+	verbosity := addVerbosityFlags(fs)
+	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out, with its --method, --budget, --duration and --workers unless given again (wall time and --duration count over every resume); without CAMPAIGN.yaml, the one in --out")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	memory := fs.String("memory", "", "memory budget of the campaign process, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	isoFlags := addIsolateFlags(fs, false)
@@ -63,6 +101,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	quiet := verbosity.quiet
 	mem, ok := memoryFlag(*memory, stderr, "run")
 	if !ok {
 		return exitUsage
@@ -85,6 +124,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "actfuzz run: --resume needs --out DIR")
 		return exitUsage
 	}
+	if *resume && len(positional) == 0 {
+		// The campaign of the directory being resumed.
+		if _, err := os.Stat(filepath.Join(*out, "campaign.yaml")); err == nil {
+			positional = []string{filepath.Join(*out, "campaign.yaml")}
+		}
+	}
+	if *resume {
+		code := restoreSettings(fs, *out, method, budget, duration, workers, infoWriter(*quiet, stderr), stderr)
+		if code != exitOK {
+			return code
+		}
+	}
 	subj, err := openSubject(*subject)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: --subject: %v\n", err)
@@ -95,23 +146,35 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	if *out == "" {
+		*out = defaultOut(c, time.Now())
+	}
+	if code := checkOut(*out, c, *resume, stderr); code != exitOK {
+		return code
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "actfuzz run: output in %s\n", *out)
+	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Logger: verbosity.logger(stderr), Program: progName()}
+	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
-		opt.Progress = func(st act.Status) { statusLine(stderr, st) }
+		opt.Progress = pr.update
 	}
 	setMemoryLimit(c, mem)
 	rep, err := act.Run(ctx, c, opt)
-	if opt.Progress != nil {
-		fmt.Fprintln(stderr)
+	pr.done()
+	if errors.Is(err, act.ErrCampaignChanged) {
+		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
+		return exitUsage
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitInternal
 	}
 	if ctx.Err() != nil && *out != "" {
-		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: actfuzz run %s --resume --out %s\n", rep.Sims, c.Path, *out)
+		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: %s run %s --resume --out %s\n", rep.Sims, progName(), c.Path, *out)
 	}
 	if *asJSON {
 		writeJSONReport(stdout, rep)
@@ -120,8 +183,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s on %s: %d simulations in %.1f s (%.0f sims/s)\n", rep.Method, strings.Join(c.CCAI, "+"), rep.Sims, rep.Wall.Seconds(), float64(rep.Sims)/rep.Wall.Seconds())
 		_ = coverage.WriteTable(stdout, snap)
 		printStore(stdout, rep.Store)
+		if rep.NoneInS() && rep.Sims > 0 {
+			fmt.Fprintln(stdout, "coverage is zero: no state landed inside S (each was outside a range of the campaign's state:); widen S or narrow P")
+		}
 		printSteps(stdout, rep)
-		printFindings(stdout, rep)
+		printFindings(stdout, rep, *out)
 	}
 	for _, f := range rep.Findings {
 		if f.Seed.Finding.Kind == "condition" {
@@ -131,22 +197,66 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func printFindings(w io.Writer, rep *act.Report) {
+// defaultOut is run's output directory without --out:
+// out/<campaign name>-<UTC time>.
+func defaultOut(c *act.Campaign, now time.Time) string {
+	name := "default"
+	if c.Path != "" {
+		name = strings.TrimSuffix(filepath.Base(c.Path), filepath.Ext(c.Path))
+	}
+	return filepath.Join("out", name+"-"+now.UTC().Format("20060102T150405Z"))
+}
+
+// checkOut refuses an output directory that holds a campaign, unless it is
+// being resumed, and one resumed with another campaign file: both bad input.
+func checkOut(out string, c *act.Campaign, resume bool, stderr io.Writer) int {
+	old, err := os.ReadFile(filepath.Join(out, "campaign.yaml"))
+	held := err == nil
+	for _, d := range []string{"findings", "coverage"} {
+		if ents, err := os.ReadDir(filepath.Join(out, d)); err == nil && len(ents) > 0 {
+			held = true
+		}
+	}
+	switch {
+	case !held:
+		return exitOK
+	case !resume:
+		fmt.Fprintf(stderr, "actfuzz run: --out %s already holds a campaign; continue it with --resume or choose another --out\n", out)
+		return exitUsage
+	case old != nil && !bytes.Equal(old, c.Source):
+		fmt.Fprintf(stderr, "actfuzz run: --out %s holds another campaign (its campaign.yaml differs from %s); resume with that file or choose another --out\n", out, c.Path)
+		return exitUsage
+	}
+	return exitOK
+}
+
+func printFindings(w io.Writer, rep *act.Report, out string) {
 	if len(rep.Findings) == 0 {
 		fmt.Fprintln(w, "no findings")
 		return
 	}
-	fmt.Fprintf(w, "%d findings:\n", len(rep.Findings))
+	if out != "" {
+		defer fmt.Fprintf(w, "summary: %s\n", filepath.Join(out, "findings.md"))
+	}
+	noun := "findings"
+	if len(rep.Findings) == 1 {
+		noun = "finding"
+	}
+	fmt.Fprintf(w, "%d %s:\n", len(rep.Findings), noun)
 	for _, f := range rep.Findings {
 		fd := f.Seed.Finding
 		what := fd.Condition
 		if fd.Kind != "condition" {
 			what = "fault: " + fd.Kind
 		}
-		fmt.Fprintf(w, "  %-24s ×%-5d at %8.3f s  cwnd=%s ssthresh=%s prior_cwnd=%s ca_state=%s\n", what, f.Count,
-			float64(fd.TimeNS)/1e9, num(fd.State["cwnd"]), num(fd.State["ssthresh"]), num(fd.State["prior_cwnd"]), num(fd.State["ca_state"]))
+		cca := "?"
+		if fd.Flow >= 0 && fd.Flow < len(f.Seed.CCAI) {
+			cca = f.Seed.CCAI[fd.Flow]
+		}
+		fmt.Fprintf(w, "  %-24s ×%-5d flow %d (%s) on %s at %.3f s: cwnd=%s ssthresh=%s prior_cwnd=%s ca_state=%s\n", what, f.Count,
+			fd.Flow, cca, f.Seed.Subject, float64(fd.TimeNS)/1e9, num(fd.State["cwnd"]), num(fd.State["ssthresh"]), num(fd.State["prior_cwnd"]), num(fd.State["ca_state"]))
 		if f.Path != "" {
-			fmt.Fprintf(w, "    replay: actfuzz replay %s\n", f.Path)
+			fmt.Fprintf(w, "    replay: %s replay %s\n", progName(), f.Path)
 		}
 	}
 }
@@ -237,14 +347,25 @@ func methodReport(rep *act.Report) methodJSON {
 
 func writeJSONReport(w io.Writer, rep *act.Report) {
 	type finding struct {
-		Condition string `json:"condition"`
-		Kind      string `json:"kind"`
-		Count     int    `json:"count"`
-		Path      string `json:"path,omitempty"`
+		Condition  string  `json:"condition"`
+		Kind       string  `json:"kind"`
+		Count      int     `json:"count"`
+		Path       string  `json:"path,omitempty"`
+		Flow       int     `json:"flow"`
+		CCAI       string  `json:"ccai,omitempty"`
+		Subject    string  `json:"subject"`
+		FirstSim   int     `json:"first_sim"`
+		Step       string  `json:"step"`
+		FirstWallS float64 `json:"first_wall_s"`
 	}
 	var fs []finding
 	for _, f := range rep.Findings {
-		fs = append(fs, finding{f.Seed.Finding.Condition, f.Seed.Finding.Kind, f.Count, f.Path})
+		fd := f.Seed.Finding
+		var cca string
+		if fd.Flow >= 0 && fd.Flow < len(f.Seed.CCAI) {
+			cca = f.Seed.CCAI[fd.Flow]
+		}
+		fs = append(fs, finding{fd.Condition, fd.Kind, f.Count, f.Path, fd.Flow, cca, f.Seed.Subject, f.FirstSim, f.Step.String(), f.FirstWall.Seconds()})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -256,9 +377,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	budget := fs.Int("budget", 0, "simulations per method (0: the campaign's budget)")
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
 	methods := fs.String("methods", "act,ran,man", "comma-separated methods: act, ran, man, fuzz (code-coverage-guided)")
-	plot := fs.String("plot", "coverage.png", "write the coverage(S,k) plot (Fig. 8) here; .png or .svg")
+	plot := fs.String("plot", "", "write the coverage(S,k) plot (Fig. 8) here, .png or .svg, with the growth plots (Figs. 9–10) beside it as FILE-growth-k2 and -k128 (default: no plots)")
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
 	asJSON := fs.Bool("json", false, "print JSON")
+	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("memory", "", "memory budget of each method's campaign, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	isoFlags := addIsolateFlags(fs, false)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
@@ -275,6 +397,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if *budget < 0 || *workers < 0 {
 		fmt.Fprintln(stderr, "actfuzz compare: --budget and --workers must be ≥ 0")
+		return exitUsage
+	}
+	if *plot != "" && !plotExt(*plot) {
+		fmt.Fprintf(stderr, "actfuzz compare: --plot %q: want a .png or .svg file\n", *plot)
 		return exitUsage
 	}
 	ms := strings.Split(*methods, ",")
@@ -317,15 +443,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			continue
 		}
 		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-		if !*asJSON {
-			opt.Progress = func(st act.Status) { statusLine(stderr, st) }
+			Logger: verbosity.logger(stderr)}
+		pr := newProgress(stderr)
+		if !*asJSON && !*verbosity.quiet {
+			opt.Progress = pr.update
 		}
 		setMemoryLimit(c, mem)
 		rep, err := act.Run(ctx, c, opt)
-		if opt.Progress != nil {
-			fmt.Fprintln(stderr)
-		}
+		pr.done()
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
 			return exitInternal
@@ -334,17 +459,23 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		snaps = append(snaps, rep.Store.Snapshot(m, int64(rep.Sims)))
 		series = append(series, rep.Series)
 	}
+	status := exitOK
 	if *plot != "" {
-		if err := os.MkdirAll(filepath.Dir(*plot), 0o755); err == nil {
-			if err := coverage.SaveCoveragePlot(*plot, snaps...); err != nil {
-				fmt.Fprintf(stderr, "actfuzz compare: --plot: %v\n", err)
-			}
+		err := os.MkdirAll(filepath.Dir(*plot), 0o755)
+		if err == nil {
+			err = coverage.SaveCoveragePlot(*plot, snaps...)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz compare: --plot: %v\n", err)
+			status = exitInternal
+		} else {
 			// Figs. 9–10 beside it.
 			ext := filepath.Ext(*plot)
 			for _, k := range []int{2, 128} {
 				path := strings.TrimSuffix(*plot, ext) + fmt.Sprintf("-growth-k%d", k) + ext
 				if err := coverage.SaveGrowthPlot(path, k, series...); err != nil {
 					fmt.Fprintf(stderr, "actfuzz compare: growth plot: %v\n", err)
+					status = exitInternal
 				}
 			}
 		}
@@ -353,7 +484,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(map[string]any{"methods": out})
-		return 0
+		return status
 	}
 	_ = coverage.WriteTable(stdout, snaps...)
 	if a, ok := out["act"]; ok {
@@ -369,10 +500,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, k := range keys {
 		fmt.Fprintf(stdout, "%s: %d sims in %.1f s\n", k, out[k].Sims, out[k].WallS)
 	}
-	if *plot != "" {
+	if *plot != "" && status == exitOK {
 		fmt.Fprintf(stdout, "plot: %s\n", *plot)
 	}
-	return 0
+	return status
 }
 
 // num prints integral floats without an exponent.

@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -50,15 +53,45 @@ func envFlags(fs *flag.FlagSet, e *netenv.Env) {
 
 // parseFlags parses args, turning every error into a message naming the
 // flag and exit status 2.
+// --help prints the flags and the exit statuses; an unknown flag gets a
+// suggestion.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, code int) {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return false, 0
-		}
-		return false, exitUsage
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	cmd := strings.TrimPrefix(fs.Name(), "actfuzz ")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s%s\n\nflags:\n", fs.Name(), commandArgs(cmd))
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), exitHelp(cmd))
 	}
-	return true, 0
+	err := fs.Parse(args)
+	if err == nil {
+		return true, exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = io.Copy(stderr, &buf)
+		return false, exitOK
+	}
+	msg := err.Error()
+	if name, found := strings.CutPrefix(msg, "flag provided but not defined: "); found {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+		name = "--" + strings.TrimLeft(name, "-")
+		msg = "unknown flag " + name + suggest.DidYouMean(name, names)
+	}
+	fmt.Fprintf(stderr, "%s: %s (see actfuzz help %s)\n", fs.Name(), msg, cmd)
+	return false, exitUsage
+}
+
+// commandArgs are the positional arguments of a command, for --help.
+func commandArgs(cmd string) string {
+	switch cmd {
+	case "run", "compare":
+		return " [CAMPAIGN.yaml] [flags]"
+	case "replay", "minimize", "diff":
+		return " SEED.json [flags]"
+	}
+	return " [flags]"
 }
 
 // parseInterleaved parses flags that may come before or after the
@@ -82,7 +115,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("actfuzz sim", flag.ContinueOnError)
 	env := netenv.DefaultEnv()
 	envFlags(fs, &env)
-	cca := fs.String("cca", "cubic", "congestion control algorithm (see `actfuzz list`)")
+	cca := fs.String("cca", "cubic", "congestion control `NAME` (actfuzz list shows them)")
 	bytes := fs.Uint64("bytes", netenv.DefaultBytes, "bytes to transfer")
 	seed := fs.Uint64("seed", 1, "run seed e")
 	sack := fs.Bool("sack", true, "enable SACK (false: NewReno recovery)")
@@ -90,7 +123,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	handshake := fs.Bool("handshake", false, "open the connection with SYN and SYN-ACK first (native subject; ns-3 and gVisor always do)")
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with `make ns3`) or gvisor")
+	_ = addVerbosityFlags(fs)
+	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3) or gvisor")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -132,7 +166,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		f, err := os.Create(*tracePath)
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz sim: --trace: %v\n", err)
-			return exitUsage
+			return exitInternal
 		}
 		defer f.Close()
 		trace = netenv.NewCSVTrace(f, *cca)
@@ -146,7 +180,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz sim: %v\n", err)
-		return 1
+		var fault *netenv.Fault
+		if errors.As(err, &fault) {
+			return exitFound // the subject misbehaved: a finding
+		}
+		return exitInternal
 	}
 	f := res.Flows[0]
 	sum := simSummary{

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -18,6 +18,7 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	subject := fs.String("subject", "native", "first subject")
 	vs := fs.String("vs", "ns3", "second subject")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	_ = addVerbosityFlags(fs)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
@@ -51,17 +52,18 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep, err := ns3.Diff(ctx, cfg, a, b)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz diff: %v\n", err)
-		return 1
+		return exitInternal
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
 	} else if err := rep.Format(stdout); err != nil {
-		return 1
+		fmt.Fprintf(stderr, "actfuzz diff: %v\n", err)
+		return exitInternal
 	}
 	if !rep.Agree() {
-		return 1
+		return exitFound
 	}
-	return 0
+	return exitOK
 }

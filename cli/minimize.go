@@ -1,11 +1,14 @@
-package main
+package cli
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/actfuzz/actfuzz/corpus"
@@ -16,6 +19,7 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	out := fs.String("out", "", "write the minimized seed here (default: SEED.min.json)")
 	runs := fs.Int("runs", 400, "at most this many simulations")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	_ = addVerbosityFlags(fs)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
@@ -29,22 +33,30 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	}
 	defer closeSubject(subj)
+	path := *out
+	if path == "" {
+		path = strings.TrimSuffix(positional[0], ".json") + ".min.json"
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		fmt.Fprintf(stderr, "actfuzz minimize: --out: %v\n", err)
+		return exitInternal
+	}
 	if seed.Witness != nil {
 		fmt.Fprintf(stderr, "actfuzz minimize: %s: a witness seed is already one point of a symbolic class; nothing to minimize\n", positional[0])
 		return exitUsage
 	}
 	min, rep, err := corpus.Minimize(ctx, subj, seed, *runs)
+	if errors.Is(err, corpus.ErrNoHit) {
+		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
+		return exitFound
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
-		return 1
-	}
-	path := *out
-	if path == "" {
-		path = strings.TrimSuffix(positional[0], ".json") + ".min.json"
+		return exitInternal
 	}
 	if err := corpus.WriteArtifacts(ctx, subj, min, path); err != nil {
-		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
-		return 1
+		fmt.Fprintf(stderr, "actfuzz minimize: --out: %v\n", err)
+		return exitInternal
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -57,6 +69,6 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	for _, s := range rep.Simplified {
 		fmt.Fprintf(stdout, "  %s\n", s)
 	}
-	fmt.Fprintf(stdout, "seed: %s\nreplay: actfuzz replay %s\n", path, path)
+	fmt.Fprintf(stdout, "seed: %s\nreplay: %s replay %s\n", path, progName(), path)
 	return 0
 }

@@ -1,0 +1,182 @@
+// Package cli is actfuzz's command-line interface as a library: Main runs
+// every command (sim, list, run, compare, replay, minimize, diff, sym,
+// worker) over whatever congestion-control algorithms the program has
+// registered. cmd/actfuzz is `func main() { cli.Main() }`; a user's module
+// with its own CCAI is that same line plus an import of its algorithm, and
+// gets the whole CLI, isolated workers included (a worker is the program
+// itself run as `worker`).
+//
+// Usage:
+//
+//	actfuzz sim [flags]          run one simulation and print its summary
+//	actfuzz list                 list CCAIs, parameters and state variables
+//	actfuzz run CAMPAIGN.yaml    run a campaign (ACT, RAN or MAN)
+//	actfuzz compare              ACT against RAN and MAN on one budget
+//	actfuzz replay SEED.json     replay a seed and check its finding
+//	actfuzz minimize SEED.json   shrink a finding's seed
+//	actfuzz diff SEED.json       one configuration on two subjects
+//	actfuzz sym                  symbolic exploration of uncertain delays
+//	actfuzz worker               a worker process (started by run and compare)
+//
+// Run `actfuzz COMMAND -h` (or `actfuzz help COMMAND`) for a command's
+// flags. Exit statuses, for every command: 0 done and nothing found (or
+// reproduced); 1 found (or not reproduced, or differs); 2 bad input, with a
+// message naming the flag or the file, line and field; 3 an I/O or internal
+// error; 130 interrupted (after the checkpoint is written).
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/suggest"
+	"github.com/actfuzz/actfuzz/netenv/symbolic"
+)
+
+// Exit statuses of every command.
+const (
+	exitOK          = 0   // done; nothing found, or the seed reproduced
+	exitFound       = 1   // a condition hit, a seed not reproduced, subjects differ
+	exitUsage       = 2   // bad input: a flag, a file (line, field), a seed
+	exitInternal    = 3   // an I/O or internal error
+	exitInterrupted = 130 // interrupted (SIGINT, SIGTERM), after the checkpoint
+)
+
+// exitHelp documents the exit statuses; what 0 and 1 mean depends on the
+// command.
+func exitHelp(cmd string) string {
+	ok, found := "done", "—"
+	switch cmd {
+	case "run":
+		ok, found = "done, no condition hit", "a condition was hit (findings written)"
+	case "compare":
+		ok = "done"
+	case "replay":
+		ok, found = "the seed's finding reproduced", "not reproduced (what differed is printed)"
+	case "minimize":
+		ok, found = "minimized seed written", "the seed does not hit its condition"
+	case "diff":
+		ok, found = "the subjects agree", "the subjects differ"
+	case "sim":
+		ok, found = "done", "the subject faulted (a CCAI panic, a zero cwnd, …)"
+	}
+	return fmt.Sprintf("\nexit status:\n  0    %s\n  1    %s\n  2    bad input (the message names the flag, or the file, line and field)\n  3    I/O or internal error\n  130  interrupted (after the checkpoint is written)\n", ok, found)
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"sim", "run one simulation and print its summary", runSim},
+		{"list", "list CCAIs, environment parameters and state variables", runList},
+		{"run", "run a campaign: actfuzz run [CAMPAIGN.yaml] [--method act|ran|man] [--budget N] [--out DIR]", runRun},
+		{"compare", "run ACT, RAN and MAN on the same budget and compare coverage", runCompare},
+		{"replay", "replay a seed file and check that its finding reproduces", runReplay},
+		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
+		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
+		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", runSym},
+		{"worker", "serve a campaign's simulations on stdin/stdout (started by run and compare)", runWorker},
+	}
+}
+
+// Main runs the command named by os.Args and exits with its status.
+func Main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) == 2 && args[0] == "help" {
+			return dispatch(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
+		usage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintln(stdout, corpus.ProgramVersion())
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			code := c.run(ctx, args[1:], stdout, stderr)
+			if ctx.Err() != nil && c.name != "worker" && code != exitUsage {
+				return exitInterrupted
+			}
+			return code
+		}
+	}
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "actfuzz: unknown command %q%s\n", args[0], suggest.DidYouMean(args[0], names))
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: actfuzz COMMAND [flags]   (actfuzz help COMMAND, actfuzz --version)\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, exitHelp(""))
+}
+
+// quietWriter passes on only what looks like an error ("actfuzz …: …"
+// lines), for sym --quiet.
+type quietWriter struct{ w io.Writer }
+
+func (q quietWriter) Write(b []byte) (int, error) {
+	if bytes.HasPrefix(b, []byte("actfuzz ")) || bytes.HasPrefix(b, []byte("usage")) {
+		return q.w.Write(b)
+	}
+	return len(b), nil
+}
+
+// progName is the name this program was run by, for the commands it
+// suggests: "actfuzz", or a user's own program built on Main.
+func progName() string {
+	if len(os.Args) == 0 || os.Args[0] == "" {
+		return "actfuzz"
+	}
+	return filepath.Base(os.Args[0])
+}
+
+// runSym is `actfuzz sym` (package symbolic) with seeds written by corpus.
+// The exploration's failures (its status 1) are errors here: 3.
+func runSym(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := symbolic.Command{WriteSeeds: corpus.WriteWitnessSeeds}
+	// -v and --quiet, as on every command: --quiet silences its progress.
+	var rest []string
+	for _, a := range args {
+		switch a {
+		case "-v", "--v", "-v=true", "--v=true":
+		case "-quiet", "--quiet", "-quiet=true", "--quiet=true":
+			stderr = quietWriter{stderr}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	code := cmd.Main(ctx, rest, stdout, stderr)
+	if code == symbolic.ExitError {
+		return exitInternal
+	}
+	return code
+}
