@@ -103,7 +103,7 @@ func Minimize(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int) (*
 			}
 			if t >= 0 {
 				accept(c, t, st)
-				rep.Simplified = append(rep.Simplified, fmt.Sprintf("dropped phase %d", i+1))
+				rep.Simplified = append(rep.Simplified, fmt.Sprintf("dropped phase %d of %d (hit at %.3f s)", i+1, len(c.Schedule)+1, float64(t)/1e9))
 				changed = true
 				break
 			}
@@ -133,8 +133,8 @@ func Minimize(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int) (*
 			return nil, nil, err
 		}
 		if t >= 0 && t < at {
+			rep.Simplified = append(rep.Simplified, fmt.Sprintf("seed %d hits earlier: at %.3f s instead of %.3f s", c.Seed, float64(t)/1e9, float64(at)/1e9))
 			accept(c, t, st)
-			rep.Simplified = append(rep.Simplified, fmt.Sprintf("seed %d hits earlier", c.Seed))
 		}
 	}
 

@@ -244,7 +244,7 @@ func DiffWith(ctx context.Context, cfg netenv.Config, a, b netenv.Subject, opt D
 		}
 		rep.Flows = append(rep.Flows, fd)
 
-		who := fmt.Sprintf("flow %d (%s vs %s)", i+1, fd.CCA[0], fd.CCA[1])
+		who := fmt.Sprintf("flow %d (%s vs %s)", i, fd.CCA[0], fd.CCA[1]) // flows count from 0, as in seeds
 		if fd.Done[0] != fd.Done[1] {
 			rep.Disagreements = append(rep.Disagreements, fmt.Sprintf("%s: completes on %s only", who, names[map[bool]int{true: 0, false: 1}[fd.Done[0]]]))
 		}
@@ -278,14 +278,17 @@ func (r *DiffReport) Format(w io.Writer) error {
 			map[bool]string{true: ", capped", false: ""}[s.Capped])
 	}
 	for _, f := range r.Flows {
-		fmt.Fprintf(&b, "flow %d: %s vs %s\n", f.Flow+1, f.CCA[0], f.CCA[1])
+		fmt.Fprintf(&b, "flow %d: %s vs %s\n", f.Flow, f.CCA[0], f.CCA[1])
 		fmt.Fprintf(&b, "  throughput %.3f vs %.3f Mbit/s (%+.1f%%), done at %.3f vs %.3f s\n",
 			f.ThroughputMbps[0], f.ThroughputMbps[1], 100*f.ThroughputDiff, f.DoneAtS[0], f.DoneAtS[1])
 		fmt.Fprintf(&b, "  segments %d vs %d, retransmits %d vs %d, recoveries %d vs %d, timeouts %d vs %d\n",
 			f.SegmentsSent[0], f.SegmentsSent[1], f.Retransmits[0], f.Retransmits[1],
 			f.Recoveries[0], f.Recoveries[1], f.Timeouts[0], f.Timeouts[1])
-		fmt.Fprintf(&b, "  first record at %.3f vs %.3f s (ns-3 opens the connection with a handshake)\n",
-			f.FirstRecordS[0], f.FirstRecordS[1])
+		why := ""
+		if r.A.Subject == "ns3" || r.B.Subject == "ns3" {
+			why = " (ns-3 opens the connection with a handshake)"
+		}
+		fmt.Fprintf(&b, "  first record at %.3f vs %.3f s%s\n", f.FirstRecordS[0], f.FirstRecordS[1], why)
 		fmt.Fprintf(&b, "  %9s %13s %13s %17s %21s\n", "time_s", "cwnd", "ssthresh", "srtt_ms", "ca_state")
 		for _, p := range f.Points {
 			mark := ""
