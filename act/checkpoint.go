@@ -60,13 +60,14 @@ func CheckpointMethods(dir string) []string {
 // ReadCheckpoint reads the settings of the campaign checkpointed in dir
 // for method; os.ErrNotExist (wrapped) when there is none.
 func ReadCheckpoint(dir, method string) (CheckpointInfo, error) {
-	b, err := os.ReadFile(checkpointPath(dir, method))
+	f, err := os.Open(checkpointPath(dir, method))
 	if err != nil {
 		return CheckpointInfo{}, err
 	}
-	var cp checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&cp); err != nil {
-		return CheckpointInfo{}, fmt.Errorf("%s: corrupt checkpoint: %w", checkpointPath(dir, method), err)
+	defer f.Close()
+	cp, _, err := readCheckpointHeader(f, checkpointPath(dir, method))
+	if err != nil {
+		return CheckpointInfo{}, err
 	}
 	return CheckpointInfo{Method: cp.Method, Sims: cp.Sims, Budget: cp.Run.Budget, Duration: cp.Run.Duration,
 		Workers: cp.Run.Workers, Wall: cp.Run.Wall}, nil
@@ -158,6 +159,29 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	})
 }
 
+// readCheckpointHeader reads the magic and the gob-encoded checkpoint; the
+// reader it returns is positioned at the store.
+func readCheckpointHeader(f io.Reader, path string) (*checkpoint, *bufio.Reader, error) {
+	r := bufio.NewReaderSize(f, 1<<20)
+	hdr := make([]byte, len(checkpointMagic)+8)
+	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr[:len(checkpointMagic)]) != checkpointMagic {
+		return nil, nil, fmt.Errorf("%s: corrupt checkpoint: not an actfuzz checkpoint of this version", path)
+	}
+	n := binary.LittleEndian.Uint64(hdr[len(checkpointMagic):])
+	if n > 1<<30 {
+		return nil, nil, fmt.Errorf("%s: corrupt checkpoint: header of %d bytes", path, n)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, nil, fmt.Errorf("%s: corrupt checkpoint: %w", path, err)
+	}
+	cp := new(checkpoint)
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(cp); err != nil {
+		return nil, nil, fmt.Errorf("%s: corrupt checkpoint: %w", path, err)
+	}
+	return cp, r, nil
+}
+
 // loadCheckpoint restores a campaign; ok is false when there is none.
 func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState) (bool, error) {
 	path := checkpointPath(dir, method)
@@ -169,22 +193,9 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		return false, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	hdr := make([]byte, len(checkpointMagic)+8)
-	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr[:len(checkpointMagic)]) != checkpointMagic {
-		return false, fmt.Errorf("%s: corrupt checkpoint: not an actfuzz checkpoint of this version (%v)", path, err)
-	}
-	n := binary.LittleEndian.Uint64(hdr[len(checkpointMagic):])
-	if n > 1<<30 {
-		return false, fmt.Errorf("%s: corrupt checkpoint: header of %d bytes", path, n)
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return false, fmt.Errorf("%s: corrupt checkpoint: %w", path, err)
-	}
-	var cp checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&cp); err != nil {
-		return false, fmt.Errorf("%s: corrupt checkpoint: %w", path, err)
+	cp, r, err := readCheckpointHeader(f, path)
+	if err != nil {
+		return false, err
 	}
 	switch {
 	case cp.Version != checkpointVersion:

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -112,7 +113,9 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, open func(nam
 			}
 		}
 		for _, it := range w.Items {
+			before := runtime.NumGoroutine()
 			r := sv.wk.run(ctx, job{idx: it.Index, g: it.Config})
+			settle(before)
 			msg, err := r.message(w.BatchID)
 			if err != nil {
 				return err
@@ -196,4 +199,22 @@ func fromMessage(m Result, b *coverage.Batch) (result, error) {
 		r.hits = append(r.hits, hit{cond: h.Condition, when: h.When, flow: h.Flow, at: time.Duration(h.TimeNS), state: h.State})
 	}
 	return r, nil
+}
+
+// settleFor bounds how long a worker waits, after a simulation, for the
+// goroutines a CCAI started during it.
+const settleFor = 2 * time.Second
+
+// settle waits until the goroutines started during a simulation have
+// ended (the count is back to before), or settleFor has passed. A CCAI
+// that panics on a goroutine of its own then kills the worker before the
+// result of the simulation that started it is sent, so the crash is
+// charged to that configuration and not to the next one, however late the
+// scheduler runs the goroutine. Goroutines that outlive settleFor are left
+// running: a crash they cause later lands on a later configuration.
+func settle(before int) {
+	deadline := time.Now().Add(settleFor)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 }
