@@ -32,9 +32,8 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz diff: %v\n", err)
 		return exitUsage
 	}
-	a, err := openSubject(*subject)
-	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz diff: --subject: %v\n", err)
+	a, ok := subjectFlag(*subject, "diff", stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer closeSubject(a)

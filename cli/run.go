@@ -136,9 +136,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	subj, err := openSubject(*subject)
-	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz run: --subject: %v\n", err)
+	subj, ok := subjectFlag(*subject, "run", stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer closeSubject(subj)
@@ -410,9 +409,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitUsage
 		}
 	}
-	subj, err := openSubject(*subject)
-	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz compare: --subject: %v\n", err)
+	subj, ok := subjectFlag(*subject, "compare", stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer closeSubject(subj)

@@ -132,9 +132,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz sim: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	subj, err := openSubject(*subject)
-	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz sim: --subject: %v\n", err)
+	subj, ok := subjectFlag(*subject, "sim", stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer closeSubject(subj)

@@ -29,6 +29,17 @@ func openSubject(name string) (netenv.Subject, error) {
 }
 
 // closeSubject stops a subject's helper processes, if it has any.
+// subjectFlag opens the subject named by --subject, saying why not (bad
+// input, exit 2) when it cannot.
+func subjectFlag(name, cmd string, stderr io.Writer) (netenv.Subject, bool) {
+	s, err := openSubject(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz %s: --subject: %v\n", cmd, err)
+		return nil, false
+	}
+	return s, true
+}
+
 func closeSubject(s netenv.Subject) {
 	if c, ok := s.(io.Closer); ok {
 		_ = c.Close()
