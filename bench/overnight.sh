@@ -9,8 +9,9 @@
 # (isolated workers included), simulations, sims/s over the last interval,
 # the store's bytes and pooled states, visits, the regions at k = 1, 16 and
 # 128, and where the store keeps exact sets and pools. At the end it plots
-# OUT/samples.png and prints the last sample with a power-law extrapolation
-# of RSS, states and regions to 8 hours (bench/overnightplot).
+# OUT/samples.png and prints the last sample, the peak of the memory figures
+# (bounded by the campaign's budget) and a power-law extrapolation of
+# simulations and regions to 8 hours (bench/overnightplot). Needs only Go.
 # ACTFUZZ_BIN=path runs that binary instead of building bin/actfuzz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,7 @@ if [ $# -gt 0 ] && [ "$1" != "--" ]; then out=$1; shift; fi
 [ "${1:-}" = "--" ] && shift
 mkdir -p "$out"
 [ -n "${ACTFUZZ_BIN:-}" ] || make --no-print-directory build >/dev/null
+go build -o bin/overnightplot ./bench/overnightplot
 csv=$out/samples.csv
 echo "elapsed_s,rss_mb,tree_rss_mb,sims,sims_per_s,store_mb,pooled_states,visits,regions_k1,regions_k16,regions_k128,exact_from_k,pools_at_k" > "$csv"
 
@@ -49,17 +51,10 @@ while kill -0 $pid 2>/dev/null; do
 	[ -f "$st" ] || continue
 	r=$(rss $pid) tr=$(tree_rss $pid)
 	[ "$r" != 0 ] || break # the campaign ended during the interval
-	python3 - "$st" "$((now - start))" "$r" "$tr" "$lastsims" "$((now - lastt))" >> "$csv" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-el, rss, tree, last, dt = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), max(1, int(sys.argv[6]))
-st, r = s["store"], s["regions"]
-print(",".join(str(x) for x in [el, rss, tree, s["sims"], "%.1f" % ((s["sims"] - last) / dt), "%.1f" % (st["bytes"] / 1e6),
-      st["pooled_states"], st["visits"], r.get("1", 0), r.get("16", 0), r.get("128", 0), st["exact_from_k"], st["pools_at_k"]]))
-PY
+	bin/overnightplot sample "$st" "$((now - start))" "$r" "$tr" "$lastsims" "$((now - lastt))" >> "$csv"
 	lastsims=$(tail -1 "$csv" | cut -d, -f4)
 	lastt=$now
 done
 wait $pid || true
-go run ./bench/overnightplot "$csv" "$out/samples.png"
+bin/overnightplot "$csv" "$out/samples.png"
 echo "samples: $csv, plot: $out/samples.png, campaign: $out/campaign"

@@ -5,10 +5,15 @@
 // fitted (least squares in log-log) to the second half of the samples.
 //
 //	go run ./bench/overnightplot samples.csv samples.png
+//
+// bench/overnight.sh also uses it to turn a status.json into one CSV row:
+//
+//	overnightplot sample STATUS.json ELAPSED_S RSS_MB TREE_RSS_MB LAST_SIMS DT_S
 package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -23,6 +28,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 8 && os.Args[1] == "sample" {
+		os.Exit(sample(os.Args[2:]))
+	}
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: overnightplot samples.csv out.png")
 		os.Exit(2)
@@ -128,4 +136,33 @@ func powerFit(t, y []float64) (a, b float64, ok bool) {
 	}
 	alpha, beta := stat.LinearRegression(xs, ys, nil, false)
 	return math.Exp(alpha), beta, true
+}
+
+// sample prints the CSV row of one status.json (see bench/overnight.sh).
+func sample(a []string) int {
+	b, err := os.ReadFile(a[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	var st struct {
+		Sims    int               `json:"sims"`
+		Regions map[string]uint64 `json:"regions"`
+		Store   struct {
+			Bytes  float64 `json:"bytes"`
+			States int     `json:"pooled_states"`
+			Visits uint64  `json:"visits"`
+			FloorK int     `json:"exact_from_k"`
+			PoolK  int     `json:"pools_at_k"`
+		} `json:"store"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		fmt.Fprintln(os.Stderr, a[0], err)
+		return 2
+	}
+	last, _ := strconv.Atoi(a[4])
+	dt, _ := strconv.ParseFloat(a[5], 64)
+	fmt.Printf("%s,%s,%s,%d,%.1f,%.1f,%d,%d,%d,%d,%d,%d,%d\n", a[1], a[2], a[3], st.Sims, float64(st.Sims-last)/max(dt, 1),
+		st.Store.Bytes/1e6, st.Store.States, st.Store.Visits, st.Regions["1"], st.Regions["16"], st.Regions["128"], st.Store.FloorK, st.Store.PoolK)
+	return 0
 }
