@@ -73,9 +73,8 @@ type Status struct {
 	Regions  map[int]uint64 `json:"-"`
 	Findings int            `json:"findings"`
 	Faults   int            `json:"faults"`
-	// StoreFloor and StorePool are the store's FloorK and PoolK.
+	// StoreFloor is the store's FloorK: counts at smaller k are estimates.
 	StoreFloor int `json:"-"`
-	StorePool  int `json:"-"`
 	// Elapsed is the campaign's wall time over every resume; Budget and
 	// Duration (0: none) are its limits.
 	Elapsed  time.Duration `json:"-"`
@@ -287,7 +286,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
 			return fmt.Errorf("status: %w", err)
 		}
-		lastCheckpoint = time.Now()
+		lastCheckpoint, lastStatus = time.Now(), time.Now()
 		return nil
 	}
 
@@ -445,7 +444,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 
 func (r *Report) status(step Step, elapsed time.Duration) Status {
 	st := Status{Method: r.Method, Sims: r.Sims, SimsPerS: float64(r.Sims) / elapsed.Seconds(), Regions: r.Regions(),
-		StoreFloor: r.Store.FloorK(), StorePool: r.Store.PoolK()}
+		StoreFloor: r.Store.FloorK()}
 	if r.Method == "act" {
 		st.Step = step.String()
 	} else {

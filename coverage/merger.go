@@ -42,8 +42,10 @@ func (m *merger) reset(s *Store, batches int) {
 	m.w, m.L = s.ly.w, s.ly.L
 	m.keys, m.at, m.cfg, m.src = m.keys[:0], m.at[:0], m.cfg[:0], m.src[:0]
 	m.n, m.nb = 0, batches
-	m.news = append(m.news[:0], make([]Levels, batches)...)
-	m.counts = append(m.counts[:0], make([]uint64, batches*(m.L+1))...)
+	m.news = grow(m.news[:0], batches)[:batches]
+	clear(m.news)
+	m.counts = grow(m.counts[:0], batches*(m.L+1))[:batches*(m.L+1)]
+	clear(m.counts)
 	if len(m.bucket) != len(s.pooled) {
 		m.bucket = make([][]int32, len(s.pooled))
 	}

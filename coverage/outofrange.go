@@ -65,11 +65,3 @@ func (c *oorCodec) raw(key, dst []uint64) {
 		}
 	}
 }
-
-func (c *oorCodec) bytes() int {
-	b := 0
-	for i := range c.vals {
-		b += 8*cap(c.vals[i]) + 24*len(c.dict[i])
-	}
-	return b
-}

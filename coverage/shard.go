@@ -58,12 +58,10 @@ func (ss *sset) bytes() int {
 // shard is one shard of the pooled states: its table, counts and pools, the
 // escape list of their visits and its own reservoir PRNG.
 type shard struct {
-	st       states
-	vc       visitCodec
-	src      *rand.PCG
-	rng      *rand.Rand
-	mergeBuf []visit
-	poolBuf  []visit
+	st  states
+	vc  visitCodec
+	src *rand.PCG
+	rng *rand.Rand
 	// est[l] estimates the visited regions at level l < floor that this
 	// shard's merges have seen (HyperLogLog; the union over shards is the
 	// store's estimate).

@@ -169,8 +169,8 @@ func (s *Store) intern(c uint64) uint32 {
 // ranges of S is recorded with a ref that has OutOfRange() true and never
 // adds regions. Add panics if len(state) differs from the number of
 // variables. Once the store has coarsened (see the package documentation),
-// the ref is that of the state's pooled region and, below the exact floor,
-// "new" means the estimate grew.
+// the ref and newState are those of the state's pooled region, and
+// newRegions holds only the exact levels (k ≥ FloorK).
 func (s *Store) Add(state []float64, v Visit) (ref StateRef, newState bool, newRegions Levels) {
 	if !s.ly.encode(state, s.keyBuf) {
 		s.ly.encodeOOR(state, s.oorBuf)
@@ -182,11 +182,7 @@ func (s *Store) Add(state []float64, v Visit) (ref StateRef, newState bool, newR
 	m.add(s.keyBuf, v.At, s.intern(v.Config), 0)
 	m.run(s)
 	s.checkBudget()
-	ref = m.ref
-	if s.pool == 0 && s.floor == 0 {
-		return ref, m.news[0]&1 != 0, m.news[0]
-	}
-	return ref, m.news[0] != 0, m.news[0]
+	return m.ref, m.news[0]&(1<<uint(s.pool)) != 0, m.news[0]
 }
 
 // addOOR records a visit of the out-of-range state with raw granules raw.

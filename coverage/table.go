@@ -135,12 +135,6 @@ func (t *table) lookupH(k []uint64, h uint64) (uint32, bool) {
 	}
 }
 
-// has reports whether k is in the table.
-func (t *table) has(k []uint64) bool {
-	_, ok := t.lookup(k)
-	return ok
-}
-
 // insert adds k if absent and returns its ref and whether it was added.
 func (t *table) insert(k []uint64) (uint32, bool) { return t.insertH(k, hashKey(k)) }
 
