@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -18,12 +17,9 @@ import (
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
-// Range is one parameter of P: [Min, Max] at granularity Step.
-type Range struct {
-	Min  float64 `yaml:"min"`
-	Max  float64 `yaml:"max"`
-	Step float64 `yaml:"step"`
-}
+// Range is one parameter of P in a campaign: [Min, Max] at granularity
+// Step, or a categorical parameter's values (netenv's parameter table).
+type Range = netenv.Range
 
 // StateVar is one variable of S in a campaign file: numeric
 // {min, max, step} or categorical {values}.
@@ -43,7 +39,7 @@ type Campaign struct {
 	Bytes      uint64                 // per flow
 	SACK       bool                   //
 	Handshake  bool                   // open connections with SYN/SYN-ACK
-	Params     [7]Range               // P, in netenv.ParamNames order
+	Params     []Range                // P, one range per row of netenv's parameter table
 	Space      coverage.Space         // S
 	Conditions []corpus.ConditionSpec // C
 	Kappa      int                    // saturation region size κ
@@ -86,18 +82,9 @@ func ParseBytes(s string) (int64, error) {
 	return int64(v * float64(mult)), nil
 }
 
-// DefaultParams is P of ACT §4.1, with a buffer range of our own.
-func DefaultParams() [7]Range {
-	return [7]Range{
-		{0, 0.1, 1e-6},      // loss
-		{0.1, 10000, 0.1},   // bw, Mbit/s
-		{1, 1000, 1},        // delay, ms
-		{0, 20, 0.01},       // qshape
-		{0, 80, 0.01},       // qscale, ms
-		{0.001, 10000, 0.1}, // app, Mbit/s
-		{2, 10000, 1},       // buffer, packets
-	}
-}
+// DefaultParams is P of ACT §4.1 (with a buffer range of our own): each
+// row's default range in netenv's parameter table.
+func DefaultParams() []Range { return netenv.DefaultRanges() }
 
 //go:embed default.yaml
 var defaultCampaign []byte
@@ -203,25 +190,15 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 	}
 	c.Handshake = cf.Handshake
 	for name, r := range cf.Params {
-		i := indexOf(netenv.ParamNames, name)
+		i := netenv.ParamIndex(name)
 		if i < 0 {
-			return nil, fail(lineOf("params", name), "params."+name, "unknown parameter (known: %v)", netenv.ParamNames)
+			return nil, fail(lineOf("params", name), "params."+name, "unknown parameter%s (known: %v)", suggest.DidYouMean(name, netenv.ParamNames()), netenv.ParamNames())
 		}
-		if !(r.Step > 0) || math.IsInf(r.Step, 0) || r.Min > r.Max || math.IsNaN(r.Min) || math.IsNaN(r.Max) {
-			return nil, fail(lineOf("params", name), "params."+name, "want min ≤ max and step > 0 (got min %g, max %g, step %g)", r.Min, r.Max, r.Step)
+		rr, err := netenv.ParamAt(i).Resolve(r)
+		if err != nil {
+			return nil, fail(lineOf("params", name), "params."+name, "%v", err)
 		}
-		lo, hi := r.Min, r.Max
-		probe := netenv.DefaultEnv()
-		for _, v := range []float64{lo, hi} {
-			probe.Set(i, v)
-			if name == "bw" && probe.App >= probe.BW*1000 {
-				probe.App = probe.BW
-			}
-			if err := probe.Validate(); err != nil {
-				return nil, fail(lineOf("params", name), "params."+name, "%v", err)
-			}
-		}
-		c.Params[i] = r
+		c.Params[i] = rr
 	}
 	if cf.State.Kind == yaml.MappingNode {
 		sp, err := parseState(path, &cf.State, c.CCAI)

@@ -1,6 +1,7 @@
 package act
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -40,7 +41,7 @@ func TestMinimalCampaignTakesDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := DefaultCampaign()
-	if c.Bytes != 15_000_000 || c.Kappa != 128 || c.Delta != 0.015 || c.Params != d.Params || !c.Space.Equal(d.Space) {
+	if c.Bytes != 15_000_000 || c.Kappa != 128 || c.Delta != 0.015 || !reflect.DeepEqual(c.Params, d.Params) || !c.Space.Equal(d.Space) {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 	if len(manEnvs()) != 840 {

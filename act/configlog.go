@@ -25,7 +25,7 @@ import (
 // campaign writes nothing.
 //
 // Record: seed u64 | step u8 | phases uvarint | per phase: until varint (ns),
-// then each parameter of netenv.ParamNames as a float64 bits u64.
+// then each parameter of the netenv table as a float64 bits u64.
 type configLog struct {
 	f      *os.File
 	w      *bufio.Writer
@@ -93,7 +93,7 @@ func encodeConfig(b []byte, g Config) []byte {
 	b = binary.AppendUvarint(b, uint64(len(g.Schedule)))
 	for _, ph := range g.Schedule {
 		b = binary.AppendVarint(b, int64(ph.Until))
-		for i := range netenv.ParamNames {
+		for i := range netenv.NumParams {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(ph.Env.Get(i)))
 		}
 	}
@@ -172,10 +172,10 @@ func decodeConfig(b []byte) (Config, int, error) {
 		}
 		p += m
 		g.Schedule[k].Until = time.Duration(u)
-		if len(b)-p < 8*len(netenv.ParamNames) {
+		if len(b)-p < 8*netenv.NumParams {
 			return g, 0, errRecord
 		}
-		for i := range netenv.ParamNames {
+		for i := range netenv.NumParams {
 			g.Schedule[k].Env.Set(i, math.Float64frombits(binary.LittleEndian.Uint64(b[p:])))
 			p += 8
 		}
@@ -200,10 +200,10 @@ func skipRecord(r *bufio.Reader) (int64, error) {
 			return 0, err
 		}
 		size += int64(len(binary.AppendVarint(nil, u)))
-		if _, err := r.Discard(8 * len(netenv.ParamNames)); err != nil {
+		if _, err := r.Discard(8 * netenv.NumParams); err != nil {
 			return 0, err
 		}
-		size += int64(8 * len(netenv.ParamNames))
+		size += int64(8 * netenv.NumParams)
 	}
 	return size, nil
 }

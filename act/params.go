@@ -1,33 +1,16 @@
 package act
 
 import (
-	"math"
 	"math/rand/v2"
 
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
-// grid snaps v to the parameter's granularity inside its range.
-func (r Range) grid(v float64) float64 {
-	n := math.Floor((r.Max-r.Min)/r.Step + 1e-9)
-	g := math.Round((v - r.Min) / r.Step)
-	g = math.Max(0, math.Min(g, n))
-	return r.Min + g*r.Step
-}
-
-// between draws uniformly on the grid between a and b (either order).
-func (r Range) between(rng *rand.Rand, a, b float64) float64 {
-	if a > b {
-		a, b = b, a
-	}
-	return r.grid(a + rng.Float64()*(b-a))
-}
-
 // uniformEnv draws p uniformly from P (ACT step 1).
 func (c *Campaign) uniformEnv(rng *rand.Rand) netenv.Env {
 	var e netenv.Env
 	for i, r := range c.Params {
-		e.Set(i, r.between(rng, r.Min, r.Max))
+		e.Set(i, r.Uniform(rng))
 	}
 	return e
 }
@@ -35,11 +18,7 @@ func (c *Campaign) uniformEnv(rng *rand.Rand) netenv.Env {
 // normalize maps p into [0,1]^d for distances and regression.
 func (c *Campaign) normalize(e *netenv.Env, dst []float64) {
 	for i, r := range c.Params {
-		if r.Max > r.Min {
-			dst[i] = (e.Get(i) - r.Min) / (r.Max - r.Min)
-		} else {
-			dst[i] = 0
-		}
+		dst[i] = r.Normalize(e.Get(i))
 	}
 }
 
@@ -55,7 +34,9 @@ func manEnvs() []netenv.Env {
 			for _, d := range []float64{8, 20, 40, 80, 160} {
 				for _, sh := range []float64{1, 2.5} {
 					for _, sc := range []float64{0, 1, 10} {
-						out = append(out, netenv.Env{Loss: loss, BW: bw, Delay: d, QShape: sh, QScale: sc, App: 10000, Buffer: 100})
+						e := netenv.DefaultEnv() // App 10,000 Mbit/s, Buffer 100
+						e.Loss, e.BW, e.Delay, e.QShape, e.QScale = loss, bw, d, sh, sc
+						out = append(out, e)
 					}
 				}
 			}

@@ -105,7 +105,7 @@ func (s *selector) estimation() (Config, bool) {
 		}
 		var e netenv.Env
 		for i, r := range s.c.Params {
-			e.Set(i, r.between(s.rng, pa.Get(i), pb.Get(i)))
+			e.Set(i, r.Between(s.rng, pa.Get(i), pb.Get(i)))
 		}
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(e), Step: StepEstimation}, true
 	}
@@ -132,15 +132,7 @@ func (s *selector) steer(pc netenv.Env, nb coverage.Neighbour, star []float64) n
 	s.signs = s.prof.signs(s.pc, j, s.signs)
 	var e netenv.Env
 	for i, r := range s.c.Params {
-		v := pc.Get(i)
-		switch g := s.signs[i] * dir; {
-		case g > 0:
-			e.Set(i, r.between(s.rng, v, r.Max))
-		case g < 0:
-			e.Set(i, r.between(s.rng, r.Min, v))
-		default:
-			e.Set(i, r.between(s.rng, r.Min, r.Max))
-		}
+		e.Set(i, r.Toward(s.rng, pc.Get(i), s.signs[i]*dir))
 	}
 	return e
 }

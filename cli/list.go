@@ -54,6 +54,23 @@ type listVar struct {
 	Values []string `json:"values,omitempty"`
 }
 
+// listParam is a row of netenv's parameter table.
+type listParam struct {
+	Name    string     `json:"name"`
+	Unit    string     `json:"unit,omitempty"`
+	Doc     string     `json:"doc"`
+	Kind    string     `json:"kind"`
+	Values  []string   `json:"values,omitempty"`
+	Default float64    `json:"default"`
+	Range   *listRange `json:"default_range,omitempty"` // a campaign's when it sets none
+}
+
+type listRange struct {
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	Step float64 `json:"step"`
+}
+
 type listCCAI struct {
 	Name        string    `json:"name"`
 	Description string    `json:"description,omitempty"`
@@ -68,7 +85,7 @@ type listSubject struct {
 
 type listing struct {
 	Subjects []listSubject `json:"subjects"`
-	Params   []listVar     `json:"params"`
+	Params   []listParam   `json:"params"`
 	State    []listVar     `json:"state"` // every flow's, for conditions and S
 	Profiles []string      `json:"profiles"`
 }
@@ -98,8 +115,12 @@ func buildListing() listing {
 		gv.CCAIs = append(gv.CCAIs, c)
 	}
 	l.Subjects = []listSubject{native, n3, gv}
-	for _, p := range netenv.ParamNames {
-		l.Params = append(l.Params, listVar{Name: p, Doc: netenv.ParamDocs[p]})
+	for _, p := range netenv.Params() {
+		lp := listParam{Name: p.Name, Unit: p.Unit, Doc: p.Doc, Kind: p.Kind.String(), Values: p.Values, Default: p.Default}
+		if p.Kind == netenv.Numeric {
+			lp.Range = &listRange{Min: p.Range.Min, Max: p.Range.Max, Step: p.Range.Step}
+		}
+		l.Params = append(l.Params, lp)
 	}
 	for _, v := range corpus.BaseVars {
 		l.State = append(l.State, listVar{Name: v.Name, Doc: varDoc(v.Name), Values: v.Values})
@@ -158,9 +179,19 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintln(stdout, "Environment parameters P:")
+	fmt.Fprintln(stdout, "Environment parameters P (flags of sim; params: of a campaign, default range shown):")
 	for _, p := range l.Params {
-		fmt.Fprintf(stdout, "  %-8s %s\n", p.Name, p.Doc)
+		doc := p.Doc
+		if p.Unit != "" {
+			doc += " (" + p.Unit + ")"
+		}
+		switch {
+		case p.Kind == netenv.Categorical.String():
+			doc += ": " + strings.Join(p.Values, "|")
+		case p.Range != nil:
+			doc += fmt.Sprintf(" [%g, %g] step %g", p.Range.Min, p.Range.Max, p.Range.Step)
+		}
+		fmt.Fprintf(stdout, "  %-8s %s\n", p.Name, doc)
 	}
 	fmt.Fprintln(stdout, "\nState variables of every flow (conditions, S; prev.X is X before this record):")
 	for _, v := range l.State {

@@ -40,15 +40,45 @@ type simSummary struct {
 	Flows          []netenv.FlowResult `json:"flows,omitempty"`
 }
 
-// envFlags registers the environment flags shared by commands.
+// envFlags registers one flag per row of netenv's parameter table,
+// setting e (whose values are the defaults shown).
 func envFlags(fs *flag.FlagSet, e *netenv.Env) {
-	fs.Float64Var(&e.Loss, "loss", e.Loss, "random loss probability per data packet, [0,1]")
-	fs.Float64Var(&e.BW, "bw", e.BW, "bottleneck bandwidth (Mbit/s)")
-	fs.Float64Var(&e.Delay, "delay", e.Delay, "one-way propagation delay (ms)")
-	fs.Float64Var(&e.QShape, "qshape", e.QShape, "Gamma shape of the random queuing delay")
-	fs.Float64Var(&e.QScale, "qscale", e.QScale, "Gamma scale of the random queuing delay (ms)")
-	fs.Float64Var(&e.App, "app", e.App, "application rate (Mbit/s)")
-	fs.IntVar(&e.Buffer, "buffer", e.Buffer, "bottleneck buffer (packets)")
+	for i := range netenv.NumParams {
+		p := netenv.ParamAt(i)
+		// The backquoted word is the value's name in --help.
+		usage := p.Doc
+		switch {
+		case p.Kind == netenv.Categorical:
+			usage += ": `" + strings.Join(p.Values, "|") + "`"
+		case p.Unit != "":
+			usage += " (`" + p.Unit + "`)"
+		default:
+			usage += " (a `number`)"
+		}
+		fs.Var(paramFlag{p, e}, p.Name, usage)
+	}
+}
+
+// paramFlag is a flag.Value that parses and checks one parameter of P.
+type paramFlag struct {
+	p *netenv.Param
+	e *netenv.Env
+}
+
+func (f paramFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return f.p.Format(f.e)
+}
+
+func (f paramFlag) Set(s string) error {
+	v, err := f.p.Parse(s)
+	if err != nil {
+		return err
+	}
+	f.p.Set(f.e, v)
+	return nil
 }
 
 // parseFlags parses args, turning every error into a message naming the
@@ -72,7 +102,9 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (ok bool, cod
 		_, _ = io.Copy(stderr, &buf)
 		return false, exitOK
 	}
-	msg := err.Error()
+	// The flag package names flags with one dash; the rest of actfuzz
+	// (help, messages, README) writes two.
+	msg := strings.Replace(err.Error(), " for flag -", " for flag --", 1)
 	if name, found := strings.CutPrefix(msg, "flag provided but not defined: "); found {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })

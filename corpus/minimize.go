@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/actfuzz/actfuzz/netenv"
@@ -112,13 +111,13 @@ func Minimize(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int) (*
 
 	// 2. Simplest parameters, phase by phase.
 	for pi := range best.Schedule {
-		for _, step := range simplifications {
+		for _, step := range simplifications() {
 			c := clone(best)
 			env := &c.Schedule[pi].Env
-			if !step.apply(env) {
+			if !step.param.Apply(step.rule, env) {
 				continue
 			}
-			if err := try(c, fmt.Sprintf("phase %d: %s", pi+1, step.name)); err != nil {
+			if err := try(c, fmt.Sprintf("phase %d: %s", pi+1, step.rule.Name)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -164,40 +163,26 @@ func Minimize(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int) (*
 	return out, rep, nil
 }
 
+// simplification is one rule of a parameter, applied to a phase.
 type simplification struct {
-	name  string
-	apply func(e *netenv.Env) bool // false when nothing would change
+	param *netenv.Param
+	rule  netenv.Simplification
 }
 
-func roundTo(v float64, digits int) float64 {
-	if v == 0 {
-		return 0
+// simplifications are the rules of netenv's parameter table, stage by
+// stage and, within a stage, in table order: remove the nuisances first
+// (loss, random queuing, a slow application), then round the path
+// (bandwidth, delay, buffer), then round what nuisances are left.
+func simplifications() []simplification {
+	var out []simplification
+	for i := range netenv.NumParams {
+		p := netenv.ParamAt(i)
+		for _, r := range p.Simplify {
+			out = append(out, simplification{p, r})
+		}
 	}
-	p := math.Pow(10, float64(digits)-math.Ceil(math.Log10(math.Abs(v))))
-	return math.Round(v*p) / p
-}
-
-var simplifications = []simplification{
-	{"no random loss", func(e *netenv.Env) bool { ch := e.Loss != 0; e.Loss = 0; return ch }},
-	{"no random queuing delay", func(e *netenv.Env) bool {
-		ch := e.QShape != 0 || e.QScale != 0
-		e.QShape, e.QScale = 0, 0
-		return ch
-	}},
-	{"unlimited application", func(e *netenv.Env) bool { ch := e.App != 10000; e.App = 10000; return ch }},
-	{"bandwidth to 1 significant digit", func(e *netenv.Env) bool { v := roundTo(e.BW, 1); ch := v != e.BW && v > 0; e.BW = v; return ch }},
-	{"bandwidth to 2 significant digits", func(e *netenv.Env) bool { v := roundTo(e.BW, 2); ch := v != e.BW && v > 0; e.BW = v; return ch }},
-	{"delay to 1 significant digit", func(e *netenv.Env) bool { v := roundTo(e.Delay, 1); ch := v != e.Delay; e.Delay = v; return ch }},
-	{"delay to 2 significant digits", func(e *netenv.Env) bool { v := roundTo(e.Delay, 2); ch := v != e.Delay; e.Delay = v; return ch }},
-	{"buffer to 1 significant digit", func(e *netenv.Env) bool {
-		v := int(roundTo(float64(e.Buffer), 1))
-		ch := v != e.Buffer && v > 0
-		e.Buffer = v
-		return ch
-	}},
-	{"loss to 1 significant digit", func(e *netenv.Env) bool { v := roundTo(e.Loss, 1); ch := v != e.Loss; e.Loss = v; return ch }},
-	{"queuing shape to 1 significant digit", func(e *netenv.Env) bool { v := roundTo(e.QShape, 1); ch := v != e.QShape; e.QShape = v; return ch }},
-	{"queuing scale to 1 significant digit", func(e *netenv.Env) bool { v := roundTo(e.QScale, 1); ch := v != e.QScale; e.QScale = v; return ch }},
+	slices.SortStableFunc(out, func(a, b simplification) int { return a.rule.Stage - b.rule.Stage })
+	return out
 }
 
 func clone(s *Seed) *Seed {

@@ -2,7 +2,6 @@ package fuzz
 
 import (
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"time"
 
@@ -16,10 +15,12 @@ import (
 //
 //	word 0          seed e, as is
 //	word 1          number of phases n = 1 + w mod MaxPhases
-//	per phase i:    7 words, one per parameter of P in netenv.ParamNames
-//	                order: grid index g = w mod (N+1) of the campaign's
-//	                Range, N = floor((Max-Min)/Step); the value is
-//	                min(Min + g·Step, Max)
+//	per phase i:    ParamWords words, one per row of netenv's parameter
+//	                table, in order: grid index g = w mod (N+1) of the
+//	                campaign's Range (netenv.Range.Point): for a numeric
+//	                range N = floor((Max-Min)/Step) and the value is
+//	                min(Min + g·Step, Max); for a categorical one, g
+//	                chooses among its values
 //	                then, for every phase but the last, 1 word: the gap
 //	                d = t_i - t_{i-1} in ns (t_0 = 0), 1 ≤ d ≤ MaxGap
 //
@@ -39,8 +40,9 @@ const (
 	MaxPhases = 4
 	// MaxGap is the longest time between two switches (2^42-1 ns).
 	MaxGap = time.Duration(1<<42 - 1)
-	// ParamWords is the number of words per phase (one per parameter).
-	ParamWords = 7
+	// ParamWords is the number of words per phase (one per row of
+	// netenv's parameter table).
+	ParamWords = netenv.NumParams
 	// MaxInputLen is the length of the longest meaningful input.
 	MaxInputLen = 8 * (2 + MaxPhases*ParamWords + MaxPhases - 1)
 )
@@ -72,41 +74,6 @@ func (w *words) next() uint64 {
 	copy(buf[:], w.data[w.off:])
 	w.off += 8
 	return binary.LittleEndian.Uint64(buf[:])
-}
-
-// gridSize is the index of the last grid point of r: floor((Max-Min)/Step),
-// with act's tolerance for floating-point error, capped at 2^62.
-func gridSize(r act.Range) uint64 {
-	q := math.Floor((r.Max-r.Min)/r.Step + 1e-9)
-	switch {
-	case !(q > 0): // NaN, negative, zero
-		return 0
-	case q >= 1<<62:
-		return 1 << 62
-	}
-	return uint64(q)
-}
-
-// gridValue is grid point g of r.
-func gridValue(r act.Range, g uint64) float64 {
-	v := r.Min + float64(g)*r.Step
-	return math.Min(v, r.Max)
-}
-
-// gridIndex is the grid point of r nearest to v (its inverse on the grid).
-func gridIndex(r act.Range, v float64) uint64 {
-	n := gridSize(r)
-	if !(r.Step > 0) {
-		return 0
-	}
-	g := math.Round((v - r.Min) / r.Step)
-	switch {
-	case !(g > 0): // NaN, below the range
-		return 0
-	case g >= float64(n):
-		return n
-	}
-	return uint64(g)
 }
 
 func decodeGap(w uint64) time.Duration {
@@ -141,7 +108,7 @@ func Decode(c *act.Campaign, data []byte) act.Config {
 	for i := 0; i < n; i++ {
 		var e netenv.Env
 		for j, r := range c.Params {
-			e.Set(j, gridValue(r, w.next()%(gridSize(r)+1)))
+			e.Set(j, r.Point(w.next()%(r.Points()+1)))
 		}
 		fixEnv(c, &e)
 		g.Schedule[i].Env = e
@@ -153,6 +120,9 @@ func Decode(c *act.Campaign, data []byte) act.Config {
 	return g
 }
 
+// qscaleRow is the row of qscale, which fixEnv lowers.
+var qscaleRow = netenv.ParamIndex("qscale")
+
 // fixEnv enforces the constraint of netenv.Env.Validate that spans several
 // parameters (Gamma mean qshape·qscale ≤ netenv.MaxQMean) by lowering
 // qscale to the largest grid point that satisfies it. If even the lowest
@@ -162,11 +132,11 @@ func fixEnv(c *act.Campaign, e *netenv.Env) {
 	if e.QShape*e.QScale <= netenv.MaxQMean {
 		return
 	}
-	r := c.Params[4]
+	r := c.Params[qscaleRow]
 	lim := netenv.MaxQMean / e.QShape
 	for i := 0; i < 8; i++ { // a few shrinking tries absorb rounding
-		if g := floorIndex(r, lim); e.QShape*gridValue(r, g) <= netenv.MaxQMean {
-			e.QScale = gridValue(r, g)
+		if g := r.FloorIndex(lim); e.QShape*r.Point(g) <= netenv.MaxQMean {
+			e.QScale = r.Point(g)
 			return
 		}
 		lim *= 1 - 1e-9
@@ -175,18 +145,6 @@ func fixEnv(c *act.Campaign, e *netenv.Env) {
 	if e.QShape*e.QScale > netenv.MaxQMean {
 		e.QShape = 0
 	}
-}
-
-// floorIndex is the last grid point of r at or below v (0 below the range).
-func floorIndex(r act.Range, v float64) uint64 {
-	g := math.Floor((v - r.Min) / r.Step)
-	switch n := gridSize(r); {
-	case !(g > 0):
-		return 0
-	case g >= float64(n):
-		return n
-	}
-	return uint64(g)
 }
 
 // Encode is the inverse of Decode: Decode(c, Encode(c, g)) equals g (with
@@ -210,7 +168,7 @@ func Encode(c *act.Campaign, g act.Config) []byte {
 			e = g.Schedule[i].Env
 		}
 		for j, r := range c.Params {
-			put(gridIndex(r, e.Get(j)))
+			put(r.Index(e.Get(j)))
 		}
 		if i < n-1 {
 			until := g.Schedule[i].Until

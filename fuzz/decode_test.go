@@ -32,7 +32,7 @@ func checkInside(t testing.TB, c *act.Campaign, g act.Config) {
 				lo, hi = math.Round(lo), math.Round(hi)
 			}
 			if v < lo || v > hi {
-				t.Fatalf("phase %d: %s = %v outside [%v, %v]", i, netenv.ParamNames[j], v, r.Min, r.Max)
+				t.Fatalf("phase %d: %s = %v outside [%v, %v]", i, netenv.ParamNames()[j], v, r.Min, r.Max)
 			}
 		}
 		if i < len(g.Schedule)-1 {

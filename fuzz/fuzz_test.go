@@ -158,8 +158,8 @@ func FuzzCampaignParser(f *testing.F) {
 			t.Fatalf("accepted campaign without flows: %+v", c)
 		}
 		for i, r := range c.Params {
-			if !(r.Step > 0) || !(r.Min <= r.Max) {
-				t.Fatalf("accepted parameter %s range %+v", netenv.ParamNames[i], r)
+			if !r.Categorical() && (!(r.Step > 0) || !(r.Min <= r.Max)) {
+				t.Fatalf("accepted parameter %s range %+v", netenv.ParamNames()[i], r)
 			}
 		}
 		if _, err := NewRunner(c); err != nil {

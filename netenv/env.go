@@ -6,113 +6,47 @@ import (
 	"time"
 )
 
-// Env is one network environment p ∈ P (ACT §4.1).
+// Env is one network environment p ∈ P (ACT §4.1). Its fields are the
+// rows of the parameter table (params.go), which says what each means and
+// which values it takes; the link model reads them by name.
 type Env struct {
-	Loss   float64 `json:"loss"`   // random loss probability per data packet, [0,1]
-	BW     float64 `json:"bw"`     // bottleneck bandwidth, Mbit/s
-	Delay  float64 `json:"delay"`  // one-way propagation delay, ms
-	QShape float64 `json:"qshape"` // Gamma shape of the random queuing delay
-	QScale float64 `json:"qscale"` // Gamma scale of the random queuing delay, ms
-	App    float64 `json:"app"`    // application rate, Mbit/s
-	Buffer int     `json:"buffer"` // bottleneck buffer, packets
+	Loss   float64 `json:"loss" yaml:"loss"`     // random loss probability per data packet, [0,1]
+	BW     float64 `json:"bw" yaml:"bw"`         // bottleneck bandwidth, Mbit/s
+	Delay  float64 `json:"delay" yaml:"delay"`   // one-way propagation delay, ms
+	QShape float64 `json:"qshape" yaml:"qshape"` // Gamma shape of the random queuing delay
+	QScale float64 `json:"qscale" yaml:"qscale"` // Gamma scale of the random queuing delay, ms
+	App    float64 `json:"app" yaml:"app"`       // application rate, Mbit/s
+	Buffer int     `json:"buffer" yaml:"buffer"` // bottleneck buffer, packets
 }
 
-// DefaultEnv is `actfuzz sim` with no flags: 10 Mbit/s, 20 ms, loss 1e-4,
-// 100-packet buffer, an application faster than the link.
+// DefaultEnv is `actfuzz sim` with no flags: every parameter's Default
+// (10 Mbit/s, 20 ms, loss 1e-4, 100-packet buffer, an application faster
+// than the link).
 func DefaultEnv() Env {
-	return Env{Loss: 1e-4, BW: 10, Delay: 20, App: 10000, Buffer: 100}
-}
-
-// ParamNames lists the parameters of P in order; flag and YAML names.
-var ParamNames = []string{"loss", "bw", "delay", "qshape", "qscale", "app", "buffer"}
-
-// ParamDocs describes each parameter, for `actfuzz list`.
-var ParamDocs = map[string]string{
-	"loss":   "random loss probability per data packet [0,1]",
-	"bw":     "bottleneck bandwidth (Mbit/s)",
-	"delay":  "one-way propagation delay (ms)",
-	"qshape": "Gamma shape of the random per-packet queuing delay",
-	"qscale": "Gamma scale of the random per-packet queuing delay (ms)",
-	"app":    "application sending rate (Mbit/s)",
-	"buffer": "bottleneck buffer (packets)",
-}
-
-// Get returns parameter i of ParamNames.
-func (e *Env) Get(i int) float64 {
-	switch i {
-	case 0:
-		return e.Loss
-	case 1:
-		return e.BW
-	case 2:
-		return e.Delay
-	case 3:
-		return e.QShape
-	case 4:
-		return e.QScale
-	case 5:
-		return e.App
-	case 6:
-		return float64(e.Buffer)
+	var e Env
+	for i := range params {
+		params[i].set(&e, params[i].Default)
 	}
-	panic(fmt.Sprintf("netenv: parameter index %d out of range", i))
+	return e
 }
 
-// Set sets parameter i of ParamNames.
-func (e *Env) Set(i int, v float64) {
-	switch i {
-	case 0:
-		e.Loss = v
-	case 1:
-		e.BW = v
-	case 2:
-		e.Delay = v
-	case 3:
-		e.QShape = v
-	case 4:
-		e.QScale = v
-	case 5:
-		e.App = v
-	case 6:
-		e.Buffer = int(math.Round(v))
-	default:
-		panic(fmt.Sprintf("netenv: parameter index %d out of range", i))
-	}
-}
+// Get returns parameter i of the table.
+func (e *Env) Get(i int) float64 { return params[i].get(e) }
 
-// Limits on parameters that the simulator can represent. Beyond them a run
-// would be meaningless (zero bandwidth) or overflow nanosecond arithmetic.
-const (
-	MinBW     = 1e-3 // Mbit/s
-	MaxBW     = 1e6  // Mbit/s (1 Tbit/s)
-	MaxDelay  = 1e6  // ms
-	MaxQMean  = 1e6  // ms, shape × scale
-	MaxBuffer = 1 << 24
-)
+// Set sets parameter i of the table.
+func (e *Env) Set(i int, v float64) { params[i].set(e, v) }
 
 // Validate checks the environment and names the offending parameter.
 func (e *Env) Validate() error {
-	bad := func(name string, v any, why string) error {
-		return fmt.Errorf("parameter %s = %v: %s", name, v, why)
+	for i := range params {
+		if err := params[i].Check(params[i].get(e)); err != nil {
+			return err
+		}
 	}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	switch {
-	case !finite(e.Loss) || e.Loss < 0 || e.Loss > 1:
-		return bad("loss", e.Loss, "must be a probability in [0, 1]")
-	case !finite(e.BW) || e.BW < MinBW || e.BW > MaxBW:
-		return bad("bw", e.BW, fmt.Sprintf("must be in [%g, %g] Mbit/s", MinBW, MaxBW))
-	case !finite(e.Delay) || e.Delay < 0 || e.Delay > MaxDelay:
-		return bad("delay", e.Delay, fmt.Sprintf("must be in [0, %g] ms", MaxDelay))
-	case !finite(e.QShape) || e.QShape < 0:
-		return bad("qshape", e.QShape, "must be ≥ 0")
-	case !finite(e.QScale) || e.QScale < 0:
-		return bad("qscale", e.QScale, "must be ≥ 0 ms")
-	case e.QShape*e.QScale > MaxQMean:
-		return bad("qshape×qscale", e.QShape*e.QScale, fmt.Sprintf("mean queuing delay must be ≤ %g ms", MaxQMean))
-	case !finite(e.App) || e.App <= 0 || e.App > MaxBW*10:
-		return bad("app", e.App, "must be a positive rate in Mbit/s")
-	case e.Buffer < 1 || e.Buffer > MaxBuffer:
-		return bad("buffer", e.Buffer, fmt.Sprintf("must be in [1, %d] packets", MaxBuffer))
+	// The one constraint across parameters: the Gamma mean in ns must
+	// stay far from int64 overflow.
+	if e.QShape*e.QScale > MaxQMean {
+		return fmt.Errorf("parameter qshape×qscale = %v: mean queuing delay must be ≤ %g ms", e.QShape*e.QScale, MaxQMean)
 	}
 	return nil
 }

@@ -25,8 +25,7 @@
 //	driver → Go, once:   HELLO actfuzz-ns3 <protocol> <ns-3 version> <model>...
 //	Go → driver:         RUN <id> <seed> <sack 0|1> <maxtime_ns> <maxevents> <nflows> <nphases>
 //	                     FLOW <model> <bytes>                          (nflows lines)
-//	                     PHASE <until_ns> <loss> <bw_bps> <delay_ns> <qshape> <qscale_ms> <app_bps> <buffer>
-//	                                                                   (nphases lines; app_bps 0 = unlimited)
+//	                     PHASE <until_ns> <key>=<value> ...             (nphases lines)
 //	driver → Go:         R <t_ns> <flow> <reason> <cwnd_B> <ssthresh_B> <srtt_ns> <rttvar_ns> <rto_ns>
 //	                       <ca_state> <prev_ca_state> <prior_cwnd_B> <inflight_B> <delivered_B> <pacing_bps>
 //	                     F <flow> <segments> <retransmits> <timeouts> <recoveries> <delivered_bytes>
@@ -34,6 +33,12 @@
 //	                     DONE <id> <sim_time_ns> <events> <-|time|events> <drops> <losses>
 //	                  or ERR <id> <message>   (a request it cannot run; the driver goes on)
 //	Go → driver:         QUIT
+//
+// A PHASE line carries one key=value pair per parameter of P the subject
+// expresses (params.go maps the rows of netenv's parameter table onto the
+// driver's keys and units): loss, bw_bps, delay_ns, qshape, qscale_ms,
+// app_bps (0 = unlimited) and buffer. The driver requires every key once
+// and refuses any other (protocol 2; protocol 1 had positional fields).
 //
 // Reasons are 0 ack, 1 state, 2 rto (tcp.Reason); ca_state is ns-3's
 // TcpCongState_t, numbered like Linux's and ccai.CAState. The Go side turns

@@ -255,13 +255,11 @@ func (x *exchange) request() []byte {
 	for i, f := range cfg.Flows {
 		fmt.Fprintf(&b, "FLOW %s %d\n", x.models[i], f.Bytes)
 	}
-	for _, p := range cfg.Schedule {
-		e := &p.Env
-		fmt.Fprintf(&b, "PHASE %d %s %d %d %s %s %d %d\n", int64(p.Until), fmtFloat(e.Loss),
-			uint64(math.Round(e.BW*1e6)), int64(math.Round(e.Delay*1e6)),
-			fmtFloat(e.QShape), fmtFloat(e.QScale), appBPS(e), e.Buffer)
+	out := []byte(b.String())
+	for i := range cfg.Schedule {
+		out = appendPhase(out, &cfg.Schedule[i])
 	}
-	return []byte(b.String())
+	return out
 }
 
 // fault builds a subject fault naming the seed.

@@ -664,21 +664,11 @@ type yamlCBR struct {
 
 type yamlTCP struct {
 	Handshake bool          `yaml:"handshake,omitempty" json:"handshake,omitempty"`
-	Env       yamlEnv       `yaml:"env" json:"env"`
+	Env       netenv.Env    `yaml:"env" json:"env"`
 	Flows     []netenv.Flow `yaml:"flows" json:"flows"`
 	SACK      *bool         `yaml:"sack" json:"sack"`
 	Profile   string        `yaml:"profile" json:"profile"`
 	Seed      uint64        `yaml:"seed" json:"seed"`
-}
-
-type yamlEnv struct {
-	Loss   float64 `yaml:"loss" json:"loss"`
-	BW     float64 `yaml:"bw" json:"bw"`
-	Delay  float64 `yaml:"delay" json:"delay"`
-	QShape float64 `yaml:"qshape" json:"qshape"`
-	QScale float64 `yaml:"qscale" json:"qscale"`
-	App    float64 `yaml:"app" json:"app"`
-	Buffer int     `yaml:"buffer" json:"buffer"`
 }
 
 type yamlWindow struct {
@@ -768,14 +758,18 @@ func (y *yamlScenario) scenario() (*Scenario, error) {
 		}
 		sc.Topology = t
 	case y.TCP != nil:
+		// Unset parameters are 0 (no loss, no random queuing: the
+		// symbolic window is the only uncertainty), except the two that
+		// cannot be: the application and the buffer take DefaultEnv's.
 		e := y.TCP.Env
+		def := netenv.DefaultEnv()
 		if e.App == 0 {
-			e.App = 10000
+			e.App = def.App
 		}
 		if e.Buffer == 0 {
-			e.Buffer = 100
+			e.Buffer = def.Buffer
 		}
-		t := &TCPSpec{Env: netenv.Env(e), Flows: y.TCP.Flows, SACK: true, Seed: y.TCP.Seed, Handshake: y.TCP.Handshake}
+		t := &TCPSpec{Env: e, Flows: y.TCP.Flows, SACK: true, Seed: y.TCP.Seed, Handshake: y.TCP.Handshake}
 		if y.TCP.SACK != nil {
 			t.SACK = *y.TCP.SACK
 		}
@@ -855,7 +849,7 @@ func encode(sc *Scenario) (*yamlScenario, error) {
 	} else {
 		t := sc.TCP
 		sack := t.SACK
-		y.TCP = &yamlTCP{Env: yamlEnv(t.Env), Flows: t.Flows, SACK: &sack, Profile: t.Profile.String(), Seed: t.Seed, Handshake: t.Handshake}
+		y.TCP = &yamlTCP{Env: t.Env, Flows: t.Flows, SACK: &sack, Profile: t.Profile.String(), Seed: t.Seed, Handshake: t.Handshake}
 	}
 	w := sc.Window
 	res := w.Res

@@ -15,8 +15,8 @@
 //   Go → driver, one request:
 //     RUN <id> <seed> <sack 0|1> <maxtime_ns> <maxevents> <nflows> <nphases>
 //     FLOW <model> <bytes>                                    (nflows lines)
-//     PHASE <until_ns> <loss> <bw_bps> <delay_ns> <qshape> <qscale_ms> <app_bps> <buffer>
-//                                                             (nphases lines)
+//     PHASE <until_ns> <key>=<value> ...                     (nphases lines)
+//       keys, each once: loss bw_bps delay_ns qshape qscale_ms app_bps buffer
 //   driver → Go, the answer:
 //     R <t_ns> <flow> <reason> <cwnd_B> <ssthresh_B> <srtt_ns> <rttvar_ns> <rto_ns>
 //       <ca_state> <prev_ca_state> <prior_cwnd_B> <inflight_B> <delivered_B> <pacing_bps>
@@ -51,7 +51,7 @@ using namespace ns3;
 namespace
 {
 
-constexpr int kProtocolVersion = 1;
+constexpr int kProtocolVersion = 2;
 constexpr uint32_t kMSS = 1448; // netenv/tcp.DefaultMSS
 // kSndBuf is the send buffer: Linux's tcp_wmem[2] (4 MB, netenv/tcp's
 // DefaultSndBuf) rounded up to whole segments, as the native sender's
@@ -898,6 +898,82 @@ Fail(const std::string& id, const std::string& msg)
     return false;
 }
 
+// ReadPhaseParams reads a PHASE line's key=value pairs: every key of
+// kPhaseKeys exactly once, in any order, nothing else. The Go side sends
+// one pair per parameter of P that this subject expresses (the parameter
+// table's rows that netenv/ns3's mapping names), so a parameter added
+// there without a meaning here is an error, never silently ignored.
+bool
+ReadPhaseParams(std::istringstream& in, Phase* p, std::string* why)
+{
+    static const char* const kPhaseKeys[] = {"loss", "bw_bps", "delay_ns", "qshape",
+                                             "qscale_ms", "app_bps", "buffer"};
+    constexpr size_t kNumKeys = sizeof kPhaseKeys / sizeof kPhaseKeys[0];
+    bool seen[kNumKeys] = {};
+    std::string tok;
+    while (in >> tok)
+    {
+        size_t eq = tok.find('=');
+        std::string key = tok.substr(0, eq);
+        size_t k = 0;
+        while (k < kNumKeys && key != kPhaseKeys[k])
+        {
+            k++;
+        }
+        if (eq == std::string::npos || k == kNumKeys)
+        {
+            *why = "unknown PHASE parameter " + key;
+            return false;
+        }
+        if (seen[k])
+        {
+            *why = "PHASE parameter " + key + " given twice";
+            return false;
+        }
+        seen[k] = true;
+        std::istringstream v(tok.substr(eq + 1));
+        bool good = false;
+        switch (k)
+        {
+        case 0:
+            good = static_cast<bool>(v >> p->loss);
+            break;
+        case 1:
+            good = static_cast<bool>(v >> p->bw);
+            break;
+        case 2:
+            good = static_cast<bool>(v >> p->delay);
+            break;
+        case 3:
+            good = static_cast<bool>(v >> p->qshape);
+            break;
+        case 4:
+            good = static_cast<bool>(v >> p->qscale);
+            break;
+        case 5:
+            good = static_cast<bool>(v >> p->app);
+            break;
+        case 6:
+            good = static_cast<bool>(v >> p->buffer);
+            break;
+        }
+        if (!good || !v.eof())
+        {
+            *why = "PHASE parameter " + key + ": malformed value";
+            return false;
+        }
+    }
+    for (size_t k = 0; k < kNumKeys; k++)
+    {
+        if (!seen[k])
+        {
+            *why = std::string("PHASE lacks parameter ") + kPhaseKeys[k];
+            return false;
+        }
+    }
+    return true;
+}
+
 bool
 ReadRequest(std::istringstream& head, Request* q)
 {
@@ -954,11 +1030,13 @@ ReadRequest(std::istringstream& head, Request* q)
         else
         {
             Phase p;
-            if (kind != "PHASE" ||
-                !(in >> p.until >> p.loss >> p.bw >> p.delay >> p.qshape >> p.qscale >> p.app >>
-                  p.buffer))
+            if (kind != "PHASE" || !(in >> p.until))
             {
                 ok = false, why = "malformed PHASE line";
+            }
+            else if (!ReadPhaseParams(in, &p, &why))
+            {
+                ok = false;
             }
             else if (p.bw == 0 || p.buffer == 0)
             {
