@@ -32,13 +32,10 @@ type StateVar struct {
 
 // Campaign is the ACT test input (L, T, P, S, C) and the run settings.
 type Campaign struct {
-	Path       string
-	CCAI       []string               // L: one entry per flow
-	Topology   string                 // T
-	Profile    ccai.Profile           //
-	Bytes      uint64                 // per flow
-	SACK       bool                   //
-	Handshake  bool                   // open connections with SYN/SYN-ACK
+	Path string
+	// Setup is L (CCAI, one entry per flow), T (Topology), the profile,
+	// the bytes per flow, SACK and the handshake: what every run shares.
+	netenv.Setup
 	Params     []Range                // P, one range per row of netenv's parameter table
 	Space      coverage.Space         // S
 	Conditions []corpus.ConditionSpec // C
@@ -141,8 +138,8 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 		return fmt.Errorf("%s:%d: %s: %s", path, line, field, fmt.Sprintf(format, a...))
 	}
 
-	c := &Campaign{Path: path, Source: src, Topology: netenv.TopoSingleLink, Bytes: netenv.DefaultBytes,
-		SACK: true, Params: DefaultParams(), Space: coverage.DefaultSpace(), Kappa: 128, Delta: 0.015,
+	c := &Campaign{Path: path, Source: src, Setup: netenv.Setup{Topology: netenv.TopoSingleLink, Bytes: netenv.DefaultBytes,
+		SACK: true}, Params: DefaultParams(), Space: coverage.DefaultSpace(), Kappa: 128, Delta: 0.015,
 		Window: 5000, Budget: 100000, Seed: 1, Memory: DefaultMemory}
 	switch cf.CCAI.Kind {
 	case yaml.ScalarNode:

@@ -154,20 +154,11 @@ type job struct {
 	g   Config
 }
 
-type hit struct {
-	cond  string
-	when  string
-	flow  int
-	at    time.Duration
-	state map[string]any
-	obs   []float64
-}
-
 type result struct {
 	idx    int
 	batch  *coverage.Batch
 	mean   []float64
-	hits   []hit
+	hits   []Hit
 	fault  *corpus.Finding
 	capped bool
 }
@@ -461,18 +452,17 @@ func (r *Report) status(step Step, elapsed time.Duration) Status {
 }
 
 func (r *Report) seedOf(c *Campaign, g Config) *corpus.Seed {
-	return &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.ProgramVersion(), Subject: r.subject.Name(), CCAI: c.CCAI,
-		Profile: c.Profile.String(), Topology: c.Topology, Bytes: c.Bytes, SACK: c.SACK, Handshake: c.Handshake, Seed: g.Seed, Schedule: g.Schedule}
+	return corpus.NewSeed(r.subject.Name(), c.Setup, g.Seed, g.Schedule)
 }
 
-func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, h hit, log *slog.Logger) {
-	key := h.cond + "|" + regionKey(c.Space, h.state)
+func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, h Hit, log *slog.Logger) {
+	key := h.Condition + "|" + regionKey(c.Space, h.State)
 	if grp, ok := groups[key]; ok {
 		grp.Count++
 		return
 	}
 	s := r.seedOf(c, g)
-	s.Finding = &corpus.Finding{Condition: h.cond, When: h.when, Kind: "condition", TimeNS: int64(h.at), Flow: h.flow, State: h.state}
+	s.Finding = &corpus.Finding{Condition: h.Condition, When: h.When, Kind: "condition", TimeNS: h.TimeNS, Flow: h.Flow, State: h.State}
 	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: g.Step, FirstWall: r.wallNow()}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)

@@ -182,11 +182,7 @@ func (r *result) message(batchID uint64) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	m := Result{BatchID: batchID, Index: r.idx, States: states, Mean: r.mean, Fault: r.fault, Capped: r.capped}
-	for _, h := range r.hits {
-		m.Hits = append(m.Hits, Hit{Condition: h.cond, When: h.when, Flow: h.flow, TimeNS: int64(h.at), State: h.state})
-	}
-	return m, nil
+	return Result{BatchID: batchID, Index: r.idx, States: states, Mean: r.mean, Hits: r.hits, Fault: r.fault, Capped: r.capped}, nil
 }
 
 // fromMessage is the result of a protocol Result, its states decoded into b.
@@ -194,11 +190,7 @@ func fromMessage(m Result, b *coverage.Batch) (result, error) {
 	if err := b.UnmarshalBinary(m.States); err != nil {
 		return result{}, err
 	}
-	r := result{idx: m.Index, batch: b, mean: m.Mean, fault: m.Fault, capped: m.Capped}
-	for _, h := range m.Hits {
-		r.hits = append(r.hits, hit{cond: h.Condition, when: h.When, flow: h.Flow, at: time.Duration(h.TimeNS), state: h.State})
-	}
-	return r, nil
+	return result{idx: m.Index, batch: b, mean: m.Mean, hits: m.Hits, fault: m.Fault, capped: m.Capped}, nil
 }
 
 // settleFor bounds how long a worker waits, after a simulation, for the

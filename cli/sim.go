@@ -186,11 +186,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "actfuzz sim: --bytes must be > 0")
 		return exitUsage
 	}
-	cfg := netenv.Config{
-		Seed: *seed, Schedule: netenv.Constant(env),
-		Flows: []netenv.Flow{{CCA: *cca, Bytes: *bytes}},
-		SACK:  *sack, Profile: prof, HashTrace: true, Handshake: *handshake,
-	}
+	setup := netenv.Setup{CCAI: []string{*cca}, Bytes: *bytes, SACK: *sack, Profile: prof, Handshake: *handshake}
+	cfg := setup.Config(*seed, netenv.Constant(env))
+	cfg.HashTrace = true
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
 	if *tracePath != "" {

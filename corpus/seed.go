@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
@@ -119,19 +120,33 @@ func nonFinite(f float64) string {
 	return "-Inf"
 }
 
-// Config converts a seed into a native run configuration.
+// NewSeed is the seed of one run of a test input: setup st with seed e and
+// schedule sched, run by subject.
+func NewSeed(subject string, st netenv.Setup, e uint64, sched netenv.Schedule) *Seed {
+	return &Seed{Version: SeedVersion, Program: ProgramVersion(), Subject: subject, CCAI: slices.Clone(st.CCAI),
+		Profile: st.Profile.String(), Topology: st.Topology, Bytes: st.Bytes, SACK: st.SACK, Handshake: st.Handshake,
+		Seed: e, Schedule: sched}
+}
+
+// Setup is the seed's fixed part, NewSeed's inverse.
+func (s *Seed) Setup() (netenv.Setup, error) {
+	prof, err := ccai.ParseProfile(s.Profile)
+	if err != nil {
+		return netenv.Setup{}, fmt.Errorf("profile: %w", err)
+	}
+	return netenv.Setup{CCAI: s.CCAI, Topology: s.Topology, Profile: prof, Bytes: s.Bytes, SACK: s.SACK, Handshake: s.Handshake}, nil
+}
+
+// Config converts a seed into a run configuration.
 func (s *Seed) Config() (netenv.Config, error) {
 	if s.Witness != nil {
 		return netenv.Config{}, errors.New("witness: this seed replays a symbolic scenario with pinned packet delays; it has no campaign configuration")
 	}
-	prof, err := ccai.ParseProfile(s.Profile)
+	st, err := s.Setup()
 	if err != nil {
-		return netenv.Config{}, fmt.Errorf("profile: %w", err)
+		return netenv.Config{}, err
 	}
-	cfg := netenv.Config{Seed: s.Seed, Schedule: s.Schedule, Topology: s.Topology, SACK: s.SACK, Profile: prof, Handshake: s.Handshake}
-	for _, c := range s.CCAI {
-		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: c, Bytes: s.Bytes})
-	}
+	cfg := st.Config(s.Seed, s.Schedule)
 	if err := cfg.Validate(); err != nil {
 		return netenv.Config{}, err
 	}

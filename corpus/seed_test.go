@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -159,5 +160,29 @@ func TestWatcherMixedCCAIs(t *testing.T) {
 	}
 	if _, err := NewWatcher([]string{"reno", "cubic"}, []ConditionSpec{{Name: "t", When: "target > 2*cwnd"}}); err == nil {
 		t.Fatal("a condition unknown to the first flow's CCAI must be an error")
+	}
+}
+
+// TestSeedSetupRoundTrip checks that a seed made from a setup gives the
+// setup back, and the run configuration that the setup gives.
+func TestSeedSetupRoundTrip(t *testing.T) {
+	prof, err := ccai.ParseProfile("linux-3.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := netenv.Setup{CCAI: []string{"reno", "cubic"}, Topology: netenv.TopoDumbbell, Profile: prof, Bytes: 123456, SACK: false, Handshake: true}
+	sched := netenv.Schedule{{Env: netenv.DefaultEnv(), Until: time.Second}, {Env: netenv.DefaultEnv()}}
+	s := NewSeed("native", st, 42, sched)
+	back, err := s.Setup()
+	if err != nil || !reflect.DeepEqual(back, st) {
+		t.Fatalf("Setup() = %+v, %v; want %+v", back, err, st)
+	}
+	cfg, err := s.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := st.Config(42, sched)
+	if !reflect.DeepEqual(cfg, want) || len(cfg.Flows) != 2 || cfg.Flows[1] != (netenv.Flow{CCA: "cubic", Bytes: 123456}) {
+		t.Fatalf("Config() = %+v, want %+v", cfg, want)
 	}
 }

@@ -62,7 +62,7 @@ func FuzzRegions(f *testing.F) {
 	for _, s := range DefaultInputs(c) {
 		f.Add(s)
 	}
-	run, err := NewRunner(c)
+	run, err := NewRunner(c, nil)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func FuzzCampaignParser(f *testing.F) {
 				t.Fatalf("accepted parameter %s range %+v", netenv.ParamNames()[i], r)
 			}
 		}
-		if _, err := NewRunner(c); err != nil {
+		if _, err := NewRunner(c, nil); err != nil {
 			t.Fatalf("accepted campaign cannot run: %v", err)
 		}
 		if err := Decode(c, input).Schedule.Validate(); err != nil {

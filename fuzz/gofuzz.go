@@ -48,7 +48,7 @@ func gofuzzSetup() {
 		return
 	}
 	gofuzz.c = c
-	if gofuzz.runner, err = NewRunner(c); err != nil {
+	if gofuzz.runner, err = NewRunner(c, nil); err != nil {
 		gofuzz.err = err
 		return
 	}

@@ -99,7 +99,7 @@ func TestRunSeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRunner(c)
+	r, err := NewRunner(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestRunSeeds(t *testing.T) {
 func TestRegionStorePersists(t *testing.T) {
 	c := smallCampaign(t)
 	path := filepath.Join(t.TempDir(), "w", "regions.bin")
-	r, err := NewRunner(c)
+	r, err := NewRunner(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,265 @@
+package act
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/sim"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// newSource is the selector's PRNG source for a method; it is kept so
+// that checkpoints can save its state.
+func newSource(seed uint64, stream string) *rand.PCG {
+	h := fnv.New64a()
+	h.Write([]byte(stream))
+	return rand.NewPCG(seed, h.Sum64())
+}
+
+// Outcome is what one run of a configuration produced. The states it
+// visited are in the batch given to Runner.Run.
+type Outcome struct {
+	Result netenv.Result
+	// Err is a configuration error or a cancelled context (not a fault).
+	Err error
+	// Hits holds the first hit of each condition, in order.
+	Hits []Hit
+	// Fault is a subject fault as a campaign records it ("panic", "hang",
+	// "zero-cwnd", "nan", "event-cap", "condition-error"), or nil.
+	Fault *corpus.Finding
+	// Capped: the run reached a time cap (not a fault).
+	Capped bool
+	// Mean is the mean state over every record, in the order of S (nil
+	// when the run produced no record): ACT's profile of P → S̄.
+	Mean []float64
+}
+
+// Finding reports whether the run found what a campaign records as a
+// finding: a condition hit or a subject fault.
+func (o *Outcome) Finding() bool { return len(o.Hits) > 0 || o.Fault != nil }
+
+// String summarizes the findings of a run (for panics and test failures).
+func (o *Outcome) String() string {
+	s := ""
+	for _, h := range o.Hits {
+		s += fmt.Sprintf("condition %q (%s) held at %v on flow %d: %v; ", h.Condition, h.When, time.Duration(h.TimeNS), h.Flow, h.State)
+	}
+	if o.Fault != nil {
+		s += fmt.Sprintf("subject fault %s at %v: %s %v; ", o.Fault.Kind, time.Duration(o.Fault.TimeNS), o.Fault.Detail, o.Fault.State)
+	}
+	if s == "" {
+		return "no finding"
+	}
+	return s[:len(s)-2]
+}
+
+// Runner runs configurations of one campaign: the one run tail of every
+// consumer (ACT's workers, in process or isolated, and the fuzz
+// harnesses). Every state record is projected onto S into a coverage
+// batch, the campaign's conditions are watched, and subject faults are
+// recorded as findings. A Runner is not safe for concurrent use; give
+// each goroutine its own.
+type Runner struct {
+	c     *Campaign
+	subj  netenv.Subject
+	space coverage.Space
+	// Limits caps each run; zero fields take netenv's defaults, as in a
+	// campaign. Reaching netenv's default event cap is a subject fault
+	// ("event-cap"); reaching a cap set here is not.
+	Limits sim.Limits
+	// Extra, if set, sees every state record after the watcher.
+	Extra tcp.Observer
+
+	watch   *corpus.Watcher
+	proj    [][]int // per flow: observation index of each S variable
+	state   []float64
+	sum     []float64
+	samples int
+	last    [][]float64 // per flow: the state last given to the batch
+	hasLast []bool
+	seen    map[string]bool
+	batch   *coverage.Batch
+	out     *Outcome
+	// The last observation of the run: a subject fault (a CCAI panic)
+	// is dated by it, the last moment the run was seen sound.
+	lastAt   time.Duration
+	lastFlow int
+}
+
+// NewRunner prepares a runner of campaign c on subject subj (the native
+// simulator when nil), projecting states onto space (c.Space when its
+// Vars are empty).
+func NewRunner(c *Campaign, subj netenv.Subject, space coverage.Space) (*Runner, error) {
+	if subj == nil {
+		subj = netenv.Native{}
+	}
+	if len(space.Vars) == 0 {
+		space = c.Space
+	}
+	w, err := corpus.NewWatcher(c.CCAI, c.Conditions)
+	if err != nil {
+		return nil, fmt.Errorf("conditions: %w", err)
+	}
+	r := &Runner{c: c, subj: subj, space: space, watch: w, state: make([]float64, len(space.Vars)), sum: make([]float64, len(space.Vars))}
+	for _, sc := range w.Schemas {
+		idx := make([]int, len(space.Vars))
+		for i, v := range space.Vars {
+			idx[i] = sc.Index(v.Name)
+		}
+		r.proj = append(r.proj, idx)
+		r.last = append(r.last, make([]float64, len(space.Vars)))
+	}
+	r.hasLast = make([]bool, len(r.proj))
+	w.OnObservation = r.observe
+	w.OnHit = r.hit
+	return r, nil
+}
+
+// Campaign returns the runner's campaign.
+func (r *Runner) Campaign() *Campaign { return r.c }
+
+// Subject returns the subject the runner runs.
+func (r *Runner) Subject() netenv.Subject { return r.subj }
+
+// NetConfig is the run configuration of G under the campaign.
+func (r *Runner) NetConfig(g Config) netenv.Config {
+	cfg := r.c.Setup.Config(g.Seed, g.Schedule)
+	cfg.Limits = r.Limits
+	return cfg
+}
+
+func (r *Runner) observe(flow int, obs []float64, at time.Duration) {
+	r.lastAt, r.lastFlow = at, flow
+	for i, k := range r.proj[flow] {
+		if k < 0 {
+			r.state[i] = math.NaN()
+		} else {
+			r.state[i] = obs[k]
+		}
+		r.sum[i] += r.state[i]
+	}
+	r.samples++
+	// Consecutive ACKs mostly leave S unchanged; the batch keeps first
+	// visits only, so repeating the previous state adds nothing.
+	if last := r.last[flow]; !r.hasLast[flow] || !sameState(last, r.state) {
+		r.batch.Observe(r.state, int64(at))
+		copy(last, r.state)
+		r.hasLast[flow] = true
+	}
+	if r.out.Fault != nil {
+		return
+	}
+	if obs[0] == 0 {
+		r.out.Fault = &corpus.Finding{Kind: "zero-cwnd", TimeNS: int64(at), Flow: flow, State: corpus.StateMap(r.watch.Schemas[flow], obs)}
+		return
+	}
+	for _, v := range obs {
+		if math.IsNaN(v) {
+			r.out.Fault = &corpus.Finding{Kind: "nan", TimeNS: int64(at), Flow: flow, State: corpus.StateMap(r.watch.Schemas[flow], obs)}
+			return
+		}
+	}
+}
+
+func (r *Runner) hit(flow int, c *corpus.Condition, obs []float64, at time.Duration) {
+	if r.seen[c.Name] {
+		return
+	}
+	r.seen[c.Name] = true
+	r.out.Hits = append(r.out.Hits, Hit{Condition: c.Name, When: c.When, Flow: flow, TimeNS: int64(at),
+		State: corpus.StateMap(r.watch.Schemas[flow], obs)})
+}
+
+type tee struct{ a, b tcp.Observer }
+
+func (t tee) Observe(rec *tcp.StateRecord) { t.a.Observe(rec); t.b.Observe(rec) }
+
+// Run simulates g, adding the states it visits to batch (which it does
+// not reset).
+func (r *Runner) Run(ctx context.Context, g Config, batch *coverage.Batch) Outcome {
+	var out Outcome
+	r.out, r.batch = &out, batch
+	defer func() { r.out, r.batch = nil, nil }()
+	r.seen = map[string]bool{}
+	clear(r.sum)
+	clear(r.hasLast)
+	r.samples = 0
+	r.lastAt, r.lastFlow = 0, 0
+	r.watch.Reset()
+	var obs tcp.Observer = r.watch
+	if r.Extra != nil {
+		obs = tee{r.watch, r.Extra}
+	}
+	res, err := r.subj.Run(ctx, r.NetConfig(g), obs)
+	out.Result = res
+	var fault *netenv.Fault
+	switch {
+	case errors.As(err, &fault):
+		// A subject fault replaces a zero-cwnd or NaN seen on the way
+		// (the crash is what the user must see first).
+		out.Fault = &corpus.Finding{Kind: fault.Kind, Detail: fault.Detail, TimeNS: int64(r.lastAt), Flow: r.lastFlow}
+	case err != nil:
+		out.Err = err
+	case res.Capped && res.CapReason == "events" && r.Limits.MaxEvents == 0:
+		if out.Fault == nil {
+			out.Fault = &corpus.Finding{Kind: "event-cap", Detail: "the run reached the event cap", TimeNS: int64(res.SimTime)}
+		}
+	case res.Capped:
+		out.Capped = true
+	}
+	if r.watch.Err != nil && out.Fault == nil {
+		out.Fault = &corpus.Finding{Kind: "condition-error", Detail: r.watch.Err.Error()}
+	}
+	if r.samples > 0 {
+		out.Mean = make([]float64, len(r.sum))
+		for i, s := range r.sum {
+			out.Mean[i] = s / float64(r.samples)
+		}
+	}
+	return out
+}
+
+// worker is a Runner feeding ACT's executor: batches come from and go
+// back to a pool.
+type worker struct {
+	run0    *Runner
+	space   coverage.Space
+	batches chan *coverage.Batch // batches merged and reset, for reuse
+}
+
+func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject, batches chan *coverage.Batch) *worker {
+	r, err := NewRunner(c, subj, space)
+	if err != nil {
+		panic(err) // compiled once already by ParseCampaign
+	}
+	return &worker{run0: r, space: space, batches: batches}
+}
+
+func (w *worker) run(ctx context.Context, j job) result {
+	var b *coverage.Batch
+	select {
+	case b = <-w.batches:
+	default:
+		b, _ = coverage.NewBatch(w.space) // the space was validated with the store
+	}
+	o := w.run0.Run(ctx, j.g, b)
+	// A cancelled run's result is discarded by the caller's ctx check.
+	return result{idx: j.idx, batch: b, mean: o.Mean, hits: o.Hits, fault: o.Fault, capped: o.Capped}
+}
+
+func sameState(a, b []float64) bool {
+	for i := range a {
+		if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+			return false
+		}
+	}
+	return true
+}
