@@ -210,8 +210,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	src := newSource(c.Seed, opt.Method)
 	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store,
-		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
-		pc: make([]float64, len(c.Params))}
+		prof: &profile{dimP: c.dimP(), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
+		pc: make([]float64, c.dimP())}
 	if opt.Subject == nil {
 		opt.Subject = netenv.Native{}
 	}
@@ -366,7 +366,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 			rep.StepSims[g.Step]++
 			if g.Step == StepRandom && r.mean != nil {
-				p := make([]float64, len(c.Params))
+				p := make([]float64, c.dimP())
 				env := g.Schedule[0].Env
 				c.normalize(&env, p)
 				sel.prof.add(p, r.mean)

@@ -81,7 +81,25 @@ type Result struct {
 	TraceSHA256 string        `json:"trace_sha256,omitempty"`
 	Drops       uint64        `json:"drops"`
 	Losses      uint64        `json:"losses"`
+	AQMDrops    uint64        `json:"aqm_drops,omitempty"` // RED's and CoDel's drops
+	Policed     uint64        `json:"policed,omitempty"`   // the policer's drops
 	Flows       []FlowResult  `json:"flows"`
+}
+
+// LinkCounters are a link's drop counters ([Link] has them).
+type LinkCounters interface {
+	Drops() uint64
+	Losses() uint64
+	AQMDrops() uint64
+	Policed() uint64
+}
+
+// AddLink adds a link's drops to the result.
+func (r *Result) AddLink(l LinkCounters) {
+	r.Drops += l.Drops()
+	r.Losses += l.Losses()
+	r.AQMDrops += l.AQMDrops()
+	r.Policed += l.Policed()
 }
 
 // Fault is a misbehaving subject: a CCAI panic. Campaigns record it as a
@@ -315,8 +333,7 @@ func (r *run) result() Result {
 		Capped:  r.sim.Capped(),
 	}
 	for _, l := range r.links {
-		res.Drops += l.Drops()
-		res.Losses += l.Losses()
+		res.AddLink(l)
 	}
 	if res.Capped {
 		res.CapReason = "time"

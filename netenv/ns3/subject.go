@@ -213,6 +213,9 @@ func validate(cfg *netenv.Config) ([]string, error) {
 	if len(cfg.Flows) > 1000 {
 		return nil, fmt.Errorf("flows: at most 1000 flows (%d given)", len(cfg.Flows))
 	}
+	if err := netenv.CheckExpressible(cfg.Schedule, Params(), "ns3"); err != nil {
+		return nil, err
+	}
 	return models, cfg.Schedule.Validate()
 }
 

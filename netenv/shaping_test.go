@@ -1,0 +1,133 @@
+package netenv_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// meanSRTT is the mean smoothed RTT (ms) of the records after from.
+func meanSRTT(recs []tcp.StateRecord, from time.Duration) float64 {
+	var sum float64
+	n := 0
+	for _, r := range recs {
+		if r.Time >= from && r.SRTT > 0 {
+			sum += float64(r.SRTT) / 1e6
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// TestQueueDisciplines: over a 1,000-packet buffer at 10 Mbit/s (1.2 s of
+// queue), a CUBIC flow fills the drop-tail queue (bufferbloat), while CoDel
+// holds the queuing delay near its 5 ms target and RED near its 5–15
+// packet thresholds; both drop by their own decision, which drop-tail
+// never does.
+func TestQueueDisciplines(t *testing.T) {
+	base := netenv.DefaultEnv()
+	base.Loss, base.BW, base.Delay, base.Buffer = 0, 10, 20, 1000
+	for _, tc := range []struct {
+		aqm            netenv.AQM
+		target         float64 // codel_target, ms (0: the RFC's)
+		minRTT, maxRTT float64 // mean srtt after 2 s, ms (base RTT 40 ms)
+		aqmDrops       bool
+	}{
+		{aqm: netenv.AQMDropTail, minRTT: 200, maxRTT: 2000},
+		{aqm: netenv.AQMCoDel, minRTT: 40, maxRTT: 70, aqmDrops: true},
+		{aqm: netenv.AQMCoDel, target: 30, minRTT: 55, maxRTT: 120, aqmDrops: true},
+		{aqm: netenv.AQMRED, minRTT: 40, maxRTT: 70, aqmDrops: true},
+	} {
+		env := base
+		env.AQM, env.CoDelTarget = tc.aqm, tc.target
+		cfg := single("cubic", env, 8_000_000, 1)
+		res, rec := run(t, cfg)
+		rtt := meanSRTT(rec.recs, 2*time.Second)
+		t.Logf("%v target %v: mean srtt %.1f ms, aqm drops %d, tail drops %d, done %v", tc.aqm, tc.target, rtt, res.AQMDrops, res.Drops, res.Flows[0].Done)
+		if rtt < tc.minRTT || rtt > tc.maxRTT {
+			t.Errorf("%v target %v: mean srtt %.1f ms, want [%v, %v]", tc.aqm, tc.target, rtt, tc.minRTT, tc.maxRTT)
+		}
+		if (res.AQMDrops > 0) != tc.aqmDrops || !res.Flows[0].Done {
+			t.Errorf("%v: %d AQM drops (want some: %v), done %v", tc.aqm, res.AQMDrops, tc.aqmDrops, res.Flows[0].Done)
+		}
+		again, _ := run(t, cfg)
+		if again.TraceSHA256 != res.TraceSHA256 {
+			t.Errorf("%v: two runs of one seed differ", tc.aqm)
+		}
+	}
+}
+
+// TestPolicer: a 5 Mbit/s policer with a 30 kB bucket on a 100 Mbit/s link
+// drops what exceeds, so the goodput stays near 5 Mbit/s.
+func TestPolicer(t *testing.T) {
+	env := netenv.DefaultEnv()
+	env.Loss, env.BW, env.Delay = 0, 100, 10
+	for _, tc := range []struct {
+		rate, burst float64
+		minG, maxG  float64 // goodput, Mbit/s
+		wantPoliced bool
+		name        string
+	}{
+		{name: "no policer", minG: 30, maxG: 100},
+		{name: "5 Mbit/s", rate: 5, burst: 30, minG: 2, maxG: 5.5, wantPoliced: true},
+		{name: "tiny bucket is one packet", rate: 5, burst: 0, minG: 0.5, maxG: 5.5, wantPoliced: true},
+	} {
+		e := env
+		e.PolicerRate, e.PolicerBurst = tc.rate, tc.burst
+		res, _ := run(t, single("cubic", e, 3_000_000, 2))
+		f := res.Flows[0]
+		if !f.Done {
+			t.Fatalf("%s: not done", tc.name)
+		}
+		g := float64(f.DeliveredBytes) * 8 / f.DoneAtS / 1e6
+		t.Logf("%s: goodput %.2f Mbit/s, policed %d, retransmits %d", tc.name, g, res.Policed, f.Retransmits)
+		if g < tc.minG || g > tc.maxG || (res.Policed > 0) != tc.wantPoliced {
+			t.Errorf("%s: goodput %.2f Mbit/s (want [%v, %v]), policed %d", tc.name, g, tc.minG, tc.maxG, res.Policed)
+		}
+	}
+}
+
+// TestAckAggregation: with ACKs released every 10 ms, they reach the
+// sender in bursts just after each release (one-way delay 20 ms later),
+// not spread over the period; with at most 4 held, a burst is at most 4.
+func TestAckAggregation(t *testing.T) {
+	env := netenv.DefaultEnv()
+	env.Loss, env.BW, env.Delay = 0, 10, 20
+	const period = 10 * time.Millisecond
+	// nearBoundary is the share of ACK records that arrive within 2 ms
+	// after a release boundary shifted by the one-way delay.
+	nearBoundary := func(recs []tcp.StateRecord) float64 {
+		n, near := 0, 0
+		for _, r := range recs {
+			if r.Reason != tcp.ReasonAck || r.Time < time.Second {
+				continue
+			}
+			n++
+			if (r.Time-20*time.Millisecond)%period < 2*time.Millisecond {
+				near++
+			}
+		}
+		return float64(near) / float64(max(n, 1))
+	}
+	_, plain := run(t, single("reno", env, 2_000_000, 3))
+	agg := env
+	agg.AckAgg = 10
+	res, held := run(t, single("reno", agg, 2_000_000, 3))
+	p, h := nearBoundary(plain.recs), nearBoundary(held.recs)
+	t.Logf("ACK records within 2 ms of a release: %.0f%% plain, %.0f%% aggregated", 100*p, 100*h)
+	if h < 0.9 || p > 0.5 || !res.Flows[0].Done {
+		t.Errorf("ACKs near a release: %.2f aggregated, %.2f plain (want ≥ 0.9 and ≤ 0.5), done %v", h, p, res.Flows[0].Done)
+	}
+	// A cap of 4 ACKs releases early: fewer ACKs wait for the boundary.
+	capped := agg
+	capped.AckAggMax = 4
+	_, c := run(t, single("reno", capped, 2_000_000, 3))
+	if cb := nearBoundary(c.recs); cb >= h {
+		t.Errorf("with at most 4 held, %.2f of ACKs near a release, not fewer than %.2f", cb, h)
+	}
+}
