@@ -191,7 +191,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case p.Range != nil:
 			doc += fmt.Sprintf(" [%g, %g] step %g", p.Range.Min, p.Range.Max, p.Range.Step)
 		}
-		fmt.Fprintf(stdout, "  %-8s %s\n", p.Name, doc)
+		fmt.Fprintf(stdout, "  %-16s %s\n", p.Name, doc)
 	}
 	fmt.Fprintln(stdout, "\nState variables of every flow (conditions, S; prev.X is X before this record):")
 	for _, v := range l.State {

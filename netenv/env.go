@@ -32,6 +32,11 @@ type Env struct {
 	// AckAggMax are held (0: no limit).
 	AckAgg    float64 `json:"ack_agg,omitempty" yaml:"ack_agg"`
 	AckAggMax int     `json:"ack_agg_max,omitempty" yaml:"ack_agg_max"`
+	// A trace-driven bottleneck (linktrace.go): the data direction
+	// delivers at a shipped trace's opportunities, their rate multiplied
+	// by TraceScale (0 or 1: as recorded), instead of at BW.
+	Trace      LinkTrace `json:"link_trace,omitempty" yaml:"link_trace"`
+	TraceScale float64   `json:"link_trace_scale,omitempty" yaml:"link_trace_scale"`
 }
 
 // DefaultEnv is `actfuzz sim` with no flags: every parameter's Default

@@ -120,6 +120,7 @@ type Link[P LinkPacket] struct {
 	codel  codel
 	police policer
 	agg    *ackAggregator[P]
+	trace  *traceLink
 
 	drops, losses, aqmDrops, policed uint64
 }
@@ -160,6 +161,7 @@ func (l *Link[P]) Apply(e *Env) {
 		l.buffer = e.Buffer
 		l.applyAQM(e)
 		l.police.apply(e, l.sim.Now())
+		l.applyTrace(e)
 	case LinkAck:
 		l.buffer = max(e.Buffer, ackBuffer)
 		l.applyAggregation(e)
@@ -301,6 +303,11 @@ func (l *Link[P]) startTx(p P) {
 	l.tx, l.busy = p, true
 	// Most packets have the size of the one before (full data segments,
 	// or ACKs): reuse its serialization time rather than divide again.
+	if l.trace != nil {
+		now := l.sim.Now()
+		l.sim.Schedule(l.txEv, l.trace.next(now)-now)
+		return
+	}
 	w := l.wire(p)
 	if w != l.txBytes {
 		l.txBytes = w

@@ -217,6 +217,18 @@ var params = [...]Param{
 		get: func(e *Env) float64 { return float64(e.AckAggMax) },
 		set: func(e *Env, v float64) { e.AckAggMax = int(math.Round(v)) },
 	},
+	{
+		Name: "link_trace", Doc: "a trace-driven bottleneck (Mahimahi format, shipped traces; none: the fixed rate bw)",
+		Kind: Categorical, Values: LinkTraceNames,
+		Default: 0, Range: Range{Values: LinkTraceNames[:1]},
+		Simplify: []Simplification{setTo("fixed-rate link", StageRemove, 0)},
+		get:      func(e *Env) float64 { return float64(e.Trace) }, set: func(e *Env, v float64) { e.Trace = LinkTrace(v) },
+	},
+	{
+		Name: "link_trace_scale", Doc: "factor on the link trace's rate (with link_trace; 0: 1)",
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 0.1}, Min: 0, Max: 1000,
+		get: func(e *Env) float64 { return e.TraceScale }, set: func(e *Env, v float64) { e.TraceScale = v },
+	},
 }
 
 // NumParams is the number of parameters of P.

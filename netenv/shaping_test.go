@@ -131,3 +131,40 @@ func TestAckAggregation(t *testing.T) {
 		t.Errorf("with at most 4 held, %.2f of ACKs near a release, not fewer than %.2f", cb, h)
 	}
 }
+
+// TestTraceLink: a trace-driven bottleneck delivers at the trace's rate,
+// whatever bw says, and repeats the trace past its end; the scale
+// multiplies the rate.
+func TestTraceLink(t *testing.T) {
+	env := netenv.DefaultEnv()
+	env.Loss, env.BW, env.Delay, env.Buffer = 0, 100, 10, 200
+	for _, tc := range []struct {
+		trace      string
+		scale      float64
+		minG, maxG float64 // goodput, Mbit/s
+	}{
+		{"steady", 0, 9, 12.1},    // 12 Mbit/s; the 1 s trace repeats
+		{"steady", 2, 18, 24.1},   // twice as fast
+		{"steady", 0.5, 4.5, 6.1}, // half
+		{"lte", 0, 1, 30},
+		{"wifi", 0, 10, 35},
+	} {
+		e := env
+		var tr netenv.LinkTrace
+		if err := tr.UnmarshalText([]byte(tc.trace)); err != nil {
+			t.Fatal(err)
+		}
+		e.Trace, e.TraceScale = tr, tc.scale
+		cfg := single("cubic", e, 4_000_000, 4)
+		res, _ := run(t, cfg)
+		f := res.Flows[0]
+		g := float64(f.DeliveredBytes) * 8 / f.DoneAtS / 1e6
+		t.Logf("%s ×%v: goodput %.2f Mbit/s, done at %.2f s, drops %d", tc.trace, tc.scale, g, f.DoneAtS, res.Drops)
+		if !f.Done || g < tc.minG || g > tc.maxG {
+			t.Errorf("%s ×%v: done %v, goodput %.2f Mbit/s, want [%v, %v]", tc.trace, tc.scale, f.Done, g, tc.minG, tc.maxG)
+		}
+		if again, _ := run(t, cfg); again.TraceSHA256 != res.TraceSHA256 {
+			t.Errorf("%s: two runs of one seed differ", tc.trace)
+		}
+	}
+}
