@@ -182,6 +182,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	default:
 		return nil, fmt.Errorf("method %q: want act, ran or man", opt.Method)
 	}
+	if opt.Subject == nil {
+		opt.Subject = netenv.Native{}
+	}
+	// A campaign parsed for one subject may be run on another: what it
+	// needs is checked here, before anything runs or is written.
+	if err := c.CheckSubject(opt.Subject.Capabilities()); err != nil {
+		return nil, err
+	}
 	if opt.Budget <= 0 {
 		opt.Budget = c.Budget
 	}
@@ -221,9 +229,6 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store,
 		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
 		pc: make([]float64, len(c.Params))}
-	if opt.Subject == nil {
-		opt.Subject = netenv.Native{}
-	}
 	rep := &Report{Method: opt.Method, Store: store, subject: opt.Subject, Series: coverage.NewSeries(opt.Method, c.Space),
 		StepSims: map[Step]int{}, StepRegions: map[Step][]uint64{}}
 	groups := map[string]*FindingGroup{}

@@ -46,9 +46,9 @@ type worker struct {
 func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject, batches chan *coverage.Batch) *worker {
 	w := &worker{c: c, space: space, subj: subj, batches: batches, state: make([]float64, len(space.Vars)), sum: make([]float64, len(space.Vars))}
 	var err error
-	w.watch, err = corpus.NewWatcher(c.CCAI, c.Conditions)
+	w.watch, err = corpus.NewWatcherFor(subj.Capabilities(), c.CCAI, c.Conditions)
 	if err != nil {
-		panic(err) // compiled once already by ParseCampaign
+		panic(err) // checked against the subject at start (CheckSubject)
 	}
 	for _, sc := range w.watch.Schemas {
 		idx := make([]int, len(space.Vars))

@@ -19,18 +19,28 @@ import (
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/fuzz"
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
-// loadCampaign reads the campaign argument, or the embedded default.
-func loadCampaign(args []string, stderr io.Writer, cmd string) (*act.Campaign, bool) {
+// loadCampaign reads the campaign argument, or the embedded default, for
+// the subject that will run it: what the campaign needs (congestion
+// controls by the subject's names, topology, profile, parameters,
+// variables of S and of the conditions) is checked against what the
+// subject provides.
+func loadCampaign(args []string, subj netenv.Subject, stderr io.Writer, cmd string) (*act.Campaign, bool) {
 	if len(args) > 1 {
 		fmt.Fprintf(stderr, "actfuzz %s: unexpected argument %q\n", cmd, args[1])
 		return nil, false
 	}
 	if len(args) == 0 {
-		return act.DefaultCampaign(), true
+		c := act.DefaultCampaign()
+		if err := c.CheckSubject(subj.Capabilities()); err != nil {
+			fmt.Fprintf(stderr, "actfuzz %s: the default campaign: %v\n", cmd, err)
+			return nil, false
+		}
+		return c, true
 	}
-	c, err := act.LoadCampaign(args[0])
+	c, err := act.LoadCampaignFor(args[0], subj.Capabilities())
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz %s: %v\n", cmd, err)
 		return nil, false
@@ -141,7 +151,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer closeSubject(subj)
-	c, ok := loadCampaign(positional, stderr, "run")
+	c, ok := loadCampaign(positional, subj, stderr, "run")
 	if !ok {
 		return exitUsage
 	}
@@ -164,7 +174,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	setMemoryLimit(c, mem)
 	rep, err := act.Run(ctx, c, opt)
 	pr.done()
-	if errors.Is(err, act.ErrCampaignChanged) {
+	if errors.Is(err, act.ErrCampaignChanged) || errors.Is(err, act.ErrSubjectLacks) {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitUsage
 	}
@@ -414,7 +424,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	defer closeSubject(subj)
-	c, ok := loadCampaign(positional, stderr, "compare")
+	c, ok := loadCampaign(positional, subj, stderr, "compare")
 	if !ok {
 		return exitUsage
 	}
@@ -449,6 +459,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		setMemoryLimit(c, mem)
 		rep, err := act.Run(ctx, c, opt)
 		pr.done()
+		if errors.Is(err, act.ErrSubjectLacks) {
+			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
+			return exitUsage
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
 			return exitInternal

@@ -154,7 +154,8 @@
 // are read from TcpSocketBase's own state: cwnd and ssthresh from its
 // TcpSocketState, srtt and rttvar from its RttEstimator (0 until the first
 // sample), rto, bytes in flight from its TcpTxBuffer, delivered from its
-// TcpRateOps, the pacing rate when pacing is on. prior_cwnd is not an ns-3
+// TcpRateOps, the pacing rate when pacing is on (printed in bit/s,
+// recorded in bytes/s as natively). prior_cwnd is not an ns-3
 // variable: the driver records cwnd when the state becomes recovery, loss
 // or cwr (ns-3 sets the state before reducing cwnd), which is Linux's
 // prior_cwnd. prev_ca_state is the state before the last change. The
