@@ -440,7 +440,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				budgetN = c.Budget
 			}
 			start := time.Now()
-			st, sims, err := fuzz.RunMethod(ctx, c, budgetN, *workers)
+			fr, err := fuzz.Run(ctx, c, fuzz.Options{Budget: budgetN, Workers: *workers, Subject: subj})
+			var st *coverage.Store
+			var sims int
+			if fr != nil {
+				st, sims = fr.Store, fr.Sims
+			}
+			if errors.Is(err, act.ErrSubjectLacks) {
+				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
+				return exitUsage
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
 				return exitInternal

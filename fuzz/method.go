@@ -132,7 +132,7 @@ func Run(ctx context.Context, c *act.Campaign, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("fuzz: K = %d is not a region size of S", opt.K)
 	}
 	// Check the runner can be built before starting goroutines.
-	if _, err := NewRunner(c); err != nil {
+	if _, err := NewRunnerFor(c, opt.Subject); err != nil {
 		return nil, err
 	}
 
@@ -159,8 +159,7 @@ func Run(ctx context.Context, c *act.Campaign, opt Options) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run, _ := NewRunner(c)
-			run.Subject = opt.Subject
+			run, _ := NewRunnerFor(c, opt.Subject)
 			tr := newEdgeTracer(len(c.CCAI))
 			run.Extra = tr
 			for j := range jobs {

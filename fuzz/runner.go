@@ -70,7 +70,8 @@ var HarnessLimits = sim.Limits{MaxTime: time.Hour, MaxEvents: 150_000}
 // Runner is not safe for concurrent use; give each goroutine its own.
 type Runner struct {
 	c *act.Campaign
-	// Subject runs the simulations (netenv.Native{} by default).
+	// Subject runs the simulations (NewRunnerFor's; the observation
+	// schema is its, so set another only with the same capabilities).
 	Subject netenv.Subject
 	// Limits caps each run; zero fields take netenv's defaults, as in a
 	// campaign. Reaching netenv's default event cap is a subject fault
@@ -87,17 +88,24 @@ type Runner struct {
 	out   *Outcome
 }
 
-// NewRunner prepares a runner for campaign c.
-func NewRunner(c *act.Campaign) (*Runner, error) {
+// NewRunner prepares a runner for campaign c on the native subject.
+func NewRunner(c *act.Campaign) (*Runner, error) { return NewRunnerFor(c, netenv.Native{}) }
+
+// NewRunnerFor prepares a runner for campaign c on subj: observations
+// have the subject's schema, so it must not be changed afterwards.
+func NewRunnerFor(c *act.Campaign, subj netenv.Subject) (*Runner, error) {
+	if err := c.CheckSubject(subj.Capabilities()); err != nil {
+		return nil, err
+	}
 	b, err := coverage.NewBatch(c.Space)
 	if err != nil {
 		return nil, fmt.Errorf("state space: %w", err)
 	}
-	w, err := corpus.NewWatcher(c.CCAI, c.Conditions)
+	w, err := corpus.NewWatcherFor(subj.Capabilities(), c.CCAI, c.Conditions)
 	if err != nil {
 		return nil, fmt.Errorf("conditions: %w", err)
 	}
-	r := &Runner{c: c, Subject: netenv.Native{}, watch: w, batch: b, state: make([]float64, len(c.Space.Vars))}
+	r := &Runner{c: c, Subject: subj, watch: w, batch: b, state: make([]float64, len(c.Space.Vars))}
 	for _, sc := range w.Schemas {
 		idx := make([]int, len(c.Space.Vars))
 		for i, v := range c.Space.Vars {

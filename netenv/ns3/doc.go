@@ -102,7 +102,8 @@
 // and window scaling on, 15 data retries (Linux's tcp_retries2; ns-3's
 // default is 6), send buffer 4 MB (below), receive buffer 1 GiB so the
 // receive window never limits, ns-3's default PRR recovery.
-// Profile is ignored. Every attribute that differs from ns-3's default,
+// Profiles do not apply (ns-3's TCP is its own): Capabilities says so, and
+// a campaign or flag asking for linux-3.10 is refused at start. Every attribute that differs from ns-3's default,
 // and why:
 //
 //   - TcpSocket::SegmentSize 1448 (ns-3: 536): Linux's MSS on a 1500-byte
