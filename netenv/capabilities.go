@@ -100,25 +100,14 @@ func (c Capabilities) Resolve(name string) (string, error) {
 		}
 	}
 	known := c.CCANames()
-	cands := known
-	for a := range c.Aliases {
-		cands = append(slices.Clip(cands), a)
-	}
+	aliases := slices.Sorted(maps.Keys(c.Aliases))
 	also := ""
-	if len(c.Aliases) > 0 {
-		also = "; or a native name such as " + strings.Join(firstSorted(c.Aliases, 3), ", ")
+	if len(aliases) > 0 {
+		also = "; or a native name such as " + strings.Join(aliases[:min(3, len(aliases))], ", ")
 	}
+	cands := append(slices.Clip(known), aliases...)
 	return "", fmt.Errorf("unknown congestion control %q for the %s subject%s (known: %s%s)", name, c.Name,
 		suggest.DidYouMean(name, cands), strings.Join(known, ", "), also)
-}
-
-func firstSorted(m map[string]string, n int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys[:min(n, len(keys))]
 }
 
 // NativeName is the native name of one of the subject's congestion
