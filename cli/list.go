@@ -13,8 +13,6 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/gvisor"
-	"github.com/actfuzz/actfuzz/netenv/ns3"
 )
 
 // varDocs documents the state variables every flow has (corpus.BaseVars).
@@ -117,10 +115,12 @@ func subjectListing(caps netenv.Capabilities, setup string) listSubject {
 
 func buildListing() listing {
 	var l listing
-	l.Subjects = []listSubject{
-		subjectListing(netenv.NativeCapabilities(), "none"),
-		subjectListing(ns3.DefaultCapabilities(), "make ns3"),
-		subjectListing((&gvisor.Subject{}).Capabilities(), "none"),
+	for _, caps := range declaredCapabilities() {
+		setup := "none"
+		if caps.Name == "ns3" {
+			setup = "make ns3"
+		}
+		l.Subjects = append(l.Subjects, subjectListing(caps, setup))
 	}
 	for _, p := range netenv.ParamNames {
 		l.Params = append(l.Params, listVar{Name: p, Doc: netenv.ParamDocs[p]})

@@ -42,10 +42,32 @@ func loadCampaign(args []string, subj netenv.Subject, stderr io.Writer, cmd stri
 	}
 	c, err := act.LoadCampaignFor(args[0], subj.Capabilities())
 	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "actfuzz %s: %v%s\n", cmd, err, otherSubjectHint(args[0], subj, err))
 		return nil, false
 	}
 	return c, true
+}
+
+// otherSubjectHint names the subjects a campaign refused by subj would
+// run on as it is (ccai: [TcpCubic] without --subject ns3), judged by
+// their declared capabilities, without starting them.
+func otherSubjectHint(path string, subj netenv.Subject, err error) string {
+	if !errors.Is(err, act.ErrSubjectLacks) {
+		return ""
+	}
+	var fits []string
+	for _, caps := range declaredCapabilities() {
+		if caps.Name == subj.Name() {
+			continue
+		}
+		if _, err := act.LoadCampaignFor(path, caps); err == nil {
+			fits = append(fits, "--subject "+caps.Name)
+		}
+	}
+	if len(fits) == 0 {
+		return ""
+	}
+	return "; it runs as it is with " + strings.Join(fits, " or ")
 }
 
 // restoreSettings takes a resumed run's method, budget, duration and

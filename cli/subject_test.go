@@ -43,6 +43,8 @@ func TestSubjectRefusals(t *testing.T) {
 		{"sim profile", []string{"sim", "--subject", "gvisor", "--profile", "linux-3.10"}, 2, "--profile linux-3.10: profile linux-3.10 does not apply to the gvisor subject"},
 		{"sim cca", []string{"sim", "--subject", "gvisor", "--cca", "bbr"}, 2, `--cca: unknown congestion control "bbr" for the gvisor subject`},
 		{"run own names on native", []string{"run", ns3Names, "--isolate=false", "--quiet", "--out", filepath.Join(dir, "o1")}, 2, `ns3names.yaml:1: ccai: unknown congestion control "TcpCubic" for the native subject`},
+		{"hint the subject that fits", []string{"run", ns3Names, "--isolate=false", "--quiet", "--out", filepath.Join(dir, "o1")}, 2, "; it runs as it is with --subject ns3"},
+		{"hint both subjects that fit", []string{"run", wc, "--isolate=false", "--quiet", "--out", filepath.Join(dir, "o5")}, 2, "; it runs as it is with --subject gvisor\n"},
 		{"run variable gVisor lacks", []string{"run", cnt, "--subject", "gvisor", "--isolate=false", "--quiet", "--out", filepath.Join(dir, "o2")}, 2, `condition "c" reads cnt: the gvisor subject does not provide cnt for cubic`},
 		{"run gVisor's own variable", []string{"run", wc, "--subject", "gvisor", "--isolate=false", "--quiet", "--out", filepath.Join(dir, "o3")}, 0, "no findings"},
 		{"run gVisor's variable on native", []string{"run", wc, "--isolate=false", "--quiet", "--out", filepath.Join(dir, "o4")}, 2, `reads w_c: the native subject does not provide w_c`},

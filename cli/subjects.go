@@ -28,6 +28,12 @@ func openSubject(name string) (netenv.Subject, error) {
 	return nil, fmt.Errorf("unknown subject %q (want native, ns3 or gvisor)", name)
 }
 
+// declaredCapabilities are every subject's capabilities as declared, for
+// listings and hints: ns-3's with every model, without starting a driver.
+func declaredCapabilities() []netenv.Capabilities {
+	return []netenv.Capabilities{netenv.NativeCapabilities(), ns3.DefaultCapabilities(), (&gvisor.Subject{}).Capabilities()}
+}
+
 // closeSubject stops a subject's helper processes, if it has any.
 // subjectFlag opens the subject named by --subject, saying why not (bad
 // input, exit 2) when it cannot.
