@@ -173,6 +173,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	default:
 		return nil, fmt.Errorf("method %q: want act, ran or man", opt.Method)
 	}
+	if opt.Subject == nil {
+		opt.Subject = netenv.Native{}
+	}
+	// A campaign parsed for one subject may be run on another: what it
+	// needs is checked here, before anything runs or is written.
+	if err := c.CheckSubject(opt.Subject.Capabilities()); err != nil {
+		return nil, err
+	}
 	if opt.Budget <= 0 {
 		opt.Budget = c.Budget
 	}

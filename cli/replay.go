@@ -68,7 +68,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitInternal
 		}
 		defer f.Close()
-		trace = netenv.NewCSVTrace(f, seed.CCAI[0])
+		trace = netenv.NewCSVTrace(f, subj.Capabilities(), seed.CCAI[0])
 		if obs != nil {
 			trace.Next = obs
 		}

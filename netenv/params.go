@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // This file is the one parameter table of P (ACT §4.1). Every consumer of
@@ -390,7 +391,7 @@ func CheckExpressible(sched Schedule, supported []string, subject string) error 
 		}
 		for k := range sched {
 			if v := p.get(&sched[k].Env); v != p.Default {
-				return fmt.Errorf("parameter %s = %s (phase %d): the %s subject cannot express it (it takes %v)", p.Name, p.format(v), k+1, subject, supported)
+				return fmt.Errorf("the %s subject cannot express parameter %s = %s (phase %d; it expresses %s)", subject, p.Name, p.format(v), k+1, strings.Join(supported, ", "))
 			}
 		}
 	}
