@@ -79,10 +79,22 @@ type red struct {
 	rng       *rand.Rand
 }
 
-// arrive decides whether an arriving packet is dropped early, given the
-// instantaneous queue q (packets) and the transmission time s of a
-// typical packet (for the idle-time decay, Floyd & Jacobson §4).
-func (r *red) arrive(now time.Duration, q int, s time.Duration) bool {
+// redVerdict is RED's decision on an arriving packet.
+type redVerdict uint8
+
+const (
+	redPass redVerdict = iota
+	// redEarly: a probabilistic drop, which ECN turns into a mark.
+	redEarly
+	// redForced: the average is beyond 2·max_th; dropped even with ECN
+	// (ns-3's UseHardDrop).
+	redForced
+)
+
+// arrive decides on an arriving packet, given the instantaneous queue q
+// (packets) and the transmission time s of a typical packet (for the
+// idle-time decay, Floyd & Jacobson §4).
+func (r *red) arrive(now time.Duration, q int, s time.Duration) redVerdict {
 	if r.idle {
 		// The average decays as if m small packets had gone by while
 		// the queue was empty.
@@ -98,7 +110,7 @@ func (r *red) arrive(now time.Duration, q int, s time.Duration) bool {
 	switch {
 	case r.avg < redMinTh:
 		r.count = -1
-		return false
+		return redPass
 	case r.avg < redMaxTh:
 		pb = float64(redMaxP*(r.avg-redMinTh)) / (redMaxTh - redMinTh)
 	case r.avg < 2*redMaxTh:
@@ -106,7 +118,7 @@ func (r *red) arrive(now time.Duration, q int, s time.Duration) bool {
 		pb = redMaxP + float64((1-redMaxP)*(r.avg-redMaxTh))/redMaxTh
 	default:
 		r.count = 0
-		return true
+		return redForced
 	}
 	r.count++
 	// Spread drops uniformly: pa = pb / (1 − count·pb).
@@ -116,9 +128,9 @@ func (r *red) arrive(now time.Duration, q int, s time.Duration) bool {
 	}
 	if r.rng.Float64() < pa {
 		r.count = 0
-		return true
+		return redEarly
 	}
-	return false
+	return redPass
 }
 
 // empty records that the queue went idle at now.
@@ -171,8 +183,13 @@ func dequeueCoDel[P LinkPacket](l *Link[P]) (P, bool) {
 			c.dropping = false
 		}
 		for c.dropping && now >= c.dropNext {
-			l.aqmDrop(p)
 			c.count++
+			if l.congest(p) {
+				// Marked, not dropped: it goes, and the next signal
+				// follows the control law (Linux's codel_dequeue).
+				c.dropNext = c.controlLaw(c.dropNext)
+				return p, true
+			}
 			if p, at, ok = l.pop(); !ok {
 				c.firstAbove = 0
 				c.dropping = false
@@ -187,10 +204,11 @@ func dequeueCoDel[P LinkPacket](l *Link[P]) (P, bool) {
 		return p, true
 	}
 	if drop {
-		l.aqmDrop(p)
-		p, at, ok = l.pop()
-		if ok {
-			c.okToDrop(now, now-at, l.qLen)
+		if !l.congest(p) {
+			p, at, ok = l.pop()
+			if ok {
+				c.okToDrop(now, now-at, l.qLen)
+			}
 		}
 		c.dropping = true
 		// Start near the drop rate that last controlled the queue if

@@ -35,8 +35,14 @@ type Env struct {
 	// A trace-driven bottleneck (linktrace.go): the data direction
 	// delivers at a shipped trace's opportunities, their rate multiplied
 	// by TraceScale (0 or 1: as recorded), instead of at BW.
-	Trace      LinkTrace `json:"link_trace,omitempty" yaml:"link_trace"`
-	TraceScale float64   `json:"link_trace_scale,omitempty" yaml:"link_trace_scale"`
+	Trace LinkTrace `json:"link_trace,omitempty" yaml:"link_trace"`
+	// ECN (RFC 3168): the endpoints negotiate it when any phase has it on,
+	// and a bottleneck with it on marks ECN-capable packets instead of
+	// dropping them (RED, CoDel) and marks every packet that arrives to a
+	// queue of ECNK or more packets (DCTCP's step marking; 0: none).
+	ECN        ECNMode `json:"ecn,omitempty" yaml:"ecn"`
+	ECNK       int     `json:"ecn_k,omitempty" yaml:"ecn_k"`
+	TraceScale float64 `json:"link_trace_scale,omitempty" yaml:"link_trace_scale"`
 }
 
 // DefaultEnv is `actfuzz sim` with no flags: every parameter's Default

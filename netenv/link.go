@@ -119,10 +119,12 @@ type Link[P LinkPacket] struct {
 	red    red
 	codel  codel
 	police policer
+	ecn    bool // marks instead of dropping (RFC 3168 §5)
+	ecnK   int  // step marking threshold, packets (0: none)
 	agg    *ackAggregator[P]
 	trace  *traceLink
 
-	drops, losses, aqmDrops, policed uint64
+	drops, losses, aqmDrops, policed, marks uint64
 }
 
 // NewLink returns an idle link; set its parameters with Apply or SetFixed
@@ -161,6 +163,7 @@ func (l *Link[P]) Apply(e *Env) {
 		l.buffer = e.Buffer
 		l.applyAQM(e)
 		l.police.apply(e, l.sim.Now())
+		l.ecn, l.ecnK = e.ECN == ECNOn, e.ECNK
 		l.applyTrace(e)
 	case LinkAck:
 		l.buffer = max(e.Buffer, ackBuffer)
@@ -219,9 +222,24 @@ func (l *Link[P]) Send(p P) {
 // enqueue starts a packet's transmission or queues it; a full buffer
 // drops it (drop-tail), and RED may drop it early.
 func (l *Link[P]) enqueue(p P) {
-	if l.aqm == AQMRED && l.red.arrive(l.sim.Now(), l.qLen, l.typicalTx()) {
-		l.aqmDrop(p)
-		return
+	if l.aqm == AQMRED {
+		switch l.red.arrive(l.sim.Now(), l.qLen, l.typicalTx()) {
+		case redEarly:
+			if !l.congest(p) {
+				return
+			}
+		case redForced:
+			l.aqmDrop(p)
+			return
+		}
+	}
+	if l.ecn && l.ecnK > 0 && l.qLen >= l.ecnK {
+		// Step marking (RFC 8257 §3.1): every packet that arrives to a
+		// queue of K or more; a packet that cannot be marked passes.
+		if e, ok := markable(p); ok {
+			e.MarkCE()
+			l.marks++
+		}
 	}
 	if !l.busy {
 		l.startTx(p)
@@ -260,6 +278,20 @@ func (l *Link[P]) next() (P, bool) {
 	}
 	p, _, ok := l.pop()
 	return p, ok
+}
+
+// congest signals congestion with p: with ECN on and p ECN-capable it is
+// marked CE and kept (true), otherwise dropped (false).
+func (l *Link[P]) congest(p P) bool {
+	if l.ecn {
+		if e, ok := markable(p); ok {
+			e.MarkCE()
+			l.marks++
+			return true
+		}
+	}
+	l.aqmDrop(p)
+	return false
 }
 
 // aqmDrop drops a packet by the queue discipline's decision.
@@ -364,6 +396,9 @@ func (l *Link[P]) AQMDrops() uint64 { return l.aqmDrops }
 
 // Policed is the number of packets the policer dropped.
 func (l *Link[P]) Policed() uint64 { return l.policed }
+
+// Marks is the number of packets marked CE.
+func (l *Link[P]) Marks() uint64 { return l.marks }
 
 // Losses is the number of packets lost at random.
 func (l *Link[P]) Losses() uint64 { return l.losses }

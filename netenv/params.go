@@ -230,6 +230,19 @@ var params = [...]Param{
 		Default: 0, Range: Range{Min: 0, Max: 0, Step: 0.1}, Min: 0, Max: 1000,
 		get: func(e *Env) float64 { return e.TraceScale }, set: func(e *Env, v float64) { e.TraceScale = v },
 	},
+	{
+		Name: "ecn", Doc: "explicit congestion notification (RFC 3168): negotiated by the endpoints, marked by the bottleneck",
+		Kind: Categorical, Values: ECNNames[:],
+		Default: 0, Range: Range{Values: ECNNames[:1]},
+		Simplify: []Simplification{setTo("no ECN", StageRemove, 0)},
+		get:      func(e *Env) float64 { return float64(e.ECN) }, set: func(e *Env, v float64) { e.ECN = ECNMode(v) },
+	},
+	{
+		Name: "ecn_k", Unit: "packets", Doc: "with ecn: mark every packet arriving to a queue of at least this many (DCTCP's K; 0: none)", Integer: true,
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 1}, Min: 0, Max: MaxBuffer,
+		get: func(e *Env) float64 { return float64(e.ECNK) },
+		set: func(e *Env, v float64) { e.ECNK = int(math.Round(v)) },
+	},
 }
 
 // NumParams is the number of parameters of P.

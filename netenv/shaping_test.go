@@ -168,3 +168,55 @@ func TestTraceLink(t *testing.T) {
 		}
 	}
 }
+
+// TestECN: with ECN on, a RED or step-marking bottleneck marks instead of
+// dropping, the receiver echoes, and the sender reduces in CWR (RFC 3168);
+// DCTCP over step marking at K keeps the queue near K with no loss and a
+// fractional α (RFC 8257). Without ECN nothing is marked.
+func TestECN(t *testing.T) {
+	base := netenv.DefaultEnv()
+	base.Loss, base.BW, base.Delay, base.Buffer = 0, 100, 1, 400
+	for _, tc := range []struct {
+		name       string
+		cca        string
+		ecn        bool
+		aqm        netenv.AQM
+		k          int
+		marks      bool
+		maxDrops   uint64
+		maxSRTT    float64 // ms, mean after 1 s
+		alphaRange [2]float64
+	}{
+		{name: "cubic red ecn", cca: "cubic", ecn: true, aqm: netenv.AQMRED, marks: true, maxDrops: 20, maxSRTT: 5},
+		{name: "cubic red no ecn", cca: "cubic", aqm: netenv.AQMRED, maxDrops: 1 << 30, maxSRTT: 5},
+		{name: "dctcp step K=20", cca: "dctcp", ecn: true, k: 20, marks: true, maxDrops: 0, maxSRTT: 5, alphaRange: [2]float64{0.01, 0.9}},
+		// CoDel acts only after an interval above target: slow start
+		// overflows the buffer first, as it would on a real CoDel queue.
+		{name: "reno codel ecn", cca: "reno", ecn: true, aqm: netenv.AQMCoDel, marks: true, maxDrops: 1000, maxSRTT: 12},
+	} {
+		e := base
+		e.AQM, e.ECNK = tc.aqm, tc.k
+		if tc.ecn {
+			e.ECN = netenv.ECNOn
+		}
+		res, rec := run(t, single(tc.cca, e, 20_000_000, 5))
+		f := res.Flows[0]
+		rtt := meanSRTT(rec.recs, time.Second)
+		t.Logf("%s: marks %d, aqm drops %d, tail drops %d, ECN reductions %d, recoveries %d, mean srtt %.2f ms, done %v at %.2f s",
+			tc.name, res.Marks, res.AQMDrops, res.Drops, f.ECNReductions, f.Recoveries, rtt, f.Done, f.DoneAtS)
+		if !f.Done || (res.Marks > 0) != tc.marks || (f.ECNReductions > 0) != tc.marks || res.AQMDrops+res.Drops > tc.maxDrops || rtt > tc.maxSRTT {
+			t.Errorf("%s: done %v, marks %d, reductions %d, drops %d+%d (≤ %d), srtt %.2f ms (≤ %v)", tc.name, f.Done, res.Marks, f.ECNReductions, res.AQMDrops, res.Drops, tc.maxDrops, rtt, tc.maxSRTT)
+		}
+		if tc.alphaRange[1] > 0 {
+			var lo, hi float64 = 2, -1
+			for _, r := range rec.recs {
+				if r.Time > time.Second && len(r.Vars) > 0 {
+					lo, hi = min(lo, r.Vars[0]), max(hi, r.Vars[0])
+				}
+			}
+			if lo < tc.alphaRange[0] || hi > tc.alphaRange[1] {
+				t.Errorf("%s: α in [%.3f, %.3f] after 1 s, want within %v", tc.name, lo, hi, tc.alphaRange)
+			}
+		}
+	}
+}
