@@ -1,0 +1,495 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// page is what the template shows.
+type page struct {
+	Title     string
+	Generated string
+	Live      bool
+	Campaign  campaignInfo
+	Runs      []runInfo // the campaign's run, then its baselines
+	Coverage  coverageInfo
+	Heat      heatInfo
+	Findings  []conditionInfo
+	Faults    []findingInfo
+	Hits      int // condition hits, over every group
+}
+
+type kv struct{ Key, Value string }
+
+type campaignInfo struct {
+	Name       string
+	Setup      []kv // L, T, profile, bytes, subject, build, seed, budget …
+	Params     []kv // P
+	Space      []kv // S
+	Conditions []kv // C
+}
+
+type runInfo struct {
+	Method  string
+	Figures []kv
+	Steps   []stepRow
+	StepKs  []int
+}
+
+type stepRow struct {
+	Step  string
+	Sims  int
+	Share string
+	New   []uint64 // new regions at StepKs
+}
+
+type coverageInfo struct {
+	Methods []string
+	Rows    []covRow
+	Notes   []string
+	Plots   []image
+}
+
+type covRow struct {
+	K       int
+	Meaning string
+	Total   string
+	Cells   []covCell // one per method
+}
+
+type covCell struct {
+	Visited string
+	Percent string
+	Note    string
+}
+
+type image struct {
+	Src, Alt, Caption string
+}
+
+type heatInfo struct {
+	K      int
+	Maps   []image
+	Notes  []string
+	Absent string // why there is no heat map
+}
+
+type conditionInfo struct {
+	ID     string
+	Name   string
+	When   string
+	Hits   int
+	Groups []findingInfo
+}
+
+type findingInfo struct {
+	ID        string
+	Title     string
+	Hits      int
+	FirstSim  int
+	FirstWall string
+	Step      string
+	At        string // simulated time of the hit
+	Flow      int
+	CCAI      string
+	Subject   string
+	Kind      string
+	Detail    string
+	Plot      string // relative to the page; "" when there is none
+	State     []kv
+	SchedHead []string
+	Schedule  [][]string
+	Commands  []string
+	Seed      string
+}
+
+func build(out, dir string, c *act.Campaign, reps []*act.Report, opt Options) (*page, error) {
+	rep := reps[0]
+	name := strings.TrimSuffix(filepath.Base(out), filepath.Ext(out))
+	pg := &page{Title: "actfuzz report: " + name, Generated: opt.Now.UTC().Format("2006-01-02 15:04:05 UTC"), Live: opt.Live}
+	pg.Campaign = campaign(name, c, rep)
+	for i, r := range reps {
+		ri := run(c, r)
+		if i == 0 {
+			ri.Figures = append(ri.Figures, memoryFigures(r, opt.PeakRSS)...)
+		}
+		pg.Runs = append(pg.Runs, ri)
+	}
+	pg.Coverage = coverageTable(c.Space, reps)
+	plots, err := coveragePlots(dir, reps)
+	if err != nil {
+		return nil, err
+	}
+	pg.Coverage.Plots = plots
+	if pg.Heat, err = heatMaps(dir, rep.Store); err != nil {
+		return nil, err
+	}
+	pg.Findings, pg.Faults = findings(out, dir, rep, opt.Program)
+	for _, ci := range pg.Findings {
+		pg.Hits += ci.Hits
+	}
+	return pg, nil
+}
+
+func campaign(name string, c *act.Campaign, rep *act.Report) campaignInfo {
+	ci := campaignInfo{Name: name}
+	subject := cmp.Or(rep.SubjectName(), "not recorded")
+	build := cmp.Or(rep.ProgramVersion(), "not recorded")
+	ci.Setup = []kv{
+		{"L: congestion control, one per flow", strings.Join(c.CCAI, ", ")},
+		{"T: topology", c.Topology},
+		{"profile", c.Profile.String()},
+		{"bytes per flow", fmtInt(int64(c.Bytes))},
+		{"SACK", strconv.FormatBool(c.SACK)},
+		{"subject", subject},
+		{"build", build},
+		{"campaign seed", strconv.FormatUint(c.Seed, 10)},
+		{"budget", fmtInt(int64(c.Budget)) + " simulations"},
+		{"saturation", fmt.Sprintf("κ = %d, δ = %s per %s simulations", c.Kappa, fmtPercent(c.Delta), fmtInt(int64(c.Window)))},
+	}
+	for i, p := range netenv.Params() {
+		if i >= len(c.Params) {
+			break
+		}
+		r := c.Params[i]
+		v := ""
+		if len(r.Values) > 0 {
+			v = strings.Join(r.Values, ", ")
+		} else {
+			v = fmt.Sprintf("[%s, %s] step %s", fmtNum(r.Min), fmtNum(r.Max), fmtNum(r.Step))
+		}
+		ci.Params = append(ci.Params, kv{p.Label(), v})
+	}
+	for _, v := range c.Space.Vars {
+		val := ""
+		if v.Categorical() {
+			val = strings.Join(v.Values, ", ")
+		} else {
+			val = fmt.Sprintf("[%s, %s] step %s%s", fmtNum(v.Min), fmtNum(v.Max), fmtNum(v.Step), unitSuffix(v.Name))
+		}
+		ci.Space = append(ci.Space, kv{v.Name, val})
+	}
+	for _, cs := range c.Conditions {
+		ci.Conditions = append(ci.Conditions, kv{cs.Name, cs.When})
+	}
+	return ci
+}
+
+// unitSuffix is " packets" or " ms" for the state variables that have one.
+func unitSuffix(name string) string {
+	switch name {
+	case "cwnd", "ssthresh", "prior_cwnd", "target", "w_max", "wmax":
+		return " packets"
+	case "srtt", "rttvar", "min_rtt":
+		return " ms"
+	}
+	return ""
+}
+
+func run(c *act.Campaign, r *act.Report) runInfo {
+	wall := r.Elapsed()
+	ri := runInfo{Method: r.Method}
+	rate := "—"
+	if wall > 0 {
+		rate = fmt.Sprintf("%.1f", float64(r.Sims)/wall.Seconds())
+	}
+	ri.Figures = []kv{
+		{"simulations", fmtInt(int64(r.Sims))},
+		{"wall time", wall.Round(time.Second).String()},
+		{"simulations per second", rate},
+	}
+	if r.Capped > 0 {
+		ri.Figures = append(ri.Figures, kv{"runs stopped by the simulated-time cap", fmtInt(int64(r.Capped))})
+	}
+	ks := r.Store.Space().Ks()
+	for _, k := range []int{1, 16, 128} {
+		if slices.Contains(ks, k) {
+			ri.StepKs = append(ri.StepKs, k)
+		}
+	}
+	for _, st := range []act.Step{act.StepRandom, act.StepEstimation, act.StepConcatenation, act.StepRAN, act.StepMAN} {
+		n, ok := r.StepSims[st]
+		if !ok {
+			continue
+		}
+		row := stepRow{Step: st.String(), Sims: n, Share: fmtPercent(float64(n) / math.Max(float64(r.Sims), 1))}
+		for _, k := range ri.StepKs {
+			i := slices.Index(ks, k)
+			var v uint64
+			if found := r.StepRegions[st]; i >= 0 && i < len(found) {
+				v = found[i]
+			}
+			row.New = append(row.New, v)
+		}
+		ri.Steps = append(ri.Steps, row)
+	}
+	return ri
+}
+
+func memoryFigures(r *act.Report, peak int64) []kv {
+	st := r.Store
+	store := fmt.Sprintf("%s of a %s budget; regions exact from k=%d, pools at k=%d", fmtBytes(int64(st.Bytes())),
+		fmtBytes(st.Options().Memory), st.FloorK(), st.PoolK())
+	if st.OverBudget() {
+		store += "; over budget: nothing left to coarsen"
+	}
+	rss := "not measured (this page was written after the run)"
+	if peak > 0 {
+		rss = fmtBytes(peak)
+	}
+	return []kv{{"coverage store", store}, {"peak memory of the campaign process (RSS)", rss}}
+}
+
+// kMeaning says in words what one region at k is.
+func kMeaning(sp coverage.Space, k int) string {
+	var parts []string
+	cat := false
+	for _, v := range sp.Vars {
+		if v.Categorical() {
+			cat = true
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%s", v.Name, fmtNum(float64(k)*v.Step), unitSuffix(v.Name)))
+	}
+	s := "a box of " + strings.Join(parts, " × ")
+	if k == 1 {
+		s = "one granule: " + strings.Join(parts, " × ")
+	}
+	if cat {
+		s += ", one value of each categorical variable"
+	}
+	return s
+}
+
+func coverageTable(sp coverage.Space, reps []*act.Report) coverageInfo {
+	var ci coverageInfo
+	snaps := make([]coverage.Snapshot, len(reps))
+	for i, r := range reps {
+		ci.Methods = append(ci.Methods, r.Method)
+		snaps[i] = r.Store.Snapshot(r.Method, int64(r.Sims))
+	}
+	for l, k := range sp.Ks() {
+		row := covRow{K: k, Meaning: kMeaning(sp, k), Total: fmtInt(int64(min(sp.Regions(k), math.MaxInt64)))}
+		if sp.Regions(k) == math.MaxUint64 {
+			row.Total += fmt.Sprintf(" (capped at %s)", fmtInt(math.MaxInt64))
+		}
+		for i, sn := range snaps {
+			cell := covCell{Visited: "—", Percent: "—"}
+			if l < len(sn.Visited) {
+				cell.Visited = fmtInt(int64(sn.Visited[l]))
+				cell.Percent = fmtPercent(sn.Coverage(k))
+			}
+			if !reps[i].Store.Exact(k) {
+				cell.Note = "estimated"
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		ci.Rows = append(ci.Rows, row)
+	}
+	for _, r := range reps {
+		states, _ := r.Store.OutOfRange()
+		line := fmt.Sprintf("%s: %s visited states outside S", r.Method, fmtInt(int64(states)))
+		if d := r.Store.OutOfRangeDropped(); d > 0 {
+			line += fmt.Sprintf(" (capped at %s; %s more were not kept)", fmtInt(int64(states)), fmtInt(int64(d)))
+		}
+		if r.Store.FloorK() > 1 {
+			line += fmt.Sprintf("; the store coarsened at its memory budget: counts below k=%d are estimates", r.Store.FloorK())
+		}
+		if len(r.Series.Points) >= coverage.MaxSeriesPoints {
+			line += fmt.Sprintf("; the growth series keeps every other point past %s points (capped at %s)", fmtInt(coverage.MaxSeriesPoints), fmtInt(coverage.MaxSeriesPoints))
+		}
+		ci.Notes = append(ci.Notes, line)
+	}
+	return ci
+}
+
+func findings(out, dir string, rep *act.Report, program string) (conds []conditionInfo, faults []findingInfo) {
+	byCond := map[string]*conditionInfo{}
+	// Newest first: by the simulation that found them, descending.
+	groups := slices.Clone(rep.Findings)
+	slices.SortStableFunc(groups, func(a, b *act.FindingGroup) int { return cmp.Compare(b.FirstSim, a.FirstSim) })
+	for _, g := range groups {
+		f := g.Seed.Finding
+		fi := finding(out, dir, g, program)
+		if f.Kind != "condition" {
+			faults = append(faults, fi)
+			continue
+		}
+		ci, ok := byCond[f.Condition]
+		if !ok {
+			ci = &conditionInfo{ID: "c-" + anchor(f.Condition), Name: f.Condition, When: f.When}
+			byCond[f.Condition] = ci
+		}
+		ci.Hits += g.Count
+		ci.Groups = append(ci.Groups, fi)
+	}
+	for _, ci := range byCond {
+		conds = append(conds, *ci)
+	}
+	slices.SortFunc(conds, func(a, b conditionInfo) int { return cmp.Compare(a.Name, b.Name) })
+	return conds, faults
+}
+
+func finding(out, dir string, g *act.FindingGroup, program string) findingInfo {
+	s, f := g.Seed, g.Seed.Finding
+	fi := findingInfo{Hits: g.Count, FirstSim: g.FirstSim, FirstWall: g.FirstWall.Round(time.Second).String(), Step: g.Step.String(),
+		At: fmt.Sprintf("%.3f s", float64(f.TimeNS)/1e9), Flow: f.Flow, Subject: s.Subject, Kind: f.Kind, Detail: f.Detail}
+	if f.Flow >= 0 && f.Flow < len(s.CCAI) {
+		fi.CCAI = s.CCAI[f.Flow]
+	}
+	fi.Title = f.Condition
+	if f.Kind != "condition" {
+		fi.Title = "fault: " + f.Kind
+	}
+	fi.ID = fmt.Sprintf("f-%s-%d", anchor(fi.Title), g.FirstSim)
+	if g.Path != "" {
+		// The seed's path as the run named it may be relative to another
+		// directory: find it under out by its last two elements.
+		seed := filepath.Join(out, "findings", filepath.Base(filepath.Dir(g.Path)), filepath.Base(g.Path))
+		fi.Seed = seed
+		png := strings.TrimSuffix(seed, filepath.Ext(seed)) + ".png"
+		if _, err := os.Stat(png); err == nil {
+			if rel, err := filepath.Rel(dir, png); err == nil {
+				fi.Plot = filepath.ToSlash(rel)
+			}
+		}
+		fi.Commands = append(fi.Commands, program+" replay "+shellQuote(seed))
+		if f.Kind == "condition" {
+			fi.Commands = append(fi.Commands, program+" minimize "+shellQuote(seed),
+				program+" diff "+shellQuote(seed)+" --subject "+s.Subject+" --vs "+otherSubject(s.Subject))
+		}
+	}
+	keys := make([]string, 0, len(f.State))
+	for k := range f.State {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fi.State = append(fi.State, kv{k, fmtValue(f.State[k])})
+	}
+	fi.SchedHead, fi.Schedule = schedule(s.Schedule)
+	return fi
+}
+
+func otherSubject(s string) string {
+	if s == "ns3" {
+		return "native"
+	}
+	return "ns3"
+}
+
+// schedule is the environment schedule as a table: one row per phase.
+func schedule(sched netenv.Schedule) ([]string, [][]string) {
+	if len(sched) == 0 {
+		return nil, nil
+	}
+	ps := netenv.Params()
+	head := []string{"phase", "from", "until"}
+	for _, p := range ps {
+		head = append(head, p.Label())
+	}
+	var rows [][]string
+	var from time.Duration
+	for i, ph := range sched {
+		until := "end"
+		if i < len(sched)-1 {
+			until = fmtDur(ph.Until)
+		}
+		row := []string{strconv.Itoa(i + 1), fmtDur(from), until}
+		for j := range ps {
+			row = append(row, ps[j].Format(&ph.Env))
+		}
+		rows = append(rows, row)
+		from = ph.Until
+	}
+	return head, rows
+}
+
+func fmtDur(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
+
+// anchor makes an HTML id from a name.
+func anchor(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// shellQuote quotes a path for a shell when it needs it.
+func shellQuote(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:=@", r))
+	}) < 0 && s != "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func fmtValue(v any) string {
+	if f, ok := v.(float64); ok {
+		return fmtNum(f)
+	}
+	return fmt.Sprint(v)
+}
+
+// fmtNum prints whole numbers in full and others with up to 6 significant
+// digits, never with an exponent below 1e15.
+func fmtNum(f float64) string {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	case f == math.Trunc(f) && math.Abs(f) < 1e15:
+		return fmtInt(int64(f))
+	case math.Abs(f) >= 1e15:
+		return strconv.FormatFloat(f, 'g', 6, 64)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// fmtInt groups the digits by three: 1,234,567.
+func fmtInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtPercent is the page's one percentage format (coverage.FormatPercent).
+func fmtPercent(f float64) string { return coverage.FormatPercent(f) + " %" }
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
