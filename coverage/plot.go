@@ -48,18 +48,41 @@ func (percentTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// plainTicks are gonum's default ticks with labels in plain decimals
-// ("0.00004" rather than "4e-05").
-type plainTicks struct{}
+// RoundTicks puts four to eight major ticks at round values (1, 2 or 5
+// times a power of ten) and labels them in plain decimals: "0.5", "1",
+// "1.5", never "25.00" or "4e-05".
+type RoundTicks struct{}
 
-func (plainTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+// Ticks implements plot.Ticker.
+func (RoundTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'f', -1, 64)}}
+	}
+	step := RoundStep(hi-lo, 5)
+	var ts []plot.Tick
+	for x := math.Ceil(lo/step) * step; x <= hi+step*1e-9; x += step {
+		v := math.Round(x/step) * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0
 		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
 	}
 	return ts
+}
+
+// RoundStep is the round step (1, 2 or 5 times a power of ten) that cuts
+// span into about n intervals.
+func RoundStep(span float64, n int) float64 {
+	raw := span / float64(n)
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			// Round away float noise: 0.30000000000000004 → 0.3.
+			v, _ := strconv.ParseFloat(strconv.FormatFloat(m*p, 'g', 6, 64), 64)
+			return v
+		}
+	}
+	return 10 * p
 }
 
 // CoveragePlot draws coverage(S,k) in percent against the region size k, one
@@ -118,9 +141,11 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 	p.Title.Text = fmt.Sprintf("coverage(S, %d)", k)
 	p.X.Label.Text = "simulations"
 	p.Y.Label.Text = "coverage (%)"
-	p.Y.Tick.Marker = plainTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = RoundTicks{}, RoundTicks{}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
+	// Coverage grows fast, then flattens: the bottom right is free for
+	// the legend, the top for the marks' labels.
+	p.Legend.Top, p.Legend.Left = false, false
 	var args []any
 	maxY := 0.0
 	for _, se := range series {
@@ -140,11 +165,11 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 	if err := plotutil.AddLines(p, args...); err != nil {
 		return nil, err
 	}
-	p.Y.Min = 0
+	p.X.Min, p.Y.Min = 0, 0
 	if maxY == 0 {
 		maxY = 1
 	}
-	p.Y.Max = maxY * 1.1
+	p.Y.Max = maxY * 1.15
 	var marks plotter.XYLabels
 	for i, se := range series {
 		for _, m := range se.Marks {
