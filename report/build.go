@@ -34,10 +34,11 @@ type kv struct{ Key, Value string }
 
 type campaignInfo struct {
 	Name       string
-	Setup      []kv // L, T, profile, bytes, subject, build, seed, budget …
-	Params     []kv // P
-	Space      []kv // S
-	Conditions []kv // C
+	Headline   string // "cubic + reno on native, ACT, 200 simulations"
+	Setup      []kv   // L, T, profile, bytes, subject, build, seed, budget …
+	Params     []kv   // P
+	Space      []kv   // S
+	Conditions []kv   // C
 }
 
 type runInfo struct {
@@ -146,6 +147,7 @@ func campaign(name string, c *act.Campaign, rep *act.Report) campaignInfo {
 	ci := campaignInfo{Name: name}
 	subject := cmp.Or(rep.SubjectName(), "not recorded")
 	build := cmp.Or(rep.ProgramVersion(), "not recorded")
+	ci.Headline = fmt.Sprintf("%s on %s (%s, %s)", strings.Join(c.CCAI, " + "), subject, c.Topology, c.Profile)
 	ci.Setup = []kv{
 		{"L: congestion control, one per flow", strings.Join(c.CCAI, ", ")},
 		{"T: topology", c.Topology},
@@ -239,8 +241,12 @@ func run(c *act.Campaign, r *act.Report) runInfo {
 
 func memoryFigures(r *act.Report, peak int64) []kv {
 	st := r.Store
-	store := fmt.Sprintf("%s of a %s budget; regions exact from k=%d, pools at k=%d", fmtBytes(int64(st.Bytes())),
-		fmtBytes(st.Options().Memory), st.FloorK(), st.PoolK())
+	budget := "a budget not recorded in the checkpoint"
+	if m := st.Options().Memory; m > 0 {
+		budget = "a " + fmtBytes(m) + " budget"
+	}
+	store := fmt.Sprintf("%s of %s; regions exact from k=%d, pools at k=%d", fmtBytes(int64(st.Bytes())),
+		budget, st.FloorK(), st.PoolK())
 	if st.OverBudget() {
 		store += "; over budget: nothing left to coarsen"
 	}
@@ -408,7 +414,11 @@ func schedule(sched netenv.Schedule) ([]string, [][]string) {
 		}
 		row := []string{strconv.Itoa(i + 1), fmtDur(from), until}
 		for j := range ps {
-			row = append(row, ps[j].Format(&ph.Env))
+			if ps[j].Kind == netenv.Categorical {
+				row = append(row, ps[j].Format(&ph.Env))
+			} else {
+				row = append(row, fmtSig(ps[j].Get(&ph.Env)))
+			}
 		}
 		rows = append(rows, row)
 		from = ph.Until
@@ -460,6 +470,20 @@ func fmtNum(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
+// fmtSig prints a value with at most 5 significant digits, without an
+// exponent in the usual ranges: the schedule table's format (the seed
+// file has the exact values).
+func fmtSig(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return fmtInt(int64(f))
+	}
+	if a := math.Abs(f); a >= 1e-6 && a < 1e15 {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 5, 64), 64)
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 5, 64)
+}
+
 // fmtInt groups the digits by three: 1,234,567.
 func fmtInt(n int64) string {
 	s := strconv.FormatInt(n, 10)
@@ -492,4 +516,3 @@ func fmtBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
-
