@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -296,7 +297,7 @@ func (p *TracePlot) panel(lo, hi float64, sched netenv.Schedule, hitS, hitCwnd f
 	pl := plot.New()
 	pl.X.Label.Text = "time (s)"
 	pl.Y.Label.Text = "packets"
-	pl.X.Tick.Marker, pl.Y.Tick.Marker = roundTicks{}, roundTicks{}
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = coverage.RoundTicks{}, coverage.RoundTicks{}
 	pl.Add(plotter.NewGrid())
 	maxY := 1.0
 	type line struct {
@@ -392,7 +393,7 @@ func (p *TracePlot) varPanel(name string, i int, lo, hi, hitS float64) *plot.Plo
 	pl.Title.Text = name + " (flow " + strconv.Itoa(int(p.Flow)) + ")"
 	pl.X.Label.Text = "time (s)"
 	pl.Y.Label.Text = name
-	pl.X.Tick.Marker, pl.Y.Tick.Marker = roundTicks{}, roundTicks{}
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = coverage.RoundTicks{}, coverage.RoundTicks{}
 	pl.Add(plotter.NewGrid())
 	minY, maxY := math.Inf(1), math.Inf(-1)
 	if ft, ok := p.flows[p.Flow]; ok {
@@ -512,34 +513,6 @@ func sig(v float64) string {
 		return strconv.FormatFloat(r, 'g', 3, 64)
 	}
 	return strconv.FormatFloat(r, 'f', -1, 64)
-}
-
-// roundTicks put about five major ticks at round values (1, 2 or 5 times a
-// power of ten), labelled in plain decimals.
-type roundTicks struct{}
-
-func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) || math.IsInf(hi-lo, 0) {
-		return []plot.Tick{{Value: lo, Label: sig(lo)}}
-	}
-	raw := (hi - lo) / 5
-	pw := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := 10 * pw
-	for _, m := range []float64{1, 2, 5} {
-		if m*pw >= raw {
-			step = m * pw
-			break
-		}
-	}
-	var ts []plot.Tick
-	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
-		v, _ := strconv.ParseFloat(strconv.FormatFloat(k*step, 'g', 10, 64), 64)
-		if v == 0 {
-			v = 0 // not -0
-		}
-		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
-	}
-	return ts
 }
 
 // flowColors tell the flows of a delivery plot apart.

@@ -48,7 +48,7 @@ func (percentTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// RoundTicks puts four to eight major ticks at round values (1, 2 or 5
+// RoundTicks puts four to ten major ticks at round values (1, 2 or 5
 // times a power of ten) and labels them in plain decimals: "0.5", "1",
 // "1.5", never "25.00" or "4e-05".
 type RoundTicks struct{}
@@ -58,31 +58,54 @@ func (RoundTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'f', -1, 64)}}
 	}
-	step := RoundStep(hi-lo, 5)
+	// The largest round step that still gives four ticks.
+	step := RoundStep(hi - lo)
+	for n := 0; n < 4 && ticksIn(lo, hi, step) < 4; n++ {
+		step = smallerRound(step)
+	}
 	var ts []plot.Tick
-	for x := math.Ceil(lo/step) * step; x <= hi+step*1e-9; x += step {
-		v := math.Round(x/step) * step
-		if math.Abs(v) < step*1e-9 {
-			v = 0
+	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(k*step, 'g', 10, 64), 64)
+		if v == 0 {
+			v = 0 // not -0
 		}
 		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
 	}
 	return ts
 }
 
-// RoundStep is the round step (1, 2 or 5 times a power of ten) that cuts
-// span into about n intervals.
-func RoundStep(span float64, n int) float64 {
-	raw := span / float64(n)
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			// Round away float noise: 0.30000000000000004 → 0.3.
-			v, _ := strconv.ParseFloat(strconv.FormatFloat(m*p, 'g', 6, 64), 64)
-			return v
+func ticksIn(lo, hi, step float64) int {
+	return int(math.Floor(hi/step+1e-9) - math.Ceil(lo/step-1e-9) + 1)
+}
+
+// RoundStep is the largest round value (1, 2 or 5 times a power of ten)
+// not above span.
+func RoundStep(span float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(span)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*p <= span*(1+1e-9) {
+			return round10(m * p)
 		}
 	}
-	return 10 * p
+	return round10(p)
+}
+
+// smallerRound is the next round value below step: 5 → 2 → 1 → 0.5.
+func smallerRound(step float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(step)+1e-9))
+	switch m := math.Round(step / p); m {
+	case 5:
+		return round10(2 * p)
+	case 2:
+		return round10(p)
+	}
+	return round10(p / 2)
+}
+
+// round10 drops float noise: 0.30000000000000004 → 0.3.
+func round10(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 10, 64), 64)
+	return r
 }
 
 // CoveragePlot draws coverage(S,k) in percent against the region size k, one

@@ -197,3 +197,26 @@ func TestPlots(t *testing.T) {
 		t.Error("empty growth plot accepted")
 	}
 }
+
+func TestRoundTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 2000, "0 500 1000 1500 2000"},
+		{-3, 45, "0 10 20 30 40"},
+		{17.2, 29.5, "18 20 22 24 26 28"},
+		{0, 0.003, "0 0.001 0.002 0.003"},
+		{0, 1.65, "0 0.5 1 1.5"},
+		{64, 200, "80 100 120 140 160 180 200"},
+		{0, 7, "0 2 4 6"},
+	} {
+		var got []string
+		for _, tk := range (RoundTicks{}).Ticks(tc.lo, tc.hi) {
+			got = append(got, tk.Label)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("ticks over [%g, %g] = %v, want %s", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}

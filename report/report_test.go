@@ -1,0 +1,193 @@
+package report
+
+import (
+	"context"
+	"html"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/coverage"
+)
+
+// tinyCampaign: two flows, short transfers, a condition that hits often
+// and one that never does.
+const tinyCampaign = `ccai: [cubic, reno]
+bytes: 300000
+budget: 64
+window: 16
+conditions:
+  - {name: cubic-aggressive, when: "cwnd > ssthresh && target > 2*cwnd"}
+  - {name: never, when: "cwnd > 1e9"}
+`
+
+// runTiny runs the tiny campaign into a new directory, writing the report
+// at every checkpoint as `actfuzz run` does, and returns the directory.
+func runTiny(t *testing.T, maxOOR int) (string, *act.Campaign, *act.Report) {
+	t.Helper()
+	c, err := act.ParseCampaign("tiny.yaml", []byte(tinyCampaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	hooks := 0
+	opt := act.Options{Out: out, Workers: 2, MaxOutOfRange: maxOOR, OnCheckpoint: func(r *act.Report) {
+		hooks++
+		if _, err := Write(out, c, []*act.Report{r}, Options{Live: r.Wall == 0, PeakRSS: PeakRSS()}); err != nil {
+			t.Errorf("report at a checkpoint: %v", err)
+		}
+	}}
+	rep, err := act.Run(context.Background(), c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hooks == 0 {
+		t.Fatal("OnCheckpoint never called")
+	}
+	return out, c, rep
+}
+
+var (
+	srcRe = regexp.MustCompile(`(?:src|href)="([^"]+)"`)
+	idRe  = regexp.MustCompile(`id="([^"]+)"`)
+)
+
+// checkPage checks the sections, that every image and link resolves, and
+// that the findings are newest first.
+func checkPage(t *testing.T, path string, want []string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	ids := map[string]bool{}
+	for _, m := range idRe.FindAllStringSubmatch(page, -1) {
+		if ids[m[1]] {
+			t.Errorf("id %q twice", m[1])
+		}
+		ids[m[1]] = true
+	}
+	for _, sec := range []string{"campaign", "run", "coverage", "regions", "findings", "faults"} {
+		if !ids[sec] {
+			t.Errorf("no section %q", sec)
+		}
+	}
+	for _, m := range srcRe.FindAllStringSubmatch(page, -1) {
+		ref := m[1]
+		switch {
+		case strings.HasPrefix(ref, "#"):
+			if !ids[ref[1:]] {
+				t.Errorf("link %s: no such id", ref)
+			}
+		case strings.Contains(ref, "://"):
+			t.Errorf("%s: the page must not reach the network", ref)
+		default:
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), filepath.FromSlash(ref))); err != nil {
+				t.Errorf("broken reference %s: %v", ref, err)
+			}
+		}
+	}
+	text := html.UnescapeString(page)
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	// Newest first: the simulations of a condition's groups descend.
+	sims := regexp.MustCompile(`cubic-aggressive · simulation (\d+)`).FindAllStringSubmatch(page, -1)
+	var got []int
+	for _, m := range sims {
+		n, _ := strconv.Atoi(m[1])
+		got = append(got, n)
+	}
+	if !slices.IsSortedFunc(got, func(a, b int) int { return b - a }) {
+		t.Errorf("groups not newest first: %v", got)
+	}
+	return page
+}
+
+// TestReport: a campaign's page, live at its checkpoints and rewritten
+// from its output directory, holds every section, resolves every image and
+// link, and shows the figures the run measured.
+func TestReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a campaign of 64 short simulations")
+	}
+	out, _, rep := runTiny(t, 1)
+	if len(rep.Findings) == 0 {
+		t.Fatal("the tiny campaign found nothing: the page's findings are untested")
+	}
+	path := filepath.Join(out, Dir, "index.html")
+	live := checkPage(t, path, []string{"cubic + reno on native", "cubic-aggressive", "actfuzz replay ", "actfuzz minimize ",
+		"actfuzz diff ", "--vs ns3", "Environment schedule", "State at the hit", "heat-open.png", "growth-k16.png",
+		"a box of cwnd 16 packets", "(capped at 1;", "peak memory"})
+	if strings.Contains(live, "the campaign is running") {
+		t.Error("the last checkpoint's page still says the campaign is running")
+	}
+	// From the directory, as `actfuzz report DIR` does.
+	c2, reps, err := Load(out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Sims != rep.Sims || len(reps[0].Findings) != len(rep.Findings) || reps[0].SubjectName() != "native" {
+		t.Errorf("loaded %d sims, %d findings, subject %q; the run had %d, %d, native", reps[0].Sims, len(reps[0].Findings),
+			reps[0].SubjectName(), rep.Sims, len(rep.Findings))
+	}
+	if _, err := Write(out, c2, reps, Options{Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	checkPage(t, path, []string{"2026-01-02 03:04:05 UTC", "not measured", fmtInt(int64(rep.Sims))})
+	if _, _, err := Load(out, "man"); err == nil {
+		t.Error("Load of a method without a checkpoint succeeded")
+	}
+	if _, _, err := Load(t.TempDir(), ""); err == nil {
+		t.Error("Load of an empty directory succeeded")
+	}
+}
+
+func TestFormats(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{fmtInt(0), "0"}, {fmtInt(999), "999"}, {fmtInt(1000), "1,000"}, {fmtInt(-1234567), "-1,234,567"},
+		{fmtSig(0.000346399999999), "0.0003464"}, {fmtSig(23.900000000000002), "23.9"}, {fmtSig(9747), "9,747"},
+		{fmtSig(1e-9), "1e-09"}, {fmtNum(2652.245557), "2652.245557"}, {fmtNum(15e6), "15,000,000"},
+		{fmtNum(math.Inf(1)), "+Inf"}, {fmtPercent(0.8), "80.0 %"}, {fmtPercent(9.92e-7), "0.0000992 %"},
+		{fmtBytes(3 << 20), "3.0 MiB"}, {fmtBytes(512), "512 B"},
+		{shellQuote("out/a-1/x.json"), "out/a-1/x.json"}, {shellQuote("my dir/x.json"), "'my dir/x.json'"},
+		{shellQuote("it's"), `'it'\''s'`}, {anchor("cwnd > 1e7"), "cwnd___1e7"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestKMeaning(t *testing.T) {
+	sp := coverage.DefaultSpace()
+	for _, tc := range []struct {
+		k    int
+		want string
+	}{
+		{1, "one granule: cwnd 1 packets × ssthresh 1 packets × srtt 4 ms × rttvar 4 ms, one value of each categorical variable"},
+		{16, "a box of cwnd 16 packets × ssthresh 16 packets × srtt 64 ms × rttvar 64 ms, one value of each categorical variable"},
+	} {
+		if got := kMeaning(sp, tc.k); got != tc.want {
+			t.Errorf("k=%d: %q, want %q", tc.k, got, tc.want)
+		}
+	}
+}
+
+func TestPow2AtLeast(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{{0, 1}, {1, 1}, {2, 2}, {3, 4}, {17, 32}, {64, 64}} {
+		if got := pow2AtLeast(tc.n); got != tc.want {
+			t.Errorf("pow2AtLeast(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+}
