@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Plot size used by the Save and Write functions.
@@ -173,10 +174,13 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 	maxY := 0.0
 	for _, se := range series {
 		sims, cov := se.Coverage(k)
-		xy := make(plotter.XYs, len(sims))
+		var xy plotter.XYs
+		if len(sims) > 0 && sims[0] > 0 {
+			xy = append(xy, plotter.XY{}) // nothing is covered before the first simulation
+		}
 		for i := range sims {
-			xy[i] = plotter.XY{X: float64(sims[i]), Y: 100 * cov[i]}
-			maxY = max(maxY, xy[i].Y)
+			xy = append(xy, plotter.XY{X: float64(sims[i]), Y: 100 * cov[i]})
+			maxY = max(maxY, 100*cov[i])
 		}
 		if len(xy) > 0 {
 			args = append(args, se.Method, xy)
@@ -194,6 +198,13 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 	}
 	p.Y.Max = maxY * 1.15
 	var marks plotter.XYLabels
+	maxX := 0.0
+	for _, se := range series {
+		if n := len(se.Points); n > 0 {
+			maxX = max(maxX, float64(se.Points[n-1].Sims))
+		}
+	}
+	var right []bool // a label right of its line would leave the plot
 	for i, se := range series {
 		for _, m := range se.Marks {
 			ln, err := plotter.NewLine(plotter.XYs{{X: float64(m.Sims), Y: 0}, {X: float64(m.Sims), Y: maxY * 1.05}})
@@ -204,13 +215,19 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 			ln.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			p.Add(ln)
 			marks.XYs = append(marks.XYs, plotter.XY{X: float64(m.Sims), Y: maxY * 1.05})
-			marks.Labels = append(marks.Labels, " "+m.Label)
+			marks.Labels = append(marks.Labels, " "+m.Label+" ")
+			right = append(right, float64(m.Sims) > 0.6*maxX)
 		}
 	}
 	if len(marks.XYs) > 0 {
 		lb, err := plotter.NewLabels(marks)
 		if err != nil {
 			return nil, err
+		}
+		for i, r := range right {
+			if r {
+				lb.TextStyle[i].XAlign = draw.XRight
+			}
 		}
 		p.Add(lb)
 	}

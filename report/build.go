@@ -121,7 +121,7 @@ func build(out, dir string, c *act.Campaign, reps []*act.Report, opt Options) (*
 	pg := &page{Title: "actfuzz report: " + name, Generated: opt.Now.UTC().Format("2006-01-02 15:04:05 UTC"), Live: opt.Live}
 	pg.Campaign = campaign(name, c, rep)
 	for i, r := range reps {
-		ri := run(c, r)
+		ri := run(out, r)
 		if i == 0 {
 			ri.Figures = append(ri.Figures, memoryFigures(r, opt.PeakRSS)...)
 		}
@@ -157,7 +157,7 @@ func campaign(name string, c *act.Campaign, rep *act.Report) campaignInfo {
 		{"subject", subject},
 		{"build", build},
 		{"campaign seed", strconv.FormatUint(c.Seed, 10)},
-		{"budget", fmtInt(int64(c.Budget)) + " simulations"},
+		{"budget in the campaign file", fmtInt(int64(c.Budget)) + " simulations"},
 		{"saturation", fmt.Sprintf("κ = %d, δ = %s per %s simulations", c.Kappa, fmtPercent(c.Delta), fmtInt(int64(c.Window)))},
 	}
 	for i, p := range netenv.Params() {
@@ -199,7 +199,7 @@ func unitSuffix(name string) string {
 	return ""
 }
 
-func run(c *act.Campaign, r *act.Report) runInfo {
+func run(out string, r *act.Report) runInfo {
 	wall := r.Elapsed()
 	ri := runInfo{Method: r.Method}
 	rate := "—"
@@ -210,6 +210,13 @@ func run(c *act.Campaign, r *act.Report) runInfo {
 		{"simulations", fmtInt(int64(r.Sims))},
 		{"wall time", wall.Round(time.Second).String()},
 		{"simulations per second", rate},
+	}
+	if info, err := act.ReadCheckpoint(out, r.Method); err == nil {
+		limits := fmtInt(int64(info.Budget)) + " simulations"
+		if info.Duration > 0 {
+			limits += ", " + info.Duration.String() + " of wall time"
+		}
+		ri.Figures = append(ri.Figures, kv{"limits of the run", limits}, kv{"workers", strconv.Itoa(info.Workers)})
 	}
 	if r.Capped > 0 {
 		ri.Figures = append(ri.Figures, kv{"runs stopped by the simulated-time cap", fmtInt(int64(r.Capped))})
@@ -257,23 +264,39 @@ func memoryFigures(r *act.Report, peak int64) []kv {
 	return []kv{{"coverage store", store}, {"peak memory of the campaign process (RSS)", rss}}
 }
 
-// kMeaning says in words what one region at k is.
+// kMeaning says in words what one region at k is: the variables grouped by
+// their unit and width, "cwnd, ssthresh 16 packets; srtt, rttvar 64 ms; one
+// ca_state".
 func kMeaning(sp coverage.Space, k int) string {
-	var parts []string
-	cat := false
+	var groups []string
+	var names []string
+	width := ""
+	flush := func() {
+		if len(names) > 0 {
+			groups = append(groups, strings.Join(names, ", ")+" "+width)
+		}
+		names = nil
+	}
 	for _, v := range sp.Vars {
 		if v.Categorical() {
-			cat = true
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s%s", v.Name, fmtNum(float64(k)*v.Step), unitSuffix(v.Name)))
+		w := fmtNum(float64(k)*v.Step) + unitSuffix(v.Name)
+		if w != width {
+			flush()
+			width = w
+		}
+		names = append(names, v.Name)
 	}
-	s := "a box of " + strings.Join(parts, " × ")
+	flush()
+	for _, v := range sp.Vars {
+		if v.Categorical() {
+			groups = append(groups, "one "+v.Name)
+		}
+	}
+	s := strings.Join(groups, "; ")
 	if k == 1 {
-		s = "one granule: " + strings.Join(parts, " × ")
-	}
-	if cat {
-		s += ", one value of each categorical variable"
+		return "one granule: " + s
 	}
 	return s
 }

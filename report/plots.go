@@ -208,7 +208,8 @@ func heatMaps(dir string, st *coverage.Store) (heatInfo, error) {
 		pl.Y.Label.Text = vy.Name + unitSuffix(vy.Name)
 		pl.X.Tick.Marker, pl.Y.Tick.Marker = coverage.RoundTicks{}, coverage.RoundTicks{}
 		hm := plotter.NewHeatMap(logGrid, pal)
-		hm.Min, hm.Max = 0, math.Log10(maxCount+1)
+		// A cell with one region is already well coloured, not near white.
+		hm.Min, hm.Max = -0.5*math.Log10(maxCount+1)-0.2, math.Log10(maxCount+1)
 		hm.Underflow, hm.Overflow = color.White, pal.Colors()[len(pal.Colors())-1]
 		hm.NaN = color.White
 		pl.Add(hm)

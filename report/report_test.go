@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 )
 
@@ -128,7 +129,7 @@ func TestReport(t *testing.T) {
 	path := filepath.Join(out, Dir, "index.html")
 	live := checkPage(t, path, []string{"cubic + reno on native", "cubic-aggressive", "actfuzz replay ", "actfuzz minimize ",
 		"actfuzz diff ", "--vs ns3", "Environment schedule", "State at the hit", "heat-open.png", "growth-k16.png",
-		"a box of cwnd 16 packets", "(capped at 1;", "peak memory"})
+		"cwnd, ssthresh 16 packets; srtt, rttvar 64 ms; one ca_state", "limits of the run", "(capped at 1;", "peak memory"})
 	if strings.Contains(live, "the campaign is running") {
 		t.Error("the last checkpoint's page still says the campaign is running")
 	}
@@ -175,8 +176,8 @@ func TestKMeaning(t *testing.T) {
 		k    int
 		want string
 	}{
-		{1, "one granule: cwnd 1 packets × ssthresh 1 packets × srtt 4 ms × rttvar 4 ms, one value of each categorical variable"},
-		{16, "a box of cwnd 16 packets × ssthresh 16 packets × srtt 64 ms × rttvar 64 ms, one value of each categorical variable"},
+		{1, "one granule: cwnd, ssthresh 1 packets; srtt, rttvar 4 ms; one ca_state"},
+		{16, "cwnd, ssthresh 16 packets; srtt, rttvar 64 ms; one ca_state"},
 	} {
 		if got := kMeaning(sp, tc.k); got != tc.want {
 			t.Errorf("k=%d: %q, want %q", tc.k, got, tc.want)
@@ -189,5 +190,65 @@ func TestPow2AtLeast(t *testing.T) {
 		if got := pow2AtLeast(tc.n); got != tc.want {
 			t.Errorf("pow2AtLeast(%d) = %d, want %d", tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestFindingsLayout: conditions in name order, each one's groups newest
+// first, faults in a section of their own, and the empty cases said.
+func TestFindingsLayout(t *testing.T) {
+	c, err := act.ParseCampaign("tiny.yaml", []byte(tinyCampaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := func(cond, kind string, sim int) *act.FindingGroup {
+		s := &corpus.Seed{Subject: "native", CCAI: []string{"cubic", "reno"}, Profile: "linux",
+			Finding: &corpus.Finding{Condition: cond, When: "cwnd > 1", Kind: kind, Flow: 1, TimeNS: 2_500_000_000,
+				State: corpus.StateValues{"cwnd": 12.0, "ca_state": "open"}, Detail: "detail of " + kind}}
+		return &act.FindingGroup{Seed: s, Count: 2, FirstSim: sim, Step: act.StepRandom}
+	}
+	for _, tc := range []struct {
+		name     string
+		groups   []*act.FindingGroup
+		want     []string // in this order
+		wantNone []string
+	}{
+		{"none", nil, []string{`id="findings"`, "No condition hit.", `id="faults"`, "No fault"}, []string{"simulation "}},
+		{"ordered", []*act.FindingGroup{group("b-cond", "condition", 5), group("a-cond", "condition", 3),
+			group("b-cond", "condition", 9), group("", "panic", 7)},
+			[]string{"a-cond: 1 group, 2 hits", "a-cond · simulation 3", "b-cond: 2 groups, 4 hits", "b-cond · simulation 9",
+				"b-cond · simulation 5", `id="faults"`, "fault: panic · simulation 7", "flow 1 (reno) on native", "detail of panic"},
+			[]string{"No condition hit.", "No fault"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := c.Space
+			st, err := coverage.NewStore(sp, coverage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Add([]float64{10, 5, 40, 8, 0}, coverage.Visit{})
+			rep := &act.Report{Method: "act", Sims: 10, Wall: time.Second, Store: st, Series: coverage.NewSeries("act", sp),
+				Findings: tc.groups}
+			out := t.TempDir()
+			path, err := Write(out, c, []*act.Report{rep}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := checkPage(t, path, nil)
+			text := html.UnescapeString(page)
+			at := 0
+			for _, w := range tc.want {
+				i := strings.Index(text[at:], w)
+				if i < 0 {
+					t.Errorf("page lacks %q after offset %d", w, at)
+					continue
+				}
+				at += i
+			}
+			for _, w := range tc.wantNone {
+				if strings.Contains(text, w) {
+					t.Errorf("page has %q", w)
+				}
+			}
+		})
 	}
 }
