@@ -50,9 +50,9 @@ type runInfo struct {
 
 type stepRow struct {
 	Step  string
-	Sims  int
+	Sims  string
 	Share string
-	New   []uint64 // new regions at StepKs
+	New   []string // new regions at StepKs
 }
 
 type coverageInfo struct {
@@ -232,14 +232,14 @@ func run(out string, r *act.Report) runInfo {
 		if !ok {
 			continue
 		}
-		row := stepRow{Step: st.String(), Sims: n, Share: fmtPercent(float64(n) / math.Max(float64(r.Sims), 1))}
+		row := stepRow{Step: st.String(), Sims: fmtInt(int64(n)), Share: fmtPercent(float64(n) / math.Max(float64(r.Sims), 1))}
 		for _, k := range ri.StepKs {
 			i := slices.Index(ks, k)
 			var v uint64
 			if found := r.StepRegions[st]; i >= 0 && i < len(found) {
 				v = found[i]
 			}
-			row.New = append(row.New, v)
+			row.New = append(row.New, fmtInt(int64(v)))
 		}
 		ri.Steps = append(ri.Steps, row)
 	}

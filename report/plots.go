@@ -184,7 +184,7 @@ func heatMaps(dir string, st *coverage.Store) (heatInfo, error) {
 	}
 	zoomX, zoomY := min(nx, pow2AtLeast(usedX)), min(ny, pow2AtLeast(usedY))
 	if zoomX < nx || zoomY < ny {
-		hi.Notes = append(hi.Notes, fmt.Sprintf("zoomed on the visited part: %s up to %s, %s up to %s (no region beyond was visited)",
+		hi.Notes = append(hi.Notes, fmt.Sprintf("zoomed on the visited part: %s < %s, %s < %s (no region beyond was visited)",
 			vx.Name, fmtNum(vx.Min+float64(zoomX)*heatK*vx.Step), vy.Name, fmtNum(vy.Min+float64(zoomY)*heatK*vy.Step)))
 	}
 	pal := palette.Heat(64, 1)
