@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/report"
@@ -49,14 +50,30 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// reportHook regenerates out's report at each checkpoint of a run; a
-// failure is logged, never the end of the campaign.
+// reportHook regenerates out's report at the checkpoints of a run; a
+// failure is logged, never the end of the campaign. The campaign waits
+// while the report is written, so it is rewritten at a checkpoint only when
+// at least reportShare times the last write's duration has passed since
+// then (the report costs at most a tenth of the campaign's time), and
+// always at the end.
 func reportHook(out string, c *act.Campaign, log *slog.Logger) func(*act.Report) {
+	var last time.Time
+	var took time.Duration
 	return func(rep *act.Report) {
-		// Wall is set once Run finishes: the last call.
-		opt := report.Options{Program: progName(), Live: rep.Wall == 0, PeakRSS: report.PeakRSS()}
+		final := rep.Wall != 0 // Wall is set once Run finishes: the last call
+		if !final && !last.IsZero() && time.Since(last) < reportShare*took {
+			return
+		}
+		start := time.Now()
+		opt := report.Options{Program: progName(), Live: !final, PeakRSS: report.PeakRSS()}
 		if _, err := report.Write(out, c, []*act.Report{rep}, opt); err != nil {
 			log.Error("writing the report", "dir", out, "err", err)
 		}
+		last, took = time.Now(), time.Since(start)
+		log.Info("report written", "dir", out, "took", took.Round(time.Millisecond))
 	}
 }
+
+// reportShare: a report is rewritten at most once per reportShare times
+// its last write's duration.
+const reportShare = 10

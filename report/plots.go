@@ -108,8 +108,15 @@ func heatMaps(dir string, st *coverage.Store) (heatInfo, error) {
 	if ic >= 0 {
 		cats = sp.Vars[ic].Values
 	}
-	// Distinct regions at k = heatK, keyed by their granule indices / k.
-	seen := map[string]struct{}{}
+	// The visited regions at k, each counted in its cwnd × ssthresh cell.
+	k := heatK
+	corners, ok := st.RegionCorners(k)
+	if !ok {
+		k = st.FloorK()
+		corners, _ = st.RegionCorners(k)
+		hi.Notes = append(hi.Notes, fmt.Sprintf("the store coarsened at its memory budget and keeps exact regions from k=%d only: the cells count regions at k=%d", k, k))
+	}
+	hi.K = k
 	counts := make([][][]float64, len(cats))
 	for c := range counts {
 		counts[c] = make([][]float64, ny)
@@ -117,44 +124,21 @@ func heatMaps(dir string, st *coverage.Store) (heatInfo, error) {
 			counts[c][y] = make([]float64, nx)
 		}
 	}
-	key := make([]byte, 0, 64)
-	var buf []float64
-	for ref := range st.States() {
-		buf = st.AppendState(buf[:0], ref)
-		key = key[:0]
-		ok := true
-		var gx, gy int64
+	for corner := range corners {
+		gx, okx := vx.Granule(corner[ix])
+		gy, oky := vy.Granule(corner[iy])
 		cat := 0
-		for j, v := range sp.Vars {
-			g, in := v.Granule(buf[j])
-			if !in {
-				ok = false
-				break
+		if ic >= 0 {
+			g, okc := sp.Vars[ic].Granule(corner[ic])
+			if !okc {
+				continue
 			}
-			if !v.Categorical() {
-				g /= heatK
-			}
-			switch j {
-			case ix:
-				gx = g
-			case iy:
-				gy = g
-			case ic:
-				cat = int(g)
-			}
-			key = fmt.Appendf(key, "%d,", g)
+			cat = int(g)
 		}
-		if !ok {
+		if !okx || !oky {
 			continue
 		}
-		if _, dup := seen[string(key)]; dup {
-			continue
-		}
-		seen[string(key)] = struct{}{}
-		counts[cat][gy][gx]++
-	}
-	if st.PoolK() > 1 {
-		hi.Notes = append(hi.Notes, fmt.Sprintf("the store keeps states at k=%d since it coarsened at its memory budget: cells are placed by their pooled region's lower corner", st.PoolK()))
+		counts[cat][gy/heatK][gx/heatK]++
 	}
 	maxCount := 0.0
 	for c := range counts {
@@ -168,8 +152,8 @@ func heatMaps(dir string, st *coverage.Store) (heatInfo, error) {
 		hi.Absent = "no region of S visited yet"
 		return hi, nil
 	}
-	hi.Notes = append(hi.Notes, fmt.Sprintf("a cell is %s × %s at k=%d; its colour is how many regions at k=%d (over the other variables) were visited in it, log scale, at most %d in one cell; blank: none",
-		fmtNum(heatK*vx.Step)+unitSuffix(vx.Name), fmtNum(heatK*vy.Step)+unitSuffix(vy.Name), heatK, heatK, int(maxCount)))
+	hi.Notes = append(hi.Notes, fmt.Sprintf("a cell is %s × %s; its colour is how many regions at k=%d (over the other variables) were visited in it, log scale, at most %d in one cell; blank: none",
+		fmtNum(heatK*vx.Step)+unitSuffix(vx.Name), fmtNum(heatK*vy.Step)+unitSuffix(vy.Name), k, int(maxCount)))
 	// Zoom on the visited part: both axes end at the smallest power of two
 	// of cells that holds every visited cell (with one empty cell beyond).
 	usedX, usedY := 1, 1
