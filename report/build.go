@@ -27,7 +27,8 @@ type page struct {
 	Heat      heatInfo
 	Findings  []conditionInfo
 	Faults    []findingInfo
-	Hits      int // condition hits, over every group
+	Hits      int       // condition hits, over every group
+	Sym       []symInfo // sym*.json in the directory
 }
 
 type kv struct{ Key, Value string }
@@ -137,6 +138,9 @@ func build(out, dir string, c *act.Campaign, reps []*act.Report, opt Options) (*
 		return nil, err
 	}
 	pg.Findings, pg.Faults = findings(out, dir, rep, opt.Program)
+	if pg.Sym, err = symReports(out); err != nil {
+		return nil, err
+	}
 	for _, ci := range pg.Findings {
 		pg.Hits += ci.Hits
 	}

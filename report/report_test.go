@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"math"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv/symbolic"
 )
 
 // tinyCampaign: two flows, short transfers, a condition that hits often
@@ -248,6 +250,60 @@ func TestFindingsLayout(t *testing.T) {
 				if strings.Contains(text, w) {
 					t.Errorf("page has %q", w)
 				}
+			}
+		})
+	}
+}
+
+// TestSym: a sym --json report in the directory gets a section with its
+// outcomes, extremes and branches; a file of another kind is an error.
+func TestSym(t *testing.T) {
+	c, err := act.ParseCampaign("tiny.yaml", []byte(tinyCampaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := coverage.NewStore(c.Space, coverage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &act.Report{Method: "act", Store: st, Series: coverage.NewSeries("act", c.Space)}
+	sr := symbolic.Report{Scenario: "udp4", Reductions: "SCI", Branches: 2, Complete: true,
+		Vars:     []symbolic.Var{{Name: "d1", LoMS: 1, HiMS: 1024, ResMS: 1}},
+		Outcomes: []string{"received=1", "received=2"},
+		Extremes: []symbolic.Extreme{{Metric: "received", Min: 1, MinBranch: 1, MinWitness: []float64{1013}, Max: 2, MaxWitness: []float64{512}}},
+		BranchList: []symbolic.Branch{{ID: 0, Constraints: []string{"d1 <= 1001"}, Witness: []float64{512}, Outcome: "received=2"},
+			{ID: 1, Constraints: []string{"d1 >= 1002"}, Witness: []float64{1013}, Outcome: "received=1"}}}
+	for _, tc := range []struct {
+		name    string
+		file    any
+		want    []string
+		wantErr bool
+	}{
+		{"none", nil, nil, false},
+		{"udp4", sr, []string{`id="sym"`, "sym-udp4.json", "udp4", "d1 ∈ [1, 1,024] ms step 1", "d1 <= 1001", "(1013)", "received=2"}, false},
+		{"other", map[string]int{"x": 1}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			if tc.file != nil {
+				b, _ := json.Marshal(tc.file)
+				if err := os.WriteFile(filepath.Join(out, "sym-"+tc.name+".json"), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path, err := Write(out, c, []*act.Report{rep}, Options{})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Write: %v, want an error: %v", err, tc.wantErr)
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), "sym-other.json") {
+					t.Errorf("error %q does not name the file", err)
+				}
+				return
+			}
+			page := checkPage(t, path, tc.want)
+			if tc.file == nil && strings.Contains(page, `id="sym"`) {
+				t.Error("a sym section without sym output")
 			}
 		})
 	}
