@@ -124,7 +124,7 @@ func build(out, dir string, c *act.Campaign, reps []*act.Report, opt Options) (*
 	for i, r := range reps {
 		ri := run(out, r)
 		if i == 0 {
-			ri.Figures = append(ri.Figures, memoryFigures(r, opt.PeakRSS)...)
+			ri.Figures = append(ri.Figures, memoryFigures(c, r, opt.PeakRSS)...)
 		}
 		pg.Runs = append(pg.Runs, ri)
 	}
@@ -250,11 +250,14 @@ func run(out string, r *act.Report) runInfo {
 	return ri
 }
 
-func memoryFigures(r *act.Report, peak int64) []kv {
+func memoryFigures(c *act.Campaign, r *act.Report, peak int64) []kv {
 	st := r.Store
 	budget := "a budget not recorded in the checkpoint"
 	if m := st.Options().Memory; m > 0 {
 		budget = "a " + fmtBytes(m) + " budget"
+	} else if c.Memory > 0 {
+		// A checkpoint does not keep the run's --memory: the campaign's.
+		budget = fmt.Sprintf("a %s budget (%d/10 of the campaign's memory: unless --memory changed it)", fmtBytes(c.Memory/10*act.StoreShare), act.StoreShare)
 	}
 	store := fmt.Sprintf("%s of %s; regions exact from k=%d, pools at k=%d", fmtBytes(int64(st.Bytes())),
 		budget, st.FloorK(), st.PoolK())
