@@ -26,7 +26,7 @@ func TestConditionReads(t *testing.T) {
 		{"cwnd > ssthresh && target > 2*cwnd", []string{"reno"}, nil}, // reno has no target
 		{`prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd`, []string{"reno"}, []string{"cwnd", "ca_state", "prior_cwnd"}},
 	} {
-		got := ConditionReads(tc.when, tc.ccas)
+		got := ConditionReads(tc.when, netenv.NativeCapabilities(), tc.ccas)
 		slices.Sort(got)
 		want := slices.Clone(tc.want)
 		slices.Sort(want)
@@ -58,7 +58,7 @@ func TestEnvChange(t *testing.T) {
 // TestTracePlot draws two flows, a schedule with a switch and a condition
 // variable, as SVG (its text can be read back) and PNG.
 func TestTracePlot(t *testing.T) {
-	p := &TracePlot{Flow: 0, CCAI: []string{"cubic", "reno"}, Reads: []string{"cwnd", "ssthresh", "target", "srtt"}}
+	p := &TracePlot{Flow: 0, CCAI: []string{"cubic", "reno"}, Reads: []string{"cwnd", "ssthresh", "target", "srtt"}, Caps: netenv.NativeCapabilities()}
 	nv := len(SchemaFor("cubic")) - len(BaseVars)
 	ti := SchemaFor("cubic").Index("target") - len(BaseVars)
 	for i := range 2000 {
