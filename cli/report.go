@@ -35,7 +35,7 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz report: --method %q: want act, ran or man\n", *method)
 		return exitUsage
 	}
-	c, reps, err := report.Load(dir, *method)
+	c, reps, err := report.Load(dir, *method, declaredCapabilities())
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz report: DIR %s is not a campaign's output directory: %v\n", dir, err)
 		return exitUsage

@@ -25,6 +25,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 //go:embed index.html.tmpl
@@ -82,10 +83,12 @@ func Write(out string, c *act.Campaign, reps []*act.Report, opt Options) (string
 
 // Load reads the campaign and the checkpointed runs in out (the method
 // first, then the other methods checkpointed there, sorted). method ""
-// takes the only one, or "act" when there are several.
-func Load(out, method string) (*act.Campaign, []*act.Report, error) {
-	c, err := act.LoadCampaign(filepath.Join(out, "campaign.yaml"))
-	if err != nil {
+// takes the only one, or "act" when there are several. The campaign is
+// read for the subject that ran it, by its capabilities among subjects
+// (the native subject's when none matches, or the checkpoint does not
+// name it).
+func Load(out, method string, subjects []netenv.Capabilities) (*act.Campaign, []*act.Report, error) {
+	if _, err := os.Stat(filepath.Join(out, "campaign.yaml")); err != nil {
 		return nil, nil, err
 	}
 	ms := act.CheckpointMethods(out)
@@ -109,6 +112,16 @@ func Load(out, method string) (*act.Campaign, []*act.Report, error) {
 			return nil, nil, err
 		}
 		reps = append(reps, r)
+	}
+	caps := netenv.NativeCapabilities()
+	for _, sc := range subjects {
+		if sc.Name == reps[0].SubjectName() {
+			caps = sc
+		}
+	}
+	c, err := act.LoadCampaignFor(filepath.Join(out, "campaign.yaml"), caps)
+	if err != nil {
+		return nil, nil, err
 	}
 	return c, reps, nil
 }

@@ -136,7 +136,7 @@ func TestReport(t *testing.T) {
 		t.Error("the last checkpoint's page still says the campaign is running")
 	}
 	// From the directory, as `actfuzz report DIR` does.
-	c2, reps, err := Load(out, "")
+	c2, reps, err := Load(out, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +148,10 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPage(t, path, []string{"2026-01-02 03:04:05 UTC", "not measured", fmtInt(int64(rep.Sims))})
-	if _, _, err := Load(out, "man"); err == nil {
+	if _, _, err := Load(out, "man", nil); err == nil {
 		t.Error("Load of a method without a checkpoint succeeded")
 	}
-	if _, _, err := Load(t.TempDir(), ""); err == nil {
+	if _, _, err := Load(t.TempDir(), "", nil); err == nil {
 		t.Error("Load of an empty directory succeeded")
 	}
 }
