@@ -61,6 +61,7 @@ type Options struct {
 	// OnCheckpoint, if set, is called after every checkpoint is written
 	// (and after the last), on the campaign's goroutine, with the report
 	// so far: `run` regenerates the HTML report from it (package report).
+	// The report's Wall is zero until the last call.
 	OnCheckpoint func(*Report)
 }
 
