@@ -425,33 +425,33 @@ func otherSubject(s string) string {
 	return "ns3"
 }
 
-// schedule is the environment schedule as a table: one row per phase.
+// schedule is the environment schedule as a table: one row per parameter
+// of P, one column per phase (a schedule has few phases, P many rows).
 func schedule(sched netenv.Schedule) ([]string, [][]string) {
 	if len(sched) == 0 {
 		return nil, nil
 	}
 	ps := netenv.Params()
-	head := []string{"phase", "from", "until"}
-	for _, p := range ps {
-		head = append(head, p.Label())
-	}
-	var rows [][]string
+	head := []string{"parameter"}
 	var from time.Duration
 	for i, ph := range sched {
 		until := "end"
 		if i < len(sched)-1 {
 			until = fmtDur(ph.Until)
 		}
-		row := []string{strconv.Itoa(i + 1), fmtDur(from), until}
-		for j := range ps {
+		head = append(head, fmt.Sprintf("phase %d: %s – %s", i+1, fmtDur(from), until))
+		from = ph.Until
+	}
+	rows := make([][]string, len(ps))
+	for j := range ps {
+		rows[j] = []string{ps[j].Label()}
+		for _, ph := range sched {
 			if ps[j].Kind == netenv.Categorical {
-				row = append(row, ps[j].Format(&ph.Env))
+				rows[j] = append(rows[j], ps[j].Format(&ph.Env))
 			} else {
-				row = append(row, fmtSig(ps[j].Get(&ph.Env)))
+				rows[j] = append(rows[j], fmtSig(ps[j].Get(&ph.Env)))
 			}
 		}
-		rows = append(rows, row)
-		from = ph.Until
 	}
 	return head, rows
 }

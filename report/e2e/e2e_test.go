@@ -110,6 +110,8 @@ func TestE2EReportInBrowser(t *testing.T) {
 		return i.complete ? 0 : new Promise(r => { i.onload = i.onerror = r; }); })).then(() => [])`, chromedp.EvalAwaitPromise)
 	broken := eval(`Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute("src"))`)
 	missing := eval(`["` + strings.Join(sections, `","`) + `"].filter(id => { const e = document.getElementById(id); return !e || e.getBoundingClientRect().height < 20; })`)
+	// A page that reads well does not scroll sideways.
+	overflow := eval(`document.documentElement.scrollWidth > window.innerWidth ? [String(document.documentElement.scrollWidth)] : []`)
 	hrefs := eval(`Array.from(document.querySelectorAll("a[href]")).map(a => a.getAttribute("href"))`)
 	ids := eval(`Array.from(document.querySelectorAll("[id]")).map(e => e.id)`)
 	buf, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
@@ -135,6 +137,9 @@ func TestE2EReportInBrowser(t *testing.T) {
 	mu.Unlock()
 	for _, src := range broken {
 		t.Errorf("broken image: %s", src)
+	}
+	for _, w := range overflow {
+		t.Errorf("the page is %s px wide in a %d px window: it scrolls sideways", w, 1400)
 	}
 	for _, id := range missing {
 		t.Errorf("missing or empty section #%s", id)
