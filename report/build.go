@@ -170,9 +170,12 @@ func campaign(name string, c *act.Campaign, rep *act.Report) campaignInfo {
 		}
 		r := c.Params[i]
 		v := ""
-		if len(r.Values) > 0 {
+		switch {
+		case len(r.Values) > 0:
 			v = strings.Join(r.Values, ", ")
-		} else {
+		case r.Min == r.Max:
+			v = "fixed at " + fmtNum(r.Min)
+		default:
 			v = fmt.Sprintf("[%s, %s] step %s", fmtNum(r.Min), fmtNum(r.Max), fmtNum(r.Step))
 		}
 		ci.Params = append(ci.Params, kv{p.Label(), v})

@@ -131,7 +131,7 @@ func TestReport(t *testing.T) {
 	path := filepath.Join(out, Dir, "index.html")
 	live := checkPage(t, path, []string{"cubic + reno on native", "cubic-aggressive", "actfuzz replay ", "actfuzz minimize ",
 		"actfuzz diff ", "--vs ns3", "Environment schedule", "State at the hit", "heat-open.png", "growth-k16.png",
-		"cwnd, ssthresh 16 packets; srtt, rttvar 64 ms; one ca_state", "limits of the run", "(capped at 1;", "peak memory"})
+		"cwnd, ssthresh 16 packets; srtt, rttvar 64 ms; one ca_state", "limits of the run", "(capped at 1;", "peak memory", "[0, 0.1] step 0.000001", "fixed at 0"})
 	if strings.Contains(live, "the campaign is running") {
 		t.Error("the last checkpoint's page still says the campaign is running")
 	}
