@@ -58,6 +58,11 @@ type Options struct {
 	// with WorkerMain.
 	Isolate bool
 	IsolateOptions
+	// OnCheckpoint, if set, is called after every checkpoint is written
+	// (and after the last), on the campaign's goroutine, with the report
+	// so far: `run` regenerates the HTML report from it (package report).
+	// The report's Wall is zero until the last call.
+	OnCheckpoint func(*Report)
 }
 
 // StatusEvery is how often a campaign rewrites status.json (and
@@ -113,6 +118,11 @@ type Report struct {
 	subject     netenv.Subject
 	elapsed     func() time.Duration // the campaign's wall time so far
 	program     string               // Options.Program
+	// onCheckpoint is Options.OnCheckpoint; subjectName and programVersion
+	// are a loaded report's (LoadReport), whose subject is not running.
+	onCheckpoint   func(*Report)
+	subjectName    string
+	programVersion string
 }
 
 // NoneInS says whether no state of the campaign so far landed inside S
@@ -273,7 +283,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	lastStatus := time.Now()
 	start := time.Now()
 	elapsed := func() time.Duration { return prior + time.Since(start) }
-	rep.elapsed, rep.program = elapsed, cmp.Or(opt.Program, "actfuzz")
+	rep.elapsed, rep.program, rep.onCheckpoint = elapsed, cmp.Or(opt.Program, "actfuzz"), opt.OnCheckpoint
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < opt.CheckpointEvery {
 			return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/fuzz"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/report"
 )
 
 // loadCampaign reads the campaign argument, or the embedded default, for
@@ -189,6 +190,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
 		Logger: verbosity.logger(stderr), Program: progName()}
+	opt.OnCheckpoint = reportHook(*out, c, opt.Logger)
 	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update
@@ -219,6 +221,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		printSteps(stdout, rep)
 		printFindings(stdout, rep, *out)
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, report.Dir, "index.html"))
 	}
 	for _, f := range rep.Findings {
 		if f.Seed.Finding.Kind == "condition" {

@@ -9,6 +9,8 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // Var is a variable visible to conditions: numeric, or categorical when
@@ -234,4 +236,25 @@ func (r refNames) Visit(n *ast.Node) {
 			}
 		}
 	}
+}
+
+// ConditionReads lists the state variables condition when reads (as X or
+// prev.X) for flows running any of ccas on a subject with capabilities
+// caps, in schema order, without duplicates (unlike Refs, no let bindings
+// and no variable a flow lacks).
+func ConditionReads(when string, caps netenv.Capabilities, ccas []string) []string {
+	var out []string
+	for _, cca := range ccas {
+		schema := SchemaOf(caps, cca)
+		cs, err := Compile([]ConditionSpec{{Name: "c", When: when}}, schema)
+		if err != nil {
+			continue // a variable this CCAI lacks (reno has no target)
+		}
+		for _, i := range append(slices.Clone(cs[0].cur), cs[0].prev...) {
+			if !slices.Contains(out, schema[i].Name) {
+				out = append(out, schema[i].Name)
+			}
+		}
+	}
+	return out
 }

@@ -219,11 +219,7 @@ func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath 
 	}
 	var csv bytes.Buffer
 	tr := netenv.NewCSVTrace(&csv, subj.Capabilities(), s.CCAI[0])
-	flow := 0
-	if s.Finding != nil {
-		flow = s.Finding.Flow
-	}
-	pl := &TracePlot{Flow: int32(flow)}
+	pl := NewTracePlot(s, subj.Capabilities())
 	tr.Next = pl
 	res, err := ReplayWith(ctx, subj, s, tr)
 	if err != nil {
@@ -235,15 +231,19 @@ func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath 
 	if err := WriteFileAtomic(base+".csv", csv.Bytes()); err != nil {
 		return err
 	}
-	return pl.Save(base+".png", plotTitle(s), s.Schedule, time.Duration(res.HitTimeNS), hitCwnd(res))
+	return pl.Save(base+".png", PlotTitle(s), s.Schedule, time.Duration(res.HitTimeNS), hitCwnd(res))
 }
 
-func plotTitle(s *Seed) string {
-	t := fmt.Sprintf("%s (%s) seed %d", strings.Join(s.CCAI, "+"), s.Profile, s.Seed)
+// PlotTitle is a seed's plot title: the CCAIs, the subject and profile,
+// the seed and the finding: "cubic + reno on native (linux), seed 42:
+// cubic-aggressive".
+func PlotTitle(s *Seed) string {
+	t := fmt.Sprintf("%s on %s (%s), seed %d", strings.Join(s.CCAI, " + "), s.Subject, s.Profile, s.Seed)
 	if s.Finding != nil {
-		t += ": " + s.Finding.Condition
 		if s.Finding.Kind != "condition" {
-			t += s.Finding.Kind
+			t += ": fault " + s.Finding.Kind
+		} else {
+			t += ": " + s.Finding.Condition
 		}
 	}
 	return t
