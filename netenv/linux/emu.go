@@ -123,8 +123,12 @@ type Stats struct {
 	// WriteErrors counts failed writes to a TUN device.
 	WriteErrors uint64
 	// FirstData and LastData are when the first and last data-direction
-	// packet was delivered (simulated time).
+	// packet was written to the receiver's TUN device (wall clock since
+	// the start: what the kernel saw, not what the model said), and
+	// DataBytesAfterFirst the bytes written after the first: their ratio
+	// is the delivered rate.
 	FirstData, LastData time.Duration
+	DataBytesAfterFirst uint64
 }
 
 // maxLateSamples bounds Stats.Late.
@@ -341,7 +345,6 @@ func (e *emulator) inspectData(b []byte, f *wireFlow) {
 // acknowledges the flow's last byte ends the flow: the native subject's
 // "done" is the same event, the sender learning that everything arrived.
 func (e *emulator) deliver(p *packet) {
-	now := e.sim.Now()
 	fd, dir := e.rcvTUN, 0
 	if p.toSender {
 		fd, dir = e.sndTUN, 1
@@ -352,16 +355,19 @@ func (e *emulator) deliver(p *packet) {
 	} else {
 		e.stats.Delivered[dir]++
 		e.stats.DeliveredBytes[dir] += uint64(p.n)
+		wall := e.now()
 		if dir == 0 {
 			if e.stats.FirstData == 0 {
-				e.stats.FirstData = now
+				e.stats.FirstData = wall
+			} else {
+				e.stats.DataBytesAfterFirst += uint64(p.n)
 			}
-			e.stats.LastData = now
+			e.stats.LastData = wall
 		}
 		if len(e.stats.Late) < maxLateSamples {
 			// The model delays the packet by (now − injected); the
 			// wire by (wall now − read).
-			e.stats.Late = append(e.stats.Late, (e.now()-p.read)-(now-p.injected))
+			e.stats.Late = append(e.stats.Late, (wall-p.read)-(e.sim.Now()-p.injected))
 		}
 	}
 	if p.toSender {

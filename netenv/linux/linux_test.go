@@ -3,6 +3,11 @@ package linux
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +74,215 @@ func TestRunDeliversEverything(t *testing.T) {
 	}
 	if c.back > 0 {
 		t.Fatalf("%d records went back in time", c.back)
+	}
+}
+
+// quantile returns the q-quantile of d (sorted in place).
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[min(len(d)-1, int(q*float64(len(d))))]
+}
+
+// TestEmulatorAccuracy checks that the emulator delivers the configured
+// bandwidth and delays packets as the model says, within generous bounds
+// (a loaded 2-core machine): the rate within 10%, the one-way delay error's
+// median below 1 ms and p99 below 10 ms.
+func TestEmulatorAccuracy(t *testing.T) {
+	s := openOrSkip(t)
+	rates := []float64{1, 10}
+	if os.Getenv("ACTFUZZ_LINUX_SLOW") != "" {
+		rates = append(rates, 100, 200)
+	}
+	for _, bw := range rates {
+		t.Run(fmt.Sprintf("%gMbps", bw), func(t *testing.T) {
+			// 3 s of a saturated link, no loss, a buffer the
+			// flow never overflows in slow start's last round.
+			bytes := uint64(bw * 1e6 / 8 * 3)
+			e := netenv.Env{BW: bw, Delay: 5, App: 1e6, Buffer: 100000}
+			res, err := s.Run(context.Background(), config("cubic", bytes, e), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := s.LastStats()
+			rate := float64(st.DataBytesAfterFirst) * 8 / (st.LastData - st.FirstData).Seconds() / 1e6
+			med, p99 := quantile(st.Late, 0.5), quantile(st.Late, 0.99)
+			t.Logf("bw %g Mbit/s: delivered %.3f Mbit/s (%.2f%%), one-way delay error median %v p99 %v over %d packets; done %v",
+				bw, rate, 100*(rate-bw)/bw, med, p99, len(st.Late), res.Flows[0].Done)
+			if !res.Flows[0].Done {
+				t.Fatalf("not done: %+v", res.Flows[0])
+			}
+			if math.Abs(rate-bw)/bw > 0.10 {
+				t.Errorf("delivered %.3f Mbit/s, configured %g (more than 10%% off)", rate, bw)
+			}
+			if med > time.Millisecond || p99 > 10*time.Millisecond {
+				t.Errorf("one-way delay error median %v (want ≤ 1 ms), p99 %v (want ≤ 10 ms)", med, p99)
+			}
+		})
+	}
+}
+
+func TestCheckRejects(t *testing.T) {
+	s := openOrSkip(t)
+	good := netenv.DefaultEnv()
+	fast := good
+	fast.BW = 1000
+	tests := []struct {
+		name string
+		cfg  netenv.Config
+		want []string // substrings of the error
+	}{
+		{"unknown CCA", config("cubci", 1000, good), []string{`"cubci"`, "offers", "reno"}},
+		{"native-only CCA", config("htcp-native-only", 1000, good), []string{`"htcp-native-only"`, "tcp_available_congestion_control"}},
+		{"beyond the emulator", config("reno", 1000, fast), []string{"bw = 1000", "at most 200 Mbit/s"}},
+		{"no flows", netenv.Config{Schedule: netenv.Constant(good)}, []string{"flows"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Check(&tc.cfg)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if _, err := s.Run(context.Background(), tc.cfg, nil); err == nil {
+				t.Error("Run accepted what Check rejects")
+			}
+		})
+	}
+	for _, cca := range s.CCAs() {
+		cfg := config(cca, 1000, good)
+		if err := s.Check(&cfg); err != nil {
+			t.Errorf("the kernel's own %q rejected: %v", cca, err)
+		}
+	}
+}
+
+// hostState is what a run must leave as it was: sysctls of the host's
+// namespace (among them those the subject sets inside its own), its
+// network devices, and this process's namespaces.
+func hostState(t *testing.T) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, name := range []string{
+		"ipv4/tcp_congestion_control", "ipv4/tcp_sack", "ipv4/tcp_timestamps", "ipv4/tcp_ecn",
+		"ipv4/tcp_no_metrics_save", "ipv4/tcp_wmem", "ipv4/tcp_rmem", "ipv4/tcp_mtu_probing",
+		"ipv4/tcp_slow_start_after_idle", "ipv6/conf/all/disable_ipv6", "ipv6/conf/default/disable_ipv6",
+	} {
+		b, err := os.ReadFile("/proc/sys/net/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[name] = string(b)
+	}
+	ents, err := os.ReadDir("/sys/class/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var devs []string
+	for _, e := range ents {
+		devs = append(devs, e.Name())
+	}
+	m["devices"] = strings.Join(devs, " ")
+	// Every thread of this process in the host's network namespace,
+	// and no descriptor holding another one.
+	self, err := os.Readlink("/proc/thread-self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, task := range tasks {
+		if l, err := os.Readlink("/proc/self/task/" + task.Name() + "/ns/net"); err == nil && l != self {
+			m["thread "+task.Name()] = l
+		}
+	}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if l, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(l, "net:") {
+			m["fd "+fd.Name()] = l
+		}
+	}
+	inst, _ := os.ReadDir(tracefsRoot + "/instances")
+	for _, in := range inst {
+		if strings.HasPrefix(in.Name(), fmt.Sprintf("%s-%d-", instancePrefix, os.Getpid())) {
+			m["instance "+in.Name()] = "present"
+		}
+	}
+	return m
+}
+
+// TestHostUntouched runs with every setting the subject writes inside its
+// namespaces chosen unlike the host's defaults where it can (SACK off, a
+// CCA other than the host's default) and checks that the host's sysctls,
+// devices and namespaces are as before, and that nothing of the run (its
+// namespaces, TUN devices, tracefs instance) is left.
+func TestHostUntouched(t *testing.T) {
+	s := openOrSkip(t)
+	before := hostState(t)
+	host := strings.TrimSpace(before["ipv4/tcp_congestion_control"])
+	cca := "reno"
+	if host == "reno" {
+		cca = "cubic"
+	}
+	cfg := config(cca, 300_000, netenv.DefaultEnv())
+	cfg.SACK = false
+	res, err := s.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Flows[0].Done {
+		t.Fatalf("not done: %+v", res.Flows[0])
+	}
+	after := hostState(t)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("host %s: %q before the run, %q after", k, v, after[k])
+		}
+	}
+	for k, v := range after {
+		if _, ok := before[k]; !ok {
+			t.Errorf("left behind: %s = %s", k, v)
+		}
+	}
+}
+
+// TestCancel checks that a cancelled run returns promptly with ctx's error
+// and leaves nothing behind.
+func TestCancel(t *testing.T) {
+	s := openOrSkip(t)
+	before := hostState(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+	}()
+	_, err := s.Run(ctx, config("cubic", 1<<40, netenv.DefaultEnv()), nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	after := hostState(t)
+	for k, v := range after {
+		if before[k] != v {
+			t.Errorf("after cancel: %s = %q (was %q)", k, v, before[k])
+		}
+	}
+}
+
+// TestCap checks that the wall-clock cap ends a run as capped, not done.
+func TestCap(t *testing.T) {
+	s := openOrSkip(t)
+	cfg := config("cubic", 1<<40, netenv.DefaultEnv())
+	cfg.Limits.MaxTime = 700 * time.Millisecond
+	res, err := s.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Capped || res.CapReason != "time" || res.Flows[0].Done || res.Flows[0].DeliveredBytes == 0 {
+		t.Fatalf("capped %v (%s), flow %+v: want capped by time with some bytes delivered", res.Capped, res.CapReason, res.Flows[0])
 	}
 }

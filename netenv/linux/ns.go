@@ -61,18 +61,28 @@ func (n *netns) close() {
 	}
 }
 
-// onThread runs f on a locked OS thread that is discarded afterwards: f
-// may change the thread's namespace, and a thread whose namespace was
-// changed must never run other goroutines (Go would otherwise schedule
-// them in the wrong namespace). Returning from a goroutine that holds
-// LockOSThread without unlocking terminates its thread (runtime docs).
+// onThread runs f on a locked OS thread: f may move the thread into
+// another network namespace (setns, unshare), and such a thread must not
+// run other goroutines until it is back (Go would otherwise schedule them
+// in the wrong namespace). Afterwards the thread returns to the namespace
+// it came from and is unlocked; if it cannot return, it stays locked and
+// the runtime ends it with the goroutine (or, for the main thread, parks
+// it for good), so that no goroutine ever runs in a run's namespace.
 func onThread(f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		// Deliberately no UnlockOSThread: the thread dies with the
-		// goroutine.
-		errc <- f()
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- fmt.Errorf("open own namespace: %w", err)
+			return
+		}
+		defer unix.Close(orig)
+		err = f()
+		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
 	}()
 	return <-errc
 }
