@@ -461,8 +461,13 @@ func (r *Report) status(step Step, elapsed time.Duration) Status {
 }
 
 func (r *Report) seedOf(c *Campaign, g Config) *corpus.Seed {
-	return &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.ProgramVersion(), Subject: r.subject.Name(), CCAI: c.CCAI,
+	s := &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.ProgramVersion(), Subject: r.subject.Name(), CCAI: c.CCAI,
 		Profile: c.Profile.String(), Topology: c.Topology, Bytes: c.Bytes, SACK: c.SACK, Handshake: c.Handshake, Seed: g.Seed, Schedule: g.Schedule}
+	// A real kernel's seed says which kernel (the linux subject).
+	if k, ok := r.subject.(interface{ Release() string }); ok {
+		s.Kernel = k.Release()
+	}
+	return s
 }
 
 func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, h hit, log *slog.Logger) {

@@ -124,7 +124,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	_ = addVerbosityFlags(fs)
-	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3) or gvisor")
+	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3), gvisor or linux (the running kernel, in network namespaces; root)")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -158,6 +158,10 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Seed: *seed, Schedule: netenv.Constant(env),
 		Flows: []netenv.Flow{{CCA: *cca, Bytes: *bytes}},
 		SACK:  *sack, Profile: prof, HashTrace: true, Handshake: *handshake,
+	}
+	if err := checkConfig(subj, &cfg); err != nil {
+		fmt.Fprintf(stderr, "actfuzz sim: %v\n", err)
+		return exitUsage
 	}
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace

@@ -10,6 +10,7 @@ import (
 	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
+	"github.com/actfuzz/actfuzz/netenv/linux"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
 )
 
@@ -24,8 +25,10 @@ func openSubject(name string) (netenv.Subject, error) {
 		return ns3.Open()
 	case "gvisor":
 		return gvisor.Open()
+	case "linux":
+		return linux.Open()
 	}
-	return nil, fmt.Errorf("unknown subject %q (want native, ns3 or gvisor)", name)
+	return nil, fmt.Errorf("unknown subject %q (want native, ns3, gvisor or linux)", name)
 }
 
 // closeSubject stops a subject's helper processes, if it has any.
@@ -57,6 +60,11 @@ func checkCCA(s netenv.Subject, name string) error {
 			return fmt.Errorf("gVisor offers %v, not %q", s.CCAs(), name)
 		}
 		return nil
+	case "linux":
+		if !slices.Contains(s.CCAs(), name) {
+			return fmt.Errorf("congestion control %q: the kernel offers %v (net.ipv4.tcp_available_congestion_control)", name, s.CCAs())
+		}
+		return nil
 	}
 	if _, ok := ccai.Lookup(name); !ok {
 		return fmt.Errorf("unknown congestion control %q%s (known: %v)", name, suggest.DidYouMean(name, ccai.Names()), ccai.Names())
@@ -78,4 +86,27 @@ func openSeed(path, cmd string, stderr io.Writer) (*corpus.Seed, netenv.Subject,
 		return nil, nil, false
 	}
 	return seed, subj, true
+}
+
+// configChecker is a subject that can refuse a configuration before it
+// runs (the linux subject: congestion controls the kernel lacks,
+// environments its emulator cannot hold). Its errors are bad input.
+type configChecker interface {
+	Check(cfg *netenv.Config) error
+}
+
+// checkConfig asks the subject whether it can run cfg.
+func checkConfig(s netenv.Subject, cfg *netenv.Config) error {
+	if c, ok := s.(configChecker); ok {
+		return c.Check(cfg)
+	}
+	return nil
+}
+
+// kernelOf is the kernel release a subject runs (the linux subject), or "".
+func kernelOf(s netenv.Subject) string {
+	if r, ok := s.(interface{ Release() string }); ok {
+		return r.Release()
+	}
+	return ""
 }
