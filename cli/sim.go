@@ -88,7 +88,7 @@ func commandArgs(cmd string) string {
 	switch cmd {
 	case "run", "compare":
 		return " [CAMPAIGN.yaml] [flags]"
-	case "replay", "minimize", "diff":
+	case "replay", "minimize", "diff", "confirm":
 		return " SEED.json [flags]"
 	}
 	return " [flags]"

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"time"
@@ -101,6 +102,9 @@ type emulator struct {
 	free      *packet
 	remaining int
 
+	// realtime runs the emulator's thread under SCHED_FIFO.
+	realtime bool
+
 	// Measurements of the emulator itself (Stats).
 	stats Stats
 }
@@ -191,6 +195,10 @@ func (e *emulator) Handle(*sim.Event) {
 // now is the current simulated time: wall time since the start.
 func (e *emulator) now() time.Duration { return time.Duration(monoNow() - e.t0) }
 
+// rtPriority is the emulator thread's SCHED_FIFO priority: low among
+// real-time priorities (1–99), above every ordinary thread.
+const rtPriority = 10
+
 // pollSlice bounds a wait, so that a cancelled context is seen promptly.
 const pollSlice = 20 * time.Millisecond
 
@@ -206,6 +214,26 @@ func (e *emulator) run(ctx context.Context) error {
 	if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil {
 		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 		defer func() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0) }()
+	}
+	if e.realtime {
+		// SCHED_FIFO for this thread only (sched(7)): on a loaded
+		// machine an ordinary thread waits tens of milliseconds for
+		// a CPU (measured in doc.go), and every such wait is a
+		// stall of the emulated wire. The kernel processes a packet
+		// written to a TUN device within the write (netif_rx from
+		// process context), so the stacks' receive paths run at
+		// this priority too. The thread sleeps in ppoll between
+		// packets, and the kernel's RT throttling
+		// (kernel.sched_rt_runtime_us) bounds it anyway. The policy
+		// is put back before the thread is unlocked.
+		if old, err := unix.SchedGetAttr(0, 0); err == nil {
+			rt := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: rtPriority}
+			if err := unix.SchedSetAttr(0, &rt, 0); err == nil {
+				defer func() { _ = unix.SchedSetAttr(0, old, 0) }()
+			} else {
+				slog.Debug("linux subject: SCHED_FIFO refused; the emulator runs at normal priority", "err", err)
+			}
+		}
 	}
 	fds := []unix.PollFd{{Fd: int32(e.sndTUN), Events: unix.POLLIN}, {Fd: int32(e.rcvTUN), Events: unix.POLLIN}}
 	for {

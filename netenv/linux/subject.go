@@ -48,6 +48,10 @@ type Options struct {
 	// MaxBW is the highest bottleneck bandwidth a configuration may
 	// have, Mbit/s (0: DefaultMaxBW).
 	MaxBW float64
+	// NormalPriority runs the emulator's thread as an ordinary thread
+	// instead of SCHED_FIFO (see emulator.run; the fidelity figures of
+	// doc.go compare the two).
+	NormalPriority bool
 }
 
 // Subject runs configurations on the running kernel's TCP: see the package
@@ -324,6 +328,7 @@ func (r *run) execute(ctx context.Context) (netenv.Result, error) {
 		capTime = min(capTime, cfg.Limits.MaxTime)
 	}
 	e := newEmulator(cfg, r.snd.tun, r.rcv.tun, r.ports, capTime)
+	e.realtime = !r.s.opt.NormalPriority
 	r.emu = e
 	tr := &tracer{in: r.in, obs: r.obs, byCookie: map[uint64]*traceFlow{}, byPort: map[uint16]*traceFlow{}}
 	for i, f := range r.flows {
