@@ -177,6 +177,9 @@ func (s *Subject) Check(cfg *netenv.Config) error {
 				i+1, ph.Env.BW, s.opt.MaxBW)
 		}
 	}
+	if cfg.Profile != ccai.ProfileLinux {
+		return fmt.Errorf("profile %s: the linux subject runs the kernel's own code; only the default profile (%s) applies", cfg.Profile, ccai.ProfileLinux)
+	}
 	if cfg.DelayHook != nil {
 		return errors.New("linux subject: DelayHook (the symbolic back-end) is not supported")
 	}

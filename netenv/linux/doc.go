@@ -1,0 +1,164 @@
+// Package linux is the linux subject: the running kernel's own TCP and
+// congestion control (any name in net.ipv4.tcp_available_congestion_control),
+// tested through netenv's one link model in real time.
+//
+// # Design
+//
+// A run creates two network namespaces, a sender and a receiver, each with
+// one TUN device (ns.go). A Go emulator (emu.go) reads the IP packets the
+// kernel writes to one TUN device, puts them on netenv.Link values built
+// from the native subject's topology plan (netenv.PlanTopology, with the
+// run's seed and each link's plan index, so the loss and Gamma
+// queuing-delay draws come from the same PRNG streams as natively), and
+// writes each packet to the other TUN device when the link model delivers
+// it. The simulator (netenv/sim) runs in real time: simulated time is
+// CLOCK_MONOTONIC since the run's start; a packet enters its first link at
+// the time it was read; sim.RunUntil advances the simulator to "now"
+// whenever the emulator wakes. Schedules switch the links' parameters at
+// t_i as natively (a simulator control event). Every topology runs: the
+// flows are m sockets of the sender namespace, and each packet takes its
+// flow's path, found from its ports (as the gVisor subject does).
+//
+// The emulator runs on one locked OS thread that sleeps in ppoll(2) on both
+// TUN devices with a timeout at the next due delivery, with a timer slack
+// of 1 µs and under SCHED_FIFO (priority 10, this thread only; put back
+// before the thread is released; Options.NormalPriority turns it off).
+// Go's own timers were measured 1.0 ms late (median) for waits under 1 ms
+// (they round to the poller's millisecond), ppoll 50–100 µs; and on this
+// project's loaded 2-core machines an ordinary thread waited up to 170 ms
+// for a CPU (p99 of the one-way delay error: 58–172 ms at load 9, against
+// 0.5–1.8 ms with SCHED_FIFO, same machine, same minute). A packet written
+// to a TUN device is processed by the receiving stack inside the write
+// (netif_rx from process context), so the stacks' receive paths run at the
+// emulator's priority too.
+//
+// # Configuration, for fidelity
+//
+// Each namespace gets explicitly (never the host's values; see configure):
+// net.ipv4.tcp_sack from Config.SACK; tcp_timestamps=1 (the native
+// subject's packets carry the option: 1448-byte segments, 1500-byte
+// packets); tcp_ecn=0; tcp_no_metrics_save=1 (no cached ssthresh/RTT
+// between connections); tcp_wmem max 4 MB (tcp.DefaultSndBuf natively);
+// tcp_rmem max 64 MB (the receive window never limits, as on the gVisor
+// subject); window scaling, moderate_rcvbuf, slow_start_after_idle on,
+// MTU probing off; IPv6 off (no solicitations on the wire). The TUN device
+// has MTU 1500 and no offloads (no IFF_VNET_HDR), so the stack segments
+// every packet to one MTU before the emulator sees it, as on the native
+// wire. The initial window is RTAX_INITCWND on the route to the peer
+// (tcp.DefaultInitCwnd = 10, RFC 6928). The sender sets TCP_CONGESTION on
+// each socket; any name the kernel lists is accepted, so a BPF struct_ops
+// congestion control works once registered (`bpftool struct_ops register
+// my_cc.bpf.o`; it then appears in tcp_available_congestion_control and is
+// read when the subject opens). Anything else is refused before the run,
+// naming the CCA and listing what the kernel offers (exit 2 at the command
+// line).
+//
+// The application writes the flow's bytes as fast as the send buffer takes
+// them when Env.App is at least 1000× the bottleneck (as natively), and
+// otherwise whole segments at the application rate of the current phase,
+// producing nothing while a write blocks on a full buffer
+// (netenv/tcp/app.go). The receiver reads everything as it arrives.
+// Connections always open with a handshake (the native subject only with
+// Config.Handshake): the kernel's first state record comes about one RTT
+// after time 0.
+//
+// # State and results
+//
+// Per ACK (trace.go): tcp:tcp_probe gives cwnd, ssthresh and srtt;
+// tcp:tcp_cong_state_set gives ca_state; both are read from a tracefs
+// instance of the run's own (clock "mono", filtered on the sockets' cookies
+// and ports). TCP_INFO, read when the probe event is processed (normally
+// within a millisecond; later on a loaded machine), gives rttvar, rto,
+// in-flight (unacked − sacked − lost + retrans), delivered and the pacing
+// rate. tcp_probe fires before the kernel processes the segment, so each
+// record is the state after the previous ACK, time-stamped with the next
+// one's arrival; ca_state changes are traced as they happen and line up
+// with that. Entering Loss (an RTO) is recorded at once (reason rto, cwnd
+// and ssthresh from TCP_INFO); after the last ACK a final record from
+// TCP_INFO shows its effect. prev_ca_state and prior_cwnd are derived as
+// Linux sets them (the last cwnd recorded before entering recovery, or loss
+// from open or disorder), since the tracepoints do not carry them. The
+// kernel's congestion controls expose no variables of their own here
+// (Capabilities.Vars is empty): a condition on, say, CUBIC's target is
+// refused, not silently zero.
+//
+// Results: done and done_at_s when the emulator delivers the ACK of the
+// last byte to the sender (the native subject's definition), delivered
+// bytes from the receiving application, segments and retransmissions from
+// the emulated wire (and TCP_INFO's total_retrans), timeouts from
+// TCP_INFO's total_rto, recoveries from tcp_cong_state_set, undos from the
+// sender namespace's TcpExt MIB (single flow; the namespace holds only the
+// run's sockets). Result.Events counts the emulator's simulator events.
+//
+// # Determinism is statistical
+//
+// The same configuration does not give the same trace twice: the kernel
+// runs in real time, on a machine shared with other work; its initial
+// sequence numbers, timestamp offsets and timers are its own; and the link
+// model draws the same PRNG streams in the order packets reach it, but the
+// kernel does not send the same packets at the same times, so a given
+// packet's draw differs from run to run. Capabilities.Deterministic is
+// false; trace_sha256 identifies one run's trace only. A finding is
+// confirmed by counting: `actfuzz confirm SEED.json --subject linux --runs
+// 20` (and `actfuzz replay` of a linux seed) prints how often the
+// condition held and the spread of the hit time. Seeds written by this
+// subject record the kernel release (uname -r). Artifacts written beside a
+// finding (trace CSV, plot) come from another run than the one that hit.
+//
+// # Cleanup and the host
+//
+// The namespaces are anonymous (unshare on a locked thread, kept alive only
+// by descriptors of this process; nothing under /run/netns), so the kernel
+// destroys them, with their TUN devices, routes, sysctls and sockets, when
+// the process ends, kill -9 included. Threads that entered a namespace
+// return to the host's before they are released. The tracefs instances
+// (PREFIX-PID-N) are the one thing that outlives a killed process; New
+// removes those of processes that no longer exist. Sysctls are written by
+// threads inside the run's namespaces only (net.* sysctls resolve against
+// the writer's namespace); tests compare the host's sysctls, devices and
+// this process's namespaces before and after a run. If tracefs is not
+// mounted at /sys/kernel/tracing, the subject mounts it there.
+//
+// # Limits (measured)
+//
+// Environments above Options.MaxBW (DefaultMaxBW, 200 Mbit/s) are refused
+// at the start. Measured 2026-11-23 on this project's machine (2 shared
+// cores, kernel 6.18.44, load average 3–4 from other work), one saturated
+// cubic flow, 3 s, delay 5 ms, SCHED_FIFO
+// (ACTFUZZ_LINUX_SLOW=1 go test -run TestEmulatorAccuracy -v ./netenv/linux):
+//
+//	bw (Mbit/s)  delivered        one-way delay error median / p99
+//	1            0.996 (−0.4%)    130 µs / 0.41 ms
+//	10           9.964 (−0.4%)     93 µs / 2.0 ms
+//	100         98.90  (−1.1%)     62 µs / 5.4 ms
+//	200        197.0   (−1.5%)     54 µs / 2.1 ms
+//	300        293.0   (−2.3%)     49 µs / 5.8 ms
+//	500        467.5   (−6.5%)     43 µs / 3.3 ms
+//	1000       325.5   (−67%)     297 µs / 8.9 ms
+//
+// The delivered rate is that of the writes to the receiver's TUN device
+// (wall clock); the one-way delay error is, per packet, the wall time from
+// its read to its write less the delay the link model gave it. 200 Mbit/s
+// is the last rate within 2%.
+//
+// # Fidelity (measured, same machine, load average 10–15)
+//
+// Kernel reno on a long-lived flow (bw 150, delay 10 ms, buffer 5000,
+// random loss p) against Mathis et al.'s 1.22·MSS/(RTT·√p) with RTT the
+// mean srtt (ACTFUZZ_LINUX_SLOW=1 go test -run TestMathis -v ./netenv/linux):
+// p = 1e-2: 6.52 Mbit/s against 6.21 (ratio 1.049); p = 1e-3: 18.12 against
+// 19.30 (0.939).
+//
+// Kernel against native, cubic and reno, 10 environments each
+// (TestAgainstNative; kernel/native): goodput median 0.951 (cubic), 0.967
+// (reno), worst 0.788 and 0.840; retransmits median 1.000 (both), worst
+// 0.067 (cubic) and 0.530 (reno), both on the environment with Gamma
+// queuing delay (shape 2, scale 1 ms): the kernel's RACK tolerates the
+// reordering it causes, the native sender retransmits spuriously; mean
+// cwnd median 1.024 and 1.013, worst 2.03 and 1.87, both on the
+// application-limited environment (app 3 Mbit/s), where the kernel lets
+// cwnd grow to twice what is in flight (tcp_is_cwnd_limited) and the
+// native sender does not. Timeouts are rare on both (0–1 per run). The
+// kernel's goodput is a few percent lower throughout because its flows
+// open with a handshake (one RTT) that the native ones skip.
+package linux
