@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -285,4 +287,96 @@ func TestCap(t *testing.T) {
 	if !res.Capped || res.CapReason != "time" || res.Flows[0].Done || res.Flows[0].DeliveredBytes == 0 {
 		t.Fatalf("capped %v (%s), flow %+v: want capped by time with some bytes delivered", res.Capped, res.CapReason, res.Flows[0])
 	}
+}
+
+// TestHelperLongRun is the child of TestKilledCleanup: a long run that is
+// killed with SIGKILL.
+func TestHelperLongRun(t *testing.T) {
+	if os.Getenv("ACTFUZZ_LINUX_HELPER") == "" {
+		t.Skip("helper of TestKilledCleanup")
+	}
+	s := openOrSkip(t)
+	_, _ = s.Run(context.Background(), config("cubic", 1<<40, netenv.DefaultEnv()), nil)
+}
+
+// TestKilledCleanup kills a process in the middle of a run (kill -9) and
+// checks that nothing of it survives once a new subject opens: its
+// namespaces and TUN devices die with it (they are anonymous), and New
+// sweeps its tracefs instance.
+func TestKilledCleanup(t *testing.T) {
+	openOrSkip(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLongRun$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ACTFUZZ_LINUX_HELPER=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("%s-%d-", instancePrefix, cmd.Process.Pid)
+	instances := func() []string {
+		var out []string
+		ents, _ := os.ReadDir(tracefsRoot + "/instances")
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), prefix) {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	// Wait (polling, bounded) until the child's run has started.
+	for i := 0; len(instances()) == 0; i++ {
+		if i == 300 {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatal("the child never started a run")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	netns, err := childNamespaces(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if left := instances(); len(left) == 0 {
+		t.Fatal("the killed child's instance is already gone: the test cannot tell whether New sweeps")
+	}
+	if _, err := New(Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if left := instances(); len(left) > 0 {
+		t.Errorf("tracefs instances left after New: %v", left)
+	}
+	if len(netns) == 0 {
+		t.Error("the child held no namespace of its own: the test saw nothing to clean")
+	}
+	// No process holds the child's namespaces any more.
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
+		for _, fd := range fds {
+			if l, err := os.Readlink("/proc/" + p.Name() + "/fd/" + fd.Name()); err == nil && netns[l] {
+				t.Errorf("process %s still holds the killed child's namespace %s", p.Name(), l)
+			}
+		}
+	}
+}
+
+// childNamespaces lists the network namespaces a process holds through
+// its descriptors, other than the host's.
+func childNamespaces(pid int) (map[string]bool, error) {
+	host, err := os.Readlink("/proc/thread-self/ns/net")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(dir + "/" + fd.Name()); err == nil && strings.HasPrefix(l, "net:") && l != host {
+			out[l] = true
+		}
+	}
+	return out, nil
 }
