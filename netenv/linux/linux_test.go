@@ -380,3 +380,53 @@ func childNamespaces(pid int) (map[string]bool, error) {
 	}
 	return out, nil
 }
+
+// TestTopologies runs two flows (cubic and reno) on every topology: both
+// deliver everything and each has its own records.
+func TestTopologies(t *testing.T) {
+	s := openOrSkip(t)
+	for _, topo := range []string{netenv.TopoSingleLink, netenv.TopoDumbbell, netenv.TopoParkingLot} {
+		t.Run(topo, func(t *testing.T) {
+			cfg := config("cubic", 600_000, netenv.DefaultEnv())
+			cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: "reno", Bytes: 400_000})
+			cfg.Topology = topo
+			var c counter
+			res, err := s.Run(context.Background(), cfg, &c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, f := range res.Flows {
+				if !f.Done || f.DeliveredBytes != cfg.Flows[i].Bytes || f.CCA != cfg.Flows[i].CCA {
+					t.Errorf("flow %d: %+v, want %s done with %d bytes", i, f, cfg.Flows[i].CCA, cfg.Flows[i].Bytes)
+				}
+				if _, ok := c.last[int32(i)]; !ok {
+					t.Errorf("flow %d: no state records", i)
+				}
+			}
+			if c.back > 0 {
+				t.Errorf("%d records went back in time", c.back)
+			}
+		})
+	}
+}
+
+// TestScheduleSwitches checks that the links switch at t_i: 1 MB over 20
+// Mbit/s for 300 ms, then 2 Mbit/s, cannot be done before about 1.3 s
+// (at most 750 kB by the switch, the rest at 2 Mbit/s), whereas 20 Mbit/s
+// throughout would take about 0.5 s.
+func TestScheduleSwitches(t *testing.T) {
+	s := openOrSkip(t)
+	fast := netenv.Env{BW: 20, Delay: 10, App: 1e6, Buffer: 200}
+	slow := fast
+	slow.BW = 2
+	cfg := config("cubic", 1_000_000, fast)
+	cfg.Schedule = netenv.Schedule{{Env: fast, Until: 300 * time.Millisecond}, {Env: slow}}
+	res, err := s.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Flows[0]
+	if !f.Done || f.DoneAtS < 1.2 {
+		t.Fatalf("done %v at %.3f s: the switch to 2 Mbit/s at 300 ms did not take (want done after 1.2 s)", f.Done, f.DoneAtS)
+	}
+}
