@@ -12,6 +12,7 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
+	"github.com/actfuzz/actfuzz/netenv/linux"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
 )
 
@@ -97,7 +98,13 @@ func buildListing() listing {
 		}
 		gv.CCAIs = append(gv.CCAIs, c)
 	}
-	l.Subjects = []listSubject{native, n3, gv}
+	lx := listSubject{Name: "linux", Setup: "root, /dev/net/tun, tracefs; the running kernel's congestion controls"}
+	if names, err := linux.KernelCCAs(); err == nil {
+		for _, name := range names {
+			lx.CCAIs = append(lx.CCAIs, listCCAI{Name: name})
+		}
+	}
+	l.Subjects = []listSubject{native, n3, gv, lx}
 	for _, p := range netenv.ParamNames {
 		l.Params = append(l.Params, listVar{Name: p, Doc: netenv.ParamDocs[p]})
 	}

@@ -103,7 +103,7 @@ func New(opt Options) (*Subject, error) {
 	if err := ensureTracefs(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	ccas, err := KernelCCAs()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -111,10 +111,22 @@ func New(opt Options) (*Subject, error) {
 	if err := unix.Uname(&uts); err != nil {
 		return nil, fmt.Errorf("uname: %w", err)
 	}
-	s := &Subject{opt: opt, ccas: strings.Fields(string(b)), release: unix.ByteSliceToString(uts.Release[:]), pid: os.Getpid()}
-	slices.Sort(s.ccas)
+	s := &Subject{opt: opt, ccas: ccas, release: unix.ByteSliceToString(uts.Release[:]), pid: os.Getpid()}
 	sweepInstances()
 	return s, nil
+}
+
+// KernelCCAs reads the congestion controls the running kernel offers
+// (net.ipv4.tcp_available_congestion_control, readable without root),
+// sorted.
+func KernelCCAs() ([]string, error) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	if err != nil {
+		return nil, err
+	}
+	ccas := strings.Fields(string(b))
+	slices.Sort(ccas)
+	return ccas, nil
 }
 
 // Name implements netenv.Subject.
