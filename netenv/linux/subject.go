@@ -420,6 +420,9 @@ func (r *run) execute(ctx context.Context) (netenv.Result, error) {
 	if tr.bad > 0 {
 		slog.Warn("linux subject: unparsed trace lines", "lines", tr.bad)
 	}
+	if tr.lost > 0 {
+		slog.Warn("linux subject: the tracefs ring buffer dropped events; this run's trace has gaps", "run", r.name, "lost", tr.lost)
+	}
 	res := netenv.Result{SimTime: end, Events: e.sim.Events(), Capped: e.sim.Capped()}
 	if res.Capped {
 		res.CapReason = "time"

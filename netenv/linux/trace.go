@@ -245,6 +245,9 @@ type tracer struct {
 	obs      tcp.Observer
 	lines    uint64
 	bad      uint64
+	// lost counts events the ring buffer dropped ("CPU:N [LOST M
+	// EVENTS]"): the trace has gaps then, and the run says so.
+	lost uint64
 }
 
 // read consumes trace_pipe until its read deadline passes or it fails.
@@ -268,6 +271,12 @@ func (t *tracer) read() {
 func (t *tracer) line(line string) {
 	ev, ok := parseLine(strings.TrimRight(line, "\n"), t.t0)
 	if !ok {
+		if _, rest, found := strings.Cut(line, "[LOST "); found {
+			n, _, _ := strings.Cut(rest, " ")
+			v, _ := strconv.ParseUint(n, 10, 64)
+			t.lost += max(v, 1)
+			return
+		}
 		t.bad++
 		return
 	}
