@@ -145,6 +145,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	if err := checkCampaignSubject(c, subj); err != nil {
+		fmt.Fprintf(stderr, "actfuzz run: --subject %s: %v\n", subj.Name(), err)
+		return exitUsage
+	}
 	if *out == "" {
 		*out = defaultOut(c, time.Now())
 	}
@@ -416,6 +420,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer closeSubject(subj)
 	c, ok := loadCampaign(positional, stderr, "compare")
 	if !ok {
+		return exitUsage
+	}
+	if err := checkCampaignSubject(c, subj); err != nil {
+		fmt.Fprintf(stderr, "actfuzz compare: --subject %s: %v\n", subj.Name(), err)
 		return exitUsage
 	}
 	out := map[string]methodJSON{}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/internal/suggest"
@@ -109,4 +110,28 @@ func kernelOf(s netenv.Subject) string {
 		return r.Release()
 	}
 	return ""
+}
+
+// checkCampaignSubject refuses, at the start, a campaign that a subject
+// which can refuse configurations (configChecker: the linux subject) would
+// refuse during the run: it is asked about the campaign's flows with every
+// parameter of P at the top of its range (bandwidth beyond what its
+// emulator holds, congestion controls it lacks, profiles), and the
+// campaign's conditions must name only variables the subject provides.
+func checkCampaignSubject(c *act.Campaign, s netenv.Subject) error {
+	if _, ok := s.(configChecker); !ok {
+		return nil
+	}
+	var e netenv.Env
+	for i, r := range c.Params {
+		e.Set(i, r.Max)
+	}
+	cfg := netenv.Config{Seed: 1, Schedule: netenv.Constant(e), Topology: c.Topology, SACK: c.SACK, Profile: c.Profile}
+	for _, cca := range c.CCAI {
+		cfg.Flows = append(cfg.Flows, netenv.Flow{CCA: cca, Bytes: max(c.Bytes, 1)})
+	}
+	if err := checkConfig(s, &cfg); err != nil {
+		return fmt.Errorf("the campaign's P reaches a configuration this subject refuses: %w", err)
+	}
+	return providedVars(s, c.CCAI, c.Conditions)
 }
