@@ -59,6 +59,8 @@ func TestLinuxSubjectCLI(t *testing.T) {
 		{"variable the kernel lacks", []string{"confirm", writeSeed(t, "cubic", "target > 2*cwnd", env), "--runs", "1"}, 2, "does not provide"},
 		{"confirm beyond the emulator", []string{"confirm", writeSeed(t, "cubic", "cwnd > 1", fast), "--runs", "1"}, 2, "bw = 5000"},
 		{"confirm bad runs", []string{"confirm", writeSeed(t, "cubic", "cwnd > 1", env), "--runs", "0"}, 2, "--runs"},
+		{"campaign beyond the emulator", []string{"run", filepath.Join("..", "examples", "make-run.yaml"), "--subject", "linux", "--budget", "1", "--out", filepath.Join(t.TempDir(), "o")}, 2, "at most 200 Mbit/s"},
+		{"campaign on a variable the kernel lacks", []string{"compare", filepath.Join("..", "examples", "cubic-aggressive.yaml"), "--subject", "linux", "--budget", "1"}, 2, "refuses"},
 		{"confirm held", []string{"confirm", writeSeed(t, "reno", "cwnd >= 10", env), "--runs", "2", "--workers", "2"}, 0, "held in 2/2 runs on linux (kernel "},
 		{"confirm never", []string{"confirm", writeSeed(t, "reno", "cwnd > 1e7", env), "--runs", "1"}, 1, "held in 0/1 runs"},
 	} {
