@@ -22,8 +22,11 @@ import (
 // Defaults of Options.
 const (
 	// DefaultMaxWall bounds one run: simulated time is wall time here,
-	// so the native subject's 4-hour cap would be 4 hours.
-	DefaultMaxWall = 10 * time.Minute
+	// so the native subject's 4-hour cap would be 4 hours. Two minutes
+	// hold a 15 MB transfer at 2 Mbit/s; a campaign whose P reaches high
+	// loss on slow links gets capped runs (Result.Capped) rather than
+	// workers busy for many minutes on one configuration.
+	DefaultMaxWall = 2 * time.Minute
 	// DefaultMaxBW is the highest bottleneck rate the emulator holds
 	// faithfully on the machines this project runs on (2 shared cores):
 	// measured in doc.go, where the delivered rate stays within 2% of the
