@@ -188,7 +188,11 @@ func hostState(t *testing.T) map[string]string {
 	}
 	var devs []string
 	for _, e := range ents {
-		devs = append(devs, e.Name())
+		// Only devices a run could have made: other work on the
+		// machine may add and remove its own.
+		if strings.HasPrefix(e.Name(), "actfuzz") || strings.HasPrefix(e.Name(), "tun") {
+			devs = append(devs, e.Name())
+		}
 	}
 	m["devices"] = strings.Join(devs, " ")
 	// Every thread of this process in the host's network namespace,
