@@ -89,9 +89,11 @@ func quantile(d []time.Duration, q float64) time.Duration {
 }
 
 // TestEmulatorAccuracy checks that the emulator delivers the configured
-// bandwidth and delays packets as the model says, within generous bounds
-// (a loaded 2-core machine): the rate within 10%, the one-way delay error's
-// median below 1 ms and p99 below 10 ms.
+// bandwidth and delays packets as the model says, within bounds generous
+// enough for a loaded 2-core machine (other tests and other work share
+// it): the rate within 10%, the one-way delay error's median below 1 ms
+// and its 90th percentile below 5 ms. The p99 is logged, not checked: on
+// such a machine it is the scheduler's (doc.go).
 func TestEmulatorAccuracy(t *testing.T) {
 	s := openOrSkip(t)
 	rates := []float64{1, 10}
@@ -110,17 +112,17 @@ func TestEmulatorAccuracy(t *testing.T) {
 			}
 			st := s.LastStats()
 			rate := float64(st.DataBytesAfterFirst) * 8 / (st.LastData - st.FirstData).Seconds() / 1e6
-			med, p99 := quantile(st.Late, 0.5), quantile(st.Late, 0.99)
-			t.Logf("bw %g Mbit/s: delivered %.3f Mbit/s (%.2f%%), one-way delay error median %v p99 %v over %d packets; done %v",
-				bw, rate, 100*(rate-bw)/bw, med, p99, len(st.Late), res.Flows[0].Done)
+			med, p90, p99 := quantile(st.Late, 0.5), quantile(st.Late, 0.9), quantile(st.Late, 0.99)
+			t.Logf("bw %g Mbit/s: delivered %.3f Mbit/s (%.2f%%), one-way delay error median %v p90 %v p99 %v over %d packets; done %v",
+				bw, rate, 100*(rate-bw)/bw, med, p90, p99, len(st.Late), res.Flows[0].Done)
 			if !res.Flows[0].Done {
 				t.Fatalf("not done: %+v", res.Flows[0])
 			}
 			if math.Abs(rate-bw)/bw > 0.10 {
 				t.Errorf("delivered %.3f Mbit/s, configured %g (more than 10%% off)", rate, bw)
 			}
-			if med > time.Millisecond || p99 > 10*time.Millisecond {
-				t.Errorf("one-way delay error median %v (want ≤ 1 ms), p99 %v (want ≤ 10 ms)", med, p99)
+			if med > time.Millisecond || p90 > 5*time.Millisecond {
+				t.Errorf("one-way delay error median %v (want ≤ 1 ms), p90 %v (want ≤ 5 ms)", med, p90)
 			}
 		})
 	}
