@@ -82,6 +82,20 @@
 // (Capabilities.Vars is empty): a condition on, say, CUBIC's target is
 // refused, not silently zero.
 //
+// One difference of meaning matters for conditions on a change of
+// ca_state. The native sender records a change at the moment it makes it
+// (tcp_set_ca_state), before the same ACK's congestion avoidance; here the
+// state at a change is the kernel's after the whole ACK, its slow-start or
+// congestion-avoidance growth included, because this kernel has no probe
+// that could read cwnd inside tcp_set_ca_state (CONFIG_KPROBE_EVENTS,
+// CONFIG_EPROBE_EVENTS and CONFIG_FPROBE are off; only a BPF program on
+// the tracepoint could). So undo-increase (prev.ca_state == "recovery" &&
+// ca_state == "open" && cwnd > prior_cwnd) hits on the kernel where the
+// exit ACK itself grew cwnd past prior_cwnd: after a full undo that
+// restored ssthresh to infinity (slow start on the same ACK), or with
+// prior_cwnd = ssthresh = 2. Such hits are not bugs; check cwnd against
+// prior_cwnd + the ACK's growth, or confirm them with a trace.
+//
 // Results: done and done_at_s when the emulator delivers the ACK of the
 // last byte to the sender (the native subject's definition), delivered
 // bytes from the receiving application, segments and retransmissions from
