@@ -96,6 +96,13 @@
 // prior_cwnd = ssthresh = 2. Such hits are not bugs; check cwnd against
 // prior_cwnd + the ACK's growth, or confirm them with a trace.
 //
+// Example, from the campaign in the table below: a spurious recovery
+// (Gamma queuing delay reorders packets) at cwnd 11 reduced cwnd to 7;
+// the ACK that undid it restored ssthresh to infinity and cwnd to
+// max(7, prior_cwnd 11) = 11 (tcp_reno_undo_cwnd), and, in slow start
+// again, grew it to 12 before the kernel was done with the ACK; the record
+// shows 12 > 11.
+//
 // Results: done and done_at_s when the emulator delivers the ACK of the
 // last byte to the sender (the native subject's definition), delivered
 // bytes from the receiving application, segments and retransmissions from
@@ -183,4 +190,20 @@
 // native sender does not. Timeouts are rare on both (0–1 per run). The
 // kernel's goodput is a few percent lower throughout because its flows
 // open with a handshake (one RTT) that the native ones skip.
+// # Use (measured, same machine, load average 15–20)
+//
+// actfuzz run examples/linux-undo.yaml --subject linux --duration 10m
+// --workers 2 (cubic, 1 MB, loss ≤ 3%, bw 2–100 Mbit/s, delay 1–100 ms,
+// Gamma queuing): 192 simulations in 10 minutes (0.3 a second); two
+// undo-increase groups. Each confirmed with actfuzz confirm SEED --runs 10
+// --workers 2, on the kernel and on the native subject:
+//
+//	finding (kernel hit)                         kernel    native   why
+//	cwnd 12 > prior 11, ssthresh inf, 0.18 s      10/10     0/1      same-ACK slow start after a full undo (above)
+//	cwnd 3 > prior 2, ssthresh 2, 3.5 s            1/10     0/1      same-ACK growth at prior_cwnd = ssthresh = 2
+//
+// Neither is a kernel bug: both are the difference of meaning described
+// above. The native make-run campaign's findings (cubic-aggressive, on
+// CUBIC's target) cannot be confirmed on the kernel, which exposes no
+// target; confirm refuses them (exit 2) rather than compare with zeros.
 package linux
