@@ -64,44 +64,45 @@
 //
 // # State and results
 //
-// Per ACK (trace.go): tcp:tcp_probe gives cwnd, ssthresh and srtt;
-// tcp:tcp_cong_state_set gives ca_state; both are read from a tracefs
-// instance of the run's own (clock "mono", filtered on the sockets' cookies
-// and ports). TCP_INFO, read when the probe event is processed (normally
-// within a millisecond; later on a loaded machine), gives rttvar, rto,
-// in-flight (unacked − sacked − lost + retrans), delivered and the pacing
-// rate. tcp_probe fires before the kernel processes the segment, so each
-// record is the state after the previous ACK, time-stamped with the next
-// one's arrival; ca_state changes are traced as they happen and line up
-// with that. Entering Loss (an RTO) is recorded at once (reason rto, cwnd
-// and ssthresh from TCP_INFO); after the last ACK a final record from
-// TCP_INFO shows its effect. prev_ca_state and prior_cwnd are derived as
-// Linux sets them (the last cwnd recorded before entering recovery, or loss
-// from open or disorder), since the tracepoints do not carry them. The
+// Per ACK (bpf.go): two hand-assembled BPF programs on the raw tracepoints
+// tcp_probe and tcp_cong_state_set read struct tcp_sock directly (offsets
+// from the kernel's BTF) and pass cwnd, ssthresh, srtt (at a probe) or
+// prior_cwnd (at a change of ca_state), with bpf_ktime_get_ns, through a
+// ring buffer; they filter on the run's socket cookies. TCP_INFO, read when
+// a record is processed (normally within a millisecond; later on a loaded
+// machine), gives rttvar, rto, in-flight (unacked − sacked − lost +
+// retrans), delivered and the pacing rate. tcp_probe fires before the
+// kernel processes the segment, so an ACK record is the state after the
+// previous ACK, time-stamped with the next one's arrival. A change of
+// ca_state is recorded as the kernel makes it, inside tcp_set_ca_state,
+// before the same ACK's congestion avoidance or PRR (reason state; rto on
+// entering Loss), which is when the native sender records a change; its
+// prior_cwnd is the kernel's own; prev_ca_state is the previous record's.
+// After the last ACK a final record from TCP_INFO shows its effect. The
 // kernel's congestion controls expose no variables of their own here
 // (Capabilities.Vars is empty): a condition on, say, CUBIC's target is
 // refused, not silently zero.
 //
-// One difference of meaning matters for conditions on a change of
-// ca_state. The native sender records a change at the moment it makes it
-// (tcp_set_ca_state), before the same ACK's congestion avoidance; here the
-// state at a change is the kernel's after the whole ACK, its slow-start or
-// congestion-avoidance growth included, because this kernel has no probe
-// that could read cwnd inside tcp_set_ca_state (CONFIG_KPROBE_EVENTS,
-// CONFIG_EPROBE_EVENTS and CONFIG_FPROBE are off; only a BPF program on
-// the tracepoint could). So undo-increase (prev.ca_state == "recovery" &&
-// ca_state == "open" && cwnd > prior_cwnd) hits on the kernel where the
-// exit ACK itself grew cwnd past prior_cwnd: after a full undo that
-// restored ssthresh to infinity (slow start on the same ACK), or with
-// prior_cwnd = ssthresh = 2. Such hits are not bugs; check cwnd against
-// prior_cwnd + the ACK's growth, or confirm them with a trace.
-//
-// Example, from the campaign in the table below: a spurious recovery
-// (Gamma queuing delay reorders packets) at cwnd 11 reduced cwnd to 7;
-// the ACK that undid it restored ssthresh to infinity and cwnd to
-// max(7, prior_cwnd 11) = 11 (tcp_reno_undo_cwnd), and, in slow start
-// again, grew it to 12 before the kernel was done with the ACK; the record
-// shows 12 > 11.
+// Fallback (trace.go; Options.TraceFS, or when BPF does not load): the
+// same tracepoints as text from a tracefs instance of the run's own (clock
+// "mono", filtered on cookies and ports). They carry no window at a change
+// of ca_state (this kernel has CONFIG_KPROBE_EVENTS, CONFIG_EPROBE_EVENTS
+// and CONFIG_FPROBE off, so no probe can read it there), so the change
+// shows in the next ACK's record, the state after the whole ACK, its
+// slow-start or congestion-avoidance growth included, and prior_cwnd is
+// derived (the last cwnd recorded before entering recovery, or loss from
+// open or disorder). That difference of meaning invents findings:
+// undo-increase (prev.ca_state == "recovery" && ca_state == "open" &&
+// cwnd > prior_cwnd) hit on the kernel through tracefs where the exit ACK
+// itself grew cwnd past prior_cwnd. Example, from the campaign in the table
+// below: a spurious recovery (Gamma queuing delay reorders packets) at
+// cwnd 11 reduced cwnd to 7; the ACK that undid it restored ssthresh to
+// infinity and cwnd to max(7, prior_cwnd 11) = 11 (tcp_reno_undo_cwnd),
+// and, in slow start again, grew it to 12 before the kernel was done with
+// the ACK. Through BPF the change is recorded with cwnd 11 and the next
+// ACK's record with 12; through tracefs the change showed 12 > 11.
+// TestStateAtTheChange checks the BPF semantics (on entering recovery,
+// cwnd == prior_cwnd > ssthresh).
 //
 // Results: done and done_at_s when the emulator delivers the ACK of the
 // last byte to the sender (the native subject's definition), delivered
@@ -131,7 +132,8 @@
 // The namespaces are anonymous (unshare on a locked thread, kept alive only
 // by descriptors of this process; nothing under /run/netns), so the kernel
 // destroys them, with their TUN devices, routes, sysctls and sockets, when
-// the process ends, kill -9 included. Threads that entered a namespace
+// the process ends, kill -9 included; so with the BPF programs, maps and
+// their attachments (nothing is pinned). Threads that entered a namespace
 // return to the host's before they are released. The tracefs instances
 // (PREFIX-PID-N) are the one thing that outlives a killed process; New
 // removes those of processes that no longer exist. Sysctls are written by
@@ -190,20 +192,21 @@
 // native sender does not. Timeouts are rare on both (0–1 per run). The
 // kernel's goodput is a few percent lower throughout because its flows
 // open with a handshake (one RTT) that the native ones skip.
-// # Use (measured, same machine, load average 15–20)
+// # Use (measured, same machine, load average 10–20)
 //
 // actfuzz run examples/linux-undo.yaml --subject linux --duration 10m
 // --workers 2 (cubic, 1 MB, loss ≤ 3%, bw 2–100 Mbit/s, delay 1–100 ms,
-// Gamma queuing): 192 simulations in 10 minutes (0.3 a second); two
-// undo-increase groups. Each confirmed with actfuzz confirm SEED --runs 10
-// --workers 2, on the kernel and on the native subject:
+// Gamma queuing), with the tracefs state source (before bpf.go): 192
+// simulations in 10 minutes (0.3 a second); two undo-increase groups. Each
+// confirmed with actfuzz confirm SEED --runs 10 --workers 2:
 //
-//	finding (kernel hit)                         kernel    native   why
-//	cwnd 12 > prior 11, ssthresh inf, 0.18 s      10/10     0/1      same-ACK slow start after a full undo (above)
-//	cwnd 3 > prior 2, ssthresh 2, 3.5 s            1/10     0/1      same-ACK growth at prior_cwnd = ssthresh = 2
+//	finding (kernel hit, tracefs)               tracefs   BPF     native
+//	cwnd 12 > prior 11, ssthresh inf, 0.18 s     10/10     0/10    0/1
+//	cwnd 3 > prior 2, ssthresh 2, 3.5 s           1/10     0/10    0/1
 //
-// Neither is a kernel bug: both are the difference of meaning described
-// above. The native make-run campaign's findings (cubic-aggressive, on
-// CUBIC's target) cannot be confirmed on the kernel, which exposes no
-// target; confirm refuses them (exit 2) rather than compare with zeros.
+// Both were the fallback's difference of meaning (above), not kernel
+// bugs; with the BPF source they no longer hold. The native make-run
+// campaign's findings (cubic-aggressive, on CUBIC's target) cannot be
+// confirmed on the kernel, which exposes no target; confirm refuses them
+// (exit 2) rather than compare with zeros.
 package linux

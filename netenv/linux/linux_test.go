@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -298,71 +299,81 @@ func TestCap(t *testing.T) {
 // TestHelperLongRun is the child of TestKilledCleanup: a long run that is
 // killed with SIGKILL.
 func TestHelperLongRun(t *testing.T) {
-	if os.Getenv("ACTFUZZ_LINUX_HELPER") == "" {
+	mode := os.Getenv("ACTFUZZ_LINUX_HELPER")
+	if mode == "" {
 		t.Skip("helper of TestKilledCleanup")
 	}
-	s := openOrSkip(t)
+	s, err := New(Options{TraceFS: mode == "tracefs"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, _ = s.Run(context.Background(), config("cubic", 1<<40, netenv.DefaultEnv()), nil)
 }
 
 // TestKilledCleanup kills a process in the middle of a run (kill -9) and
 // checks that nothing of it survives once a new subject opens: its
-// namespaces and TUN devices die with it (they are anonymous), and New
-// sweeps its tracefs instance.
+// namespaces, TUN devices and BPF programs die with it (they are held by
+// its descriptors only), and New sweeps its tracefs instance (the
+// fallback state source).
 func TestKilledCleanup(t *testing.T) {
 	openOrSkip(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLongRun$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ACTFUZZ_LINUX_HELPER=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	prefix := fmt.Sprintf("%s-%d-", instancePrefix, cmd.Process.Pid)
-	instances := func() []string {
-		var out []string
-		ents, _ := os.ReadDir(tracefsRoot + "/instances")
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), prefix) {
-				out = append(out, e.Name())
+	for _, mode := range []string{"bpf", "tracefs"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLongRun$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "ACTFUZZ_LINUX_HELPER="+mode)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
-		}
-		return out
-	}
-	// Wait (polling, bounded) until the child's run has started.
-	for i := 0; len(instances()) == 0; i++ {
-		if i == 300 {
-			_ = cmd.Process.Kill()
+			prefix := fmt.Sprintf("%s-%d-", instancePrefix, cmd.Process.Pid)
+			instances := func() []string {
+				var out []string
+				ents, _ := os.ReadDir(tracefsRoot + "/instances")
+				for _, e := range ents {
+					if strings.HasPrefix(e.Name(), prefix) {
+						out = append(out, e.Name())
+					}
+				}
+				return out
+			}
+			// Wait (polling, bounded) until the child's run has
+			// started: it holds both namespaces (and, on tracefs,
+			// its instance).
+			var netns map[string]bool
+			for i := 0; ; i++ {
+				var err error
+				netns, err = childNamespaces(cmd.Process.Pid)
+				if err == nil && len(netns) >= 2 && (mode == "bpf" || len(instances()) > 0) {
+					break
+				}
+				if i == 600 {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+					t.Fatal("the child never started a run")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			_ = cmd.Process.Signal(syscall.SIGKILL)
 			_ = cmd.Wait()
-			t.Fatal("the child never started a run")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	netns, err := childNamespaces(cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	if left := instances(); len(left) == 0 {
-		t.Fatal("the killed child's instance is already gone: the test cannot tell whether New sweeps")
-	}
-	if _, err := New(Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if left := instances(); len(left) > 0 {
-		t.Errorf("tracefs instances left after New: %v", left)
-	}
-	if len(netns) == 0 {
-		t.Error("the child held no namespace of its own: the test saw nothing to clean")
-	}
-	// No process holds the child's namespaces any more.
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
-		for _, fd := range fds {
-			if l, err := os.Readlink("/proc/" + p.Name() + "/fd/" + fd.Name()); err == nil && netns[l] {
-				t.Errorf("process %s still holds the killed child's namespace %s", p.Name(), l)
+			if mode == "tracefs" && len(instances()) == 0 {
+				t.Fatal("the killed child's instance is already gone: the test cannot tell whether New sweeps")
 			}
-		}
+			if _, err := New(Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if left := instances(); len(left) > 0 {
+				t.Errorf("tracefs instances left after New: %v", left)
+			}
+			// No process holds the child's namespaces any more.
+			procs, _ := os.ReadDir("/proc")
+			for _, p := range procs {
+				fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
+				for _, fd := range fds {
+					if l, err := os.Readlink("/proc/" + p.Name() + "/fd/" + fd.Name()); err == nil && netns[l] {
+						t.Errorf("process %s still holds the killed child's namespace %s", p.Name(), l)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -435,4 +446,40 @@ func TestScheduleSwitches(t *testing.T) {
 	if !f.Done || f.DoneAtS < 1.2 {
 		t.Fatalf("done %v at %.3f s: the switch to 2 Mbit/s at 300 ms did not take (want done after 1.2 s)", f.Done, f.DoneAtS)
 	}
+}
+
+// entries keeps the records that enter recovery.
+type entries struct{ recs []tcp.StateRecord }
+
+func (e *entries) Observe(r *tcp.StateRecord) {
+	if r.Reason == tcp.ReasonState && r.CAState == ccai.StateRecovery && r.PrevCAState != ccai.StateRecovery {
+		e.recs = append(e.recs, *r)
+	}
+}
+
+// TestStateAtTheChange checks that a change of ca_state is recorded as the
+// kernel makes it (the BPF state source): on entering recovery the kernel
+// has set prior_cwnd to cwnd and not yet reduced cwnd (tcp_enter_recovery:
+// tcp_init_cwnd_reduction, then tcp_set_ca_state; PRR reduces later in
+// the ACK), so the record has cwnd == prior_cwnd and ssthresh < cwnd. A
+// record taken after the whole ACK would show the reduced cwnd.
+func TestStateAtTheChange(t *testing.T) {
+	s := openOrSkip(t)
+	if s.bpfErr != nil {
+		t.Skipf("no BPF state source: %v", s.bpfErr)
+	}
+	var e entries
+	cfg := config("reno", 3_000_000, netenv.Env{Loss: 5e-3, BW: 20, Delay: 10, App: 1e6, Buffer: 1000})
+	if _, err := s.Run(context.Background(), cfg, &e); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.recs) == 0 {
+		t.Fatal("no entry into recovery at 0.5% loss")
+	}
+	for _, r := range e.recs {
+		if r.Cwnd != r.PriorCwnd || r.SSThresh >= r.Cwnd {
+			t.Errorf("entering recovery at %v: cwnd %d, prior_cwnd %d, ssthresh %d; want cwnd == prior_cwnd > ssthresh", r.Time, r.Cwnd, r.PriorCwnd, r.SSThresh)
+		}
+	}
+	t.Logf("%d entries into recovery", len(e.recs))
 }

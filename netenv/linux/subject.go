@@ -55,6 +55,9 @@ type Options struct {
 	// instead of SCHED_FIFO (see emulator.run; the fidelity figures of
 	// doc.go compare the two).
 	NormalPriority bool
+	// TraceFS reads the state from tracefs text events instead of the
+	// BPF programs (bpf.go), which are used when they load.
+	TraceFS bool
 }
 
 // Subject runs configurations on the running kernel's TCP: see the package
@@ -66,6 +69,10 @@ type Subject struct {
 	release string
 	pid     int
 	runs    atomic.Uint64
+	// offsets into struct tcp_sock for the BPF programs; bpfErr says
+	// why they are not used.
+	offsets bpfOffsets
+	bpfErr  error
 
 	// lastStats keeps the emulator's measurements of the latest run
 	// (tests and the fidelity figures).
@@ -116,6 +123,11 @@ func New(opt Options) (*Subject, error) {
 	}
 	s := &Subject{opt: opt, ccas: ccas, release: unix.ByteSliceToString(uts.Release[:]), pid: os.Getpid()}
 	sweepInstances()
+	if opt.TraceFS {
+		s.bpfErr = errors.New("Options.TraceFS")
+	} else if s.offsets, s.bpfErr = kernelOffsets(); s.bpfErr != nil {
+		slog.Warn("linux subject: no BPF state source; reading tracefs events (a change of ca_state then shows the state after the whole ACK)", "err", s.bpfErr)
+	}
 	return s, nil
 }
 
@@ -273,6 +285,7 @@ type run struct {
 	flows    []*appFlow
 	lfd      int
 	in       *instance
+	bpf      *bpfSource
 	emu      *emulator
 	tr       *tracer
 }
@@ -311,6 +324,12 @@ func (r *run) setup() error {
 	for i, f := range r.flows {
 		cookies[i] = f.cookie
 	}
+	if r.s.bpfErr == nil {
+		if r.bpf, err = newBPFSource(r.s.offsets, cookies); err == nil {
+			return nil
+		}
+		slog.Warn("linux subject: BPF state source failed; reading tracefs events", "err", err)
+	}
 	r.in, err = newInstance(r.name, cookies, r.ports)
 	return err
 }
@@ -328,6 +347,10 @@ func (r *run) close() {
 	if r.in != nil {
 		r.in.remove()
 		r.in = nil
+	}
+	if r.bpf != nil {
+		r.bpf.close()
+		r.bpf = nil
 	}
 	if r.snd != nil {
 		r.snd.close()
@@ -366,6 +389,12 @@ func (r *run) execute(ctx context.Context) (netenv.Result, error) {
 	trDone := make(chan struct{})
 	go func() {
 		defer close(trDone)
+		if r.bpf != nil {
+			if err := r.bpf.read(t0, tr.handle); err != nil {
+				slog.Warn("linux subject: reading the BPF ring", "err", err)
+			}
+			return
+		}
 		tr.read()
 	}()
 	rcv := newReceiverApp(r.lfd, r.ports)
@@ -400,7 +429,13 @@ func (r *run) execute(ctx context.Context) (netenv.Result, error) {
 	// The last ACK's probe fires as the kernel processes it, right after
 	// the emulator wrote it; give the tracer a moment to read it and
 	// whatever else is buffered, then stop it.
-	_ = r.in.pipe.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if r.bpf != nil {
+		// The last ACK's probe fires as the kernel processes it,
+		// within the emulator's write: its record is in the ring.
+		r.bpf.stop()
+	} else {
+		_ = r.in.pipe.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	}
 	<-trDone
 	for _, f := range r.flows {
 		f.stop()

@@ -161,6 +161,10 @@ type event struct {
 	srtt   time.Duration
 	state  uint8
 	skaddr string
+	// From the BPF programs (bpf.go): a state change carries the window
+	// at the change and the kernel's prior_cwnd.
+	prior     uint32
+	hasWindow bool
 }
 
 // parseLine parses one line of trace_pipe; t0 is the run's start
@@ -280,6 +284,11 @@ func (t *tracer) line(line string) {
 		t.bad++
 		return
 	}
+	t.handle(&ev)
+}
+
+// handle dispatches one event, from tracefs or from the BPF ring.
+func (t *tracer) handle(ev *event) {
 	if ev.probe {
 		f := t.byCookie[ev.cookie]
 		if f == nil || f.done {
@@ -289,14 +298,17 @@ func (t *tracer) line(line string) {
 			f.skaddr = ev.skaddr
 		}
 		f.events++
-		t.onProbe(f, &ev)
+		t.onProbe(f, ev)
 		return
 	}
 	f := t.byPort[ev.sport]
+	if ev.cookie != 0 {
+		f = t.byCookie[ev.cookie]
+	}
 	if f == nil || f.done || (f.skaddr != "" && ev.skaddr != "" && ev.skaddr != f.skaddr) {
 		return // another run's socket on the same port (see the filter)
 	}
-	t.onState(f, &ev)
+	t.onState(f, ev)
 }
 
 // onProbe records the state the probe carries, with the latest ca_state
@@ -333,6 +345,29 @@ func (t *tracer) onState(f *traceFlow, ev *event) {
 		f.recov++
 	}
 	f.state = st
+	if ev.hasWindow {
+		// The BPF programs read the window inside tcp_set_ca_state:
+		// record the change as it is made, as the native sender does.
+		// tcp_enter_loss calls it on every RTO, also in Loss already.
+		r := &f.rec
+		if f.hasRec && st == r.CAState && st != ccai.StateLoss {
+			return
+		}
+		reason := tcp.ReasonState
+		if st == ccai.StateLoss {
+			reason = tcp.ReasonRTO
+			f.rtoRecs++
+		}
+		t.transition(f, st)
+		r.Cwnd = ev.cwnd
+		r.SSThresh = min(ev.ssth, ccai.InfiniteSSThresh)
+		r.PriorCwnd = ev.prior
+		if info, err := unix.GetsockoptTCPInfo(f.fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+			fillInfo(r, info, false)
+		}
+		t.emit(f, ev.at, reason)
+		return
+	}
 	if st != ccai.StateLoss || !f.hasRec {
 		return
 	}
