@@ -139,8 +139,10 @@
 // removes those of processes that no longer exist. Sysctls are written by
 // threads inside the run's namespaces only (net.* sysctls resolve against
 // the writer's namespace); tests compare the host's sysctls, devices and
-// this process's namespaces before and after a run. If tracefs is not
-// mounted at /sys/kernel/tracing, the subject mounts it there.
+// this process's namespaces before and after a run. Only when it falls
+// back to tracefs and tracefs is not mounted at /sys/kernel/tracing does
+// the subject mount it there (the one change it can make outside its
+// namespaces).
 //
 // # Limits (measured)
 //

@@ -38,8 +38,7 @@ const (
 )
 
 // ErrUnavailable is returned (wrapped) by Open when this machine cannot run
-// the subject: not root, no /dev/net/tun, no network namespaces or no
-// tracefs.
+// the subject: not root, no /dev/net/tun, or neither BPF nor tracefs.
 var ErrUnavailable = errors.New("the linux subject needs root, /dev/net/tun, network namespaces and tracefs")
 
 // Options configure a Subject.
@@ -110,9 +109,6 @@ func New(opt Options) (*Subject, error) {
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	if err := ensureTracefs(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
 	ccas, err := KernelCCAs()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -122,12 +118,19 @@ func New(opt Options) (*Subject, error) {
 		return nil, fmt.Errorf("uname: %w", err)
 	}
 	s := &Subject{opt: opt, ccas: ccas, release: unix.ByteSliceToString(uts.Release[:]), pid: os.Getpid()}
-	sweepInstances()
 	if opt.TraceFS {
 		s.bpfErr = errors.New("Options.TraceFS")
 	} else if s.offsets, s.bpfErr = kernelOffsets(); s.bpfErr != nil {
 		slog.Warn("linux subject: no BPF state source; reading tracefs events (a change of ca_state then shows the state after the whole ACK)", "err", s.bpfErr)
 	}
+	// tracefs is needed only without BPF (and mounted only then, if it
+	// is not); stale instances are swept wherever it is mounted.
+	if s.bpfErr != nil {
+		if err := ensureTracefs(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	sweepInstances()
 	return s, nil
 }
 
