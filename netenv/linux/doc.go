@@ -174,26 +174,36 @@
 // with the Go garbage collector on or off. Run-to-run comparisons on the
 // kernel should be made on a quiet machine.
 //
-// # Fidelity (measured, same machine, load average 10–15)
+// # Fidelity (measured, same machine)
 //
 // Kernel reno on a long-lived flow (bw 150, delay 10 ms, buffer 5000,
 // random loss p) against Mathis et al.'s 1.22·MSS/(RTT·√p) with RTT the
-// mean srtt (ACTFUZZ_LINUX_SLOW=1 go test -run TestMathis -v ./netenv/linux):
-// p = 1e-2: 6.52 Mbit/s against 6.21 (ratio 1.049); p = 1e-3: 18.12 against
-// 19.30 (0.939).
+// mean srtt (ACTFUZZ_LINUX_SLOW=1 go test -run TestMathis -v ./netenv/linux),
+// two measurements (tracefs source at load 11–15; BPF source at load 14):
+// p = 1e-2: 6.52 and 7.17 Mbit/s against 6.21 and 6.51 (ratios 1.049,
+// 1.102); p = 1e-3: 18.12 and 19.53 against 19.30 and 20.39 (0.939, 0.958).
 //
 // Kernel against native, cubic and reno, 10 environments each
-// (TestAgainstNative; kernel/native): goodput median 0.951 (cubic), 0.967
-// (reno), worst 0.788 and 0.840; retransmits median 1.000 (both), worst
-// 0.067 (cubic) and 0.530 (reno), both on the environment with Gamma
+// (TestAgainstNative; kernel/native; first the tracefs run at load 10–15,
+// then the BPF run at load 14): goodput median 0.951 / 0.943 (cubic) and
+// 0.967 / 0.954 (reno), worst 0.788 / 0.875 and 0.840 / 0.803;
+// retransmits median 1.000 / 1.000 and 1.000 / 0.983, worst 0.067 (cubic,
+// both runs) and 0.530 / 0.400 (reno), on the environment with Gamma
 // queuing delay (shape 2, scale 1 ms): the kernel's RACK tolerates the
-// reordering it causes, the native sender retransmits spuriously; mean
-// cwnd median 1.024 and 1.013, worst 2.03 and 1.87, both on the
-// application-limited environment (app 3 Mbit/s), where the kernel lets
-// cwnd grow to twice what is in flight (tcp_is_cwnd_limited) and the
-// native sender does not. Timeouts are rare on both (0–1 per run). The
-// kernel's goodput is a few percent lower throughout because its flows
-// open with a handshake (one RTT) that the native ones skip.
+// reordering it causes, the native sender retransmits spuriously (75 and
+// 100 retransmissions against 5 and 53); mean cwnd median 1.024 / 1.079
+// and 1.013 / 0.975, worst 2.03 / 4.41 and 1.87 / 2.36, all on the
+// application-limited environment (app 3 Mbit/s over 10 Mbit/s), where the
+// kernel lets cwnd grow while the flow is application-limited
+// (tcp_is_cwnd_limited allows up to twice what is in flight in slow start)
+// and by how much varies from run to run, while the native sender's stays
+// at 19.8. Timeouts are rare on both (0–1 per run). The kernel's goodput
+// is a few percent lower throughout because its flows open with a
+// handshake (one RTT) that the native ones skip; its retransmissions are
+// higher than native's where the buffer is small (20 packets, 5 ms: 54–62
+// against 12 for cubic), where its bursts (TSO autosizing, no pacing)
+// overflow the buffer.
+//
 // # Use (measured, same machine, load average 10–20)
 //
 // actfuzz run examples/linux-undo.yaml --subject linux --duration 10m
