@@ -201,8 +201,8 @@
 // is a few percent lower throughout because its flows open with a
 // handshake (one RTT) that the native ones skip; its retransmissions are
 // higher than native's where the buffer is small (20 packets, 5 ms: 54–62
-// against 12 for cubic), where its bursts (TSO autosizing, no pacing)
-// overflow the buffer.
+// against 12 for cubic), probably because its sends are burstier
+// (software GSO of TSO-sized chunks, no pacing): not examined further.
 //
 // # Use (measured, same machine, load average 10–20)
 //
