@@ -140,11 +140,11 @@ func newBPFSource(off bpfOffsets, cookies []uint64) (*bpfSource, error) {
 		return nil, fmt.Errorf("BPF ring buffer: %w", err)
 	}
 	for _, tp := range []struct {
-		name string
-		kind int64
-	}{{"tcp_probe", bpfKindProbe}, {"tcp_cong_state_set", bpfKindState}} {
+		name, prog string // the tracepoint; the program's name (≤ 15 bytes)
+		kind       int64
+	}{{"tcp_probe", "actfuzz_probe", bpfKindProbe}, {"tcp_cong_state_set", "actfuzz_castate", bpfKindState}} {
 		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-			Name: "actfuzz_" + tp.name[4:min(len(tp.name), 12)], Type: ebpf.RawTracepoint, License: "GPL",
+			Name: tp.prog, Type: ebpf.RawTracepoint, License: "GPL",
 			Instructions: bpfProgram(off, tp.kind, s.cookies.FD(), s.ring.FD()),
 		})
 		if err != nil {

@@ -18,8 +18,9 @@ import (
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
-// The sender's state comes from two kernel tracepoints, read as text from
-// a tracefs instance of the run's own (Documentation/trace/ftrace.rst,
+// The fallback state source (the BPF programs of bpf.go are the first
+// choice; the tracer below turns the events of either into records): two
+// kernel tracepoints, read as text from a tracefs instance of the run's own (Documentation/trace/ftrace.rst,
 // "Instances"): an instance has its own ring buffer, event enables and
 // filters, so neither the host's tracing nor another run's sees or
 // disturbs ours.
