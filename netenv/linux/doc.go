@@ -217,7 +217,9 @@
 //	cwnd 3 > prior 2, ssthresh 2, 3.5 s           1/10     0/10    0/1
 //
 // Both were the fallback's difference of meaning (above), not kernel
-// bugs; with the BPF source they no longer hold. The native make-run
+// bugs; with the BPF source they no longer hold. The same campaign with
+// the BPF source (10 minutes, 2 workers, load 9–15): 256 simulations, no
+// findings. The native make-run
 // campaign's findings (cubic-aggressive, on CUBIC's target) cannot be
 // confirmed on the kernel, which exposes no target; confirm refuses them
 // (exit 2) rather than compare with zeros.
