@@ -470,7 +470,12 @@ func (r *Report) status(step Step, elapsed time.Duration) Status {
 }
 
 func (r *Report) seedOf(c *Campaign, g Config) *corpus.Seed {
-	return corpus.NewSeed(r.subject.Name(), c.Setup, g.Seed, g.Schedule)
+	s := corpus.NewSeed(r.subject.Name(), c.Setup, g.Seed, g.Schedule)
+	// A real kernel's seed says which kernel (the linux subject).
+	if k, ok := r.subject.(interface{ Release() string }); ok {
+		s.Kernel = k.Release()
+	}
+	return s
 }
 
 func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, h Hit, log *slog.Logger) {

@@ -134,8 +134,11 @@ func buildListing() listing {
 	var l listing
 	for _, caps := range declaredCapabilities() {
 		setup := "none"
-		if caps.Name == "ns3" {
+		switch caps.Name {
+		case "ns3":
 			setup = "make ns3"
+		case "linux":
+			setup = "root, /dev/net/tun; the running kernel's congestion controls"
 		}
 		l.Subjects = append(l.Subjects, subjectListing(caps, setup))
 	}

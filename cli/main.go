@@ -16,6 +16,7 @@
 //	actfuzz replay SEED.json     replay a seed and check its finding
 //	actfuzz minimize SEED.json   shrink a finding's seed
 //	actfuzz diff SEED.json       one configuration on two subjects
+//	actfuzz confirm SEED.json    re-run a finding N times on a subject
 //	actfuzz sym                  symbolic exploration of uncertain delays
 //	actfuzz worker               a worker process (started by run and compare)
 //
@@ -65,6 +66,8 @@ func exitHelp(cmd string) string {
 		ok, found = "minimized seed written", "the seed does not hit its condition"
 	case "diff":
 		ok, found = "the subjects agree", "the subjects differ"
+	case "confirm":
+		ok, found = "the condition held in at least one run", "it held in none"
 	case "sim":
 		ok, found = "done", "the subject faulted (a CCAI panic, a zero cwnd, …)"
 	}
@@ -87,6 +90,7 @@ func commands() []command {
 		{"replay", "replay a seed file and check that its finding reproduces", runReplay},
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
+		{"confirm", "re-run a finding N times on a subject (the kernel: --subject linux) and count how often it held", runConfirm},
 		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", runSym},
 		{"worker", "serve a campaign's simulations on stdin/stdout (started by run and compare)", runWorker},
 	}

@@ -22,6 +22,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	plotPath := fs.String("plot", "", "write a plot of cwnd, ssthresh and ca_state to `FILE.png` (or .svg)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	runs := fs.Int("runs", 10, "runs of a seed whose subject is not deterministic (linux): how often its condition holds, as actfuzz confirm")
 	_ = addVerbosityFlags(fs)
 	isoFlags := addIsolateFlags(fs, true)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
@@ -45,6 +46,19 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	defer closeSubject(subj)
+	if c, ok := subj.(netenv.Capable); ok && !c.Capabilities().Deterministic && seed.Witness == nil {
+		// A real kernel does not repeat itself bit for bit: replaying
+		// its seed is confirming it, statistically.
+		if *tracePath != "" || *plotPath != "" {
+			fmt.Fprintf(stderr, "actfuzz replay: --trace and --plot: a %s seed replays as repeated runs (actfuzz sim --subject %s --trace writes one run's trace)\n", subj.Name(), subj.Name())
+			return exitUsage
+		}
+		if *runs < 1 {
+			fmt.Fprintf(stderr, "actfuzz replay: --runs %d: want at least 1\n", *runs)
+			return exitUsage
+		}
+		return confirmSeed(ctx, "replay", positional[0], seed, subj, *runs, 1, *asJSON, stdout, stderr)
+	}
 	if seed.Witness != nil {
 		return replayWitness(ctx, seed, *tracePath, *plotPath, *asJSON, stdout, stderr)
 	}

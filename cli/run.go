@@ -127,7 +127,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	verbosity := addVerbosityFlags(fs)
 	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out, with its --method, --budget, --duration and --workers unless given again (wall time and --duration count over every resume); without CAMPAIGN.yaml, the one in --out")
-	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
+	subject := fs.String("subject", "native", "what runs the simulations: native, ns3, gvisor or linux")
 	memory := fs.String("memory", "", "memory budget of the campaign process, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	isoFlags := addIsolateFlags(fs, false)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
@@ -176,6 +176,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer closeSubject(subj)
 	c, ok := loadCampaign(positional, subj, stderr, "run")
 	if !ok {
+		return exitUsage
+	}
+	if err := checkCampaignSubject(c, subj); err != nil {
+		fmt.Fprintf(stderr, "actfuzz run: --subject %s: %v\n", subj.Name(), err)
 		return exitUsage
 	}
 	if *out == "" {
@@ -412,7 +416,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
 	methods := fs.String("methods", "act,ran,man", "comma-separated methods: act, ran, man, fuzz (code-coverage-guided)")
 	plot := fs.String("plot", "", "write the coverage(S,k) plot (Fig. 8) here, .png or .svg, with the growth plots (Figs. 9–10) beside it as FILE-growth-k2 and -k128 (default: no plots)")
-	subject := fs.String("subject", "native", "what runs the simulations: native, ns3 or gvisor")
+	subject := fs.String("subject", "native", "what runs the simulations: native, ns3, gvisor or linux")
 	asJSON := fs.Bool("json", false, "print JSON")
 	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("memory", "", "memory budget of each method's campaign, e.g. 2GB (default: the campaign's memory:, else 2GB)")
@@ -451,6 +455,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer closeSubject(subj)
 	c, ok := loadCampaign(positional, subj, stderr, "compare")
 	if !ok {
+		return exitUsage
+	}
+	if err := checkCampaignSubject(c, subj); err != nil {
+		fmt.Fprintf(stderr, "actfuzz compare: --subject %s: %v\n", subj.Name(), err)
 		return exitUsage
 	}
 	out := map[string]methodJSON{}

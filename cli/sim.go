@@ -120,7 +120,7 @@ func commandArgs(cmd string) string {
 	switch cmd {
 	case "run", "compare":
 		return " [CAMPAIGN.yaml] [flags]"
-	case "replay", "minimize", "diff":
+	case "replay", "minimize", "diff", "confirm":
 		return " SEED.json [flags]"
 	}
 	return " [flags]"
@@ -156,7 +156,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	_ = addVerbosityFlags(fs)
-	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3) or gvisor")
+	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3), gvisor or linux (the running kernel, in network namespaces; root)")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -192,6 +192,10 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	setup := netenv.Setup{CCAI: []string{*cca}, Bytes: *bytes, SACK: *sack, Profile: prof, Handshake: *handshake}
 	cfg := setup.Config(*seed, netenv.Constant(env))
 	cfg.HashTrace = true
+	if err := checkConfig(subj, &cfg); err != nil {
+		fmt.Fprintf(stderr, "actfuzz sim: %v\n", err)
+		return exitUsage
+	}
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
 	if *tracePath != "" {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
+	"github.com/actfuzz/actfuzz/netenv/linux"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
 )
 
@@ -23,14 +25,16 @@ func openSubject(name string) (netenv.Subject, error) {
 		return ns3.Open()
 	case "gvisor":
 		return gvisor.Open()
+	case "linux":
+		return linux.Open()
 	}
-	return nil, fmt.Errorf("unknown subject %q (want native, ns3 or gvisor)", name)
+	return nil, fmt.Errorf("unknown subject %q (want native, ns3, gvisor or linux)", name)
 }
 
 // declaredCapabilities are every subject's capabilities as declared, for
 // listings and hints: ns-3's with every model, without starting a driver.
 func declaredCapabilities() []netenv.Capabilities {
-	return []netenv.Capabilities{netenv.NativeCapabilities(), ns3.DefaultCapabilities(), (&gvisor.Subject{}).Capabilities()}
+	return []netenv.Capabilities{netenv.NativeCapabilities(), ns3.DefaultCapabilities(), (&gvisor.Subject{}).Capabilities(), linux.DefaultCapabilities()}
 }
 
 // closeSubject stops a subject's helper processes, if it has any.
@@ -102,6 +106,21 @@ func checkSeed(seed *corpus.Seed, subj netenv.Subject) error {
 	return nil
 }
 
+// configChecker is a subject that can refuse a configuration before it
+// runs (the linux subject: congestion controls the kernel lacks,
+// environments its emulator cannot hold). Its errors are bad input.
+type configChecker interface {
+	Check(cfg *netenv.Config) error
+}
+
+// checkConfig asks the subject whether it can run cfg.
+func checkConfig(s netenv.Subject, cfg *netenv.Config) error {
+	if c, ok := s.(configChecker); ok {
+		return c.Check(cfg)
+	}
+	return nil
+}
+
 // checkSimFlags refuses flags of sim that the subject would ignore: a
 // --profile that does not apply to it, a parameter flag it cannot express
 // given away from its default.
@@ -121,4 +140,34 @@ func checkSimFlags(fs *flag.FlagSet, subj netenv.Subject, prof ccai.Profile, std
 		}
 	})
 	return ok
+}
+
+// kernelOf is the kernel release a subject runs (the linux subject), or "".
+func kernelOf(s netenv.Subject) string {
+	if r, ok := s.(interface{ Release() string }); ok {
+		return r.Release()
+	}
+	return ""
+}
+
+// checkCampaignSubject refuses, at the start, a campaign that a subject
+// which can refuse configurations (configChecker: the linux subject) would
+// refuse during the run: it is asked about the campaign's flows with every
+// parameter of P at the top of its range (bandwidth beyond what its
+// emulator holds, congestion controls it lacks, profiles).
+func checkCampaignSubject(c *act.Campaign, s netenv.Subject) error {
+	if _, ok := s.(configChecker); !ok {
+		return nil
+	}
+	var e netenv.Env
+	for i, r := range c.Params {
+		e.Set(i, r.Point(r.Points())) // the top of each range
+	}
+	cfg := c.Setup.Config(1, netenv.Constant(e))
+	if err := checkConfig(s, &cfg); err != nil {
+		return fmt.Errorf("the campaign's P reaches a configuration this subject refuses: %w", err)
+	}
+	// Conditions and S against what the subject provides are
+	// act.Campaign.CheckSubject's, at load.
+	return nil
 }

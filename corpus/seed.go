@@ -49,11 +49,14 @@ type Seed struct {
 	Bytes    uint64   `json:"bytes,omitempty"`
 	SACK     bool     `json:"sack"`
 	// Handshake: the connections open with SYN and SYN-ACK (native).
-	Handshake bool            `json:"handshake,omitempty"`
-	Seed      uint64          `json:"seed"`
-	Schedule  netenv.Schedule `json:"schedule,omitempty"`
-	Finding   *Finding        `json:"finding,omitempty"`
-	Witness   *Witness        `json:"witness,omitempty"`
+	Handshake bool   `json:"handshake,omitempty"`
+	Seed      uint64 `json:"seed"`
+	// Kernel is the kernel release (uname -r) a linux-subject seed ran
+	// on: that subject's runs are the kernel's, and statistical.
+	Kernel   string          `json:"kernel,omitempty"`
+	Schedule netenv.Schedule `json:"schedule,omitempty"`
+	Finding  *Finding        `json:"finding,omitempty"`
+	Witness  *Witness        `json:"witness,omitempty"`
 }
 
 // Finding is what a condition hit adds to a seed.
@@ -158,8 +161,8 @@ func (s *Seed) Validate() error {
 	switch {
 	case s.Version < 1 || s.Version > SeedVersion:
 		return fmt.Errorf("version %d: this program reads versions 1–%d", s.Version, SeedVersion)
-	case s.Subject != "native" && s.Subject != "ns3" && s.Subject != "gvisor":
-		return fmt.Errorf("subject %q: want native, ns3 or gvisor", s.Subject)
+	case s.Subject != "native" && s.Subject != "ns3" && s.Subject != "gvisor" && s.Subject != "linux":
+		return fmt.Errorf("subject %q: want native, ns3, gvisor or linux", s.Subject)
 	case s.Witness != nil:
 		return s.validateWitness()
 	case len(s.CCAI) == 0:

@@ -149,3 +149,49 @@ func (s *Sim) FreePacket(p *Packet) {
 	p.next = s.freePkts
 	s.freePkts = p
 }
+
+// RunUntil executes every event due at or before t, in order, and leaves
+// the clock at t (or at the cap, if the time cap comes first). It is how a
+// real-time driver (the Linux subject's TUN emulator) advances the
+// simulator to "now" between packets read from the kernel: the caller owns
+// the mapping from wall clock to simulated time. It returns when the next
+// pending event is due and whether there is one; a stopped or capped
+// simulator executes nothing and reports none.
+func (s *Sim) RunUntil(t time.Duration) (next time.Duration, pending bool) {
+	for !s.stopped {
+		if s.limits.MaxEvents > 0 && s.events >= s.limits.MaxEvents {
+			s.capped, s.stopped = true, true
+			break
+		}
+		e := s.sched.PopMin()
+		if e == nil {
+			break
+		}
+		if e.At > t {
+			// Not due: put it back with its own key, so its order
+			// among equal times is unchanged.
+			s.sched.Insert(e)
+			if t > s.now {
+				s.now = t
+			}
+			return e.At, true
+		}
+		if e == s.end {
+			s.capped, s.stopped = true, true
+			s.now = e.At
+			return 0, false
+		}
+		s.now = e.At
+		s.events++
+		s.Current = e
+		e.Handler.Handle(e)
+		s.Current = nil
+	}
+	if !s.stopped && t > s.now {
+		s.now = t
+	}
+	return 0, false
+}
+
+// Stopped reports whether Stop was called or a cap was reached.
+func (s *Sim) Stopped() bool { return s.stopped }

@@ -1,0 +1,292 @@
+package linux
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+)
+
+// The state source of choice: two small BPF programs on the raw
+// tracepoints tcp_probe and tcp_cong_state_set
+// (Documentation/bpf/, BPF_PROG_TYPE_RAW_TRACEPOINT) read the sender
+// socket's snd_cwnd, snd_ssthresh and srtt_us (at a probe) or prior_cwnd
+// (at a change of ca_state) directly from struct tcp_sock, at the moment
+// the tracepoint fires, and pass them with bpf_ktime_get_ns
+// (CLOCK_MONOTONIC, the emulator's clock) through a ring buffer. Unlike
+// the tracefs text events (trace.go, the fallback), a change of ca_state
+// then carries cwnd and ssthresh as they are inside tcp_set_ca_state,
+// before the same ACK's congestion avoidance, which is when the native
+// sender records a change; and prior_cwnd is the kernel's own. The
+// programs are hand-assembled (no compiler needed) and filter on the run's
+// socket cookies (a hash map), so another run's or the host's sockets
+// never reach the ring. Everything is held by descriptors of this process:
+// the kernel detaches and frees it when the process ends.
+
+// Record kinds in the ring.
+const (
+	bpfKindProbe = 1
+	bpfKindState = 2
+)
+
+// bpfRecordSize is one ring record: cookie u64, cwnd u32, ssthresh u32,
+// aux u32 (srtt_us at a probe, prior_cwnd at a state change), kind<<8 |
+// state u32, ktime u64.
+const bpfRecordSize = 32
+
+// bpfOffsets are byte offsets into struct tcp_sock, from the kernel's BTF.
+type bpfOffsets struct {
+	cookie, cwnd, ssthresh, srtt, prior int32
+}
+
+// kernelOffsets reads the offsets the programs need from the running
+// kernel's BTF (/sys/kernel/btf/vmlinux).
+func kernelOffsets() (bpfOffsets, error) {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return bpfOffsets{}, fmt.Errorf("kernel BTF: %w", err)
+	}
+	find := func(structName string, members ...string) (map[string]int32, error) {
+		var st *btf.Struct
+		if err := spec.TypeByName(structName, &st); err != nil {
+			return nil, fmt.Errorf("struct %s: %w", structName, err)
+		}
+		out := map[string]int32{}
+		var walk func(ms []btf.Member, base btf.Bits, depth int)
+		walk = func(ms []btf.Member, base btf.Bits, depth int) {
+			for _, m := range ms {
+				if m.Name == "" && depth < 8 {
+					switch t := btf.UnderlyingType(m.Type).(type) {
+					case *btf.Struct:
+						walk(t.Members, base+m.Offset, depth+1)
+					case *btf.Union:
+						walk(t.Members, base+m.Offset, depth+1)
+					}
+					continue
+				}
+				for _, w := range members {
+					if _, done := out[w]; m.Name == w && !done {
+						out[w] = int32((base + m.Offset) / 8)
+					}
+				}
+			}
+		}
+		walk(st.Members, 0, 0)
+		for _, w := range members {
+			if _, ok := out[w]; !ok {
+				return nil, fmt.Errorf("struct %s has no %s", structName, w)
+			}
+		}
+		return out, nil
+	}
+	tp, err := find("tcp_sock", "snd_cwnd", "snd_ssthresh", "srtt_us", "prior_cwnd")
+	if err != nil {
+		return bpfOffsets{}, err
+	}
+	// struct tcp_sock begins with inet_connection_sock, inet_sock, sock
+	// and sock_common, each the first member of the next, so an offset
+	// into sock_common is one into tcp_sock.
+	sc, err := find("sock_common", "skc_cookie")
+	if err != nil {
+		return bpfOffsets{}, err
+	}
+	return bpfOffsets{cookie: sc["skc_cookie"], cwnd: tp["snd_cwnd"], ssthresh: tp["snd_ssthresh"],
+		srtt: tp["srtt_us"], prior: tp["prior_cwnd"]}, nil
+}
+
+// bpfSource is one run's programs, maps and ring reader.
+type bpfSource struct {
+	cookies *ebpf.Map
+	ring    *ebpf.Map
+	progs   []*ebpf.Program
+	links   []link.Link
+	rd      *ringbuf.Reader
+	// stopping asks read to return once the ring has been empty for a
+	// poll interval (the reader's deadline cannot be moved while a read
+	// waits: it takes the lock the read holds).
+	stopping atomic.Bool
+}
+
+// bpfPoll is how long read waits on an empty ring before it checks
+// whether to stop.
+const bpfPoll = 20 * time.Millisecond
+
+// newBPFSource loads and attaches the programs for the given cookies.
+func newBPFSource(off bpfOffsets, cookies []uint64) (*bpfSource, error) {
+	s := &bpfSource{}
+	var err error
+	s.cookies, err = ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Hash, KeySize: 8, ValueSize: 1, MaxEntries: uint32(max(len(cookies), 1))})
+	if err != nil {
+		return nil, fmt.Errorf("BPF cookie map: %w", err)
+	}
+	for _, c := range cookies {
+		if err := s.cookies.Put(c, uint8(1)); err != nil {
+			s.close()
+			return nil, fmt.Errorf("BPF cookie map: %w", err)
+		}
+	}
+	// 8 MB: ~260,000 records, far more than a run makes between reads.
+	s.ring, err = ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 8 << 20})
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("BPF ring buffer: %w", err)
+	}
+	for _, tp := range []struct {
+		name, prog string // the tracepoint; the program's name (≤ 15 bytes)
+		kind       int64
+	}{{"tcp_probe", "actfuzz_probe", bpfKindProbe}, {"tcp_cong_state_set", "actfuzz_castate", bpfKindState}} {
+		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+			Name: tp.prog, Type: ebpf.RawTracepoint, License: "GPL",
+			Instructions: bpfProgram(off, tp.kind, s.cookies.FD(), s.ring.FD()),
+		})
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("BPF program for %s: %w", tp.name, err)
+		}
+		s.progs = append(s.progs, prog)
+		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp.name, Program: prog})
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("BPF attach to %s: %w", tp.name, err)
+		}
+		s.links = append(s.links, l)
+	}
+	s.rd, err = ringbuf.NewReader(s.ring)
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("BPF ring reader: %w", err)
+	}
+	return s, nil
+}
+
+// bpfProgram assembles the program of one tracepoint. Both tracepoints'
+// first argument is the socket (include/trace/events/tcp.h); the second of
+// tcp_cong_state_set is the new ca_state. Stack: fp-32 the record.
+func bpfProgram(off bpfOffsets, kind int64, cookiesFD, ringFD int) asm.Instructions {
+	read := func(dst int16, size int32, field int32) asm.Instructions {
+		return asm.Instructions{
+			asm.Mov.Reg(asm.R1, asm.RFP),
+			asm.Add.Imm(asm.R1, int32(dst)),
+			asm.Mov.Imm(asm.R2, size),
+			asm.Mov.Reg(asm.R3, asm.R7),
+			asm.Add.Imm(asm.R3, field),
+			asm.FnProbeReadKernel.Call(),
+		}
+	}
+	aux := off.srtt
+	if kind == bpfKindState {
+		aux = off.prior
+	}
+	insns := asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.LoadMem(asm.R7, asm.R6, 0, asm.DWord), // sk
+	}
+	insns = append(insns, read(-32, 8, off.cookie)...)
+	insns = append(insns,
+		asm.LoadMapPtr(asm.R1, cookiesFD),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -32),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "out"), // not one of the run's sockets
+	)
+	insns = append(insns, read(-24, 4, off.cwnd)...)
+	insns = append(insns, read(-20, 4, off.ssthresh)...)
+	insns = append(insns, read(-16, 4, aux)...)
+	if kind == bpfKindState {
+		insns = append(insns,
+			asm.LoadMem(asm.R8, asm.R6, 8, asm.DWord), // ca_state
+			asm.And.Imm(asm.R8, 0xff),
+			asm.Or.Imm(asm.R8, int32(kind<<8)),
+			asm.StoreMem(asm.RFP, -12, asm.R8, asm.Word),
+		)
+	} else {
+		insns = append(insns, asm.StoreImm(asm.RFP, -12, kind<<8, asm.Word))
+	}
+	insns = append(insns,
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.RFP, -8, asm.R0, asm.DWord),
+		asm.LoadMapPtr(asm.R1, ringFD),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -32),
+		asm.Mov.Imm(asm.R3, bpfRecordSize),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnRingbufOutput.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	)
+	return insns
+}
+
+// read delivers the ring's records as events until the reader's deadline
+// passes or it is closed.
+func (s *bpfSource) read(t0 int64, on func(ev *event)) error {
+	var rec ringbuf.Record
+	for {
+		s.rd.SetDeadline(time.Now().Add(bpfPoll))
+		if err := s.rd.ReadInto(&rec); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if s.stopping.Load() {
+					return nil // drained
+				}
+				continue
+			}
+			if errors.Is(err, ringbuf.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("BPF ring: %w", err)
+		}
+		b := rec.RawSample
+		if len(b) < bpfRecordSize {
+			continue
+		}
+		le := binary.LittleEndian
+		ev := event{
+			cookie: le.Uint64(b[0:]),
+			cwnd:   le.Uint32(b[8:]),
+			ssth:   le.Uint32(b[12:]),
+			at:     time.Duration(int64(le.Uint64(b[24:])) - t0),
+		}
+		aux := le.Uint32(b[16:])
+		ks := le.Uint32(b[20:])
+		switch ks >> 8 {
+		case bpfKindProbe:
+			ev.probe = true
+			ev.srtt = time.Duration(aux>>3) * time.Microsecond // srtt_us is 8× srtt (tcp_rtt_estimator)
+		case bpfKindState:
+			ev.state = uint8(ks)
+			ev.prior, ev.hasWindow = aux, true
+		default:
+			continue
+		}
+		on(&ev)
+	}
+}
+
+// stop makes read return once it has read everything in the ring.
+func (s *bpfSource) stop() { s.stopping.Store(true) }
+
+func (s *bpfSource) close() {
+	if s.rd != nil {
+		_ = s.rd.Close()
+	}
+	for _, l := range s.links {
+		_ = l.Close()
+	}
+	for _, p := range s.progs {
+		_ = p.Close()
+	}
+	if s.ring != nil {
+		_ = s.ring.Close()
+	}
+	if s.cookies != nil {
+		_ = s.cookies.Close()
+	}
+}
