@@ -111,10 +111,10 @@ type Executor struct {
 	subs []*nats.Subscription
 
 	mu     sync.Mutex
-	chunks map[int]*chunk         // by first index
-	bySeq  map[uint64]*chunk      // by work stream sequence
-	got    map[int]jetstream.Msg  // received, not merged: the message to ack once merged (nil: dead letter)
-	merged int                    // configurations below are merged
+	chunks map[int]*chunk        // by first index
+	bySeq  map[uint64]*chunk     // by work stream sequence
+	got    map[int]jetstream.Msg // received, not merged: the message to ack once merged (nil: dead letter)
+	merged int                   // configurations below are merged
 	stats  Stats
 	start  sync.Once
 	check  *coverage.Batch

@@ -1,0 +1,237 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// TestMain makes the test binary its own worker process ("worker", as
+// `actfuzz worker` started by a supervisor) and its own worker host
+// ("host URL PROCS", as `actfuzz worker --nats URL --procs N`).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "worker":
+			os.Exit(act.WorkerMain(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr,
+				func(string) (netenv.Subject, error) { return netenv.Native{}, nil }))
+		case "host":
+			os.Exit(hostMain(os.Args[2:]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func hostMain(args []string) int {
+	procs, _ := strconv.Atoi(args[1])
+	nc, err := Connect(ConnectOptions{URL: args[0], Name: "test host"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer nc.Close()
+	w, err := NewWorker(nc, WorkerOptions{Procs: procs, Poll: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := w.Serve(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	return 0
+}
+
+// startServer starts an embedded NATS server with JetStream storing in
+// dir, on port (-1: any).
+func startServer(t *testing.T, dir string, port int) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+		NoLog: true, NoSigs: true, MaxPayload: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func connect(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := Connect(ConnectOptions{URL: url, Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func testCampaign(t *testing.T) *act.Campaign {
+	t.Helper()
+	c, err := act.ParseCampaign("c.yaml", []byte(`
+ccai: [reno]
+profile: linux-3.10
+bytes: 300000
+params:
+  bw: {min: 0.5, max: 50, step: 0.1}
+  delay: {min: 1, max: 200, step: 1}
+conditions:
+  - {name: undo-increase, when: 'prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd'}
+window: 64
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// outcome is what must not depend on where simulations ran: the regions
+// at every k and the finding groups.
+func outcome(rep *act.Report) string {
+	var b strings.Builder
+	for _, k := range rep.Store.Space().Ks() {
+		fmt.Fprintf(&b, "k=%d:%d ", k, rep.Store.VisitedRegions(k))
+	}
+	for _, g := range rep.Findings {
+		f := g.Seed.Finding
+		fmt.Fprintf(&b, "\n%s %s %s seed=%d ×%d t=%d", f.Kind, f.Condition, filepath.Base(g.Path), g.Seed.Seed, g.Count, f.TimeNS)
+	}
+	return b.String()
+}
+
+// sameSeeds fails unless the seed files of two runs are byte-identical.
+func sameSeeds(t *testing.T, a, b *act.Report, dirA, dirB string) {
+	t.Helper()
+	if len(a.Findings) != len(b.Findings) {
+		t.Fatalf("%d finding groups, want %d", len(b.Findings), len(a.Findings))
+	}
+	for _, g := range a.Findings {
+		rel, _ := filepath.Rel(dirA, g.Path)
+		x, err := os.ReadFile(g.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(dirB, rel))
+		if err != nil || string(x) != string(y) {
+			t.Fatalf("seed file %s differs (%v)", rel, err)
+		}
+	}
+}
+
+const (
+	testBudget = 256
+	testLag    = 4
+)
+
+// reference runs the campaign on one local in-process worker.
+func reference(t *testing.T, c *act.Campaign) (*act.Report, string) {
+	t.Helper()
+	dir := t.TempDir()
+	rep, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Workers: 1, Lag: testLag, Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) == 0 {
+		t.Fatal("the reference found nothing: the test wants findings to compare")
+	}
+	return rep, dir
+}
+
+// clusterRun runs the campaign through a cluster executor on nc;
+// after, if set, is called with the executor once it is set up.
+func clusterRun(t *testing.T, ctx context.Context, c *act.Campaign, nc *nats.Conn, out string, co Options, after func(*Executor, act.CampaignHeader), opt act.Options) (*act.Report, *Executor) {
+	t.Helper()
+	var ex *Executor
+	co.Logger = testLogger(t)
+	opt.Budget, opt.Lag, opt.Out = testBudget, testLag, out
+	opt.Executor = func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+		var err error
+		ex, err = NewExecutor(ctx, nc, c, h, co)
+		if err == nil && after != nil {
+			after(ex, h)
+		}
+		return ex, err
+	}
+	rep, err := act.Run(ctx, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, ex
+}
+
+// startHosts starts n worker hosts of procs processes each, in this
+// process; they stop at the end of the test.
+func startHosts(t *testing.T, url string, n, procs int, program string) []*Worker {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var ws []*Worker
+	for range n {
+		w, err := NewWorker(connect(t, url), WorkerOptions{Procs: procs, Poll: 100 * time.Millisecond, Program: program, Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Serve(ctx); err != nil {
+				t.Errorf("worker host: %v", err)
+			}
+		}()
+	}
+	return ws
+}
+
+// A campaign on an embedded JetStream server with three worker hosts
+// gives what one local worker gives: the same regions at every k, the
+// same findings and byte-identical seed files.
+func TestClusterMatchesLocal(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	hosts := startHosts(t, s.ClientURL(), 3, 1, "")
+	dir := t.TempDir()
+	start := time.Now()
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "determinism"}, nil, act.Options{})
+	t.Logf("cluster: %d sims in %v; %+v", rep.Sims, time.Since(start).Round(time.Millisecond), ex.Stats())
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	served := 0
+	for _, h := range hosts {
+		if h.Stats().Chunks > 0 {
+			served++
+		}
+	}
+	if st := ex.Stats(); st.Results != testBudget || st.RejectedTotal() != 0 || served < 2 {
+		t.Fatalf("%+v, %d hosts served", st, served)
+	}
+}
