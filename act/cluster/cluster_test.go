@@ -144,7 +144,7 @@ func sameSeeds(t *testing.T, a, b *act.Report, dirA, dirB string) {
 }
 
 const (
-	testBudget = 256
+	testBudget = 448
 	testLag    = 4
 )
 
