@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -234,4 +235,164 @@ func TestClusterMatchesLocal(t *testing.T) {
 	if st := ex.Stats(); st.Results != testBudget || st.RejectedTotal() != 0 || served < 2 {
 		t.Fatalf("%+v, %d hosts served", st, served)
 	}
+}
+
+// Hostile messages on the campaign's subjects are rejected and counted,
+// never merged: the campaign ends as the reference does.
+func TestHostilePublisher(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	hosts := startHosts(t, s.ClientURL(), 1, 2, "")
+	hostile := connect(t, s.ClientURL())
+	const id = "hostile"
+	pub := func(subject, campaign, work string, data []byte) {
+		m := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: data}
+		if campaign != "" {
+			m.Header.Set(hdrCampaign, campaign)
+		}
+		if work != "" {
+			m.Header.Set(hdrWork, work)
+		}
+		if err := hostile.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	result := func(r act.Result) []byte {
+		b, err := act.EncodeMessage(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	work := func(w act.Work) []byte {
+		b, err := act.EncodeMessage(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	wantCoord := map[string]int{"malformed": 2, "another campaign": 1, "unknown batch": 1,
+		"configuration does not match its batch": 1, "index outside its batch": 1, "not a result": 1,
+		"states outside the campaign's space": 1}
+	wantHost := map[string]int{"malformed": 1, "another campaign header": 1, "batch id does not match its configurations": 1, "another campaign": 1}
+	after := func(ex *Executor, h act.CampaignHeader) {
+		rs, ws := resultSubject(id), workSubject(id)
+		pub(rs, id, "", []byte("garbage"))
+		pub(rs, id, "", []byte{'R', 0xff, 0xff})
+		// Over MaxResult: the stream itself refuses it.
+		js, err := jetstream.New(hostile)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := js.Publish(context.Background(), rs, make([]byte, 2<<20)); err == nil {
+			t.Error("the results stream took a message over MaxResult")
+		}
+		pub(rs, "someone-else", "", result(act.Result{BatchID: 0, Index: 0}))
+		pub(rs, id, "x", result(act.Result{BatchID: 1 << 40, Index: 1 << 40, States: []byte{1}}))
+		pub(rs, id, strings.Repeat("0", 64), result(act.Result{BatchID: 0, Index: 0, States: []byte{1}}))
+		pub(rs, id, "", work(act.Work{BatchID: 0}))
+		// The chunk's true sum, a forged index and forged states.
+		ex.mu.Lock()
+		sum0 := ""
+		if c0 := ex.chunks[0]; c0 != nil {
+			sum0 = c0.sum
+		}
+		ex.mu.Unlock()
+		pub(rs, id, sum0, result(act.Result{BatchID: 0, Index: 9, States: []byte{1}}))
+		pub(rs, id, sum0, result(act.Result{BatchID: 0, Index: 0, States: []byte{1, 2, 3}}))
+		// Work: malformed, another campaign's header, a lying batch id,
+		// another campaign's id.
+		pub(ws, id, "", []byte("W-not-gob"))
+		other := h
+		other.Source = []byte("ccai: [cubic]\n")
+		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: other, BatchID: 1 << 30, Items: []act.WorkItem{{Index: 1 << 30}}}))
+		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: 5, Items: []act.WorkItem{{Index: 1 << 30}}}))
+		pub(ws, "someone-else", "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: 1 << 30, Items: []act.WorkItem{{Index: 1 << 30}}}))
+	}
+	dir := t.TempDir()
+	// The executor registers chunk 0 (whose sum the forgeries use) in its
+	// first Dispatch, which comes after the factory returns: publish the
+	// forgeries then, from a goroutine that waits for it.
+	var once sync.Once
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: id, MaxResult: 1 << 20},
+		func(ex *Executor, h act.CampaignHeader) {
+			once.Do(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						ex.mu.Lock()
+						ok := ex.chunks[0] != nil
+						ex.mu.Unlock()
+						if ok {
+							break
+						}
+						time.Sleep(time.Millisecond)
+					}
+					after(ex, h)
+				}()
+			})
+		}, act.Options{})
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster under attack:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	st := ex.Stats()
+	t.Logf("coordinator: %+v; host: %+v", st, hosts[0].Stats())
+	// The forgeries for chunk 0 may come after it is merged: then they are
+	// stale, not rejected, and still never merged.
+	got := st.Rejected
+	if n := got["configuration does not match its batch"] + got["index outside its batch"] + got["states outside the campaign's space"] + st.Stale; n < 3 {
+		t.Errorf("forged results of chunk 0: %d counted, want 3", n)
+	}
+	for _, r := range []string{"malformed", "another campaign", "unknown batch", "not a result"} {
+		if got[r] != wantCoord[r] {
+			t.Errorf("coordinator rejected %d %q, want %d", got[r], r, wantCoord[r])
+		}
+	}
+	if st.Results != testBudget {
+		t.Errorf("%d results accepted, want %d", st.Results, testBudget)
+	}
+	hs := hosts[0].Stats()
+	for r, n := range wantHost {
+		if hs.Rejected[r] != n {
+			t.Errorf("host rejected %d %q, want %d (%v)", hs.Rejected[r], r, n, hs.Rejected)
+		}
+	}
+}
+
+// A worker host of another build refuses the campaign: it says so to the
+// coordinator, naming both builds, and takes no work.
+func TestWorkerOfAnotherBuildRefused(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	hosts := startHosts(t, s.ClientURL(), 1, 1, "other-build")
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "this-build"}
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "refuse", Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	ex.Dispatch(0, []act.Config{{}})
+	deadline := time.Now().Add(10 * time.Second)
+	for ex.Stats().Refusals == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	why := hosts[0].Stats().Refused["refuse"]
+	if ex.Stats().Refusals == 0 || !strings.Contains(why, `"this-build"`) || !strings.Contains(why, `"other-build"`) {
+		t.Fatalf("coordinator saw %d refusals; the host says %q", ex.Stats().Refusals, why)
+	}
+	time.Sleep(500 * time.Millisecond)
+	info, err := ex.work.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 || hosts[0].Stats().Chunks != 0 {
+		t.Fatalf("the refusing host took work: %d chunks left, %d run", info.State.Msgs, hosts[0].Stats().Chunks)
+	}
+	t.Logf("refused: %s", why)
 }
