@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -395,4 +397,123 @@ func TestWorkerOfAnotherBuildRefused(t *testing.T) {
 		t.Fatalf("the refusing host took work: %d chunks left, %d run", info.State.Msgs, hosts[0].Stats().Chunks)
 	}
 	t.Logf("refused: %s", why)
+}
+
+// startHostProcess starts a worker host as a process of its own (this test
+// binary as "host"), as `actfuzz worker --nats URL --procs N` would run.
+func startHostProcess(t *testing.T, url string, procs int) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "host", url, strconv.Itoa(procs))
+	var log bytes.Buffer
+	cmd.Stderr = &syncWriter{w: &log}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	return cmd, &log
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
+
+// A worker host killed (SIGKILL) while it runs a chunk: the chunk is
+// redelivered after AckWait to the other host, and the campaign ends
+// exactly as the reference.
+func TestWorkerHostKilledMidChunk(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	victim, victimLog := startHostProcess(t, s.ClientURL(), 1)
+	_, otherLog := startHostProcess(t, s.ClientURL(), 1)
+	dir := t.TempDir()
+	var killed sync.Once
+	rep, _ := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "kill", AckWait: 2 * time.Second},
+		nil, act.Options{Progress: func(st act.Status) {
+			if st.Sims >= 128 {
+				killed.Do(func() {
+					// Kill it while it holds a chunk: it is busy
+					// all the time, with two hosts and 256
+					// configurations in flight.
+					_ = victim.Process.Kill()
+					t.Logf("killed worker host pid %d at %d sims", victim.Process.Pid, st.Sims)
+				})
+			}
+		}})
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster, a host killed:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	// The chunks the victim started and never finished: the other host
+	// ran them.
+	lines := func(b *bytes.Buffer, what string) map[string]bool {
+		m := map[string]bool{}
+		for l := range strings.Lines(b.String()) {
+			if strings.Contains(l, `msg="`+what+`"`) {
+				i := strings.Index(l, " batch=")
+				m[strings.Fields(l[i+1:])[0]] = true
+			}
+		}
+		return m
+	}
+	started, done, otherDone := lines(victimLog, "chunk started"), lines(victimLog, "chunk done"), lines(otherLog, "chunk done")
+	var lost []string
+	for b := range started {
+		if !done[b] {
+			lost = append(lost, b)
+			if !otherDone[b] {
+				t.Errorf("chunk %s, cut short by the kill, was not run by the other host", b)
+			}
+		}
+	}
+	if len(lost) == 0 {
+		t.Fatalf("the victim was killed between chunks (%d started): nothing redelivered", len(started))
+	}
+	t.Logf("redelivered after the kill: %v", lost)
+}
+
+// A coordinator stopped mid-campaign (its chunks in flight, results in
+// the stream unmerged) and run again with --resume ends as the reference.
+func TestCoordinatorResume(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	first, ex1 := clusterRun(t, ctx, c, connect(t, s.ClientURL()), dir, Options{ID: "resume"}, nil,
+		act.Options{CheckpointEvery: 1, Progress: func(st act.Status) {
+			if st.Sims >= 192 {
+				cancel()
+			}
+		}})
+	if first.Sims >= testBudget {
+		t.Fatalf("the first coordinator ran all %d simulations", first.Sims)
+	}
+	info, err := ex1.js.Stream(context.Background(), resultsStream("resume"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := info.CachedInfo().State.Msgs
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "resume", Resume: true}, nil,
+		act.Options{Resume: true})
+	t.Logf("stopped at %d sims with %d results in the stream; resumed: %+v", first.Sims, left, ex.Stats())
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\nresumed:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
 }

@@ -264,6 +264,7 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		return nil
 	}
 	workSum := sum(m.Data())
+	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
 	go func() {
@@ -323,6 +324,7 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 	w.mu.Lock()
 	w.stats.Chunks++
 	w.mu.Unlock()
+	w.log.Debug("chunk done", "campaign", id, "batch", wk.BatchID)
 	return nil
 }
 
