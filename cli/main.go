@@ -16,7 +16,8 @@
 //	actfuzz minimize SEED.json   shrink a finding's seed
 //	actfuzz diff SEED.json       one configuration on two subjects
 //	actfuzz sym                  symbolic exploration of uncertain delays
-//	actfuzz worker               a worker process (started by run and compare)
+//	actfuzz worker --nats URL    a worker host of a cluster (without --nats: a
+//	                             worker process, started by run and compare)
 //
 // Run `actfuzz COMMAND -h` (or `actfuzz help COMMAND`) for a command's
 // flags. Exit statuses, for every command: 0 done and nothing found (or
@@ -86,7 +87,7 @@ func commands() []command {
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
 		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", runSym},
-		{"worker", "serve a campaign's simulations on stdin/stdout (started by run and compare)", runWorker},
+		{"worker", "a cluster's worker host (--nats URL), or a campaign's worker process on stdin/stdout (started by run and compare)", runWorker},
 	}
 }
 
