@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -514,6 +515,48 @@ func TestCoordinatorResume(t *testing.T) {
 	t.Logf("stopped at %d sims with %d results in the stream; resumed: %+v", first.Sims, left, ex.Stats())
 	if a, b := outcome(ref), outcome(rep); a != b {
 		t.Fatalf("local:\n%s\nresumed:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+}
+
+// The NATS server restarts (file storage) in the middle of a campaign:
+// the coordinator and the worker hosts reconnect, and the campaign ends
+// as the reference.
+func TestServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a NATS server")
+	}
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	store := t.TempDir()
+	s := startServer(t, store, -1)
+	port := s.Addr().(*net.TCPAddr).Port
+	url := s.ClientURL()
+	startHosts(t, url, 2, 1, "")
+	dir := t.TempDir()
+	var restarted sync.Once
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, url), dir, Options{ID: "restart", AckWait: 3 * time.Second}, nil,
+		act.Options{Progress: func(st act.Status) {
+			if st.Sims >= 128 {
+				restarted.Do(func() {
+					s.Shutdown()
+					s.WaitForShutdown()
+					t.Logf("server stopped at %d sims", st.Sims)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						time.Sleep(500 * time.Millisecond)
+						startServer(t, store, port)
+						t.Log("server restarted")
+					}()
+				})
+			}
+		}})
+	t.Logf("after the restart: %+v", ex.Stats())
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\nserver restarted:\n%s", a, b)
 	}
 	sameSeeds(t, ref, rep, refDir, dir)
 }

@@ -187,12 +187,14 @@ func (e *Executor) setup(ctx context.Context) error {
 		return fmt.Errorf("workers consumer: %w", err)
 	}
 	// A fresh consumer: the results an earlier coordinator held unacked
-	// (received, not merged) are delivered again at once.
+	// (received, not merged) are delivered again at once. Its AckWait
+	// redelivers a result whose delivery was lost (a server restart); a
+	// result held unmerged longer comes again, and is a duplicate.
 	if err := rs.DeleteConsumer(sctx, coordinatorConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("results consumer: %w", err)
 	}
 	e.res, err = rs.CreateOrUpdateConsumer(sctx, jetstream.ConsumerConfig{Durable: coordinatorConsumer,
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Hour, MaxAckPending: -1, DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: e.opt.AckWait, MaxAckPending: -1, DeliverPolicy: jetstream.DeliverAllPolicy,
 		Description: "actfuzz coordinator"})
 	if err != nil {
 		return fmt.Errorf("results consumer: %w", err)
