@@ -402,15 +402,15 @@ func TestWorkerOfAnotherBuildRefused(t *testing.T) {
 
 // startHostProcess starts a worker host as a process of its own (this test
 // binary as "host"), as `actfuzz worker --nats URL --procs N` would run.
-func startHostProcess(t *testing.T, url string, procs int) (*exec.Cmd, *bytes.Buffer) {
+func startHostProcess(t *testing.T, url string, procs int) (*exec.Cmd, *syncWriter) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "host", url, strconv.Itoa(procs))
-	var log bytes.Buffer
-	cmd.Stderr = &syncWriter{w: &log}
+	log := &syncWriter{w: &bytes.Buffer{}}
+	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -418,12 +418,18 @@ func startHostProcess(t *testing.T, url string, procs int) (*exec.Cmd, *bytes.Bu
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	})
-	return cmd, &log
+	return cmd, log
 }
 
 type syncWriter struct {
 	mu sync.Mutex
 	w  *bytes.Buffer
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
 
 func (s *syncWriter) Write(b []byte) (int, error) {
@@ -443,15 +449,25 @@ func TestWorkerHostKilledMidChunk(t *testing.T) {
 	_, otherLog := startHostProcess(t, s.ClientURL(), 1)
 	dir := t.TempDir()
 	var killed sync.Once
+	var killer sync.WaitGroup
+	defer killer.Wait()
 	rep, _ := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "kill", AckWait: 2 * time.Second},
 		nil, act.Options{Progress: func(st act.Status) {
 			if st.Sims >= 128 {
 				killed.Do(func() {
-					// Kill it while it holds a chunk: it is busy
-					// all the time, with two hosts and 256
-					// configurations in flight.
-					_ = victim.Process.Kill()
-					t.Logf("killed worker host pid %d at %d sims", victim.Process.Pid, st.Sims)
+					// Kill it just after it starts a chunk (without
+					// holding up the campaign, which publishes them).
+					killer.Add(1)
+					go func() {
+						defer killer.Done()
+						count := func() int { return strings.Count(victimLog.String(), `msg="chunk started"`) }
+						n := count()
+						for deadline := time.Now().Add(5 * time.Second); count() == n && time.Now().Before(deadline); {
+							time.Sleep(time.Millisecond)
+						}
+						_ = victim.Process.Kill()
+						t.Logf("killed worker host pid %d after %d sims", victim.Process.Pid, st.Sims)
+					}()
 				})
 			}
 		}})
@@ -461,7 +477,7 @@ func TestWorkerHostKilledMidChunk(t *testing.T) {
 	sameSeeds(t, ref, rep, refDir, dir)
 	// The chunks the victim started and never finished: the other host
 	// ran them.
-	lines := func(b *bytes.Buffer, what string) map[string]bool {
+	lines := func(b *syncWriter, what string) map[string]bool {
 		m := map[string]bool{}
 		for l := range strings.Lines(b.String()) {
 			if strings.Contains(l, `msg="`+what+`"`) {
@@ -471,7 +487,7 @@ func TestWorkerHostKilledMidChunk(t *testing.T) {
 		}
 		return m
 	}
-	started, done, otherDone := lines(victimLog, "chunk started"), lines(victimLog, "chunk done"), lines(otherLog, "chunk done")
+	started, done, otherDone := lines(victimLog, "chunk started"), lines(victimLog, "chunk results published"), lines(otherLog, "chunk done")
 	var lost []string
 	for b := range started {
 		if !done[b] {

@@ -316,6 +316,7 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		}
 		return err
 	}
+	w.log.Debug("chunk results published", "campaign", id, "batch", wk.BatchID)
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := m.DoubleAck(actx); err != nil {
