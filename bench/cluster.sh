@@ -58,11 +58,12 @@ echo "# campaign $CAMPAIGN, budget $BUDGET, lag $LAG, $(nproc) cores"
 	--isolate=false --workers 1 --quiet --json --out "$tmp/local" >"$tmp/local.json" || [ $? -le 1 ]
 local_cpu=$(cpu "$tmp/local.time")
 printf 'local, 1 in-process worker: %.2f ms CPU per simulation\n' "$(echo "$local_cpu*1000/$BUDGET" | bc -l)"
-printf '%-8s %10s %10s %22s %12s\n' hosts wall_s sims/s coordinator_ms_cpu/sim share
+printf '%-6s %8s %8s %18s %18s %10s\n' hosts wall_s sims/s coord_ms_cpu/sim hosts_ms_cpu/sim share
 for n in "$@"; do
 	hp=()
 	for i in $(seq "$n"); do
-		"$BIN" worker --nats "$URL" --procs 1 --quiet 2>"$tmp/host-$n-$i.log" &
+		# /usr/bin/time counts the host and its worker processes.
+		/usr/bin/time -f 'cpu %U %S' -o "$tmp/host-$n-$i.time" "$BIN" worker --nats "$URL" --procs 1 --quiet 2>"$tmp/host-$n-$i.log" &
 		hp+=($!)
 		pids+=($!)
 	done
@@ -70,15 +71,22 @@ for n in "$@"; do
 	/usr/bin/time -f 'cpu %U %S' -o "$tmp/coord-$n.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
 		--nats "$URL" --quiet --json --out "$tmp/cluster-$n" >"$tmp/cluster-$n.json" || [ $? -le 1 ]
 	end=$(date +%s.%N)
-	for p in "${hp[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	# The hosts leave on SIGINT (GNU time passes it on to none: signal
+	# each host, the child of its time process).
+	for p in "${hp[@]}"; do pkill -INT -P "$p" 2>/dev/null || true; done
+	wcpu=0
+	for i in $(seq "$n"); do
+		wait "${hp[$((i - 1))]}" 2>/dev/null || true
+		wcpu=$(echo "$wcpu + $(cpu "$tmp/host-$n-$i.time")" | bc -l)
+	done
 	wall=$(echo "$end - $start" | bc -l)
 	ccpu=$(cpu "$tmp/coord-$n.time")
-	printf '%-8s %10.1f %10.1f %22.3f %11.2f%%\n' "$n" "$wall" "$(echo "$BUDGET/$wall" | bc -l)" \
-		"$(echo "$ccpu*1000/$BUDGET" | bc -l)" "$(echo "100*$ccpu/$local_cpu" | bc -l)"
+	printf '%-6s %8.1f %8.1f %18.2f %18.2f %9.1f%%\n' "$n" "$wall" "$(echo "$BUDGET/$wall" | bc -l)" \
+		"$(echo "$ccpu*1000/$BUDGET" | bc -l)" "$(echo "$wcpu*1000/$BUDGET" | bc -l)" "$(echo "100*$ccpu/$wcpu" | bc -l)"
 	# Same campaign, same lag: the same regions as the local run.
 	if ! cmp -s <(grep -A30 '"regions"' "$tmp/local.json" | head -30) <(grep -A30 '"regions"' "$tmp/cluster-$n.json" | head -30); then
 		echo "bench/cluster.sh: the cluster run with $n hosts covered other regions than the local run" >&2
 		exit 1
 	fi
 done
-echo "# share: the coordinator's CPU per simulation over a simulation's own (local, in process); 1% feeds 100 cores"
+echo "# hosts_ms_cpu/sim: the worker hosts and their worker processes; share: the coordinator's CPU over the hosts' (1% feeds 100 cores)"
