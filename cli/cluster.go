@@ -109,6 +109,7 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 			"and runs them in N supervised worker processes. Without --nats, `actfuzz worker` is such a worker\n"+
 			"process, started by run and compare (not by hand).\n\nflags:\n")
 		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nflags of a worker process (without --nats):\n  -memory-limit BYTES\n    \tmemory limit; over it the worker exits with status 86 (default 1G)\n")
 		fmt.Fprint(stderr, exitHelp("worker"))
 	}
 	if err := fs.Parse(args); err != nil {
