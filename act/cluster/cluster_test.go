@@ -576,3 +576,65 @@ func TestServerRestart(t *testing.T) {
 	}
 	sameSeeds(t, ref, rep, refDir, dir)
 }
+
+// A chunk whose hosts all die on it (they take it and never ack) is a dead
+// letter after MaxDeliver deliveries: its configurations become crash
+// fault results, and it leaves the work stream.
+func TestDeadLetter(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h,
+		Options{ID: "dead", AckWait: 300 * time.Millisecond, MaxDeliver: 2, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	ex.Dispatch(100, make([]act.Config, 5))
+	// The doomed hosts: each takes the chunk and dies without a word.
+	cons, err := ex.js.Consumer(context.Background(), workStream("dead"), workersConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			b, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			for range b.Messages() {
+			}
+		}
+	}()
+	got := map[int]bool{}
+	for len(got) < 5 {
+		select {
+		case r := <-ex.Results():
+			if r.Fault == nil || r.Fault.Kind != "crash" || !strings.Contains(r.Fault.Detail, "dead letter") || r.Index < 100 || r.Index >= 105 {
+				t.Fatalf("result %+v, want a crash fault of configurations 100–104", r)
+			}
+			got[r.Index] = true
+		case <-ctx.Done():
+			t.Fatalf("%d of 5 crash faults; %+v", len(got), ex.Stats())
+		}
+	}
+	if st := ex.Stats(); st.DeadLetter != 1 {
+		t.Fatalf("%+v", st)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := ex.work.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead letter is still in the work stream: %d messages", info.State.Msgs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
