@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // Bucket is the KV bucket of campaign headers, one key per campaign id.
@@ -95,9 +98,41 @@ func sameHeader(a, b act.CampaignHeader) bool {
 	return a.Path == b.Path && a.Subject == b.Subject && a.Program == b.Program && bytes.Equal(a.Source, b.Source)
 }
 
-func sum(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
+// workSum is the SHA-256 (hex) of what a Work asks for: its campaign
+// header, batch id and configurations, in a canonical binary form. (Not
+// of the message's bytes: gob's type ids differ between processes, and a
+// resumed coordinator must recognize the results of its predecessor's
+// chunks.)
+func workSum(w act.Work) string {
+	h := sha256.New()
+	var b []byte
+	str := func(s []byte) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(w.Proto))
+	str([]byte(w.Campaign.Path))
+	str([]byte(w.Campaign.Subject))
+	str([]byte(w.Campaign.Program))
+	str(w.Campaign.Source)
+	b = binary.AppendUvarint(b, w.BatchID)
+	nparams := len(netenv.ParamNames())
+	for _, it := range w.Items {
+		b = binary.AppendVarint(b, int64(it.Index))
+		b = binary.AppendUvarint(b, it.Config.Seed)
+		b = binary.AppendVarint(b, int64(it.Config.Step))
+		b = binary.AppendUvarint(b, uint64(len(it.Config.Schedule)))
+		for _, ph := range it.Config.Schedule {
+			b = binary.AppendVarint(b, int64(ph.Until))
+			for i := range nparams {
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(ph.Env.Get(i)))
+			}
+		}
+		h.Write(b)
+		b = b[:0]
+	}
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // ConnectOptions are how to reach a NATS system.

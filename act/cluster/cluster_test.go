@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 				func(string) (netenv.Subject, error) { return netenv.Native{}, nil }))
 		case "host":
 			os.Exit(hostMain(os.Args[2:]))
+		case "coordinator":
+			os.Exit(coordinatorMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
@@ -58,6 +60,26 @@ func hostMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := w.Serve(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	return 0
+}
+
+// coordinatorMain is "coordinator URL OUT": testCampaign through a
+// cluster, checkpointed after every batch (to be killed).
+func coordinatorMain(args []string) int {
+	nc, err := Connect(ConnectOptions{URL: args[0], Name: "test coordinator"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	c := testCampaign(nil)
+	_, err = act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: args[1], CheckpointEvery: 1,
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: "killed"})
+		}})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
@@ -92,7 +114,9 @@ func connect(t *testing.T, url string) *nats.Conn {
 }
 
 func testCampaign(t *testing.T) *act.Campaign {
-	t.Helper()
+	if t != nil {
+		t.Helper()
+	}
 	c, err := act.ParseCampaign("c.yaml", []byte(`
 ccai: [reno]
 profile: linux-3.10
@@ -105,7 +129,7 @@ conditions:
 window: 64
 `))
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return c
 }
@@ -529,6 +553,9 @@ func TestCoordinatorResume(t *testing.T) {
 	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "resume", Resume: true}, nil,
 		act.Options{Resume: true})
 	t.Logf("stopped at %d sims with %d results in the stream; resumed: %+v", first.Sims, left, ex.Stats())
+	if st := ex.Stats(); st.RejectedTotal() != 0 {
+		t.Errorf("the resumed coordinator rejected its predecessor's results: %v", st.Rejected)
+	}
 	if a, b := outcome(ref), outcome(rep); a != b {
 		t.Fatalf("local:\n%s\nresumed:\n%s", a, b)
 	}
@@ -637,4 +664,54 @@ func TestDeadLetter(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// A coordinator killed (SIGKILL) mid-campaign, its chunks still with the
+// hosts and its results in the stream, resumed with --resume: the campaign
+// ends as the reference.
+func TestCoordinatorKilled(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coord := exec.Command(exe, "coordinator", s.ClientURL(), dir)
+	coord.Stderr = os.Stderr
+	if err := coord.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if info, err := act.ReadCheckpoint(dir, "act"); err == nil && info.Sims >= 192 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = coord.Process.Kill()
+			t.Fatal("the coordinator did not checkpoint 192 simulations in time")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = coord.Process.Kill()
+	_ = coord.Wait()
+	info, err := act.ReadCheckpoint(dir, "act")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Sims >= testBudget {
+		t.Fatalf("the coordinator finished (%d sims) before it was killed", info.Sims)
+	}
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "killed", Resume: true}, nil,
+		act.Options{Resume: true})
+	t.Logf("killed after a checkpoint of %d sims; resumed: %+v", info.Sims, ex.Stats())
+	if st := ex.Stats(); st.RejectedTotal() != 0 {
+		t.Errorf("the resumed coordinator rejected its predecessor's results: %v", st.Rejected)
+	}
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\nresumed after a kill:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
 }

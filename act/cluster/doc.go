@@ -26,8 +26,11 @@
 // Run hands the executor batches of 64 configurations; the executor cuts
 // each into chunks (Options.Chunk, default 8) and publishes one Work
 // message per chunk, its BatchID the index of its first configuration,
-// with headers Actfuzz-Campaign (the id) and Actfuzz-Work (the SHA-256 of
-// the chunk's configurations). The consumer "workers" is a durable pull
+// with header Actfuzz-Campaign (the id). Each Result a worker publishes
+// carries Actfuzz-Work: the SHA-256 of its chunk's campaign header, batch
+// id and configurations in a canonical binary form (workSum; not of the
+// message's bytes, since gob's type ids differ between processes and a
+// resumed coordinator must recognize its predecessor's chunks). The consumer "workers" is a durable pull
 // consumer with explicit ack: a worker host fetches a chunk, runs it,
 // publishes its results and only then acks it. While a chunk runs the
 // host sends InProgress heartbeats every AckWait/3, so a long chunk is not

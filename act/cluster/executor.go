@@ -245,7 +245,7 @@ func (e *Executor) Dispatch(base int, gs []act.Config) {
 			e.failWith(err)
 			return
 		}
-		cs = append(cs, &chunk{first: base + lo, n: len(w.Items), sum: sum(body), body: body})
+		cs = append(cs, &chunk{first: base + lo, n: len(w.Items), sum: workSum(w), body: body})
 	}
 	e.mu.Lock()
 	for _, c := range cs {

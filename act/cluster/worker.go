@@ -263,7 +263,7 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		_ = m.Term()
 		return nil
 	}
-	workSum := sum(m.Data())
+	sum := workSum(wk)
 	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
@@ -287,7 +287,7 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		}
 		msg := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body}
 		msg.Header.Set(hdrCampaign, id)
-		msg.Header.Set(hdrWork, workSum)
+		msg.Header.Set(hdrWork, sum)
 		if err := retry(ctx, func() error {
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
