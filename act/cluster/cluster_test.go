@@ -262,6 +262,12 @@ func TestClusterMatchesLocal(t *testing.T) {
 	if st := ex.Stats(); st.Results != testBudget || st.RejectedTotal() != 0 || served < 2 {
 		t.Fatalf("%+v, %d hosts served", st, served)
 	}
+	// A finished campaign leaves no stream behind.
+	for name := range ex.js.StreamNames(context.Background()).Name() {
+		if strings.HasPrefix(name, "ACTFUZZ_") {
+			t.Errorf("stream %s left after the campaign", name)
+		}
+	}
 }
 
 // Hostile messages on the campaign's subjects are rejected and counted,

@@ -493,7 +493,8 @@ func (e *Executor) Stats() Stats {
 
 // Close stops publishing and consuming and takes the campaign's header
 // out of the KV bucket (worker hosts leave it). The streams stay for a
-// --resume; results not merged stay unacked in them.
+// --resume, results not merged unacked in them, unless every chunk
+// dispatched was merged: then they are deleted.
 func (e *Executor) Close() {
 	e.cancel()
 	for _, s := range e.subs {
@@ -504,6 +505,18 @@ func (e *Executor) Close() {
 	defer cancel()
 	if err := e.kv.Delete(ctx, e.opt.ID); err != nil {
 		e.log.Warn("removing the campaign header", "err", err)
+	}
+	// Everything dispatched was merged (the budget is spent): nothing to
+	// resume from, so the streams go.
+	e.mu.Lock()
+	finished := len(e.chunks) == 0
+	e.mu.Unlock()
+	if finished {
+		for _, s := range []string{workStream(e.opt.ID), resultsStream(e.opt.ID)} {
+			if err := e.js.DeleteStream(ctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+				e.log.Warn("deleting a finished campaign's stream", "stream", s, "err", err)
+			}
+		}
 	}
 	st := e.Stats()
 	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates,
