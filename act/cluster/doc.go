@@ -72,6 +72,12 @@
 // oversized, malformed, of another campaign header, or whose indices do
 // not match its BatchID.
 //
+// These checks catch what is inconsistent, not a well-formed forgery: a
+// publisher that knows a chunk can publish a plausible result for it
+// before the worker host does. Keeping such publishers out is the job of
+// NATS permissions: credentials (--nats-creds) that let only worker hosts
+// publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work.
+//
 // # Build revisions
 //
 // Seeds replay only on the build that wrote them, so a worker host whose
