@@ -60,8 +60,9 @@ type Executor interface {
 	Results() <-chan Result
 	// Failed delivers an error that stops the campaign.
 	Failed() <-chan error
-	// Merged says that every configuration below upto is merged (and
-	// checkpointed state may refer to it): its results may be dropped.
+	// Merged says that every configuration below upto is merged: its
+	// results may be acknowledged and dropped (a checkpoint may not
+	// cover them yet; a resume then runs them again).
 	Merged(upto int)
 	// Close stops the executor.
 	Close()

@@ -18,6 +18,9 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 )
 
+// errTooLarge: a result over the server's max_payload.
+var errTooLarge = errors.New("result too large for the NATS server")
+
 // WorkerOptions configure a worker host.
 type WorkerOptions struct {
 	// Procs is the number of worker processes (default 1).
@@ -296,11 +299,14 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 				w.log.Warn("publishing a result", "index", r.Index, "bytes", len(body), "err", err)
 			}
 			if errors.Is(err, nats.ErrMaxPayload) {
-				return nil // cannot ever go: the chunk is redelivered and ends a dead letter
+				return nil // cannot ever go: stop retrying
 			}
 			return err
 		}); err != nil {
 			return err
+		}
+		if len(body) > int(w.nc.MaxPayload()) {
+			return fmt.Errorf("%w: configuration %d: %d bytes, the server's max_payload is %d", errTooLarge, r.Index, len(body), w.nc.MaxPayload())
 		}
 		published++
 		return nil
@@ -312,6 +318,13 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 	if err != nil {
 		_ = m.Nak()
 		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errTooLarge) {
+			// A property of the chunk, not of this host: it is
+			// redelivered, and after MaxDeliver the coordinator
+			// makes crash faults of what has no result.
+			w.log.Error("a result is over the server's max_payload", "err", err)
 			return nil
 		}
 		return err
