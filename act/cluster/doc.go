@@ -43,7 +43,10 @@
 // records each of its configurations that has no result yet as a "crash"
 // fault finding (its dead letter), so the campaign goes on. (A crash of a
 // worker *process* never gets that far: the host's supervisor makes it the
-// fault of its configuration, as on one machine.)
+// fault of its configuration, as on one machine.) A result over the
+// server's max_payload cannot be published: its host naks the chunk, which
+// ends the same way; set max_payload (8 MB holds the results of the
+// default campaign) so that it does not happen.
 //
 // # Results and determinism
 //
