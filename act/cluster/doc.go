@@ -45,8 +45,8 @@
 // worker *process* never gets that far: the host's supervisor makes it the
 // fault of its configuration, as on one machine.) A result over the
 // server's max_payload cannot be published: its host naks the chunk, which
-// ends the same way; set max_payload (8 MB holds the results of the
-// default campaign) so that it does not happen.
+// ends the same way; raise the server's max_payload above the default 1 MB
+// (bench/cluster.sh sets 8 MB) so that it does not happen.
 //
 // # Results and determinism
 //
