@@ -560,8 +560,8 @@ func TestCoordinatorResume(t *testing.T) {
 	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "resume", Resume: true}, nil,
 		act.Options{Resume: true})
 	t.Logf("stopped at %d sims with %d results in the stream; resumed: %+v", first.Sims, left, ex.Stats())
-	if st := ex.Stats(); st.RejectedTotal() != 0 {
-		t.Errorf("the resumed coordinator rejected its predecessor's results: %v", st.Rejected)
+	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Skipped == 0 {
+		t.Errorf("the resumed coordinator rejected its predecessor's results (%v) or published every chunk again (%d skipped)", st.Rejected, st.Skipped)
 	}
 	if a, b := outcome(ref), outcome(rep); a != b {
 		t.Fatalf("local:\n%s\nresumed:\n%s", a, b)
@@ -714,8 +714,8 @@ func TestCoordinatorKilled(t *testing.T) {
 	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "killed", Resume: true}, nil,
 		act.Options{Resume: true})
 	t.Logf("killed after a checkpoint of %d sims; resumed: %+v", info.Sims, ex.Stats())
-	if st := ex.Stats(); st.RejectedTotal() != 0 {
-		t.Errorf("the resumed coordinator rejected its predecessor's results: %v", st.Rejected)
+	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Skipped == 0 {
+		t.Errorf("the resumed coordinator rejected its predecessor's results (%v) or published every chunk again (%d skipped)", st.Rejected, st.Skipped)
 	}
 	if a, b := outcome(ref), outcome(rep); a != b {
 		t.Fatalf("local:\n%s\nresumed after a kill:\n%s", a, b)

@@ -92,11 +92,12 @@
 // # Coordinator death and server restarts
 //
 // `run --resume` continues from the last checkpoint (act.Run): its
-// configuration log replays the same configurations, so the executor
-// purges the work stream (chunks of the dead coordinator) and republishes
-// every configuration not merged in the checkpoint; results already in
-// the results stream (unacked: not merged) are used, the others arrive
-// again. With file storage the streams, the consumers and the KV bucket
+// configuration log replays the same configurations, in the same chunks
+// with the same sums, so the executor purges the work stream (chunks of
+// the dead coordinator), reads the results already in the results stream
+// (unacked: not merged; for at most 10 s) and publishes again only the
+// chunks not merged in the checkpoint that still miss a result
+// (Stats.Skipped counts the others). With file storage the streams, the consumers and the KV bucket
 // survive a restart of the NATS server; nats.go reconnects and both sides
 // retry what failed meanwhile.
 package cluster

@@ -63,6 +63,7 @@ const maxWork = 4 << 20
 // Stats counts what the coordinator's executor received.
 type Stats struct {
 	Published  int            // Work messages (chunks)
+	Skipped    int            // chunks not published again on resume: their results were in the stream
 	Results    int            // results accepted
 	Duplicates int            // results of a configuration already received (redeliveries)
 	Stale      int            // results of configurations merged before (a resume)
@@ -119,6 +120,10 @@ type Executor struct {
 	start  sync.Once
 	check  *coverage.Batch
 	epoch  int64 // this executor's start: publications of another are not duplicates
+	// On resume: the results in the stream at the start, and how many
+	// messages were received since.
+	pending0, seen uint64
+	lastDispatch   time.Time
 }
 
 // NewExecutor sets up the campaign's streams, consumers and KV entry on
@@ -199,6 +204,9 @@ func (e *Executor) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("results consumer: %w", err)
 	}
+	if e.opt.Resume {
+		e.pending0 = e.res.CachedInfo().NumPending
+	}
 	e.kv, err = campaigns(sctx, e.js, true)
 	if err != nil {
 		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
@@ -251,6 +259,7 @@ func (e *Executor) Dispatch(base int, gs []act.Config) {
 	for _, c := range cs {
 		e.chunks[c.first] = c
 	}
+	e.lastDispatch = time.Now()
 	e.mu.Unlock()
 	for _, c := range cs {
 		select {
@@ -276,12 +285,41 @@ func (e *Executor) failWith(err error) {
 // restarts.
 func (e *Executor) publish() {
 	defer e.wg.Done()
+	drained := e.pending0 == 0
 	for {
 		var c *chunk
 		select {
 		case c = <-e.pubq:
 		case <-e.ctx.Done():
 			return
+		}
+		if !drained {
+			// Resuming: read the results already in the stream first
+			// (for at most 10 s), and publish only the chunks that
+			// still miss some.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && e.ctx.Err() == nil; {
+				e.mu.Lock()
+				done := e.seen >= e.pending0
+				e.mu.Unlock()
+				if done {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			drained = true
+		}
+		e.mu.Lock()
+		have := true
+		for i := c.first; i < c.first+c.n && have; i++ {
+			_, ok := e.got[i]
+			have = ok || i < e.merged
+		}
+		if have {
+			e.stats.Skipped++
+		}
+		e.mu.Unlock()
+		if have {
+			continue
 		}
 		m := &nats.Msg{Subject: workSubject(e.opt.ID), Header: nats.Header{}, Data: c.body}
 		m.Header.Set(hdrCampaign, e.opt.ID)
@@ -312,6 +350,20 @@ func (e *Executor) publish() {
 // consume receives results until the executor closes.
 func (e *Executor) consume() {
 	defer e.wg.Done()
+	// Run dispatches the batches it has chosen one after the other at
+	// the start (a resume: all those the checkpoint had not merged); the
+	// results of an earlier coordinator in the stream are for them, and
+	// would be rejected as of unknown batches if read before. Wait until
+	// the dispatches pause.
+	for e.ctx.Err() == nil {
+		e.mu.Lock()
+		quiet := time.Since(e.lastDispatch) >= 20*time.Millisecond
+		e.mu.Unlock()
+		if quiet {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	for e.ctx.Err() == nil {
 		batch, err := e.res.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
 		if err != nil {
@@ -350,6 +402,7 @@ func (e *Executor) receive(m jetstream.Msg) {
 func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.seen++
 	reject := func(reason string) (act.Result, string) {
 		switch reason {
 		case "duplicate":
