@@ -123,6 +123,10 @@ type checkpoint struct {
 	// value per parameter, so a build with another table cannot read it.
 	// Nil in checkpoints written before the table existed (v3Params).
 	Params []string
+	// Subject and Program name what ran the campaign and the build that
+	// wrote the checkpoint, for the report (empty in older checkpoints).
+	Subject string
+	Program string
 }
 
 func (cp *checkpoint) params() []string {
@@ -159,7 +163,8 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	rs.Configs = sel.log.len()
 	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs, Params: netenv.ParamNames(),
-		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series}
+		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series,
+		Subject: rep.SubjectName(), Program: corpus.ProgramVersion()}
 	for _, g := range rep.Findings {
 		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed,
 			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
@@ -168,7 +173,7 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	if err := gob.NewEncoder(&buf).Encode(&cp); err != nil {
 		return err
 	}
-	return corpus.WriteAtomic(checkpointPath(dir, method), func(w io.Writer) error {
+	err = corpus.WriteAtomic(checkpointPath(dir, method), func(w io.Writer) error {
 		hdr := binary.LittleEndian.AppendUint64([]byte(checkpointMagic), uint64(buf.Len()))
 		if _, err := w.Write(hdr); err != nil {
 			return err
@@ -179,6 +184,10 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		_, err := rep.Store.WriteTo(w)
 		return err
 	})
+	if err == nil && rep.onCheckpoint != nil {
+		rep.onCheckpoint(rep)
+	}
+	return err
 }
 
 // readCheckpointHeader reads the magic and the gob-encoded checkpoint; the

@@ -106,12 +106,17 @@ func TestResumeRefusesOtherParameterTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rewrite(nil) // as v3 wrote it
+	rewrite(nil) // as v3 wrote it, with its seven parameters
+	_, err := Run(context.Background(), c, Options{Budget: 96, Out: out, Workers: 1, Resume: true})
+	if same := slices.Equal(v3Params, netenv.ParamNames()); (err == nil) != same {
+		t.Fatalf("checkpoint without its parameter list (this table is v3's: %v): %v", same, err)
+	}
+	rewrite(netenv.ParamNames())
 	if _, err := Run(context.Background(), c, Options{Budget: 96, Out: out, Workers: 1, Resume: true}); err != nil {
-		t.Fatalf("checkpoint without its parameter list: %v", err)
+		t.Fatalf("checkpoint of this table: %v", err)
 	}
 	rewrite(append(netenv.ParamNames(), "ecn"))
-	_, err := Run(context.Background(), c, Options{Budget: 128, Out: out, Workers: 1, Resume: true})
+	_, err = Run(context.Background(), c, Options{Budget: 128, Out: out, Workers: 1, Resume: true})
 	if err == nil || !strings.Contains(err.Error(), "ecn") || !strings.Contains(err.Error(), "parameters of P") {
 		t.Fatalf("checkpoint of another table: %v", err)
 	}
