@@ -29,7 +29,7 @@ func TestSchemaPerSubject(t *testing.T) {
 		{"native", netenv.NativeCapabilities(), "reno", base},
 		{"native", netenv.NativeCapabilities(), "cubic", append(slices.Clone(base), "target", "w_max", "k", "w_est", "cnt", "delay_min_ms", "epoch_s")},
 		{"native", netenv.NativeCapabilities(), "bbr", append(slices.Clone(base), "mode", "btlbw", "rtprop_ms", "cycle_idx", "pacing_gain",
-			"cwnd_gain", "full_bw_reached", "round", "target_cwnd", "extra_acked")},
+			"cwnd_gain", "full_bw_reached", "round", "target_cwnd", "extra_acked", "lt_bw", "lt_use_bw")},
 		{"ns3", ns3.DefaultCapabilities(), "TcpCubic", base},
 		{"ns3", ns3.DefaultCapabilities(), "cubic", base},
 		{"ns3", ns3.DefaultCapabilities(), "TcpBbr", base},
