@@ -9,7 +9,7 @@ RACE_PKGS := ./act ./cli
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
 
-.PHONY: all build run test vet fmt-check bench clean custom-ccai-test e2e linux-test
+.PHONY: all build run test vet fmt-check bench clean custom-ccai-test e2e linux-test nats cluster-test
 
 all: build
 
@@ -60,6 +60,19 @@ custom-ccai-test: build
 	s=0; $(CURDIR)/$(BIN) replay "$$seed" >/dev/null 2>err.log || s=$$?; \
 	[ $$s -eq 2 ] && grep -q 'written by example.com/custom-ccai' err.log || { echo "stock replay: exit $$s, want 2 naming the program"; cat err.log; exit 1; }; \
 	echo "custom-ccai-test: out-of-tree build, list, run (isolated workers), replay: ok"
+
+## nats: the NATS server (with JetStream) that a cluster campaign runs on,
+## installed into $(go env GOPATH)/bin (README, "Running on a cluster").
+NATS_SERVER_VERSION ?= v2.15.2
+nats:
+	$(GO) install github.com/nats-io/nats-server/v2@$(NATS_SERVER_VERSION)
+	@echo "make nats: $$($(GO) env GOPATH)/bin/nats-server $$($$($(GO) env GOPATH)/bin/nats-server --version)"
+
+## cluster-test: the cluster tests (embedded JetStream server) with the
+## race detector and without -short (make test runs them without it).
+cluster-test:
+	$(GO) test -race -count=1 -timeout 600s ./act/cluster
+	$(GO) test -race -count=1 -timeout 600s -run Cluster ./cli
 
 ## e2e: the HTML report in a real browser. Installs Debian's chromium with
 ## apt-get when it is missing, runs a short campaign (E2E_BUDGET simulations

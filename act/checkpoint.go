@@ -3,6 +3,7 @@ package act
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
@@ -35,6 +36,9 @@ type runState struct {
 	Duration time.Duration
 	Workers  int
 	Wall     time.Duration
+	// Lag is Options.Lag (0 in checkpoints written before it existed:
+	// DefaultLag).
+	Lag int
 }
 
 // CheckpointInfo is what a checkpoint says about its run, for a command
@@ -46,6 +50,7 @@ type CheckpointInfo struct {
 	Duration time.Duration // 0: none
 	Workers  int
 	Wall     time.Duration // over every run so far
+	Lag      int           // batches chosen ahead of the merge
 }
 
 // CheckpointMethods lists the methods that have a checkpoint in dir.
@@ -72,7 +77,7 @@ func ReadCheckpoint(dir, method string) (CheckpointInfo, error) {
 		return CheckpointInfo{}, err
 	}
 	return CheckpointInfo{Method: cp.Method, Sims: cp.Sims, Budget: cp.Run.Budget, Duration: cp.Run.Duration,
-		Workers: cp.Run.Workers, Wall: cp.Run.Wall}, nil
+		Workers: cp.Run.Workers, Wall: cp.Run.Wall, Lag: cmp.Or(cp.Run.Lag, DefaultLag)}, nil
 }
 
 // ErrCampaignChanged is returned (wrapped) by Run when Options.Resume finds

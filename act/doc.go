@@ -19,7 +19,11 @@
 // (isolate.go) turns a simulation that outlives the watchdog, a worker
 // over its memory limit and a worker that dies into fault findings (hang,
 // oom, crash) of the configuration it was running, and re-runs the rest on
-// a fresh worker, so results are the same as in process.
+// a fresh worker, so results are the same as in process. An Executor
+// (Options.Executor) runs them elsewhere: act/cluster's on worker hosts
+// fed through NATS JetStream, each host a WorkerPool of such processes.
+// Results depend on Options.Lag, the batches chosen ahead of the merge,
+// and on nothing else of where simulations ran.
 //
 // Checkpoints: while the coordinator waits for results, a timer writes the
 // merged state every Options.CheckpointEvery (wait.go), however slow a

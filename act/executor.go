@@ -2,8 +2,10 @@ package act
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
 )
@@ -28,11 +30,125 @@ type executor interface {
 }
 
 // newExecutor returns the executor that opt asks for.
-func newExecutor(ctx context.Context, c *Campaign, space coverage.Space, opt Options) executor {
-	if opt.Isolate {
-		return newIsolated(ctx, c, opt)
+func newExecutor(ctx context.Context, c *Campaign, space coverage.Space, opt Options) (executor, error) {
+	if opt.Executor != nil {
+		h := CampaignHeader{Path: c.Path, Source: c.Source, Subject: opt.Subject.Name(), Program: corpus.ProgramVersion()}
+		x, err := opt.Executor(ctx, h)
+		if err != nil {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
+		return newExternal(x, space), nil
 	}
-	return newInProcess(ctx, c, space, opt.Subject, opt.Workers)
+	if opt.Isolate {
+		return newIsolated(ctx, c, opt), nil
+	}
+	return newInProcess(ctx, c, space, opt.Subject, opt.Workers), nil
+}
+
+// Executor runs simulations somewhere else than this process's own
+// workers (act/cluster: on worker hosts fed through NATS JetStream). Like
+// the built-in executors it delivers exactly one Result per dispatched
+// configuration index, in any order; Run merges them in index order, so
+// where they ran does not change any result.
+type Executor interface {
+	// Dispatch queues configurations base, base+1, …; it must not block
+	// for long. gs belongs to the executor.
+	Dispatch(base int, gs []Config)
+	// Results delivers the results, each Index once. States is a
+	// coverage.Batch encoding (coverage.Batch.MarshalBinary); a Result
+	// with a Fault may have none.
+	Results() <-chan Result
+	// Failed delivers an error that stops the campaign.
+	Failed() <-chan error
+	// Merged says that every configuration below upto is merged: its
+	// results may be acknowledged and dropped (a checkpoint may not
+	// cover them yet; a resume then runs them again).
+	Merged(upto int)
+	// Close stops the executor.
+	Close()
+}
+
+// external adapts an Executor: it decodes the states of each Result.
+type external struct {
+	x       Executor
+	space   coverage.Space
+	res     chan result
+	fail    chan error
+	batches chan *coverage.Batch
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newExternal(x Executor, space coverage.Space) *external {
+	e := &external{x: x, space: space, res: make(chan result, 2*batchSize), fail: make(chan error, 1),
+		batches: make(chan *coverage.Batch, 2*batchSize), done: make(chan struct{})}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		for {
+			select {
+			case m, ok := <-x.Results():
+				if !ok {
+					return
+				}
+				b := e.batch()
+				var r result
+				var err error
+				if len(m.States) == 0 && m.Fault != nil {
+					r = result{idx: m.Index, batch: b, fault: m.Fault, hits: m.Hits, mean: m.Mean, capped: m.Capped}
+				} else if r, err = fromMessage(m, b); err != nil {
+					// The executor validates what it delivers: this is a bug.
+					select {
+					case e.fail <- fmt.Errorf("configuration %d: %w", m.Index, err):
+					default:
+					}
+					return
+				}
+				select {
+				case e.res <- r:
+				case <-e.done:
+					return
+				}
+			case err := <-x.Failed():
+				select {
+				case e.fail <- err:
+				default:
+				}
+				return
+			case <-e.done:
+				return
+			}
+		}
+	}()
+	return e
+}
+
+func (e *external) batch() *coverage.Batch {
+	select {
+	case b := <-e.batches:
+		return b
+	default:
+		b, _ := coverage.NewBatch(e.space) // validated with the store
+		return b
+	}
+}
+
+func (e *external) dispatch(base int, gs []Config) { e.x.Dispatch(base, gs) }
+func (e *external) results() <-chan result         { return e.res }
+func (e *external) failed() <-chan error           { return e.fail }
+func (e *external) merged(upto int)                { e.x.Merged(upto) }
+
+func (e *external) recycle(b *coverage.Batch) {
+	select {
+	case e.batches <- b:
+	default:
+	}
+}
+
+func (e *external) close() {
+	close(e.done)
+	e.x.Close()
+	e.wg.Wait()
 }
 
 // inProcess runs simulations on goroutines of this process. A panic on the

@@ -58,12 +58,27 @@ type Options struct {
 	// with WorkerMain.
 	Isolate bool
 	IsolateOptions
+	// Executor, if set, makes the executor that runs the simulations
+	// instead of this process's workers (act/cluster); h is the campaign
+	// header it must hand its workers. Workers and Isolate are then
+	// unused.
+	Executor func(ctx context.Context, h CampaignHeader) (Executor, error)
+	// Lag is how many batches of configurations are chosen ahead of the
+	// merged ones (0: the checkpoint's when resuming, else DefaultLag).
+	// Results depend on it: batch k+Lag is chosen from the store as it
+	// stands after batch k. A cluster needs more in flight to keep its
+	// workers busy. It is recorded in the checkpoint.
+	Lag int
 	// OnCheckpoint, if set, is called after every checkpoint is written
 	// (and after the last), on the campaign's goroutine, with the report
 	// so far: `run` regenerates the HTML report from it (package report).
 	// The report's Wall is zero until the last call.
 	OnCheckpoint func(*Report)
 }
+
+// DefaultLag is the lag between selection and merge, in batches, of a
+// run that does not set Options.Lag.
+const DefaultLag = 2
 
 // StatusEvery is how often a campaign rewrites status.json (and
 // findings.md, findings.json) between checkpoints.
@@ -251,6 +266,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// Wall time and Duration count over every resume.
 	prior := rs.Wall
 	rs.Budget, rs.Duration, rs.Workers = opt.Budget, opt.Duration, opt.Workers
+	switch {
+	case opt.Lag > 0:
+	case rs.Lag > 0:
+		opt.Lag = rs.Lag
+	default:
+		opt.Lag = DefaultLag
+	}
+	rs.Lag = opt.Lag
 	// Every configuration chosen, on disk; the ones chosen but not yet
 	// merged also in pending (configuration rep.Sims+i is pending[i]).
 	cl, err := openConfigLog(logPath, keep)
@@ -299,12 +322,15 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		return nil
 	}
 
-	// Pipeline: while batch k is merged, batch k+1 simulates. Batch k+2 is
-	// chosen from the store as it stands after batch k, whatever the
+	// Pipeline: while batch k is merged, batch k+1 simulates. Batch k+Lag
+	// is chosen from the store as it stands after batch k, whatever the
 	// worker count, so results stay independent of it. Configurations
 	// chosen but not yet merged stay in the log, so a checkpoint can
 	// resume them exactly.
-	ex := newExecutor(ctx, c, store.Space(), opt)
+	ex, err := newExecutor(ctx, c, store.Space(), opt)
+	if err != nil {
+		return rep, err
+	}
 	defer ex.close()
 	dispatched := rep.Sims
 	arrived := map[int]result{}
@@ -313,8 +339,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	interrupted := false
 	ks := c.Space.Ks()
 	for {
-		// Keep two batches ahead of the merged prefix.
-		for cl.len() < min(opt.Budget, rep.Sims+2*batchSize) {
+		// Keep Lag batches ahead of the merged prefix.
+		for cl.len() < min(opt.Budget, rep.Sims+opt.Lag*batchSize) {
 			n := min(batchSize, opt.Budget-cl.len())
 			for i := 0; i < n; i++ {
 				g := sel.next()
@@ -401,6 +427,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			rep.Sims++
 		}
 		pending = append(pending[:0], pending[n:]...)
+		if m, ok := ex.(interface{ merged(int) }); ok {
+			m.merged(rep.Sims)
+		}
 		rep.Series.Record(int64(rep.Sims), store)
 		// Saturation of coverage(S, κ) per window (ACT §3).
 		if opt.Method == "act" && rep.Sims-rs.LastWindowSims >= window {

@@ -18,7 +18,8 @@
 //	actfuzz diff SEED.json       one configuration on two subjects
 //	actfuzz confirm SEED.json    re-run a finding N times on a subject
 //	actfuzz sym                  symbolic exploration of uncertain delays
-//	actfuzz worker               a worker process (started by run and compare)
+//	actfuzz worker --nats URL    a worker host of a cluster (without --nats: a
+//	                             worker process, started by run and compare)
 //
 // Run `actfuzz COMMAND -h` (or `actfuzz help COMMAND`) for a command's
 // flags. Exit statuses, for every command: 0 done and nothing found (or
@@ -92,7 +93,7 @@ func commands() []command {
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
 		{"confirm", "re-run a finding N times on a subject (the kernel: --subject linux) and count how often it held", runConfirm},
 		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", runSym},
-		{"worker", "serve a campaign's simulations on stdin/stdout (started by run and compare)", runWorker},
+		{"worker", "a cluster's worker host (--nats URL), or a campaign's worker process on stdin/stdout (started by run and compare)", runWorker},
 	}
 }
 

@@ -74,7 +74,7 @@ func otherSubjectHint(path string, subj netenv.Subject, err error) string {
 // restoreSettings takes a resumed run's method, budget, duration and
 // workers from its checkpoint, unless given again as flags (which it
 // says).
-func restoreSettings(fs *flag.FlagSet, out string, method *string, budget *int, duration *time.Duration, workers *int, info, stderr io.Writer) int {
+func restoreSettings(fs *flag.FlagSet, out string, method *string, budget *int, duration *time.Duration, workers, lag *int, info, stderr io.Writer) int {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if !given["method"] {
@@ -114,6 +114,11 @@ func restoreSettings(fs *flag.FlagSet, out string, method *string, budget *int, 
 	if cp.Workers > 0 {
 		restore("workers", fmt.Sprint(*workers), fmt.Sprint(cp.Workers), func() { *workers = cp.Workers })
 	}
+	if !given["lag"] {
+		*lag = cp.Lag
+	} else if *lag != cp.Lag {
+		fmt.Fprintf(info, "actfuzz run: --lag %d overrides the checkpoint's %d (results differ from an uninterrupted run's)\n", *lag, cp.Lag)
+	}
 	return exitOK
 }
 
@@ -130,6 +135,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	subject := fs.String("subject", "native", "what runs the simulations: native, ns3, gvisor or linux")
 	memory := fs.String("memory", "", "memory budget of the campaign process, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	isoFlags := addIsolateFlags(fs, false)
+	nf := addNATSFlags(fs, "coordinate a cluster: publish the simulations on this NATS JetStream `URL` (nats://host:4222, tls://host:4222) for `actfuzz worker --nats URL` hosts; default: run them here")
+	lag := fs.Int("lag", 0, "batches of 64 configurations chosen ahead of the merge; results depend on it (0: the checkpoint's when resuming, else 2, or 8 with --nats)")
+	campaignID := fs.String("campaign-id", "", "with --nats: the id that names the campaign's streams (default: derived from --out, the campaign file and --method)")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
@@ -153,6 +161,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "actfuzz run: --budget, --workers and --duration must be ≥ 0")
 		return exitUsage
 	}
+	if *lag < 0 || *lag > 1024 {
+		fmt.Fprintln(stderr, "actfuzz run: --lag must be between 0 and 1024")
+		return exitUsage
+	}
+	if *nf.url == "" && (*campaignID != "" || *nf.creds != "" || *nf.ca != "" || *nf.cert != "" || *nf.key != "") {
+		fmt.Fprintln(stderr, "actfuzz run: --campaign-id and --nats-creds, --nats-ca, --nats-cert, --nats-key need --nats URL")
+		return exitUsage
+	}
 	if *resume && *out == "" {
 		fmt.Fprintln(stderr, "actfuzz run: --resume needs --out DIR")
 		return exitUsage
@@ -164,7 +180,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *resume {
-		code := restoreSettings(fs, *out, method, budget, duration, workers, infoWriter(*quiet, stderr), stderr)
+		code := restoreSettings(fs, *out, method, budget, duration, workers, lag, infoWriter(*quiet, stderr), stderr)
 		if code != exitOK {
 			return code
 		}
@@ -193,8 +209,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-		Logger: verbosity.logger(stderr), Program: progName()}
+		Logger: verbosity.logger(stderr), Program: progName(), Lag: *lag}
 	opt.OnCheckpoint = reportHook(*out, c, opt.Logger)
+	if *nf.url != "" {
+		if opt.Lag == 0 {
+			opt.Lag = clusterLag
+		}
+		disconnect, code := clusterRun(nf, *campaignID, c, &opt, stderr, infoWriter(*quiet, stderr))
+		if code != exitOK {
+			return code
+		}
+		defer disconnect()
+	}
 	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update

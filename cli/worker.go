@@ -4,17 +4,22 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
-// runWorker is `actfuzz worker`: a worker process started by a campaign
-// (act.Options.Isolate). It speaks the worker protocol (act/protocol.go) on
-// stdin and stdout; it is not meant to be run by hand.
-// Its simulations are not cancelled by the CLI's signal context: the
-// coordinator ends the process.
-func runWorker(_ context.Context, args []string, _, stderr io.Writer) int {
+// runWorker is `actfuzz worker`: with --nats URL a worker host of a
+// cluster (runClusterWorker); without, a worker process started by a
+// campaign (act.Options.Isolate), which speaks the worker protocol
+// (act/protocol.go) on stdin and stdout and is not meant to be run by
+// hand. A worker process's simulations are not cancelled by the CLI's
+// signal context: the coordinator ends the process.
+func runWorker(ctx context.Context, args []string, _, stderr io.Writer) int {
+	if natsArg(args) || slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "--help" || a == "-help" }) {
+		return runClusterWorker(ctx, args, stderr)
+	}
 	var subjects []netenv.Subject
 	defer func() {
 		for _, s := range subjects {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // batchCodecVersion is the first byte of an encoded Batch.
@@ -68,6 +69,9 @@ func readTable(data []byte, t *table, at *[]int64, key []uint64) ([]byte, error)
 		return nil, errors.New("bad state count")
 	}
 	data = data[n2:]
+	// n is bounded by the data: room for its keys at once, not by doubling.
+	t.reserve(t.n + int(n))
+	*at = slices.Grow(*at, int(n))
 	keys := data[:int(n)*t.kb]
 	data = data[int(n)*t.kb:]
 	var word [8]byte

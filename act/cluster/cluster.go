@@ -1,0 +1,205 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// Bucket is the KV bucket of campaign headers, one key per campaign id.
+const Bucket = "actfuzz-campaigns"
+
+// Message headers.
+const (
+	hdrCampaign = "Actfuzz-Campaign" // the campaign id
+	hdrWork     = "Actfuzz-Work"     // SHA-256 (hex) of the Work message a Result answers
+)
+
+// Consumer names.
+const (
+	workersConsumer     = "workers"
+	coordinatorConsumer = "coordinator"
+)
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidID reports whether id can name a campaign's streams.
+func ValidID(id string) error {
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("campaign id %q: want 1 to 64 letters, digits, '-' or '_'", id)
+	}
+	return nil
+}
+
+// CampaignID derives a campaign id from the things that make a campaign
+// itself: its output directory (absolute), its file and its method. A
+// resumed campaign gets the same id, and so its streams.
+func CampaignID(out string, source []byte, method string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s%d:%s", len(out), out, len(method), method)
+	h.Write(source)
+	return "c" + hex.EncodeToString(h.Sum(nil))[:15]
+}
+
+func workStream(id string) string    { return "ACTFUZZ_" + id + "_WORK" }
+func resultsStream(id string) string { return "ACTFUZZ_" + id + "_RESULTS" }
+func workSubject(id string) string   { return "actfuzz." + id + ".work" }
+func resultSubject(id string) string { return "actfuzz." + id + ".results" }
+func refusedSubject(id string) string {
+	return "actfuzz." + id + ".refused"
+}
+
+// record is the value of a campaign's key in Bucket.
+type record struct {
+	Proto  int
+	Header act.CampaignHeader
+	Chunk  int
+}
+
+func encodeRecord(r record) ([]byte, error) {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(r); err != nil {
+		return nil, fmt.Errorf("encoding the campaign header: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+func decodeRecord(b []byte) (record, error) {
+	var r record
+	if len(b) > maxRecord {
+		return r, fmt.Errorf("campaign header of %d bytes", len(b))
+	}
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&r); err != nil {
+		return r, fmt.Errorf("decoding the campaign header: %w", err)
+	}
+	return r, nil
+}
+
+// maxRecord bounds a campaign header (the campaign file is in it).
+const maxRecord = 1 << 20
+
+// sameHeader says whether two campaign headers name the same campaign.
+func sameHeader(a, b act.CampaignHeader) bool {
+	return a.Path == b.Path && a.Subject == b.Subject && a.Program == b.Program && bytes.Equal(a.Source, b.Source)
+}
+
+// workSum is the SHA-256 (hex) of what a Work asks for: its campaign
+// header, batch id and configurations, in a canonical binary form. (Not
+// of the message's bytes: gob's type ids differ between processes, and a
+// resumed coordinator must recognize the results of its predecessor's
+// chunks.)
+func workSum(w act.Work) string {
+	h := sha256.New()
+	var b []byte
+	str := func(s []byte) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(w.Proto))
+	str([]byte(w.Campaign.Path))
+	str([]byte(w.Campaign.Subject))
+	str([]byte(w.Campaign.Program))
+	str(w.Campaign.Source)
+	b = binary.AppendUvarint(b, w.BatchID)
+	nparams := len(netenv.ParamNames())
+	for _, it := range w.Items {
+		b = binary.AppendVarint(b, int64(it.Index))
+		b = binary.AppendUvarint(b, it.Config.Seed)
+		b = binary.AppendVarint(b, int64(it.Config.Step))
+		b = binary.AppendUvarint(b, uint64(len(it.Config.Schedule)))
+		for _, ph := range it.Config.Schedule {
+			b = binary.AppendVarint(b, int64(ph.Until))
+			for i := range nparams {
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(ph.Env.Get(i)))
+			}
+		}
+		h.Write(b)
+		b = b[:0]
+	}
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ConnectOptions are how to reach a NATS system.
+type ConnectOptions struct {
+	URL   string // nats://host:4222, tls://host:4222; a comma-separated list for a cluster
+	Creds string // a credentials file (JWT and NKey seed); "" for none
+	CA    string // a PEM file of CAs to verify the server with (TLS); "" for the system's
+	Cert  string // client certificate and key (PEM) for mutual TLS; "" for none
+	Key   string
+	Name  string // the connection's name, as the server shows it
+}
+
+// Redact hides a password in a NATS URL (for messages).
+func Redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	return p.Redacted()
+}
+
+// Connect connects to NATS with nats.go's own options for credentials and
+// TLS, reconnecting for ever (a server restart is waited out). Errors name
+// the URL without its password.
+func Connect(o ConnectOptions) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
+		nats.RetryOnFailedConnect(false)}
+	if o.Creds != "" {
+		opts = append(opts, nats.UserCredentials(o.Creds))
+	}
+	if o.CA != "" {
+		opts = append(opts, nats.RootCAs(o.CA))
+	}
+	if o.Cert != "" || o.Key != "" {
+		opts = append(opts, nats.ClientCert(o.Cert, o.Key))
+	}
+	nc, err := nats.Connect(o.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", Redact(o.URL), err)
+	}
+	return nc, nil
+}
+
+// campaigns opens (creating it if needed) the bucket of campaign headers.
+func campaigns(ctx context.Context, js jetstream.JetStream, create bool) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, Bucket)
+	if err == nil || !create || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Storage: jetstream.FileStorage,
+		Description: "actfuzz campaign headers (campaign file, subject, build revision)", MaxValueSize: maxRecord})
+}
+
+// retry calls f until it succeeds or ctx ends, backing off up to 2 s
+// (a server that restarts, a leader election).
+func retry(ctx context.Context, f func() error) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}

@@ -1,0 +1,724 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// TestMain makes the test binary its own worker process ("worker", as
+// `actfuzz worker` started by a supervisor) and its own worker host
+// ("host URL PROCS", as `actfuzz worker --nats URL --procs N`).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "worker":
+			os.Exit(act.WorkerMain(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr,
+				func(string) (netenv.Subject, error) { return netenv.Native{}, nil }))
+		case "host":
+			os.Exit(hostMain(os.Args[2:]))
+		case "coordinator":
+			os.Exit(coordinatorMain(os.Args[2:]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func hostMain(args []string) int {
+	procs, _ := strconv.Atoi(args[1])
+	nc, err := Connect(ConnectOptions{URL: args[0], Name: "test host"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer nc.Close()
+	w, err := NewWorker(nc, WorkerOptions{Procs: procs, Poll: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := w.Serve(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	return 0
+}
+
+// coordinatorMain is "coordinator URL OUT": testCampaign through a
+// cluster, checkpointed after every batch (to be killed).
+func coordinatorMain(args []string) int {
+	nc, err := Connect(ConnectOptions{URL: args[0], Name: "test coordinator"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	c := testCampaign(nil)
+	_, err = act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: args[1], CheckpointEvery: 1,
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: "killed"})
+		}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	return 0
+}
+
+// startServer starts an embedded NATS server with JetStream storing in
+// dir, on port (-1: any).
+func startServer(t *testing.T, dir string, port int) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+		NoLog: true, NoSigs: true, MaxPayload: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func connect(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := Connect(ConnectOptions{URL: url, Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func testCampaign(t *testing.T) *act.Campaign {
+	if t != nil {
+		t.Helper()
+	}
+	c, err := act.ParseCampaign("c.yaml", []byte(`
+ccai: [reno]
+profile: linux-3.10
+bytes: 300000
+params:
+  bw: {min: 0.5, max: 50, step: 0.1}
+  delay: {min: 1, max: 200, step: 1}
+conditions:
+  - {name: undo-increase, when: 'prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd'}
+window: 64
+`))
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// outcome is what must not depend on where simulations ran: the regions
+// at every k and the finding groups.
+func outcome(rep *act.Report) string {
+	var b strings.Builder
+	for _, k := range rep.Store.Space().Ks() {
+		fmt.Fprintf(&b, "k=%d:%d ", k, rep.Store.VisitedRegions(k))
+	}
+	for _, g := range rep.Findings {
+		f := g.Seed.Finding
+		fmt.Fprintf(&b, "\n%s %s %s seed=%d ×%d t=%d", f.Kind, f.Condition, filepath.Base(g.Path), g.Seed.Seed, g.Count, f.TimeNS)
+	}
+	return b.String()
+}
+
+// sameSeeds fails unless the seed files of two runs are byte-identical.
+func sameSeeds(t *testing.T, a, b *act.Report, dirA, dirB string) {
+	t.Helper()
+	if len(a.Findings) != len(b.Findings) {
+		t.Fatalf("%d finding groups, want %d", len(b.Findings), len(a.Findings))
+	}
+	for _, g := range a.Findings {
+		rel, _ := filepath.Rel(dirA, g.Path)
+		x, err := os.ReadFile(g.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(dirB, rel))
+		if err != nil || string(x) != string(y) {
+			t.Fatalf("seed file %s differs (%v)", rel, err)
+		}
+	}
+}
+
+const (
+	testBudget = 448
+	testLag    = 4
+)
+
+// reference runs the campaign on one local in-process worker.
+func reference(t *testing.T, c *act.Campaign) (*act.Report, string) {
+	t.Helper()
+	dir := t.TempDir()
+	rep, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Workers: 1, Lag: testLag, Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) == 0 {
+		t.Fatal("the reference found nothing: the test wants findings to compare")
+	}
+	return rep, dir
+}
+
+// clusterRun runs the campaign through a cluster executor on nc;
+// after, if set, is called with the executor once it is set up.
+func clusterRun(t *testing.T, ctx context.Context, c *act.Campaign, nc *nats.Conn, out string, co Options, after func(*Executor, act.CampaignHeader), opt act.Options) (*act.Report, *Executor) {
+	t.Helper()
+	var ex *Executor
+	co.Logger = testLogger(t)
+	opt.Budget, opt.Lag, opt.Out = testBudget, testLag, out
+	opt.Executor = func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+		var err error
+		ex, err = NewExecutor(ctx, nc, c, h, co)
+		if err == nil && after != nil {
+			after(ex, h)
+		}
+		return ex, err
+	}
+	rep, err := act.Run(ctx, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, ex
+}
+
+// startHosts starts n worker hosts of procs processes each, in this
+// process; they stop at the end of the test.
+func startHosts(t *testing.T, url string, n, procs int, program string) []*Worker {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var ws []*Worker
+	for range n {
+		w, err := NewWorker(connect(t, url), WorkerOptions{Procs: procs, Poll: 100 * time.Millisecond, Program: program, Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Serve(ctx); err != nil {
+				t.Errorf("worker host: %v", err)
+			}
+		}()
+	}
+	return ws
+}
+
+// A campaign on an embedded JetStream server with three worker hosts
+// gives what one local worker gives: the same regions at every k, the
+// same findings and byte-identical seed files.
+func TestClusterMatchesLocal(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	hosts := startHosts(t, s.ClientURL(), 3, 1, "")
+	dir := t.TempDir()
+	start := time.Now()
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "determinism"}, nil, act.Options{})
+	t.Logf("cluster: %d sims in %v; %+v", rep.Sims, time.Since(start).Round(time.Millisecond), ex.Stats())
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	served := 0
+	for _, h := range hosts {
+		if h.Stats().Chunks > 0 {
+			served++
+		}
+	}
+	if st := ex.Stats(); st.Results != testBudget || st.RejectedTotal() != 0 || served < 2 {
+		t.Fatalf("%+v, %d hosts served", st, served)
+	}
+	// A finished campaign leaves no stream behind.
+	for name := range ex.js.StreamNames(context.Background()).Name() {
+		if strings.HasPrefix(name, "ACTFUZZ_") {
+			t.Errorf("stream %s left after the campaign", name)
+		}
+	}
+}
+
+// Hostile messages on the campaign's subjects are rejected and counted,
+// never merged: the campaign ends as the reference does.
+func TestHostilePublisher(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	hosts := startHosts(t, s.ClientURL(), 1, 2, "")
+	hostile := connect(t, s.ClientURL())
+	const id = "hostile"
+	pub := func(subject, campaign, work string, data []byte) {
+		m := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: data}
+		if campaign != "" {
+			m.Header.Set(hdrCampaign, campaign)
+		}
+		if work != "" {
+			m.Header.Set(hdrWork, work)
+		}
+		if err := hostile.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	result := func(r act.Result) []byte {
+		b, err := act.EncodeMessage(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	work := func(w act.Work) []byte {
+		b, err := act.EncodeMessage(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	wantCoord := map[string]int{"malformed": 2, "another campaign": 1, "unknown batch": 1,
+		"configuration does not match its batch": 1, "index outside its batch": 1, "not a result": 1,
+		"states outside the campaign's space": 1}
+	wantHost := map[string]int{"malformed": 1, "another campaign header": 1, "batch id does not match its configurations": 1, "another campaign": 1}
+	after := func(ex *Executor, h act.CampaignHeader) {
+		rs, ws := resultSubject(id), workSubject(id)
+		pub(rs, id, "", []byte("garbage"))
+		pub(rs, id, "", []byte{'R', 0xff, 0xff})
+		// Over MaxResult: the stream itself refuses it.
+		js, err := jetstream.New(hostile)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := js.Publish(context.Background(), rs, make([]byte, 2<<20)); err == nil {
+			t.Error("the results stream took a message over MaxResult")
+		}
+		pub(rs, "someone-else", "", result(act.Result{BatchID: 0, Index: 0}))
+		pub(rs, id, "x", result(act.Result{BatchID: 1 << 40, Index: 1 << 40, States: []byte{1}}))
+		pub(rs, id, strings.Repeat("0", 64), result(act.Result{BatchID: 0, Index: 0, States: []byte{1}}))
+		pub(rs, id, "", work(act.Work{BatchID: 0}))
+		// The chunk's true sum, a forged index and forged states.
+		ex.mu.Lock()
+		sum0 := ""
+		if c0 := ex.chunks[0]; c0 != nil {
+			sum0 = c0.sum
+		}
+		ex.mu.Unlock()
+		pub(rs, id, sum0, result(act.Result{BatchID: 0, Index: 9, States: []byte{1}}))
+		pub(rs, id, sum0, result(act.Result{BatchID: 0, Index: 0, States: []byte{1, 2, 3}}))
+		// Work: malformed, another campaign's header, a lying batch id,
+		// another campaign's id.
+		pub(ws, id, "", []byte("W-not-gob"))
+		other := h
+		other.Source = []byte("ccai: [cubic]\n")
+		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: other, BatchID: 1 << 30, Items: []act.WorkItem{{Index: 1 << 30}}}))
+		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: 5, Items: []act.WorkItem{{Index: 1 << 30}}}))
+		pub(ws, "someone-else", "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: 1 << 30, Items: []act.WorkItem{{Index: 1 << 30}}}))
+	}
+	dir := t.TempDir()
+	// The executor registers chunk 0 (whose sum the forgeries use) in its
+	// first Dispatch, which comes after the factory returns: publish the
+	// forgeries then, from a goroutine that waits for it.
+	var once sync.Once
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: id, MaxResult: 1 << 20},
+		func(ex *Executor, h act.CampaignHeader) {
+			once.Do(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						ex.mu.Lock()
+						ok := ex.chunks[0] != nil
+						ex.mu.Unlock()
+						if ok {
+							break
+						}
+						time.Sleep(time.Millisecond)
+					}
+					after(ex, h)
+				}()
+			})
+		}, act.Options{})
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster under attack:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	st := ex.Stats()
+	t.Logf("coordinator: %+v; host: %+v", st, hosts[0].Stats())
+	// The forgeries for chunk 0 may come after its true results (then a
+	// well-formed one is a duplicate) or after it is merged (stale): not
+	// rejected then, and still never merged.
+	got := st.Rejected
+	if n := got["configuration does not match its batch"] + got["index outside its batch"] + got["states outside the campaign's space"] + st.Stale + st.Duplicates; n < 3 {
+		t.Errorf("forged results of chunk 0: %d counted, want 3", n)
+	}
+	for _, r := range []string{"malformed", "another campaign", "unknown batch", "not a result"} {
+		if got[r] != wantCoord[r] {
+			t.Errorf("coordinator rejected %d %q, want %d", got[r], r, wantCoord[r])
+		}
+	}
+	if st.Results != testBudget {
+		t.Errorf("%d results accepted, want %d", st.Results, testBudget)
+	}
+	hs := hosts[0].Stats()
+	for r, n := range wantHost {
+		if hs.Rejected[r] != n {
+			t.Errorf("host rejected %d %q, want %d (%v)", hs.Rejected[r], r, n, hs.Rejected)
+		}
+	}
+}
+
+// A worker host of another build refuses the campaign: it says so to the
+// coordinator, naming both builds, and takes no work.
+func TestWorkerOfAnotherBuildRefused(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	hosts := startHosts(t, s.ClientURL(), 1, 1, "other-build")
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "this-build"}
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "refuse", Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	ex.Dispatch(0, []act.Config{{}})
+	deadline := time.Now().Add(10 * time.Second)
+	for ex.Stats().Refusals == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	why := hosts[0].Stats().Refused["refuse"]
+	if ex.Stats().Refusals == 0 || !strings.Contains(why, `"this-build"`) || !strings.Contains(why, `"other-build"`) {
+		t.Fatalf("coordinator saw %d refusals; the host says %q", ex.Stats().Refusals, why)
+	}
+	time.Sleep(500 * time.Millisecond)
+	info, err := ex.work.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 || hosts[0].Stats().Chunks != 0 {
+		t.Fatalf("the refusing host took work: %d chunks left, %d run", info.State.Msgs, hosts[0].Stats().Chunks)
+	}
+	t.Logf("refused: %s", why)
+}
+
+// startHostProcess starts a worker host as a process of its own (this test
+// binary as "host"), as `actfuzz worker --nats URL --procs N` would run.
+func startHostProcess(t *testing.T, url string, procs int) (*exec.Cmd, *syncWriter) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "host", url, strconv.Itoa(procs))
+	log := &syncWriter{w: &bytes.Buffer{}}
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	return cmd, log
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
+
+// A worker host killed (SIGKILL) while it runs a chunk: the chunk is
+// redelivered after AckWait to the other host, and the campaign ends
+// exactly as the reference.
+func TestWorkerHostKilledMidChunk(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	victim, victimLog := startHostProcess(t, s.ClientURL(), 1)
+	_, otherLog := startHostProcess(t, s.ClientURL(), 1)
+	dir := t.TempDir()
+	var killed sync.Once
+	var killer sync.WaitGroup
+	defer killer.Wait()
+	rep, _ := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "kill", AckWait: 2 * time.Second},
+		nil, act.Options{Progress: func(st act.Status) {
+			if st.Sims >= 128 {
+				killed.Do(func() {
+					// Kill it just after it starts a chunk (without
+					// holding up the campaign, which publishes them).
+					killer.Add(1)
+					go func() {
+						defer killer.Done()
+						count := func() int { return strings.Count(victimLog.String(), `msg="chunk started"`) }
+						n := count()
+						for deadline := time.Now().Add(5 * time.Second); count() == n && time.Now().Before(deadline); {
+							time.Sleep(time.Millisecond)
+						}
+						_ = victim.Process.Kill()
+						t.Logf("killed worker host pid %d after %d sims", victim.Process.Pid, st.Sims)
+					}()
+				})
+			}
+		}})
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster, a host killed:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	// The chunks the victim started and never finished: the other host
+	// ran them.
+	lines := func(b *syncWriter, what string) map[string]bool {
+		m := map[string]bool{}
+		for l := range strings.Lines(b.String()) {
+			if strings.Contains(l, `msg="`+what+`"`) {
+				i := strings.Index(l, " batch=")
+				m[strings.Fields(l[i+1:])[0]] = true
+			}
+		}
+		return m
+	}
+	started, done, otherDone := lines(victimLog, "chunk started"), lines(victimLog, "chunk results published"), lines(otherLog, "chunk done")
+	var lost []string
+	for b := range started {
+		if !done[b] {
+			lost = append(lost, b)
+			if !otherDone[b] {
+				t.Errorf("chunk %s, cut short by the kill, was not run by the other host", b)
+			}
+		}
+	}
+	if len(lost) == 0 {
+		t.Fatalf("the victim was killed between chunks (%d started): nothing redelivered", len(started))
+	}
+	t.Logf("redelivered after the kill: %v", lost)
+}
+
+// A coordinator stopped mid-campaign (its chunks in flight, results in
+// the stream unmerged) and run again with --resume ends as the reference.
+func TestCoordinatorResume(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	first, ex1 := clusterRun(t, ctx, c, connect(t, s.ClientURL()), dir, Options{ID: "resume"}, nil,
+		act.Options{CheckpointEvery: 1, Progress: func(st act.Status) {
+			if st.Sims >= 192 {
+				cancel()
+			}
+		}})
+	if first.Sims >= testBudget {
+		t.Fatalf("the first coordinator ran all %d simulations", first.Sims)
+	}
+	info, err := ex1.js.Stream(context.Background(), resultsStream("resume"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := info.CachedInfo().State.Msgs
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "resume", Resume: true}, nil,
+		act.Options{Resume: true})
+	t.Logf("stopped at %d sims with %d results in the stream; resumed: %+v", first.Sims, left, ex.Stats())
+	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Skipped == 0 {
+		t.Errorf("the resumed coordinator rejected its predecessor's results (%v) or published every chunk again (%d skipped)", st.Rejected, st.Skipped)
+	}
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\nresumed:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+}
+
+// The NATS server restarts (file storage) in the middle of a campaign:
+// the coordinator and the worker hosts reconnect, and the campaign ends
+// as the reference.
+func TestServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a NATS server")
+	}
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	store := t.TempDir()
+	s := startServer(t, store, -1)
+	port := s.Addr().(*net.TCPAddr).Port
+	url := s.ClientURL()
+	startHosts(t, url, 2, 1, "")
+	dir := t.TempDir()
+	var restarted sync.Once
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, url), dir, Options{ID: "restart", AckWait: 3 * time.Second}, nil,
+		act.Options{Progress: func(st act.Status) {
+			if st.Sims >= 128 {
+				restarted.Do(func() {
+					s.Shutdown()
+					s.WaitForShutdown()
+					t.Logf("server stopped at %d sims", st.Sims)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						time.Sleep(500 * time.Millisecond)
+						startServer(t, store, port)
+						t.Log("server restarted")
+					}()
+				})
+			}
+		}})
+	t.Logf("after the restart: %+v", ex.Stats())
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\nserver restarted:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+}
+
+// A chunk whose hosts all die on it (they take it and never ack) is a dead
+// letter after MaxDeliver deliveries: its configurations become crash
+// fault results, and it leaves the work stream.
+func TestDeadLetter(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h,
+		Options{ID: "dead", AckWait: 300 * time.Millisecond, MaxDeliver: 2, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	ex.Dispatch(100, make([]act.Config, 5))
+	// The doomed hosts: each takes the chunk and dies without a word.
+	cons, err := ex.js.Consumer(context.Background(), workStream("dead"), workersConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			b, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			for range b.Messages() {
+			}
+		}
+	}()
+	got := map[int]bool{}
+	for len(got) < 5 {
+		select {
+		case r := <-ex.Results():
+			if r.Fault == nil || r.Fault.Kind != "crash" || !strings.Contains(r.Fault.Detail, "dead letter") || r.Index < 100 || r.Index >= 105 {
+				t.Fatalf("result %+v, want a crash fault of configurations 100–104", r)
+			}
+			got[r.Index] = true
+		case <-ctx.Done():
+			t.Fatalf("%d of 5 crash faults; %+v", len(got), ex.Stats())
+		}
+	}
+	if st := ex.Stats(); st.DeadLetter != 1 {
+		t.Fatalf("%+v", st)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := ex.work.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead letter is still in the work stream: %d messages", info.State.Msgs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A coordinator killed (SIGKILL) mid-campaign, its chunks still with the
+// hosts and its results in the stream, resumed with --resume: the campaign
+// ends as the reference.
+func TestCoordinatorKilled(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coord := exec.Command(exe, "coordinator", s.ClientURL(), dir)
+	coord.Stderr = os.Stderr
+	if err := coord.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if info, err := act.ReadCheckpoint(dir, "act"); err == nil && info.Sims >= 192 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = coord.Process.Kill()
+			t.Fatal("the coordinator did not checkpoint 192 simulations in time")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = coord.Process.Kill()
+	_ = coord.Wait()
+	info, err := act.ReadCheckpoint(dir, "act")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Sims >= testBudget {
+		t.Fatalf("the coordinator finished (%d sims) before it was killed", info.Sims)
+	}
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "killed", Resume: true}, nil,
+		act.Options{Resume: true})
+	t.Logf("killed after a checkpoint of %d sims; resumed: %+v", info.Sims, ex.Stats())
+	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Skipped == 0 {
+		t.Errorf("the resumed coordinator rejected its predecessor's results (%v) or published every chunk again (%d skipped)", st.Rejected, st.Skipped)
+	}
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\nresumed after a kill:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+}

@@ -1,0 +1,103 @@
+// Package cluster runs a campaign's simulations on many machines through
+// NATS JetStream: a coordinator (`actfuzz run --nats URL`: the selector,
+// the coverage store, the corpus, the checkpoints — everything act.Run
+// does) publishes configurations, and worker hosts (`actfuzz worker --nats
+// URL --procs N`) pull them, run them in N supervised worker processes
+// (act.WorkerPool: the isolated executor of a local campaign) and publish
+// the results back. The messages are those of the worker protocol
+// (act/protocol.go): a Work per queue message, a Result per configuration.
+//
+// # Names
+//
+// Every campaign has an id (letters, digits, '-' and '_'; `run` derives it
+// from the output directory and the campaign file, so a --resume finds its
+// streams again). Several campaigns share one NATS system:
+//
+//	KV bucket  actfuzz-campaigns, key ID   the campaign header: act.CampaignHeader (campaign file,
+//	                                       subject, build revision), the chunk size, the protocol version
+//	stream     ACTFUZZ_ID_WORK             subject actfuzz.ID.work, work-queue retention: configuration batches
+//	consumer   workers (on the work stream) durable pull consumer shared by every worker host
+//	stream     ACTFUZZ_ID_RESULTS          subject actfuzz.ID.results, work-queue retention: one Result a message
+//	consumer   coordinator                 durable pull consumer of the coordinator
+//	subject    actfuzz.ID.refused          (core NATS) a worker host that refuses the campaign says why
+//
+// # Work
+//
+// Run hands the executor batches of 64 configurations; the executor cuts
+// each into chunks (Options.Chunk, default 8) and publishes one Work
+// message per chunk, its BatchID the index of its first configuration,
+// with header Actfuzz-Campaign (the id). Each Result a worker publishes
+// carries Actfuzz-Work: the SHA-256 of its chunk's campaign header, batch
+// id and configurations in a canonical binary form (workSum; not of the
+// message's bytes, since gob's type ids differ between processes and a
+// resumed coordinator must recognize its predecessor's chunks). The consumer "workers" is a durable pull
+// consumer with explicit ack: a worker host fetches a chunk, runs it,
+// publishes its results and only then acks it. While a chunk runs the
+// host sends InProgress heartbeats every AckWait/3, so a long chunk is not
+// redelivered; a host that dies (kill -9, a lost machine) stops sending
+// them, and after AckWait the chunk is redelivered to another host. The
+// results do not depend on which host ran a chunk, nor on how often.
+// After MaxDeliver deliveries without an ack (a chunk that keeps killing
+// its hosts) the server publishes a max-deliveries advisory: the
+// coordinator, subscribed to it, deletes the chunk from the stream and
+// records each of its configurations that has no result yet as a "crash"
+// fault finding (its dead letter), so the campaign goes on. (A crash of a
+// worker *process* never gets that far: the host's supervisor makes it the
+// fault of its configuration, as on one machine.) A result over the
+// server's max_payload cannot be published: its host naks the chunk, which
+// ends the same way; raise the server's max_payload above the default 1 MB
+// (bench/cluster.sh sets 8 MB) so that it does not happen.
+//
+// # Results and determinism
+//
+// Workers publish one Result per configuration on actfuzz.ID.results with
+// the chunk's Actfuzz-Work sum. The coordinator consumes them with its
+// durable consumer and acks a result only once Run has merged it, so a
+// coordinator that dies loses nothing the stream had. Run merges in
+// configuration order, batch after batch, whatever the arrival order:
+// results (regions at every k, findings, seed files) are those of a local
+// run with the same lag (act.Options.Lag, the batches chosen ahead of the
+// merge, recorded in the checkpoint; a cluster wants more than the local
+// default of 2 to keep its hosts busy). A redelivered chunk's results come
+// twice: the executor keeps one per configuration index and acks and
+// counts the others (Stats.Duplicates).
+//
+// # Nothing from the queue is trusted
+//
+// The coordinator rejects, counts (Stats.Rejected, by reason) and acks,
+// never merges: a message over Options.MaxResult bytes, one that is not a
+// Result, one of another campaign, one for a chunk it never published
+// (Stats "unknown batch"), one whose index is outside its chunk, one whose
+// configuration sum does not match its chunk's, one whose states do not
+// decode in the campaign's state space, whose mean state has the wrong
+// length or whose hits name conditions the campaign lacks. A worker host
+// terminates (Term, so it is never redelivered) and counts a Work that is
+// oversized, malformed, of another campaign header, or whose indices do
+// not match its BatchID.
+//
+// These checks catch what is inconsistent, not a well-formed forgery: a
+// publisher that knows a chunk can publish a plausible result for it
+// before the worker host does. Keeping such publishers out is the job of
+// NATS permissions: credentials (--nats-creds) that let only worker hosts
+// publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work.
+//
+// # Build revisions
+//
+// Seeds replay only on the build that wrote them, so a worker host whose
+// corpus.ProgramVersion differs from the header's refuses the campaign: it
+// logs "campaign ID was started by build X; this worker is build Y",
+// publishes that on actfuzz.ID.refused (the coordinator logs and counts
+// it) and never pulls its work.
+//
+// # Coordinator death and server restarts
+//
+// `run --resume` continues from the last checkpoint (act.Run): its
+// configuration log replays the same configurations, in the same chunks
+// with the same sums, so the executor purges the work stream (chunks of
+// the dead coordinator), reads the results already in the results stream
+// (unacked: not merged; for at most 10 s) and publishes again only the
+// chunks not merged in the checkpoint that still miss a result
+// (Stats.Skipped counts the others). With file storage the streams, the consumers and the KV bucket
+// survive a restart of the NATS server; nats.go reconnects and both sides
+// retry what failed meanwhile.
+package cluster

@@ -1,0 +1,577 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+)
+
+// Options configure a coordinator's executor.
+type Options struct {
+	// ID names the campaign's streams (see ValidID, CampaignID).
+	ID string
+	// Resume keeps the results stream of an earlier coordinator of the
+	// campaign (act.Options.Resume); otherwise its streams start empty.
+	Resume bool
+	// Chunk is the configurations per Work message (default 8).
+	Chunk int
+	// AckWait is how long a chunk may go without an ack or a heartbeat
+	// before it is redelivered (default 30 s); MaxDeliver bounds its
+	// deliveries before it is a dead letter (default 5).
+	AckWait    time.Duration
+	MaxDeliver int
+	// MaxResult bounds a result message in bytes (default 8 MiB); the
+	// server's max_payload must allow it.
+	MaxResult int
+	Logger    *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Chunk <= 0 {
+		o.Chunk = 8
+	}
+	if o.AckWait <= 0 {
+		o.AckWait = 30 * time.Second
+	}
+	if o.MaxDeliver <= 0 {
+		o.MaxDeliver = 5
+	}
+	if o.MaxResult <= 0 {
+		o.MaxResult = 8 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// maxWork bounds a Work message (a chunk of configurations and the
+// campaign header).
+const maxWork = 4 << 20
+
+// Stats counts what the coordinator's executor received.
+type Stats struct {
+	Published  int            // Work messages (chunks)
+	Skipped    int            // chunks not published again on resume: their results were in the stream
+	Results    int            // results accepted
+	Duplicates int            // results of a configuration already received (redeliveries)
+	Stale      int            // results of configurations merged before (a resume)
+	Rejected   map[string]int // by reason: never merged
+	Refusals   int            // worker hosts that refused the campaign
+	DeadLetter int            // chunks given up after MaxDeliver deliveries
+}
+
+// RejectedTotal is the number of rejected messages.
+func (s Stats) RejectedTotal() int {
+	n := 0
+	for _, v := range s.Rejected {
+		n += v
+	}
+	return n
+}
+
+type chunk struct {
+	first, n int
+	sum      string
+	seq      uint64 // work stream sequence, once published
+	body     []byte
+}
+
+// Executor is the coordinator's side: an act.Executor that publishes
+// chunks of configurations to the campaign's work stream and delivers the
+// validated results of its results stream.
+type Executor struct {
+	opt    Options
+	ctx    context.Context
+	cancel context.CancelFunc
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	kv     jetstream.KeyValue
+	work   jetstream.Stream
+	res    jetstream.Consumer
+	space  coverage.Space
+	conds  map[string]bool
+	header act.CampaignHeader
+	log    *slog.Logger
+
+	out  chan act.Result
+	fail chan error
+	pubq chan *chunk
+	wg   sync.WaitGroup
+	subs []*nats.Subscription
+
+	mu     sync.Mutex
+	chunks map[int]*chunk        // by first index
+	bySeq  map[uint64]*chunk     // by work stream sequence
+	got    map[int]jetstream.Msg // received, not merged: the message to ack once merged (nil: dead letter)
+	merged int                   // configurations below are merged
+	stats  Stats
+	start  sync.Once
+	check  *coverage.Batch
+	epoch  int64 // this executor's start: publications of another are not duplicates
+	// On resume: the results in the stream at the start, and how many
+	// messages were received since.
+	pending0, seen uint64
+	lastDispatch   time.Time
+}
+
+// NewExecutor sets up the campaign's streams, consumers and KV entry on
+// nc's JetStream and returns the executor; c is the campaign and h its
+// header (act.Options.Executor's argument).
+func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.CampaignHeader, opt Options) (*Executor, error) {
+	opt.defaults()
+	if err := ValidID(opt.ID); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	check, err := coverage.NewBatch(c.Space)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: h, log: opt.Logger.With("campaign", opt.ID),
+		out: make(chan act.Result, 1024), fail: make(chan error, 1), pubq: make(chan *chunk, 1<<16),
+		chunks: map[int]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]jetstream.Msg{},
+		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, check: check, epoch: time.Now().UnixNano()}
+	for _, cs := range c.Conditions {
+		e.conds[cs.Name] = true
+	}
+	if err := e.setup(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Executor) setup(ctx context.Context) error {
+	id := e.opt.ID
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !e.opt.Resume {
+		for _, s := range []string{workStream(id), resultsStream(id)} {
+			if err := e.js.DeleteStream(sctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+				return fmt.Errorf("deleting stream %s: %w", s, err)
+			}
+		}
+	}
+	var err error
+	e.work, err = e.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: workStream(id), Subjects: []string{workSubject(id)},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxMsgSize: maxWork,
+		Description: "actfuzz: configuration chunks of campaign " + id})
+	if err != nil {
+		return fmt.Errorf("work stream: %w", err)
+	}
+	// Chunks of a coordinator that died: this one publishes again
+	// whatever its checkpoint did not merge.
+	if err := e.work.Purge(sctx); err != nil {
+		return fmt.Errorf("purging the work stream: %w", err)
+	}
+	rs, err := e.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: resultsStream(id), Subjects: []string{resultSubject(id)},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxMsgSize: int32(e.opt.MaxResult),
+		Description: "actfuzz: results of campaign " + id})
+	if err != nil {
+		return fmt.Errorf("results stream: %w", err)
+	}
+	if _, err := e.js.CreateOrUpdateConsumer(sctx, workStream(id), jetstream.ConsumerConfig{Durable: workersConsumer,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: e.opt.AckWait, MaxDeliver: e.opt.MaxDeliver, MaxAckPending: -1,
+		Description: "actfuzz worker hosts"}); err != nil {
+		return fmt.Errorf("workers consumer: %w", err)
+	}
+	// A fresh consumer: the results an earlier coordinator held unacked
+	// (received, not merged) are delivered again at once. Its AckWait
+	// redelivers a result whose delivery was lost (a server restart); a
+	// result held unmerged longer comes again, and is a duplicate.
+	if err := rs.DeleteConsumer(sctx, coordinatorConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("results consumer: %w", err)
+	}
+	e.res, err = rs.CreateOrUpdateConsumer(sctx, jetstream.ConsumerConfig{Durable: coordinatorConsumer,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: e.opt.AckWait, MaxAckPending: -1, DeliverPolicy: jetstream.DeliverAllPolicy,
+		Description: "actfuzz coordinator"})
+	if err != nil {
+		return fmt.Errorf("results consumer: %w", err)
+	}
+	if e.opt.Resume {
+		e.pending0 = e.res.CachedInfo().NumPending
+	}
+	e.kv, err = campaigns(sctx, e.js, true)
+	if err != nil {
+		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
+	}
+	rec, err := encodeRecord(record{Proto: act.ProtocolVersion, Header: e.header, Chunk: e.opt.Chunk})
+	if err != nil {
+		return err
+	}
+	if _, err := e.kv.Put(sctx, id, rec); err != nil {
+		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
+	}
+	sub, err := e.nc.Subscribe(refusedSubject(id), func(m *nats.Msg) {
+		text := string(m.Data[:min(len(m.Data), 1024)])
+		e.mu.Lock()
+		e.stats.Refusals++
+		e.mu.Unlock()
+		e.log.Error("a worker host refused the campaign", "why", text)
+	})
+	if err != nil {
+		return err
+	}
+	e.subs = append(e.subs, sub)
+	sub, err = e.nc.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+workStream(id)+"."+workersConsumer, e.deadLetter)
+	if err != nil {
+		return err
+	}
+	e.subs = append(e.subs, sub)
+	e.wg.Add(1)
+	go e.publish()
+	return nil
+}
+
+// Dispatch cuts configurations base… into chunks and queues them for
+// publication.
+func (e *Executor) Dispatch(base int, gs []act.Config) {
+	var cs []*chunk
+	for lo := 0; lo < len(gs); lo += e.opt.Chunk {
+		w := act.Work{Proto: act.ProtocolVersion, Campaign: e.header, BatchID: uint64(base + lo)}
+		for i := lo; i < min(lo+e.opt.Chunk, len(gs)); i++ {
+			w.Items = append(w.Items, act.WorkItem{Index: base + i, Config: gs[i]})
+		}
+		body, err := act.EncodeMessage(w)
+		if err != nil {
+			e.failWith(err)
+			return
+		}
+		cs = append(cs, &chunk{first: base + lo, n: len(w.Items), sum: workSum(w), body: body})
+	}
+	e.mu.Lock()
+	for _, c := range cs {
+		e.chunks[c.first] = c
+	}
+	e.lastDispatch = time.Now()
+	e.mu.Unlock()
+	for _, c := range cs {
+		select {
+		case e.pubq <- c:
+		case <-e.ctx.Done():
+			return
+		}
+	}
+	e.start.Do(func() {
+		e.wg.Add(1)
+		go e.consume()
+	})
+}
+
+func (e *Executor) failWith(err error) {
+	select {
+	case e.fail <- err:
+	default:
+	}
+}
+
+// publish publishes the queued chunks in order, retrying through server
+// restarts.
+func (e *Executor) publish() {
+	defer e.wg.Done()
+	drained := e.pending0 == 0
+	for {
+		var c *chunk
+		select {
+		case c = <-e.pubq:
+		case <-e.ctx.Done():
+			return
+		}
+		if !drained {
+			// Resuming: read the results already in the stream first
+			// (for at most 10 s), and publish only the chunks that
+			// still miss some.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && e.ctx.Err() == nil; {
+				e.mu.Lock()
+				done := e.seen >= e.pending0
+				e.mu.Unlock()
+				if done {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			drained = true
+		}
+		e.mu.Lock()
+		have := true
+		for i := c.first; i < c.first+c.n && have; i++ {
+			_, ok := e.got[i]
+			have = ok || i < e.merged
+		}
+		if have {
+			e.stats.Skipped++
+		}
+		e.mu.Unlock()
+		if have {
+			continue
+		}
+		m := &nats.Msg{Subject: workSubject(e.opt.ID), Header: nats.Header{}, Data: c.body}
+		m.Header.Set(hdrCampaign, e.opt.ID)
+		var ack *jetstream.PubAck
+		err := retry(e.ctx, func() error {
+			pctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+			defer cancel()
+			var err error
+			// The message id makes a retried publication (a lost ack)
+			// land once.
+			ack, err = e.js.PublishMsg(pctx, m, jetstream.WithMsgID(fmt.Sprintf("%s-%d-%d-%s", e.opt.ID, e.epoch, c.first, c.sum[:16])))
+			if err != nil {
+				e.log.Warn("publishing a chunk", "first", c.first, "err", err)
+			}
+			return err
+		})
+		if err != nil {
+			return // closing
+		}
+		e.mu.Lock()
+		c.seq, c.body = ack.Sequence, nil
+		e.bySeq[ack.Sequence] = c
+		e.stats.Published++
+		e.mu.Unlock()
+	}
+}
+
+// consume receives results until the executor closes.
+func (e *Executor) consume() {
+	defer e.wg.Done()
+	// Run dispatches the batches it has chosen one after the other at
+	// the start (a resume: all those the checkpoint had not merged); the
+	// results of an earlier coordinator in the stream are for them, and
+	// would be rejected as of unknown batches if read before. Wait until
+	// the dispatches pause.
+	for e.ctx.Err() == nil {
+		e.mu.Lock()
+		quiet := time.Since(e.lastDispatch) >= 20*time.Millisecond
+		e.mu.Unlock()
+		if quiet {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for e.ctx.Err() == nil {
+		batch, err := e.res.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
+		if err != nil {
+			e.log.Warn("fetching results", "err", err)
+			select {
+			case <-time.After(250 * time.Millisecond):
+			case <-e.ctx.Done():
+			}
+			continue
+		}
+		for m := range batch.Messages() {
+			e.receive(m)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && e.ctx.Err() == nil {
+			e.log.Debug("fetching results", "err", err)
+		}
+	}
+}
+
+// receive validates one message of the results stream.
+func (e *Executor) receive(m jetstream.Msg) {
+	r, reason := e.validate(m)
+	if reason != "" {
+		if reason != "duplicate" && reason != "stale" {
+			e.log.Warn("result rejected", "reason", reason, "bytes", len(m.Data()))
+		}
+		_ = m.Ack()
+		return
+	}
+	select {
+	case e.out <- r:
+	case <-e.ctx.Done():
+	}
+}
+
+func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen++
+	reject := func(reason string) (act.Result, string) {
+		switch reason {
+		case "duplicate":
+			e.stats.Duplicates++
+		case "stale":
+			e.stats.Stale++
+		default:
+			e.stats.Rejected[reason]++
+		}
+		return act.Result{}, reason
+	}
+	data := m.Data()
+	if len(data) > e.opt.MaxResult {
+		return reject("oversized")
+	}
+	if m.Headers().Get(hdrCampaign) != e.opt.ID {
+		return reject("another campaign")
+	}
+	msg, err := act.DecodeMessage(data)
+	if err != nil {
+		return reject("malformed")
+	}
+	r, ok := msg.(act.Result)
+	if !ok {
+		return reject("not a result")
+	}
+	if r.BatchID > uint64(1<<62) || r.Index < 0 {
+		return reject("unknown batch")
+	}
+	c := e.chunks[int(r.BatchID)]
+	switch {
+	case c == nil && r.Index < e.merged:
+		return reject("stale")
+	case c == nil:
+		return reject("unknown batch")
+	case r.Index < c.first || r.Index >= c.first+c.n:
+		return reject("index outside its batch")
+	case m.Headers().Get(hdrWork) != c.sum:
+		return reject("configuration does not match its batch")
+	}
+	if _, dup := e.got[r.Index]; dup || r.Index < e.merged {
+		return reject("duplicate")
+	}
+	switch {
+	case len(r.States) == 0 && r.Fault == nil:
+		return reject("no states")
+	case len(r.States) > 0 && e.check.UnmarshalBinary(r.States) != nil:
+		return reject("states outside the campaign's space")
+	case len(r.Mean) != 0 && len(r.Mean) != len(e.space.Vars):
+		return reject("mean state of another space")
+	case len(r.Hits) > 64*max(len(e.conds), 1):
+		return reject("hits")
+	}
+	for _, h := range r.Hits {
+		if !e.conds[h.Condition] {
+			return reject("hit of an unknown condition")
+		}
+	}
+	e.got[r.Index] = m
+	e.stats.Results++
+	return r, ""
+}
+
+// deadLetter turns a chunk that reached MaxDeliver into crash faults of
+// its configurations that have no result.
+func (e *Executor) deadLetter(m *nats.Msg) {
+	var adv struct {
+		Stream     string `json:"stream"`
+		StreamSeq  uint64 `json:"stream_seq"`
+		Deliveries uint64 `json:"deliveries"`
+	}
+	if err := json.Unmarshal(m.Data, &adv); err != nil {
+		return
+	}
+	e.mu.Lock()
+	c := e.bySeq[adv.StreamSeq]
+	var lost []act.Result
+	if c != nil {
+		e.stats.DeadLetter++
+		for i := c.first; i < c.first+c.n; i++ {
+			if _, ok := e.got[i]; ok || i < e.merged {
+				continue
+			}
+			e.got[i] = nil
+			lost = append(lost, act.Result{BatchID: uint64(c.first), Index: i, Fault: &corpus.Finding{Kind: corpus.FaultCrash,
+				Detail: fmt.Sprintf("chunk of configurations %d–%d delivered %d times to worker hosts without a result (dead letter): a host died on it each time",
+					c.first, c.first+c.n-1, adv.Deliveries)}})
+		}
+	}
+	e.mu.Unlock()
+	if c == nil {
+		return
+	}
+	e.log.Error("dead letter: chunk given up", "first", c.first, "deliveries", adv.Deliveries, "crash faults", len(lost))
+	dctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	_ = e.work.DeleteMsg(dctx, adv.StreamSeq)
+	cancel()
+	for _, r := range lost {
+		select {
+		case e.out <- r:
+		case <-e.ctx.Done():
+			return
+		}
+	}
+}
+
+// Results implements act.Executor.
+func (e *Executor) Results() <-chan act.Result { return e.out }
+
+// Failed implements act.Executor.
+func (e *Executor) Failed() <-chan error { return e.fail }
+
+// Merged acks the results of the configurations below upto: Run has
+// merged them.
+func (e *Executor) Merged(upto int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := e.merged; i < upto; i++ {
+		if m := e.got[i]; m != nil {
+			_ = m.Ack()
+		}
+		delete(e.got, i)
+	}
+	for first, c := range e.chunks {
+		if first+c.n <= upto {
+			delete(e.chunks, first)
+			delete(e.bySeq, c.seq)
+		}
+	}
+	e.merged = max(e.merged, upto)
+}
+
+// Stats returns the counts so far.
+func (e *Executor) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Rejected = maps.Clone(s.Rejected)
+	return s
+}
+
+// Close stops publishing and consuming and takes the campaign's header
+// out of the KV bucket (worker hosts leave it). The streams stay for a
+// --resume, results not merged unacked in them, unless every chunk
+// dispatched was merged: then they are deleted.
+func (e *Executor) Close() {
+	e.cancel()
+	for _, s := range e.subs {
+		_ = s.Unsubscribe()
+	}
+	e.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.kv.Delete(ctx, e.opt.ID); err != nil {
+		e.log.Warn("removing the campaign header", "err", err)
+	}
+	// Everything dispatched was merged (the budget is spent): nothing to
+	// resume from, so the streams go.
+	e.mu.Lock()
+	finished := len(e.chunks) == 0
+	e.mu.Unlock()
+	if finished {
+		for _, s := range []string{workStream(e.opt.ID), resultsStream(e.opt.ID)} {
+			if err := e.js.DeleteStream(ctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+				e.log.Warn("deleting a finished campaign's stream", "stream", s, "err", err)
+			}
+		}
+	}
+	st := e.Stats()
+	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates,
+		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter)
+}

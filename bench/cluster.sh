@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench/cluster.sh N…: a cluster on this machine, started as users would
+# (README, "Running on a cluster"): the nats-server binary (`make nats`),
+# N worker hosts `actfuzz worker --nats URL --procs 1` and one coordinator
+# `actfuzz run CAMPAIGN --nats URL`. For each N it reports sims/s and the
+# coordinator's CPU per simulation, and once the CPU per simulation of a
+# local in-process run (one worker): the cost of a simulation itself.
+#
+#   bench/cluster.sh 1 2 4
+#   CAMPAIGN=examples/make-run.yaml BUDGET=512 LAG=8 bench/cluster.sh 1 2
+#
+# The default campaign is examples/make-run.yaml (CUBIC and Reno, the
+# paper's P and S) without its conditions: a finding costs the coordinator
+# a replay of its seed (trace and plot), once per finding group, which is
+# not a cost per simulation.
+#
+# Everything listens on 127.0.0.1 only and stops when the script ends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -gt 0 ] || set -- 1 2
+CAMPAIGN=${CAMPAIGN:-}
+BUDGET=${BUDGET:-384}
+LAG=${LAG:-8}
+PORT=${PORT:-14222}
+NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
+[ -x "$NATS" ] || { echo "bench/cluster.sh: no $NATS: run make nats" >&2; exit 2; }
+make --no-print-directory build >/dev/null
+BIN=$PWD/bin/actfuzz
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+cat >"$tmp/nats.conf" <<CONF
+listen: 127.0.0.1:$PORT
+max_payload: 8MB
+jetstream { store_dir: "$tmp/js" }
+CONF
+"$NATS" -c "$tmp/nats.conf" >"$tmp/nats.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+URL=nats://127.0.0.1:$PORT
+if [ -z "$CAMPAIGN" ]; then
+	CAMPAIGN=$tmp/bench.yaml
+	printf 'ccai: [cubic, reno]\nwindow: 500\n' >"$CAMPAIGN"
+fi
+
+cpu() { # the user+system seconds /usr/bin/time wrote to $1
+	awk '/^cpu /{print $2+$3}' "$1"
+}
+
+echo "# $(date -u +%FT%TZ) $(uptime)"
+echo "# campaign $CAMPAIGN, budget $BUDGET, lag $LAG, $(nproc) cores"
+/usr/bin/time -f 'cpu %U %S' -o "$tmp/local.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
+	--isolate=false --workers 1 --quiet --json --out "$tmp/local" >"$tmp/local.json" || [ $? -le 1 ]
+local_cpu=$(cpu "$tmp/local.time")
+printf 'local, 1 in-process worker: %.2f ms CPU per simulation\n' "$(echo "$local_cpu*1000/$BUDGET" | bc -l)"
+printf '%-6s %8s %8s %18s %18s %10s\n' hosts wall_s sims/s coord_ms_cpu/sim hosts_ms_cpu/sim share
+for n in "$@"; do
+	hp=()
+	for i in $(seq "$n"); do
+		# /usr/bin/time counts the host and its worker processes.
+		/usr/bin/time -f 'cpu %U %S' -o "$tmp/host-$n-$i.time" "$BIN" worker --nats "$URL" --procs 1 --quiet 2>"$tmp/host-$n-$i.log" &
+		hp+=($!)
+		pids+=($!)
+	done
+	start=$(date +%s.%N)
+	/usr/bin/time -f 'cpu %U %S' -o "$tmp/coord-$n.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
+		--nats "$URL" --quiet --json --out "$tmp/cluster-$n" >"$tmp/cluster-$n.json" || [ $? -le 1 ]
+	end=$(date +%s.%N)
+	# The hosts leave on SIGINT (GNU time passes it on to none: signal
+	# each host, the child of its time process).
+	for p in "${hp[@]}"; do pkill -INT -P "$p" 2>/dev/null || true; done
+	wcpu=0
+	for i in $(seq "$n"); do
+		wait "${hp[$((i - 1))]}" 2>/dev/null || true
+		wcpu=$(echo "$wcpu + $(cpu "$tmp/host-$n-$i.time")" | bc -l)
+	done
+	wall=$(echo "$end - $start" | bc -l)
+	ccpu=$(cpu "$tmp/coord-$n.time")
+	printf '%-6s %8.1f %8.1f %18.2f %18.2f %9.1f%%\n' "$n" "$wall" "$(echo "$BUDGET/$wall" | bc -l)" \
+		"$(echo "$ccpu*1000/$BUDGET" | bc -l)" "$(echo "$wcpu*1000/$BUDGET" | bc -l)" "$(echo "100*$ccpu/$wcpu" | bc -l)"
+	# Same campaign, same lag: the same regions as the local run.
+	if ! cmp -s <(grep -A30 '"regions"' "$tmp/local.json" | head -30) <(grep -A30 '"regions"' "$tmp/cluster-$n.json" | head -30); then
+		echo "bench/cluster.sh: the cluster run with $n hosts covered other regions than the local run" >&2
+		exit 1
+	fi
+done
+echo "# hosts_ms_cpu/sim: the worker hosts and their worker processes; share: the coordinator's CPU over the hosts' (1% feeds 100 cores)"

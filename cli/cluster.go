@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/act/cluster"
+)
+
+// natsFlags are the NATS connection flags of run and worker.
+type natsFlags struct {
+	url, creds, ca, cert, key *string
+}
+
+func addNATSFlags(fs *flag.FlagSet, role string) *natsFlags {
+	return &natsFlags{
+		url:   fs.String("nats", "", role),
+		creds: fs.String("nats-creds", "", "NATS credentials `FILE` (JWT and NKey seed); never printed"),
+		ca:    fs.String("nats-ca", "", "PEM `FILE` of the CAs that sign the NATS server's TLS certificate (for tls:// URLs)"),
+		cert:  fs.String("nats-cert", "", "client certificate PEM `FILE` for mutual TLS (with --nats-key)"),
+		key:   fs.String("nats-key", "", "client key PEM `FILE` for mutual TLS (with --nats-cert)"),
+	}
+}
+
+// options validates the flags (bad input names the flag; a secret is
+// never printed).
+func (f *natsFlags) options(cmd, name string, stderr io.Writer) (cluster.ConnectOptions, bool) {
+	o := cluster.ConnectOptions{URL: *f.url, Creds: *f.creds, CA: *f.ca, Cert: *f.cert, Key: *f.key, Name: name}
+	for _, u := range strings.Split(o.URL, ",") {
+		p, err := url.Parse(strings.TrimSpace(u))
+		if err != nil || p.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, p.Scheme) {
+			fmt.Fprintf(stderr, "actfuzz %s: --nats %q: want a URL such as nats://host:4222 or tls://host:4222\n", cmd, cluster.Redact(strings.TrimSpace(u)))
+			return o, false
+		}
+	}
+	for _, fl := range []struct{ name, path string }{{"nats-creds", o.Creds}, {"nats-ca", o.CA}, {"nats-cert", o.Cert}, {"nats-key", o.Key}} {
+		if fl.path == "" {
+			continue
+		}
+		if _, err := os.Stat(fl.path); err != nil {
+			fmt.Fprintf(stderr, "actfuzz %s: --%s %s: %v\n", cmd, fl.name, fl.path, err)
+			return o, false
+		}
+	}
+	if (o.Cert == "") != (o.Key == "") {
+		fmt.Fprintf(stderr, "actfuzz %s: --nats-cert and --nats-key go together\n", cmd)
+		return o, false
+	}
+	return o, true
+}
+
+// clusterLag is the lag of a cluster run without --lag: more batches in
+// flight than on one machine keep the worker hosts busy.
+const clusterLag = 8
+
+// clusterRun makes run's executor a cluster coordinator: it connects and
+// sets opt.Executor. The returned function disconnects.
+func clusterRun(f *natsFlags, id string, c *act.Campaign, opt *act.Options, stderr, info io.Writer) (func(), int) {
+	co, ok := f.options("run", "actfuzz coordinator", stderr)
+	if !ok {
+		return nil, exitUsage
+	}
+	if id == "" {
+		abs, err := filepath.Abs(opt.Out)
+		if err != nil {
+			abs = opt.Out
+		}
+		id = cluster.CampaignID(abs, c.Source, opt.Method)
+	} else if err := cluster.ValidID(id); err != nil {
+		fmt.Fprintf(stderr, "actfuzz run: --campaign-id: %v\n", err)
+		return nil, exitUsage
+	}
+	nc, err := cluster.Connect(co)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz run: --nats: %v\n", err)
+		return nil, exitInternal
+	}
+	fmt.Fprintf(info, "actfuzz run: coordinator of campaign %s on %s (lag %d batches); start worker hosts with: %s worker --nats %s --procs N\n",
+		id, cluster.Redact(co.URL), opt.Lag, progName(), cluster.Redact(co.URL))
+	opt.Executor = func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+		return cluster.NewExecutor(ctx, nc, c, h, cluster.Options{ID: id, Resume: opt.Resume, Logger: opt.Logger})
+	}
+	return nc.Close, exitOK
+}
+
+// runClusterWorker is `actfuzz worker --nats URL`: a worker host.
+func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("actfuzz worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nf := addNATSFlags(fs, "NATS `URL` of the campaigns to serve (nats://host:4222, tls://host:4222, or a comma-separated list)")
+	procs := fs.Int("procs", 1, "worker processes on this host")
+	subject := fs.String("subject", "", "serve only campaigns of this subject: native, ns3 or gvisor (default: any)")
+	campaign := fs.String("campaign", "", "serve only the campaign of this id (default: any, one at a time)")
+	verbosity := addVerbosityFlags(fs)
+	memory := fs.String("worker-memory", "1G", "memory limit of a worker process: bytes, or with a K, M or G suffix")
+	watchdog := fs.Duration("watchdog", 0, "wall-clock time after which a simulation counts as hung (0: 60 s or 50× the median simulation time, whichever is larger)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: actfuzz worker --nats URL [--procs N] [--subject native|ns3|gvisor] [flags]\n\n"+
+			"A worker host: it pulls the configurations of the campaigns coordinated on URL (actfuzz run --nats URL)\n"+
+			"and runs them in N supervised worker processes. Without --nats, `actfuzz worker` is such a worker\n"+
+			"process, started by run and compare (not by hand).\n\nflags:\n")
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nflags of a worker process (without --nats):\n  -memory-limit BYTES\n    \tmemory limit; over it the worker exits with status 86 (default 1G)\n")
+		fmt.Fprint(stderr, exitHelp("worker"))
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "actfuzz worker: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *procs < 1 {
+		fmt.Fprintln(stderr, "actfuzz worker: --procs must be ≥ 1")
+		return exitUsage
+	}
+	if *subject != "" && !slices.Contains([]string{"native", "ns3", "gvisor"}, *subject) {
+		fmt.Fprintf(stderr, "actfuzz worker: --subject %q: want native, ns3 or gvisor\n", *subject)
+		return exitUsage
+	}
+	if *campaign != "" {
+		if err := cluster.ValidID(*campaign); err != nil {
+			fmt.Fprintf(stderr, "actfuzz worker: --campaign: %v\n", err)
+			return exitUsage
+		}
+	}
+	iso, ok := (&isolateFlags{watchdog: watchdog, memory: memory}).options("worker", stderr)
+	if !ok {
+		return exitUsage
+	}
+	host, _ := os.Hostname()
+	co, ok := nf.options("worker", "actfuzz worker host "+host, stderr)
+	if !ok {
+		return exitUsage
+	}
+	nc, err := cluster.Connect(co)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz worker: --nats: %v\n", err)
+		return exitInternal
+	}
+	defer nc.Close()
+	log := verbosity.logger(stderr)
+	w, err := cluster.NewWorker(nc, cluster.WorkerOptions{Procs: *procs, Subject: *subject, Campaign: *campaign,
+		Isolate: iso, Logger: log, Poll: time.Second})
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)
+		return exitInternal
+	}
+	if !*verbosity.quiet {
+		fmt.Fprintf(stderr, "actfuzz worker: serving campaigns on %s with %d worker processes (Ctrl-C to leave)\n", cluster.Redact(co.URL), *procs)
+	}
+	err = w.Serve(ctx)
+	st := w.Stats()
+	if !*verbosity.quiet {
+		rejected := 0
+		for _, n := range st.Rejected {
+			rejected += n
+		}
+		fmt.Fprintf(stderr, "actfuzz worker: %d chunks, %d results; %d work messages rejected\n", st.Chunks, st.Results, rejected)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+// natsArg says whether worker's arguments ask for a worker host.
+func natsArg(args []string) bool {
+	for _, a := range args {
+		n := strings.TrimLeft(a, "-")
+		if len(a) > len(n) && (n == "nats" || strings.HasPrefix(n, "nats=")) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// The three commands of a cluster, as a user runs them: a NATS server
+// (embedded here), `worker --nats URL --procs N` and `run --nats URL`. The
+// campaign ends as the same campaign run locally with the same --lag.
+func TestRunOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server, a worker host and two campaigns")
+	}
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	defer s.Shutdown()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	src := "ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\nconditions:\n  - {name: c, when: \"cwnd > 30\"}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if code, _, errs := runCLI(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet"); code != exitOK {
+			t.Errorf("worker: exit %d: %s", code, errs)
+		}
+	}()
+	defer wg.Wait()
+	defer cancel()
+	local, cl := filepath.Join(dir, "local"), filepath.Join(dir, "cluster")
+	code, _, errs := runCLI(context.Background(), "run", path, "--out", local, "--lag", "3", "--isolate=false", "--workers", "1", "--quiet")
+	if code != exitFound {
+		t.Fatalf("local run: exit %d: %s", code, errs)
+	}
+	start := time.Now()
+	code, _, errs = runCLI(context.Background(), "run", path, "--out", cl, "--nats", s.ClientURL(), "--lag", "3", "-v")
+	t.Logf("cluster run: %v", time.Since(start))
+	if code != exitFound {
+		t.Fatalf("cluster run: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "coordinator of campaign") {
+		t.Errorf("the coordinator does not say what it is: %s", errs)
+	}
+	regions := func(out string) string {
+		b, err := os.ReadFile(filepath.Join(out, "status.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Sims     int               `json:"sims"`
+			Findings int               `json:"findings"`
+			Regions  map[string]uint64 `json:"regions"`
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := json.Marshal(st)
+		return string(r)
+	}
+	if a, b := regions(local), regions(cl); a != b {
+		t.Fatalf("local %s\ncluster %s", a, b)
+	}
+	seeds, _ := filepath.Glob(filepath.Join(local, "findings", "*", "*.json"))
+	if len(seeds) == 0 {
+		t.Fatal("no seeds to compare")
+	}
+	for _, a := range seeds {
+		rel, _ := filepath.Rel(local, a)
+		x, _ := os.ReadFile(a)
+		y, err := os.ReadFile(filepath.Join(cl, rel))
+		if err != nil || string(x) != string(y) {
+			t.Fatalf("seed %s differs (%v)", rel, err)
+		}
+	}
+	// Bad input names the flag.
+	for _, tc := range []struct {
+		flag string
+		args []string
+	}{
+		{"--nats", []string{"run", path, "--nats", "http://x"}},
+		{"--nats-creds", []string{"run", path, "--nats-creds", "x"}},
+		{"--nats-creds", []string{"run", path, "--nats", s.ClientURL(), "--nats-creds", filepath.Join(dir, "none")}},
+		{"--lag", []string{"run", path, "--lag", "-1"}},
+		{"--procs", []string{"worker", "--nats", s.ClientURL(), "--procs", "0"}},
+		{"--subject", []string{"worker", "--nats", s.ClientURL(), "--subject", "bogus"}},
+	} {
+		code, _, errs := runCLI(context.Background(), tc.args...)
+		if code != exitUsage || !strings.Contains(errs, tc.flag) {
+			t.Errorf("%v: exit %d, want 2 naming %s: %s", tc.args, code, tc.flag, errs)
+		}
+	}
+}
