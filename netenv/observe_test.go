@@ -84,8 +84,8 @@ type jumpWatch struct {
 	fired bool
 	// per run
 	records, hits, jumpsSeen, exits int
-	lastJumps                      float64
-	last                           tcp.StateRecord
+	lastJumps                       float64
+	last                            tcp.StateRecord
 }
 
 func (j *jumpWatch) Observe(r *tcp.StateRecord) {
