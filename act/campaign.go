@@ -44,6 +44,9 @@ type Campaign struct {
 	Window     int                    //
 	Budget     int                    // simulations
 	Seed       uint64                 // campaign seed
+	// Schedule is how ACT shares simulations between its steps:
+	// ScheduleAdaptive (default) or SchedulePaper (key schedule:).
+	Schedule string
 	// Memory is the budget in bytes of the coverage store and its pools
 	// (key memory:, e.g. "2GB"; default DefaultMemory; see coverage's
 	// "Memory budget").
@@ -110,6 +113,7 @@ type campaignFile struct {
 	Window     *int                   `yaml:"window"`
 	Budget     *int                   `yaml:"budget"`
 	Seed       *uint64                `yaml:"seed"`
+	Schedule   string                 `yaml:"schedule"`
 	Memory     string                 `yaml:"memory"`
 }
 
@@ -140,7 +144,7 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 
 	c := &Campaign{Path: path, Source: src, Setup: netenv.Setup{Topology: netenv.TopoSingleLink, Bytes: netenv.DefaultBytes,
 		SACK: true}, Params: DefaultParams(), Space: coverage.DefaultSpace(), Kappa: 128, Delta: 0.015,
-		Window: 5000, Budget: 100000, Seed: 1, Memory: DefaultMemory}
+		Window: 5000, Budget: 100000, Seed: 1, Memory: DefaultMemory, Schedule: ScheduleAdaptive}
 	switch cf.CCAI.Kind {
 	case yaml.ScalarNode:
 		c.CCAI = []string{cf.CCAI.Value}
@@ -235,6 +239,13 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 	}
 	if cf.Seed != nil {
 		c.Seed = *cf.Seed
+	}
+	switch cf.Schedule {
+	case "":
+	case SchedulePaper, ScheduleAdaptive:
+		c.Schedule = cf.Schedule
+	default:
+		return nil, fail(lineOf("schedule"), "schedule", "%q: want %s or %s", cf.Schedule, ScheduleAdaptive, SchedulePaper)
 	}
 	if cf.Memory != "" {
 		m, err := ParseBytes(cf.Memory)

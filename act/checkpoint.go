@@ -111,6 +111,8 @@ type checkpoint struct {
 	StepRegions map[Step][]uint64
 	Capped      int
 	Series      coverage.Series
+	// Bandit is the adaptive schedule's posteriors (nil under the paper's).
+	Bandit *stepBandit
 }
 
 // The checkpoint file: checkpointMagic, the length of the gob-encoded
@@ -137,7 +139,7 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	rs.Configs = sel.log.len()
 	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
-		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series}
+		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series, Bandit: sel.bandit}
 	for _, g := range rep.Findings {
 		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed,
 			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
@@ -214,6 +216,9 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		return false, err
 	}
 	sel.step = cp.Step
+	if cp.Bandit != nil && sel.bandit != nil {
+		*sel.bandit = *cp.Bandit
+	}
 	sel.prof.p, sel.prof.s = cp.ProfP, cp.ProfS
 	*rs = cp.Run
 	rep.Sims = cp.Sims

@@ -212,6 +212,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store,
 		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
 		pc: make([]float64, len(c.Params))}
+	if opt.Method == "act" && c.Schedule != SchedulePaper {
+		sel.bandit = newStepBandit(StepRandom, StepEstimation, StepConcatenation)
+		sel.warm = warmup(opt.Budget)
+	}
 	if opt.Subject == nil {
 		opt.Subject = netenv.Native{}
 	}
@@ -294,6 +298,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	window := min(c.Window, max(opt.Budget/10, batchSize))
 	interrupted := false
 	ks := c.Space.Ks()
+	// The adaptive schedule rewards a simulation that found a region at
+	// k = 16 (the paper's headline k), else at κ.
+	rewardK := slices.Index(ks, 16)
+	if rewardK < 0 {
+		rewardK = slices.Index(ks, c.Kappa)
+	}
 	for {
 		// Keep two batches ahead of the merged prefix.
 		for cl.len() < min(opt.Budget, rep.Sims+2*batchSize) {
@@ -365,6 +375,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				found[l] += merged[i-base].Found[l]
 			}
 			rep.StepSims[g.Step]++
+			if sel.bandit != nil && rewardK >= 0 {
+				sel.bandit.reward(g.Step, merged[i-base].Found[rewardK] > 0)
+			}
+			if sel.bandit != nil && rep.Sims+1 == sel.warm {
+				rep.Series.Mark(int64(sel.warm), "adaptive")
+			}
 			if g.Step == StepRandom && r.mean != nil {
 				p := make([]float64, len(c.Params))
 				env := g.Schedule[0].Env
@@ -385,7 +401,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		pending = append(pending[:0], pending[n:]...)
 		rep.Series.Record(int64(rep.Sims), store)
 		// Saturation of coverage(S, κ) per window (ACT §3).
-		if opt.Method == "act" && rep.Sims-rs.LastWindowSims >= window {
+		if opt.Method == "act" && sel.bandit == nil && rep.Sims-rs.LastWindowSims >= window {
 			now := store.VisitedRegions(c.Kappa)
 			growth := float64(now-rs.LastWindowRegions) / math.Max(float64(rs.LastWindowRegions), 1)
 			stepShare := float64(rep.Sims-rs.StepStart) / float64(opt.Budget)

@@ -44,6 +44,10 @@ type selector struct {
 	man    []netenv.Env
 	step   Step
 	signs  []int
+	// bandit, when set, chooses the step of each configuration after
+	// warm random ones (the adaptive schedule, bandit.go).
+	bandit *stepBandit
+	warm   int
 	pc     []float64
 }
 
@@ -57,6 +61,13 @@ func (s *selector) next() Config {
 	case "man":
 		i := s.log.len() % len(s.man)
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.man[i]), Step: StepMAN}
+	}
+	if s.bandit != nil {
+		if s.log.len() < s.warm {
+			s.step = StepRandom
+		} else {
+			s.step = s.bandit.pick(s.src, s.rng)
+		}
 	}
 	switch s.step {
 	case StepEstimation:
