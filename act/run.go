@@ -48,6 +48,10 @@ type Options struct {
 	Subject netenv.Subject
 	// Progress, if set, is called after every batch.
 	Progress func(Status)
+	// OnFinding, if set, is called on the campaign's goroutine for each new
+	// finding group as it is found (a caller may cancel the context
+	// there, for example once every condition has a hit).
+	OnFinding func(*FindingGroup)
 	// Program is the command that suggested replay and minimize
 	// commands (findings.md) start with; default "actfuzz".
 	Program string
@@ -483,6 +487,9 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
+	if opt.OnFinding != nil {
+		opt.OnFinding(grp)
+	}
 }
 
 func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, f *corpus.Finding, log *slog.Logger) {
@@ -497,6 +504,9 @@ func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGr
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
+	if opt.OnFinding != nil {
+		opt.OnFinding(grp)
+	}
 }
 
 // writeFinding writes the seed as soon as it is found, with its CSV trace
