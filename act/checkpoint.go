@@ -113,6 +113,8 @@ type checkpoint struct {
 	Series      coverage.Series
 	// Bandit is the adaptive schedule's posteriors (nil under the paper's).
 	Bandit *stepBandit
+	// Directed is directed ACT's state (nil when off).
+	Directed *directedState
 }
 
 // The checkpoint file: checkpointMagic, the length of the gob-encoded
@@ -139,7 +141,7 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	rs.Configs = sel.log.len()
 	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
-		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series, Bandit: sel.bandit}
+		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series, Bandit: sel.bandit, Directed: sel.dir}
 	for _, g := range rep.Findings {
 		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed,
 			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
@@ -218,6 +220,9 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	sel.step = cp.Step
 	if cp.Bandit != nil && sel.bandit != nil {
 		*sel.bandit = *cp.Bandit
+	}
+	if cp.Directed != nil && sel.dir != nil {
+		*sel.dir = *cp.Directed
 	}
 	sel.prof.p, sel.prof.s = cp.ProfP, cp.ProfS
 	*rs = cp.Run

@@ -162,6 +162,8 @@ type result struct {
 	idx    int
 	batch  *coverage.Batch
 	mean   []float64
+	best   []float64
+	bestAt []int64
 	hits   []Hit
 	fault  *corpus.Finding
 	capped bool
@@ -216,8 +218,15 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store,
 		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
 		pc: make([]float64, len(c.Params))}
+	if opt.Method == "act" && c.DirectedOn() {
+		sel.dir = newDirectedState(len(c.Conditions))
+	}
 	if opt.Method == "act" && c.Schedule != SchedulePaper {
-		sel.bandit = newStepBandit(StepRandom, StepEstimation, StepConcatenation)
+		arms := []Step{StepRandom, StepEstimation, StepConcatenation}
+		if sel.dir != nil {
+			arms = append(arms, StepDirected)
+		}
+		sel.bandit = newStepBandit(arms...)
 		sel.warm = warmup(opt.Budget)
 	}
 	if opt.Subject == nil {
@@ -379,8 +388,11 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				found[l] += merged[i-base].Found[l]
 			}
 			rep.StepSims[g.Step]++
+			// A step is rewarded for a new region at k = 16 or a lower
+			// best distance to a condition (directed ACT).
+			closer := sel.dir != nil && r.best != nil && sel.dir.add(c, i, g, r.best, r.bestAt)
 			if sel.bandit != nil && rewardK >= 0 {
-				sel.bandit.reward(g.Step, merged[i-base].Found[rewardK] > 0)
+				sel.bandit.reward(g.Step, closer || merged[i-base].Found[rewardK] > 0)
 			}
 			if sel.bandit != nil && rep.Sims+1 == sel.warm {
 				rep.Series.Mark(int64(sel.warm), "adaptive")

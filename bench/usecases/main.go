@@ -4,10 +4,11 @@
 // median number of simulations to the first hit (over the seeds that found
 // it; a seed that did not counts as budget+1 in the "all" median).
 //
-//	go run ./bench/usecases [-seeds 5] [-budgets 2000,10000] [-modes paper,adaptive,ran] [-workers N] CAMPAIGN.yaml...
+//	go run ./bench/usecases [-seeds 5] [-budgets 2000,10000] [-modes paper,adaptive,directed,ran] [-workers N] CAMPAIGN.yaml...
 //
 // Modes: paper (ACT with ACT §3's step schedule), adaptive (ACT with the
-// adaptive schedule), ran (uniform random). A run stops at the batch in
+// adaptive schedule), directed (adaptive with the directed step), ran
+// (uniform random); paper and adaptive run without the directed step. A run stops at the batch in
 // which every condition has been hit: the first hit does not depend on
 // what comes after it, so this saves time without changing the figures.
 // bench/usecases.sh runs it over the shipped examples.
@@ -30,7 +31,7 @@ import (
 func main() {
 	seeds := flag.Int("seeds", 5, "campaign seeds 1..N")
 	budgets := flag.String("budgets", "2000,10000", "comma-separated budgets (simulations)")
-	modes := flag.String("modes", "paper,adaptive,ran", "comma-separated modes: paper, adaptive, ran")
+	modes := flag.String("modes", "paper,adaptive,directed,ran", "comma-separated modes: paper, adaptive, directed, ran")
 	workers := flag.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -67,13 +68,15 @@ func one(path string, budget int, mode string, seeds, workers int) error {
 	method := "act"
 	switch mode {
 	case "paper":
-		c.Schedule = act.SchedulePaper
+		c.Schedule, c.Directed = act.SchedulePaper, "off"
 	case "adaptive":
-		c.Schedule = act.ScheduleAdaptive
+		c.Schedule, c.Directed = act.ScheduleAdaptive, "off"
+	case "directed":
+		c.Schedule, c.Directed = act.ScheduleAdaptive, "on"
 	case "ran":
 		method = "ran"
 	default:
-		return fmt.Errorf("mode %q: want paper, adaptive or ran", mode)
+		return fmt.Errorf("mode %q: want paper, adaptive, directed or ran", mode)
 	}
 	first := map[string][]int{} // condition → first hit (simulations) per seed; 0: none
 	var wall time.Duration
