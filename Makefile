@@ -9,7 +9,7 @@ RACE_PKGS := ./act ./cli
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
 
-.PHONY: all build run test vet fmt-check bench clean custom-ccai-test
+.PHONY: all build run test vet fmt-check bench clean custom-ccai-test usecase-test
 
 all: build
 
@@ -59,6 +59,11 @@ custom-ccai-test: build
 	s=0; $(CURDIR)/$(BIN) replay "$$seed" >/dev/null 2>err.log || s=$$?; \
 	[ $$s -eq 2 ] && grep -q 'written by example.com/custom-ccai' err.log || { echo "stock replay: exit $$s, want 2 naming the program"; cat err.log; exit 1; }; \
 	echo "custom-ccai-test: out-of-tree build, list, run (isolated workers), replay: ok"
+
+## usecase-test: the paper's huge-cwnd use case found within 3,000
+## simulations on at least 4 of 5 seeds (act's TestHugeCwndFoundSoon; minutes)
+usecase-test:
+	ACTFUZZ_USECASES=1 $(GO) test -count=1 -run TestHugeCwndFoundSoon -v -timeout 30m ./act
 
 vet:
 	$(GO) vet $(PKGS)
