@@ -157,7 +157,7 @@ func (s *selector) steer(pc netenv.Env, nb coverage.Neighbour, star []float64) n
 	s.signs = s.prof.signs(s.pc, j, s.signs)
 	var e netenv.Env
 	for i, r := range s.c.Params {
-		e.Set(i, r.Toward(s.rng, pc.Get(i), s.signs[i]*dir))
+		e.Set(i, extrapolate(r, s.rng, pc.Get(i), s.signs[i]*dir))
 	}
 	return e
 }
