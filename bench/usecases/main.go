@@ -2,7 +2,8 @@
 // each campaign over several seeds, budgets and modes, and prints for each
 // condition the found-rate (seeds with a hit within the budget) and the
 // median number of simulations to the first hit (over the seeds that found
-// it; a seed that did not counts as budget+1 in the "all" median).
+// it; a seed that did not counts as budget+1 in the "all" median). wall_s is
+// the wall time of the mode over all its seeds.
 //
 //	go run ./bench/usecases [-seeds 5] [-budgets 2000,10000] [-modes paper,adaptive,directed,ran] [-workers N] CAMPAIGN.yaml...
 //
