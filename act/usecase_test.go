@@ -41,7 +41,7 @@ func TestHugeCwndFoundSoon(t *testing.T) {
 		if first > 0 {
 			found++
 		}
-		t.Logf("seed %d: first hit at simulation %d (-1: none in %d; steps %v)", seed, first, rep.Sims, rep.StepSims)
+		t.Logf("seed %d: first hit at simulation %d (-1: none); %d run (the batch is finished), steps %v", seed, first, rep.Sims, rep.StepSims)
 		if found+int(seeds-seed) < want {
 			break // cannot reach want any more
 		}
