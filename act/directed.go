@@ -16,9 +16,11 @@ import (
 // moves against the distance's gradient in P, as ACT's estimation moves
 // along the gradient of S̄ (ACT §3.2, the same local regression,
 // profile.signs, over the environments in effect at the best moments):
-// either a fresh run in the moved environment (extrapolation), or the best
-// run replayed up to the moment of its best state and continued in the
-// moved environment (concatenation at that time, ACT §3.3). It runs
+// a fresh run between two of the best runs' environments (interpolation,
+// a third of the time), a fresh run in the moved environment
+// (extrapolation), or the best run replayed up to the moment of its best
+// state and continued in the moved environment (concatenation at that time,
+// ACT §3.3). It runs
 // alongside the coverage steps; the bandit (bandit.go) gives it a share by
 // how often it lowers a best distance.
 //
@@ -126,6 +128,25 @@ func (s *selector) directed() (Config, bool) {
 	}
 	tn := time.Duration(e.At)
 	env := corpus.EnvAt(g.Schedule, tn)
+	if n := min(len(b), dirPick); n >= 2 && s.rng.IntN(3) == 0 {
+		// Interpolation between two of the best runs (ACT Method 1's
+		// bracket, with the distance in place of S): the region between
+		// two near misses is where a hit is likeliest.
+		o := b[(slices.Index(b, e)+1+s.rng.IntN(n-1))%n]
+		og, err := s.log.get(o.Config)
+		if err != nil {
+			if s.err == nil {
+				s.err = err
+			}
+			return Config{}, false
+		}
+		oenv := corpus.EnvAt(og.Schedule, time.Duration(o.At))
+		var mid netenv.Env
+		for i, r := range s.c.Params {
+			mid.Set(i, r.Between(s.rng, env.Get(i), oenv.Get(i)))
+		}
+		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(mid), Step: StepDirected}, true
+	}
 	s.c.normalize(&env, s.pc)
 	pr := profile{dimP: len(s.c.Params), dimS: 1, p: d.P[ci], s: d.S[ci]}
 	s.signs = pr.signs(s.pc, 0, s.signs)
