@@ -9,7 +9,7 @@ RACE_PKGS := ./act ./cli
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
 
-.PHONY: all build run test vet fmt-check bench clean custom-ccai-test usecase-test
+.PHONY: all build run test vet fmt-check bench clean custom-ccai-test usecase-test e2e
 
 all: build
 
@@ -28,7 +28,8 @@ run:
 	@out=out/make-run-$$(date -u +%Y%m%dT%H%M%SZ); \
 	echo "make run: an ACT campaign of at most $(RUN_DURATION) (examples/make-run.yaml) into $$out"; \
 	s=0; $(BIN) run examples/make-run.yaml --duration $(RUN_DURATION) --out $$out || s=$$?; \
-	if [ $$s -le 1 ]; then echo "make run: done (exit $$s); findings: $$out/findings.md, coverage: $$out/coverage/table.md"; fi; \
+	if [ $$s -le 1 ]; then echo "make run: done (exit $$s); findings: $$out/findings.md, coverage: $$out/coverage/table.md"; \
+	  echo "make run: report: $$out/report/index.html"; fi; \
 	[ $$s -le 1 ]
 
 ## test: static checks and every test (what CI runs)
@@ -64,6 +65,28 @@ custom-ccai-test: build
 ## simulations on at least 4 of 5 seeds (act's TestHugeCwndFoundSoon; minutes)
 usecase-test:
 	ACTFUZZ_USECASES=1 $(GO) test -count=1 -run TestHugeCwndFoundSoon -v -timeout 30m ./act
+
+## e2e: the HTML report in a real browser. Installs Debian's chromium with
+## apt-get when it is missing, runs a short campaign (E2E_BUDGET simulations
+## of examples/make-run.yaml) into E2E_DIR, and loads its report/index.html
+## in headless Chromium from a Go test (package report/e2e, chromedp): it
+## fails on a console error, a broken image or link, or a missing section,
+## and saves E2E_DIR/report/screenshot.png (the whole page) and
+## screenshot-top.png (the first screenful).
+E2E_DIR    ?= out/e2e
+E2E_BUDGET ?= 200
+E2E_SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+e2e: build
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+		echo "make e2e: installing chromium with apt-get"; \
+		$(E2E_SUDO) apt-get update && \
+		DEBIAN_FRONTEND=noninteractive $(E2E_SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation || exit 1; }
+	@rm -rf $(E2E_DIR); mkdir -p $(dir $(E2E_DIR)); s=0; \
+	echo "make e2e: a campaign of $(E2E_BUDGET) simulations into $(E2E_DIR)"; \
+	$(BIN) run examples/make-run.yaml --budget $(E2E_BUDGET) --out $(E2E_DIR) --quiet >$(E2E_DIR).log 2>&1 || s=$$?; \
+	[ $$s -le 1 ] || { echo "make e2e: run: exit $$s"; cat $(E2E_DIR).log; exit 1; }
+	ACTFUZZ_E2E_DIR=$(abspath $(E2E_DIR)) $(GO) test -count=1 -v -run E2E ./report/e2e
+	@echo "make e2e: screenshot: $(E2E_DIR)/report/screenshot.png"
 
 vet:
 	$(GO) vet $(PKGS)

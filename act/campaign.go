@@ -131,9 +131,19 @@ func LoadCampaign(path string) (*Campaign, error) {
 	return ParseCampaign(path, b)
 }
 
-// ParseCampaign parses a campaign; errors name the file, the line and the
-// field.
+// ParseCampaign parses a campaign for the native subject; errors name the
+// file, the line and the field. ParseCampaignFor parses one for another
+// subject.
 func ParseCampaign(path string, src []byte) (*Campaign, error) {
+	return ParseCampaignFor(path, src, netenv.NativeCapabilities())
+}
+
+// parseCampaign parses a campaign without what depends on the subject
+// (CheckSubject): congestion-control names, the variables of S and of the
+// conditions are checked against the subject at campaign start, as a
+// subject has names (ns-3's TcpCubic) and variables (gVisor's w_c) of its
+// own.
+func parseCampaign(path string, src []byte) (*Campaign, error) {
 	var cf campaignFile
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
@@ -166,8 +176,8 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 		return nil, fail(cf.CCAI.Line, "ccai", "empty: want at least one name (for example `ccai: [cubic]`)")
 	}
 	for _, n := range c.CCAI {
-		if _, ok := ccai.Lookup(n); !ok {
-			return nil, fail(cf.CCAI.Line, "ccai", "unknown congestion control %q%s (known: %v)", n, suggest.DidYouMean(n, ccai.Names()), ccai.Names())
+		if strings.TrimSpace(n) == "" {
+			return nil, fail(cf.CCAI.Line, "ccai", "empty name (for example `ccai: [cubic]`)")
 		}
 	}
 	if cf.Topology != "" {
@@ -207,15 +217,19 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 		c.Params[i] = rr
 	}
 	if cf.State.Kind == yaml.MappingNode {
-		sp, err := parseState(path, &cf.State, c.CCAI)
+		sp, err := parseState(path, &cf.State)
 		if err != nil {
 			return nil, err
 		}
 		c.Space = sp
 	}
-	schema := corpus.SchemaFor(c.CCAI[0])
-	if _, err := corpus.Compile(cf.Conditions, schema); err != nil {
-		return nil, fmt.Errorf("%s:%d: conditions: %w", path, lineOf("conditions"), err)
+	for i, sp := range cf.Conditions {
+		if sp.Name == "" {
+			return nil, fmt.Errorf("%s:%d: conditions[%d]: name is empty", path, lineOf("conditions"), i)
+		}
+		if _, _, err := corpus.Refs(sp.When); err != nil {
+			return nil, fmt.Errorf("%s:%d: conditions: condition %q: %w", path, lineOf("conditions"), sp.Name, err)
+		}
 	}
 	c.Conditions = cf.Conditions
 	set := func(dst *int, v *int, field string, min int) error {
@@ -272,17 +286,13 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 	return c, nil
 }
 
-func parseState(path string, n *yaml.Node, ccas []string) (coverage.Space, error) {
-	schema := corpus.SchemaFor(ccas[0])
+func parseState(path string, n *yaml.Node) (coverage.Space, error) {
 	var sp coverage.Space
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
 		var sv StateVar
 		if err := val.Decode(&sv); err != nil {
 			return sp, fmt.Errorf("%s:%d: state.%s: %v", path, val.Line, key.Value, err)
-		}
-		if schema.Index(key.Value) < 0 {
-			return sp, fmt.Errorf("%s:%d: state.%s: unknown state variable (known for %s: %v)", path, key.Line, key.Value, ccas[0], names(schema))
 		}
 		v := coverage.Var{Name: key.Value, Values: sv.Values}
 		if len(sv.Values) == 0 {
@@ -297,14 +307,6 @@ func parseState(path string, n *yaml.Node, ccas []string) (coverage.Space, error
 		return sp, fmt.Errorf("%s:%d: state: %v", path, n.Line, err)
 	}
 	return sp, nil
-}
-
-func names(s corpus.Schema) []string {
-	out := make([]string, len(s))
-	for i, v := range s {
-		out[i] = v.Name
-	}
-	return out
 }
 
 func indexOf(list []string, s string) int {

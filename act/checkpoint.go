@@ -11,10 +11,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // runState is the runner's bookkeeping that a checkpoint must keep.
@@ -115,7 +117,26 @@ type checkpoint struct {
 	Bandit *stepBandit
 	// Directed is directed ACT's state (nil when off).
 	Directed *directedState
+	// Params are the names of P's parameters, in table order, of the
+	// build that wrote the checkpoint: the configuration log stores one
+	// value per parameter, so a build with another table cannot read it.
+	// Nil in checkpoints written before the table existed (v3Params).
+	Params []string
+	// Subject and Program name what ran the campaign and the build that
+	// wrote the checkpoint, for the report (empty in older checkpoints).
+	Subject string
+	Program string
 }
+
+func (cp *checkpoint) params() []string {
+	if cp.Params == nil {
+		return v3Params
+	}
+	return cp.Params
+}
+
+// v3Params are the parameters of every checkpoint that does not list them.
+var v3Params = []string{"loss", "bw", "delay", "qshape", "qscale", "app", "buffer"}
 
 // The checkpoint file: checkpointMagic, the length of the gob-encoded
 // checkpoint as a little-endian u64, the checkpoint, then the coverage
@@ -140,8 +161,9 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	}
 	rs.Configs = sel.log.len()
 	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
-		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs,
-		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series, Bandit: sel.bandit, Directed: sel.dir}
+		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs, Params: netenv.ParamNames(),
+		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series,
+		Subject: rep.SubjectName(), Program: corpus.ProgramVersion(), Bandit: sel.bandit, Directed: sel.dir}
 	for _, g := range rep.Findings {
 		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed,
 			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
@@ -150,7 +172,7 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	if err := gob.NewEncoder(&buf).Encode(&cp); err != nil {
 		return err
 	}
-	return corpus.WriteAtomic(checkpointPath(dir, method), func(w io.Writer) error {
+	err = corpus.WriteAtomic(checkpointPath(dir, method), func(w io.Writer) error {
 		hdr := binary.LittleEndian.AppendUint64([]byte(checkpointMagic), uint64(buf.Len()))
 		if _, err := w.Write(hdr); err != nil {
 			return err
@@ -161,6 +183,10 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		_, err := rep.Store.WriteTo(w)
 		return err
 	})
+	if err == nil && rep.onCheckpoint != nil {
+		rep.onCheckpoint(rep)
+	}
+	return err
 }
 
 // readCheckpointHeader reads the magic and the gob-encoded checkpoint; the
@@ -206,6 +232,8 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		return false, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
 	case cp.CampaignSum != sha256.Sum256(c.Source):
 		return false, fmt.Errorf("%s: %w; resume with the same file or use a new --out", dir, ErrCampaignChanged)
+	case !slices.Equal(cp.params(), netenv.ParamNames()):
+		return false, fmt.Errorf("%s: the checkpoint's parameters of P are %v, this build's are %v: resume it with the build that wrote it, or use a new --out", checkpointPath(dir, method), cp.params(), netenv.ParamNames())
 	}
 	st, err := coverage.ReadStore(r)
 	if err != nil {

@@ -82,7 +82,7 @@ func (d *directedState) add(c *Campaign, idx int, g Config, best []float64, at [
 			d.Best[ci] = b[:min(len(b), dirKeep)]
 		}
 		env := corpus.EnvAt(g.Schedule, time.Duration(at[ci]))
-		p := make([]float64, len(c.Params))
+		p := make([]float64, c.dimP())
 		c.normalize(&env, p)
 		d.P[ci] = append(d.P[ci], p)
 		d.S[ci] = append(d.S[ci], []float64{v})
@@ -148,11 +148,17 @@ func (s *selector) directed() (Config, bool) {
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(mid), Step: StepDirected}, true
 	}
 	s.c.normalize(&env, s.pc)
-	pr := profile{dimP: len(s.c.Params), dimS: 1, p: d.P[ci], s: d.S[ci]}
+	pr := profile{dimP: s.c.dimP(), dimS: 1, p: d.P[ci], s: d.S[ci]}
 	s.signs = pr.signs(s.pc, 0, s.signs)
 	var moved netenv.Env
+	k := 0 // s.signs covers the varied parameters only
 	for i, r := range s.c.Params {
-		moved.Set(i, downhill(r, s, env.Get(i), -s.signs[i]))
+		if r.Fixed() {
+			moved.Set(i, env.Get(i))
+			continue
+		}
+		moved.Set(i, downhill(r, s, env.Get(i), -s.signs[k]))
+		k++
 	}
 	if tn <= 0 || s.rng.IntN(2) == 0 {
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(moved), Step: StepDirected}, true

@@ -16,10 +16,29 @@ func (c *Campaign) uniformEnv(rng *rand.Rand) netenv.Env {
 	return e
 }
 
-// normalize maps p into [0,1]^d for distances and regression.
+// dimP is the dimension of P as the campaign varies it: its parameters
+// whose range holds more than one value. Fixed ones (most of the table in
+// a campaign that does not name them) take no part in ACT's distances and
+// regressions, where they would be constant columns.
+func (c *Campaign) dimP() int {
+	n := 0
+	for _, r := range c.Params {
+		if !r.Fixed() {
+			n++
+		}
+	}
+	return n
+}
+
+// normalize maps the varied parameters of p into [0,1]^dimP for distances
+// and regression.
 func (c *Campaign) normalize(e *netenv.Env, dst []float64) {
+	k := 0
 	for i, r := range c.Params {
-		dst[i] = r.Normalize(e.Get(i))
+		if !r.Fixed() {
+			dst[k] = r.Normalize(e.Get(i))
+			k++
+		}
 	}
 }
 

@@ -1,11 +1,18 @@
 package act
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/gob"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // A campaign killed part-way and resumed ends exactly as an uninterrupted
@@ -61,4 +68,56 @@ func TestResumeAfterCrash(t *testing.T) {
 		}
 	}
 	t.Logf("%d sims, %d finding groups, identical after resume", full.Sims, len(full.Findings))
+}
+
+// A checkpoint written by a build with another parameter table is refused
+// with a message naming both tables; one written before the table was
+// recorded reads as the seven parameters of that time.
+func TestResumeRefusesOtherParameterTable(t *testing.T) {
+	c := smallCampaign(t)
+	out := t.TempDir()
+	if _, err := Run(context.Background(), c, Options{Budget: 64, Out: out, Workers: 1, CheckpointEvery: 1}); err != nil {
+		t.Fatal(err)
+	}
+	path := checkpointPath(out, "act")
+	rewrite := func(params []string) {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, r, err := readCheckpointHeader(f, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest, err := io.ReadAll(r)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp.Params = params
+		var hdr bytes.Buffer
+		if err := gob.NewEncoder(&hdr).Encode(cp); err != nil {
+			t.Fatal(err)
+		}
+		b := binary.LittleEndian.AppendUint64([]byte(checkpointMagic), uint64(hdr.Len()))
+		b = append(append(b, hdr.Bytes()...), rest...)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite(nil) // as v3 wrote it, with its seven parameters
+	_, err := Run(context.Background(), c, Options{Budget: 96, Out: out, Workers: 1, Resume: true})
+	if same := slices.Equal(v3Params, netenv.ParamNames()); (err == nil) != same {
+		t.Fatalf("checkpoint without its parameter list (this table is v3's: %v): %v", same, err)
+	}
+	rewrite(netenv.ParamNames())
+	if _, err := Run(context.Background(), c, Options{Budget: 96, Out: out, Workers: 1, Resume: true}); err != nil {
+		t.Fatalf("checkpoint of this table: %v", err)
+	}
+	rewrite(append(netenv.ParamNames(), "ecn"))
+	_, err = Run(context.Background(), c, Options{Budget: 128, Out: out, Workers: 1, Resume: true})
+	if err == nil || !strings.Contains(err.Error(), "ecn") || !strings.Contains(err.Error(), "parameters of P") {
+		t.Fatalf("checkpoint of another table: %v", err)
+	}
 }

@@ -62,6 +62,11 @@ type Options struct {
 	// with WorkerMain.
 	Isolate bool
 	IsolateOptions
+	// OnCheckpoint, if set, is called after every checkpoint is written
+	// (and after the last), on the campaign's goroutine, with the report
+	// so far: `run` regenerates the HTML report from it (package report).
+	// The report's Wall is zero until the last call.
+	OnCheckpoint func(*Report)
 }
 
 // StatusEvery is how often a campaign rewrites status.json (and
@@ -117,6 +122,11 @@ type Report struct {
 	subject     netenv.Subject
 	elapsed     func() time.Duration // the campaign's wall time so far
 	program     string               // Options.Program
+	// onCheckpoint is Options.OnCheckpoint; subjectName and programVersion
+	// are a loaded report's (LoadReport), whose subject is not running.
+	onCheckpoint   func(*Report)
+	subjectName    string
+	programVersion string
 }
 
 // NoneInS says whether no state of the campaign so far landed inside S
@@ -179,6 +189,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	default:
 		return nil, fmt.Errorf("method %q: want act, ran or man", opt.Method)
 	}
+	if opt.Subject == nil {
+		opt.Subject = netenv.Native{}
+	}
+	// A campaign parsed for one subject may be run on another: what it
+	// needs is checked here, before anything runs or is written.
+	if err := c.CheckSubject(opt.Subject.Capabilities()); err != nil {
+		return nil, err
+	}
 	if opt.Budget <= 0 {
 		opt.Budget = c.Budget
 	}
@@ -216,8 +234,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	src := newSource(c.Seed, opt.Method)
 	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store,
-		prof: &profile{dimP: len(c.Params), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
-		pc: make([]float64, len(c.Params))}
+		prof: &profile{dimP: c.dimP(), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
+		pc: make([]float64, c.dimP())}
 	if opt.Method == "act" && c.DirectedOn() {
 		sel.dir = newDirectedState(len(c.Conditions))
 	}
@@ -282,7 +300,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	lastStatus := time.Now()
 	start := time.Now()
 	elapsed := func() time.Duration { return prior + time.Since(start) }
-	rep.elapsed, rep.program = elapsed, cmp.Or(opt.Program, "actfuzz")
+	rep.elapsed, rep.program, rep.onCheckpoint = elapsed, cmp.Or(opt.Program, "actfuzz"), opt.OnCheckpoint
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < opt.CheckpointEvery {
 			return nil
@@ -398,7 +416,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				rep.Series.Mark(int64(sel.warm), "adaptive")
 			}
 			if g.Step == StepRandom && r.mean != nil {
-				p := make([]float64, len(c.Params))
+				p := make([]float64, c.dimP())
 				env := g.Schedule[0].Env
 				c.normalize(&env, p)
 				sel.prof.add(p, r.mean)

@@ -114,7 +114,13 @@ func NewRunner(c *Campaign, subj netenv.Subject, space coverage.Space) (*Runner,
 	if len(space.Vars) == 0 {
 		space = c.Space
 	}
-	w, err := corpus.NewWatcher(c.CCAI, c.Conditions)
+	caps := subj.Capabilities()
+	if err := c.CheckSubject(caps); err != nil {
+		return nil, err
+	}
+	// Observations have the subject's schema: what it provides, by its
+	// own names.
+	w, err := corpus.NewWatcherFor(caps, c.CCAI, c.Conditions)
 	if err != nil {
 		return nil, fmt.Errorf("conditions: %w", err)
 	}
@@ -271,7 +277,7 @@ type worker struct {
 func newWorker(c *Campaign, space coverage.Space, subj netenv.Subject, batches chan *coverage.Batch) *worker {
 	r, err := NewRunner(c, subj, space)
 	if err != nil {
-		panic(err) // compiled once already by ParseCampaign
+		panic(err) // checked against the subject at start (CheckSubject)
 	}
 	return &worker{run0: r, space: space, batches: batches}
 }

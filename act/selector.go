@@ -156,8 +156,14 @@ func (s *selector) steer(pc netenv.Env, nb coverage.Neighbour, star []float64) n
 	s.c.normalize(&pc, s.pc)
 	s.signs = s.prof.signs(s.pc, j, s.signs)
 	var e netenv.Env
+	k := 0 // s.signs covers the varied parameters only
 	for i, r := range s.c.Params {
-		e.Set(i, extrapolate(r, s.rng, pc.Get(i), s.signs[i]*dir))
+		sign := 0
+		if !r.Fixed() {
+			sign = s.signs[k]
+			k++
+		}
+		e.Set(i, extrapolate(r, s.rng, pc.Get(i), sign*dir))
 	}
 	return e
 }

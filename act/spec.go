@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // CampaignSpec is a campaign built in Go rather than read from a file:
@@ -32,6 +33,12 @@ type CampaignSpec struct {
 // errors and in Campaign.Path. Its Source is the equivalent campaign file,
 // so it checkpoints and resumes like one.
 func NewCampaign(name string, spec CampaignSpec) (*Campaign, error) {
+	return NewCampaignFor(name, spec, netenv.NativeCapabilities())
+}
+
+// NewCampaignFor is NewCampaign for a subject with capabilities caps
+// (ParseCampaignFor).
+func NewCampaignFor(name string, spec CampaignSpec, caps netenv.Capabilities) (*Campaign, error) {
 	type file struct {
 		CampaignSpec `yaml:",inline"`
 		SACK         *bool `yaml:"sack,omitempty"`
@@ -45,5 +52,5 @@ func NewCampaign(name string, spec CampaignSpec) (*Campaign, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return ParseCampaign(name, src)
+	return ParseCampaignFor(name, src, caps)
 }

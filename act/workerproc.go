@@ -163,13 +163,16 @@ func serve(w Work, open func(string) (netenv.Subject, error)) (*served, error) {
 	case h.Program != corpus.ProgramVersion():
 		return nil, fmt.Errorf("coordinator is %q, this worker is %q: results would differ", h.Program, corpus.ProgramVersion())
 	}
-	c, err := ParseCampaign(h.Path, h.Source)
-	if err != nil {
-		return nil, fmt.Errorf("campaign: %w", err)
-	}
 	subj, err := open(h.Subject)
 	if err != nil {
 		return nil, fmt.Errorf("subject: %w", err)
+	}
+	c, err := ParseCampaignFor(h.Path, h.Source, subj.Capabilities())
+	if err != nil {
+		if cl, ok := subj.(io.Closer); ok {
+			_ = cl.Close()
+		}
+		return nil, fmt.Errorf("campaign: %w", err)
 	}
 	s := &served{sum: headerSum(h), subj: subj, batches: make(chan *coverage.Batch, 1)}
 	s.wk = newWorker(c, c.Space, subj, s.batches)

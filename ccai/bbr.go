@@ -149,8 +149,8 @@ func (f *bbrMaxFilter) update(win, t uint32, v uint64) uint64 {
 // burst) and the ACK-aggregation allowance to its cwnd target, and paces 1%
 // below BtlBw.
 //
-// Not modelled: the long-term ("policer") bandwidth estimator, and the
-// is_ack_delayed flag of rate samples. PROBE_RTT's marking of samples as
+// The long-term ("policer") bandwidth estimator is in bbr_lt.go. Not
+// modelled: the is_ack_delayed flag of rate samples. PROBE_RTT's marking of samples as
 // application-limited is kept inside BBR: samples of packets sent during
 // PROBE_RTT, until the data in flight when it ended is delivered, do not
 // lower the bandwidth estimate. The random starting phase of PROBE_BW comes
@@ -193,6 +193,8 @@ type BBR struct {
 
 	appLimitedFrom  uint64 // PROBE_RTT: samples sent in [from, until) are
 	appLimitedUntil uint64 // application-limited
+
+	lt ltState // the long-term (policer) model, bbr_lt.go
 }
 
 func init() {
@@ -212,6 +214,7 @@ func (b *BBR) Init(s *Sock) {
 	s.SSThresh = InfiniteSSThresh
 	b.initPacingRate(s)
 	b.resetStartup()
+	b.resetLt(s)
 }
 
 // initPacingRate paces the initial window at the STARTUP gain over the
@@ -297,7 +300,7 @@ func (b *BBR) CongControl(s *Sock, rs *RateSample) {
 	b.checkDrain(s)
 	b.updateMinRTT(s, rs)
 	b.updateGains()
-	bw := b.maxBW()
+	bw := b.bwEst()
 	b.setPacingRate(s, bw, b.pacingGain)
 	b.setCwnd(s, rs, bw)
 }
@@ -324,6 +327,8 @@ func (b *BBR) updateBW(s *Sock, rs *RateSample) {
 	if b.appLimitedUntil != 0 && s.Delivered >= b.appLimitedUntil && b.mode != BBRProbeRTT {
 		b.appLimitedUntil = 0
 	}
+	b.lt.lost += uint64(rs.Losses)
+	b.ltSampling(s, rs.Losses, b.appLimited(rs))
 	bw := uint64(rs.Delivered) * bbrBWUnit / intervalUS
 	// An application-limited sample only counts if it raises the estimate.
 	if !b.appLimited(rs) || bw >= b.maxBW() {
@@ -495,6 +500,9 @@ func (b *BBR) updateGains() {
 		b.pacingGain, b.cwndGain = bbrDrainGain, bbrHighGain
 	case BBRProbeBW:
 		b.pacingGain, b.cwndGain = bbrPacingGains[b.cycleIdx], bbrCwndGain
+		if b.lt.useBW {
+			b.pacingGain = bbrUnit // a policer: no probing above its rate
+		}
 	default:
 		b.pacingGain, b.cwndGain = bbrUnit, bbrUnit
 	}
@@ -567,11 +575,15 @@ func (b *BBR) SSThresh(s *Sock) uint32 {
 // CongAvoid is never called for a CongController.
 func (*BBR) CongAvoid(*Sock, uint32) {}
 
-func (b *BBR) SetState(_ *Sock, state CAState) {
+func (b *BBR) SetState(s *Sock, state CAState) {
 	if state == StateLoss {
 		b.prevCAState = StateLoss
 		b.fullBW = 0
 		b.roundStart = true // treat the RTO like the end of a round
+		// An RTO marks every unSACKed packet lost (tcp_enter_loss) and
+		// ends a long-term interval like a loss.
+		b.lt.lost += uint64(s.PacketsOut - min(s.SackedOut, s.PacketsOut))
+		b.ltSampling(s, 1, false)
 	}
 }
 
@@ -585,7 +597,7 @@ func (b *BBR) CwndEvent(s *Sock, ev Event) {
 	b.ackEpochAcked = 0
 	switch b.mode {
 	case BBRProbeBW:
-		b.setPacingRate(s, b.maxBW(), bbrUnit)
+		b.setPacingRate(s, b.bwEst(), bbrUnit)
 	case BBRProbeRTT:
 		b.checkProbeRTTDone(s)
 	}
@@ -611,6 +623,8 @@ var bbrVars = []VarDesc{
 	{Name: "round", Doc: "packet-timed rounds so far"},
 	{Name: "target_cwnd", Doc: "the last cwnd target, cwnd_gain·BDP plus allowances (packets)"},
 	{Name: "extra_acked", Doc: "ACK-aggregation allowance (packets)"},
+	{Name: "lt_bw", Doc: "long-term (policer) bandwidth estimate (Mbit/s; 0 if none)"},
+	{Name: "lt_use_bw", Doc: "1 while BBR believes in a policer and uses lt_bw"},
 }
 
 func (b *BBR) Vars() []VarDesc { return bbrVars }
@@ -627,4 +641,6 @@ func (b *BBR) ReadVars(s *Sock, dst []float64) {
 	dst[8] = float64(b.rttCnt)
 	dst[9] = float64(b.targetCwnd)
 	dst[10] = float64(b.ackAggregationCwnd())
+	dst[11] = float64(b.lt.bw) * float64(s.MSS) * 8 / bbrBWUnit
+	dst[12] = b2f(b.lt.useBW)
 }

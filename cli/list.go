@@ -6,13 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/gvisor"
-	"github.com/actfuzz/actfuzz/netenv/ns3"
 )
 
 // varDocs documents the state variables every flow has (corpus.BaseVars).
@@ -78,43 +78,67 @@ type listCCAI struct {
 }
 
 type listSubject struct {
-	Name  string     `json:"name"`
-	Setup string     `json:"setup"`
-	CCAIs []listCCAI `json:"ccais"`
+	Name          string     `json:"name"`
+	Setup         string     `json:"setup"`
+	CCAIs         []listCCAI `json:"ccais"`
+	Aliases       []string   `json:"aliases,omitempty"` // native names it accepts, "cubic=TcpCubic"
+	State         []string   `json:"state"`             // the base state variables it reports
+	Topologies    []string   `json:"topologies"`
+	Params        []string   `json:"params"`
+	Deterministic bool       `json:"deterministic"`
+	Profiles      bool       `json:"profiles"` // whether --profile applies
 }
 
 type listing struct {
 	Subjects []listSubject `json:"subjects"`
 	Params   []listParam   `json:"params"`
-	State    []listVar     `json:"state"` // every flow's, for conditions and S
+	State    []listVar     `json:"state"` // every base variable, for conditions and S (listSubject.State: which a subject reports)
 	Profiles []string      `json:"profiles"`
+}
+
+// subjectListing describes a subject from its capabilities, so that the
+// listing shows what a campaign on it may use, and nothing else.
+func subjectListing(caps netenv.Capabilities, setup string) listSubject {
+	s := listSubject{Name: caps.Name, Setup: setup, Topologies: caps.Topologies, Params: caps.Params,
+		Deterministic: caps.Deterministic, Profiles: caps.Profiles}
+	for _, v := range corpus.BaseVars {
+		if caps.HasBase(v.Name) {
+			s.State = append(s.State, v.Name)
+		}
+	}
+	for _, name := range caps.CCANames() {
+		c := listCCAI{Name: name}
+		if info, ok := ccai.Lookup(name); ok && caps.CCAs == nil {
+			c.Description = info.Description
+		}
+		// The schema's variables: those the subject reports, each name
+		// once (corpus.SchemaOf).
+		for _, v := range corpus.SchemaOf(caps, name)[len(s.State):] {
+			doc := ""
+			for _, d := range caps.VarsOf(name) {
+				if d.Name == v.Name {
+					doc = d.Doc
+				}
+			}
+			c.Vars = append(c.Vars, listVar{Name: v.Name, Doc: doc, Values: v.Values})
+		}
+		s.CCAIs = append(s.CCAIs, c)
+	}
+	for _, a := range slices.Sorted(maps.Keys(caps.Aliases)) {
+		s.Aliases = append(s.Aliases, a+"="+caps.Aliases[a])
+	}
+	return s
 }
 
 func buildListing() listing {
 	var l listing
-	native := listSubject{Name: "native", Setup: "none"}
-	for _, name := range ccai.Names() {
-		info, _ := ccai.Lookup(name)
-		c := listCCAI{Name: name, Description: info.Description}
-		for _, v := range ccai.VarsOf(info.New()) {
-			c.Vars = append(c.Vars, listVar{Name: v.Name, Doc: v.Doc, Values: v.Values})
+	for _, caps := range declaredCapabilities() {
+		setup := "none"
+		if caps.Name == "ns3" {
+			setup = "make ns3"
 		}
-		native.CCAIs = append(native.CCAIs, c)
+		l.Subjects = append(l.Subjects, subjectListing(caps, setup))
 	}
-	n3 := listSubject{Name: "ns3", Setup: "make ns3; native names such as cubic map to these models"}
-	for _, m := range ns3.Models {
-		n3.CCAIs = append(n3.CCAIs, listCCAI{Name: m})
-	}
-	gv := listSubject{Name: "gvisor", Setup: "none"}
-	gs := &gvisor.Subject{}
-	for _, name := range gs.CCAs() {
-		c := listCCAI{Name: name}
-		for _, v := range gs.Vars(name) {
-			c.Vars = append(c.Vars, listVar{Name: v.Name, Doc: v.Doc, Values: v.Values})
-		}
-		gv.CCAIs = append(gv.CCAIs, c)
-	}
-	l.Subjects = []listSubject{native, n3, gv}
 	for _, p := range netenv.Params() {
 		lp := listParam{Name: p.Name, Unit: p.Unit, Doc: p.Doc, Kind: p.Kind.String(), Values: p.Values, Default: p.Default}
 		if p.Kind == netenv.Numeric {
@@ -152,6 +176,24 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, s := range l.Subjects {
 		fmt.Fprintf(stdout, "Subject %s (--subject %s), CCAIs (--cca, ccai:); setup: %s\n", s.Name, s.Name, s.Setup)
+		profiles := "profiles apply"
+		if !s.Profiles {
+			profiles = "profiles do not apply"
+		}
+		det := "bit-deterministic"
+		if !s.Deterministic {
+			det = "not bit-deterministic"
+		}
+		fmt.Fprintf(stdout, "  topologies: %s; %s; %s\n", strings.Join(s.Topologies, ", "), det, profiles)
+		if len(s.State) < len(l.State) {
+			fmt.Fprintf(stdout, "  state: %s\n", strings.Join(s.State, ", "))
+		}
+		if len(s.Params) < len(l.Params) {
+			fmt.Fprintf(stdout, "  parameters: %s\n", strings.Join(s.Params, ", "))
+		}
+		if len(s.Aliases) > 0 {
+			fmt.Fprintf(stdout, "  native names: %s\n", strings.Join(s.Aliases, ", "))
+		}
 		for _, c := range s.CCAIs {
 			if c.Description == "" && len(c.Vars) == 0 {
 				continue
@@ -191,9 +233,9 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case p.Range != nil:
 			doc += fmt.Sprintf(" [%g, %g] step %g", p.Range.Min, p.Range.Max, p.Range.Step)
 		}
-		fmt.Fprintf(stdout, "  %-8s %s\n", p.Name, doc)
+		fmt.Fprintf(stdout, "  %-16s %s\n", p.Name, doc)
 	}
-	fmt.Fprintln(stdout, "\nState variables of every flow (conditions, S; prev.X is X before this record):")
+	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record; a subject with a state: line above reports only those):")
 	for _, v := range l.State {
 		doc := v.Doc
 		if len(v.Values) > 0 {

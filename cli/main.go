@@ -12,6 +12,7 @@
 //	actfuzz list                 list CCAIs, parameters and state variables
 //	actfuzz run CAMPAIGN.yaml    run a campaign (ACT, RAN or MAN)
 //	actfuzz compare              ACT against RAN and MAN on one budget
+//	actfuzz report DIR           a campaign's HTML report, DIR/report/index.html
 //	actfuzz replay SEED.json     replay a seed and check its finding
 //	actfuzz minimize SEED.json   shrink a finding's seed
 //	actfuzz diff SEED.json       one configuration on two subjects
@@ -82,6 +83,7 @@ func commands() []command {
 		{"list", "list CCAIs, environment parameters and state variables", runList},
 		{"run", "run a campaign: actfuzz run [CAMPAIGN.yaml] [--method act|ran|man] [--budget N] [--out DIR]", runRun},
 		{"compare", "run ACT, RAN and MAN on the same budget and compare coverage", runCompare},
+		{"report", "write a campaign's HTML report: actfuzz report DIR (DIR/report/index.html)", runReport},
 		{"replay", "replay a seed file and check that its finding reproduces", runReplay},
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},

@@ -53,11 +53,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
-	flow := 0
-	if seed.Finding != nil {
-		flow = seed.Finding.Flow
-	}
-	pl := &corpus.TracePlot{Flow: int32(flow)}
+	pl := corpus.NewTracePlot(seed, subj.Capabilities())
 	if *plotPath != "" {
 		obs = pl
 	}
@@ -68,7 +64,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitInternal
 		}
 		defer f.Close()
-		trace = netenv.NewCSVTrace(f, seed.CCAI[0])
+		trace = netenv.NewCSVTrace(f, subj.Capabilities(), seed.CCAI[0])
 		if obs != nil {
 			trace.Next = obs
 		}
@@ -87,11 +83,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if v, ok := res.HitState["cwnd"].(float64); ok {
 			cw = v
 		}
-		title := fmt.Sprintf("%s seed %d", seed.CCAI[0], seed.Seed)
-		if seed.Finding != nil {
-			title += ": " + seed.Finding.Condition
-		}
-		if err := pl.Save(*plotPath, title, seed.Schedule, time.Duration(res.HitTimeNS), cw); err != nil {
+		if err := pl.Save(*plotPath, corpus.PlotTitle(seed), seed.Schedule, time.Duration(res.HitTimeNS), cw); err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --plot: %v\n", err)
 			return exitInternal
 		}

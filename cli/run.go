@@ -19,23 +19,56 @@ import (
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/fuzz"
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/report"
 )
 
-// loadCampaign reads the campaign argument, or the embedded default.
-func loadCampaign(args []string, stderr io.Writer, cmd string) (*act.Campaign, bool) {
+// loadCampaign reads the campaign argument, or the embedded default, for
+// the subject that will run it: what the campaign needs (congestion
+// controls by the subject's names, topology, profile, parameters,
+// variables of S and of the conditions) is checked against what the
+// subject provides.
+func loadCampaign(args []string, subj netenv.Subject, stderr io.Writer, cmd string) (*act.Campaign, bool) {
 	if len(args) > 1 {
 		fmt.Fprintf(stderr, "actfuzz %s: unexpected argument %q\n", cmd, args[1])
 		return nil, false
 	}
 	if len(args) == 0 {
-		return act.DefaultCampaign(), true
+		c := act.DefaultCampaign()
+		if err := c.CheckSubject(subj.Capabilities()); err != nil {
+			fmt.Fprintf(stderr, "actfuzz %s: the default campaign: %v\n", cmd, err)
+			return nil, false
+		}
+		return c, true
 	}
-	c, err := act.LoadCampaign(args[0])
+	c, err := act.LoadCampaignFor(args[0], subj.Capabilities())
 	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "actfuzz %s: %v%s\n", cmd, err, otherSubjectHint(args[0], subj, err))
 		return nil, false
 	}
 	return c, true
+}
+
+// otherSubjectHint names the subjects a campaign refused by subj would
+// run on as it is (ccai: [TcpCubic] without --subject ns3), judged by
+// their declared capabilities, without starting them.
+func otherSubjectHint(path string, subj netenv.Subject, err error) string {
+	if !errors.Is(err, act.ErrSubjectLacks) {
+		return ""
+	}
+	var fits []string
+	for _, caps := range declaredCapabilities() {
+		if caps.Name == subj.Name() {
+			continue
+		}
+		if _, err := act.LoadCampaignFor(path, caps); err == nil {
+			fits = append(fits, "--subject "+caps.Name)
+		}
+	}
+	if len(fits) == 0 {
+		return ""
+	}
+	return "; it runs as it is with " + strings.Join(fits, " or ")
 }
 
 // restoreSettings takes a resumed run's method, budget, duration and
@@ -141,7 +174,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer closeSubject(subj)
-	c, ok := loadCampaign(positional, stderr, "run")
+	c, ok := loadCampaign(positional, subj, stderr, "run")
 	if !ok {
 		return exitUsage
 	}
@@ -157,6 +190,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
 		Logger: verbosity.logger(stderr), Program: progName()}
+	opt.OnCheckpoint = reportHook(*out, c, opt.Logger)
 	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update
@@ -164,7 +198,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	setMemoryLimit(c, mem)
 	rep, err := act.Run(ctx, c, opt)
 	pr.done()
-	if errors.Is(err, act.ErrCampaignChanged) {
+	if errors.Is(err, act.ErrCampaignChanged) || errors.Is(err, act.ErrSubjectLacks) {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitUsage
 	}
@@ -187,6 +221,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		printSteps(stdout, rep)
 		printFindings(stdout, rep, *out)
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, report.Dir, "index.html"))
 	}
 	for _, f := range rep.Findings {
 		if f.Seed.Finding.Kind == "condition" {
@@ -414,7 +449,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	defer closeSubject(subj)
-	c, ok := loadCampaign(positional, stderr, "compare")
+	c, ok := loadCampaign(positional, subj, stderr, "compare")
 	if !ok {
 		return exitUsage
 	}
@@ -430,7 +465,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				budgetN = c.Budget
 			}
 			start := time.Now()
-			st, sims, err := fuzz.RunMethod(ctx, c, budgetN, *workers)
+			fr, err := fuzz.Run(ctx, c, fuzz.Options{Budget: budgetN, Workers: *workers, Subject: subj})
+			var st *coverage.Store
+			var sims int
+			if fr != nil {
+				st, sims = fr.Store, fr.Sims
+			}
+			if errors.Is(err, act.ErrSubjectLacks) {
+				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
+				return exitUsage
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
 				return exitInternal
@@ -449,6 +493,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		setMemoryLimit(c, mem)
 		rep, err := act.Run(ctx, c, opt)
 		pr.done()
+		if errors.Is(err, act.ErrSubjectLacks) {
+			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
+			return exitUsage
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz compare: %s: %v\n", m, err)
 			return exitInternal

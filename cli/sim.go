@@ -178,6 +178,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz sim: --cca: %v\n", err)
 		return exitUsage
 	}
+	if !checkSimFlags(fs, subj, prof, stderr) {
+		return exitUsage
+	}
 	if err := env.Validate(); err != nil {
 		fmt.Fprintf(stderr, "actfuzz sim: --%v\n", err.Error()[len("parameter "):])
 		return exitUsage
@@ -198,7 +201,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitInternal
 		}
 		defer f.Close()
-		trace = netenv.NewCSVTrace(f, *cca)
+		trace = netenv.NewCSVTrace(f, subj.Capabilities(), *cca)
 		obs = trace
 	}
 	res, err := subj.Run(ctx, cfg, obs)

@@ -1,13 +1,12 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
-	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
@@ -28,6 +27,12 @@ func openSubject(name string) (netenv.Subject, error) {
 	return nil, fmt.Errorf("unknown subject %q (want native, ns3 or gvisor)", name)
 }
 
+// declaredCapabilities are every subject's capabilities as declared, for
+// listings and hints: ns-3's with every model, without starting a driver.
+func declaredCapabilities() []netenv.Capabilities {
+	return []netenv.Capabilities{netenv.NativeCapabilities(), ns3.DefaultCapabilities(), (&gvisor.Subject{}).Capabilities()}
+}
+
 // closeSubject stops a subject's helper processes, if it has any.
 // subjectFlag opens the subject named by --subject, saying why not (bad
 // input, exit 2) when it cannot.
@@ -46,22 +51,11 @@ func closeSubject(s netenv.Subject) {
 	}
 }
 
-// checkCCA validates a congestion control name for a subject.
+// checkCCA validates a congestion control name for a subject: its own
+// names and the native aliases it declares.
 func checkCCA(s netenv.Subject, name string) error {
-	switch s.Name() {
-	case "ns3":
-		_, err := ns3.Model(name)
-		return err
-	case "gvisor":
-		if !slices.Contains(s.CCAs(), name) {
-			return fmt.Errorf("gVisor offers %v, not %q", s.CCAs(), name)
-		}
-		return nil
-	}
-	if _, ok := ccai.Lookup(name); !ok {
-		return fmt.Errorf("unknown congestion control %q%s (known: %v)", name, suggest.DidYouMean(name, ccai.Names()), ccai.Names())
-	}
-	return nil
+	_, err := s.Capabilities().Resolve(name)
+	return err
 }
 
 // openSeed reads a seed file and opens the subject it names; errors are
@@ -77,5 +71,54 @@ func openSeed(path, cmd string, stderr io.Writer) (*corpus.Seed, netenv.Subject,
 		fmt.Fprintf(stderr, "actfuzz %s: %v\n", cmd, err)
 		return nil, nil, false
 	}
+	if err := checkSeed(seed, subj); err != nil {
+		closeSubject(subj)
+		fmt.Fprintf(stderr, "actfuzz %s: %s: %v\n", cmd, path, err)
+		return nil, nil, false
+	}
 	return seed, subj, true
+}
+
+// checkSeed refuses a seed that needs what its subject lacks (an edited
+// seed asking ns-3 for linux-3.10, a condition on a variable the subject
+// does not report), before it runs: bad input, not a failed replay.
+func checkSeed(seed *corpus.Seed, subj netenv.Subject) error {
+	if seed.Witness != nil {
+		return nil // replays on the native symbolic back-end
+	}
+	cfg, err := seed.Config()
+	if err != nil {
+		return err
+	}
+	caps := subj.Capabilities()
+	if err := caps.CheckConfig(&cfg); err != nil {
+		return err
+	}
+	if f := seed.Finding; f != nil && f.Kind == "condition" && f.Flow >= 0 && f.Flow < len(seed.CCAI) {
+		if _, err := corpus.Compile([]corpus.ConditionSpec{{Name: f.Condition, When: f.When}}, corpus.SchemaOf(caps, seed.CCAI[f.Flow])); err != nil {
+			return fmt.Errorf("finding: %w (the %s subject provides %v)", err, caps.Name, corpus.SchemaOf(caps, seed.CCAI[f.Flow]).Names())
+		}
+	}
+	return nil
+}
+
+// checkSimFlags refuses flags of sim that the subject would ignore: a
+// --profile that does not apply to it, a parameter flag it cannot express
+// given away from its default.
+func checkSimFlags(fs *flag.FlagSet, subj netenv.Subject, prof ccai.Profile, stderr io.Writer) bool {
+	caps := subj.Capabilities()
+	if err := caps.CheckProfile(prof); err != nil {
+		fmt.Fprintf(stderr, "actfuzz sim: --profile %s: %v\n", prof, err)
+		return false
+	}
+	ok := true
+	fs.Visit(func(f *flag.Flag) {
+		if ok && netenv.ParamIndex(f.Name) >= 0 {
+			if err := caps.CheckParam(f.Name); err != nil {
+				fmt.Fprintf(stderr, "actfuzz sim: --%s: %v\n", f.Name, err)
+				ok = false
+			}
+		}
+	})
+	return ok
 }

@@ -7,7 +7,10 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // Var is a variable visible to conditions: numeric, or categorical when
@@ -16,6 +19,10 @@ import (
 type Var struct {
 	Name   string
 	Values []string
+	// Src is where an observation takes the value from: base variable
+	// Src of a tcp.StateRecord (BaseVars) when Src < len(BaseVars), else
+	// the record's Vars[Src-len(BaseVars)]. SchemaOf sets it, increasing.
+	Src int
 }
 
 // Schema lists the variables of an observation in order.
@@ -192,4 +199,62 @@ func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 
 func same(a, b float64) bool {
 	return a == b || (math.IsNaN(a) && math.IsNaN(b))
+}
+
+// Refs lists the state variables a condition expression reads, its
+// identifiers X and its prev.X members, each once in order of appearance;
+// an expression that does not parse is an error. Identifiers that are not
+// state variables (let bindings, closures' variables) are listed too: use
+// Refs to explain a failed Compile, or for prev.X, which Compile cannot
+// check (prev is a map, and a missing key reads as nil).
+func Refs(when string) (cur, prev []string, err error) {
+	tree, err := parser.Parse(when)
+	if err != nil {
+		return nil, nil, err
+	}
+	ast.Walk(&tree.Node, refNames{&cur, &prev})
+	return cur, prev, nil
+}
+
+type refNames struct{ cur, prev *[]string }
+
+func (r refNames) Visit(n *ast.Node) {
+	add := func(l *[]string, s string) {
+		if !slices.Contains(*l, s) {
+			*l = append(*l, s)
+		}
+	}
+	switch v := (*n).(type) {
+	case *ast.IdentifierNode:
+		if v.Value != "prev" {
+			add(r.cur, v.Value)
+		}
+	case *ast.MemberNode:
+		if id, ok := v.Node.(*ast.IdentifierNode); ok && id.Value == "prev" {
+			if s, ok := v.Property.(*ast.StringNode); ok {
+				add(r.prev, s.Value)
+			}
+		}
+	}
+}
+
+// ConditionReads lists the state variables condition when reads (as X or
+// prev.X) for flows running any of ccas on a subject with capabilities
+// caps, in schema order, without duplicates (unlike Refs, no let bindings
+// and no variable a flow lacks).
+func ConditionReads(when string, caps netenv.Capabilities, ccas []string) []string {
+	var out []string
+	for _, cca := range ccas {
+		schema := SchemaOf(caps, cca)
+		cs, err := Compile([]ConditionSpec{{Name: "c", When: when}}, schema)
+		if err != nil {
+			continue // a variable this CCAI lacks (reno has no target)
+		}
+		for _, i := range append(slices.Clone(cs[0].cur), cs[0].prev...) {
+			if !slices.Contains(out, schema[i].Name) {
+				out = append(out, schema[i].Name)
+			}
+		}
+	}
+	return out
 }

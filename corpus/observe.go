@@ -2,33 +2,62 @@ package corpus
 
 import (
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
-// BaseVars are the state variables of every flow, in observation order.
-// Times are in ms, as in the ACT paper's S.
-var BaseVars = Schema{
-	{Name: "cwnd"}, {Name: "ssthresh"}, {Name: "srtt"}, {Name: "rttvar"},
-	{Name: "ca_state", Values: ccai.CAStateNames[:]},
-	{Name: "prev_ca_state", Values: ccai.CAStateNames[:]},
-	{Name: "prior_cwnd"}, {Name: "in_flight"}, {Name: "delivered"},
-	{Name: "rto"}, {Name: "pacing_rate"}, {Name: "time"}, {Name: "flow"},
-}
+// BaseVars are the state variables of every flow (netenv.BaseVars), in
+// observation order, with their categories. Times are in ms, as in the ACT
+// paper's S. A subject fills all or some of them
+// (netenv.Capabilities.Base).
+var BaseVars = baseVars()
 
-// SchemaFor is the observation schema of flows running cca: BaseVars and
-// then the CCAI's own variables.
-func SchemaFor(cca string) Schema {
-	s := append(Schema(nil), BaseVars...)
-	if a, err := ccai.New(cca); err == nil {
-		for _, v := range ccai.VarsOf(a) {
-			s = append(s, Var{Name: v.Name, Values: v.Values})
+func baseVars() Schema {
+	s := make(Schema, len(netenv.BaseVars))
+	for i, name := range netenv.BaseVars {
+		s[i] = Var{Name: name, Src: i}
+		if name == "ca_state" || name == "prev_ca_state" {
+			s[i].Values = ccai.CAStateNames[:]
 		}
 	}
 	return s
 }
 
-// Observe fills dst (len = len(SchemaFor(cca))) from a state record.
+// SchemaFor is the observation schema of flows running cca on the native
+// subject: BaseVars and then the CCAI's own variables.
+func SchemaFor(cca string) Schema { return SchemaOf(netenv.NativeCapabilities(), cca) }
+
+// SchemaOf is the observation schema of flows running cca on a subject
+// with capabilities caps: the base variables the subject fills, then its
+// own variables for cca. Nothing the subject does not provide appears, so
+// a condition, S or a finding cannot read a variable that would only ever
+// be 0. A subject variable named like a provided base variable (BBR's
+// pacing_rate in Mbit/s beside the base one in bytes/s) is left out: a
+// name means one value.
+func SchemaOf(caps netenv.Capabilities, cca string) Schema {
+	var s Schema
+	for _, v := range BaseVars {
+		if caps.HasBase(v.Name) {
+			s = append(s, v)
+		}
+	}
+	for j, v := range caps.VarsOf(cca) {
+		if s.Index(v.Name) >= 0 {
+			continue
+		}
+		s = append(s, Var{Name: v.Name, Values: v.Values, Src: len(BaseVars) + j})
+	}
+	return s
+}
+
+// Observe fills dst (len = len(SchemaFor(cca))) from a state record, for
+// the native schema of any CCAI without a variable named like a base one.
 func Observe(r *tcp.StateRecord, dst []float64) {
+	observeBase(r, dst)
+	copy(dst[len(BaseVars):], r.Vars)
+}
+
+func observeBase(r *tcp.StateRecord, dst []float64) {
 	dst[0] = float64(r.Cwnd)
 	dst[1] = float64(r.SSThresh)
 	dst[2] = float64(r.SRTT) / 1e6
@@ -42,8 +71,47 @@ func Observe(r *tcp.StateRecord, dst []float64) {
 	dst[10] = float64(r.PacingRate)
 	dst[11] = r.Time.Seconds()
 	dst[12] = float64(r.Flow)
-	copy(dst[len(BaseVars):], r.Vars)
 }
+
+// Observe fills dst (len(s)) from a state record, each variable from its
+// Src. A variable whose value the record lacks is 0.
+func (s Schema) Observe(r *tcp.StateRecord, dst []float64) {
+	if s.identity() {
+		// The native schema: the common case, in the per-ACK path.
+		Observe(r, dst)
+		return
+	}
+	var base [13]float64
+	observeBase(r, base[:])
+	for i, v := range s {
+		switch j := v.Src - len(BaseVars); {
+		case v.Src < len(BaseVars):
+			dst[i] = base[v.Src]
+		case j < len(r.Vars):
+			dst[i] = r.Vars[j]
+		default:
+			dst[i] = 0
+		}
+	}
+}
+
+// identity says whether s is BaseVars followed by the record's variables
+// in order (every Src its position).
+func (s Schema) identity() bool {
+	return len(s) >= len(BaseVars) && s[len(s)-1].Src == len(s)-1 && s[len(BaseVars)-1].Src == len(BaseVars)-1
+}
+
+// Names lists the schema's variable names, in order.
+func (s Schema) Names() []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = v.Name
+	}
+	return out
+}
+
+// Has says whether the schema has a variable name.
+func (s Schema) Has(name string) bool { return s.Index(name) >= 0 }
 
 // StateMap renders an observation as name → value for seed files.
 func StateMap(schema Schema, obs []float64) map[string]any {

@@ -6,6 +6,12 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -14,19 +20,46 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
-// TracePlot collects one flow's cwnd, ssthresh and ca_state over time and
-// draws them like Figs. 11–14 of the ACT paper: cwnd and ssthresh lines,
-// ca_state as coloured bands along the bottom, the environment switch
-// times as vertical lines, and the hit as a marker.
+// TracePlot collects the state of every flow over time and draws a
+// finding's plot like Figs. 11–14 of the ACT paper, to read at a glance:
+//   - cwnd and ssthresh of every flow as step lines (they are integers
+//     that hold until the next change), the hit's flow drawn thicker;
+//   - the variables the condition reads (Reads: CUBIC's target,
+//     prior_cwnd, …): those in packets on the same axis, others in a
+//     panel of their own;
+//   - two panels: the whole run, and a window around the hit with a
+//     vertical line at it;
+//   - the hit flow's ca_state as coloured bands along the bottom;
+//   - the environment switches as dashed lines labelled with what changed;
+//   - ticks at round values, and the legend beside the panels, outside the
+//     data.
 type TracePlot struct {
-	Flow     int32
+	// Flow is the hit's flow: drawn thicker, with its ca_state bands and
+	// the condition's variables.
+	Flow int32
+	// CCAI names each flow's algorithm (for the legend and the schema of
+	// its variables); Reads are the variables the condition reads.
+	CCAI  []string
+	Reads []string
+	// Caps are the subject's: they give each flow's schema (the zero
+	// value: the native subject's).
+	Caps  netenv.Capabilities
+	flows map[int32]*flowTrace
+	order []int32
+	obs   []float64
+}
+
+type flowTrace struct {
+	schema   Schema
 	cwnd     plotter.XYs
 	ssthresh plotter.XYs
 	states   []stateSpan
+	vars     map[string]plotter.XYs
 }
 
 type stateSpan struct {
@@ -34,23 +67,82 @@ type stateSpan struct {
 	st       ccai.CAState
 }
 
+// NewTracePlot prepares the plot of a seed's replay on a subject with
+// capabilities caps: every flow, the finding's flow highlighted and the
+// variables its condition reads.
+func NewTracePlot(s *Seed, caps netenv.Capabilities) *TracePlot {
+	p := &TracePlot{CCAI: s.CCAI, Caps: caps}
+	if s.Finding != nil {
+		p.Flow = int32(s.Finding.Flow)
+		if s.Finding.Kind == "condition" {
+			p.Reads = ConditionReads(s.Finding.When, caps, s.CCAI)
+		}
+	}
+	return p
+}
+
+// plottedElsewhere are the variables every plot draws, and those that are
+// not worth a line of their own.
+var plottedElsewhere = []string{"cwnd", "ssthresh", "ca_state", "prev_ca_state", "time", "flow"}
+
+// packetVars are in packets: they share cwnd's axis.
+var packetVars = []string{"prior_cwnd", "in_flight", "target", "w_max", "w_last_max", "wmax", "last_max_cwnd", "bic_origin_point", "origin_point", "tcp_cwnd", "delayed_ack"}
+
+// extraVars are the condition's variables the plot draws as lines.
+func (p *TracePlot) extraVars() []string {
+	var out []string
+	for _, v := range p.Reads {
+		if !slices.Contains(plottedElsewhere, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // Observe implements tcp.Observer.
 func (p *TracePlot) Observe(r *tcp.StateRecord) {
+	if p.flows == nil {
+		p.flows = map[int32]*flowTrace{}
+	}
+	ft, ok := p.flows[r.Flow]
+	if !ok {
+		cca := ""
+		if int(r.Flow) < len(p.CCAI) {
+			cca = p.CCAI[r.Flow]
+		}
+		ft = &flowTrace{schema: SchemaOf(p.Caps, cca), vars: map[string]plotter.XYs{}}
+		p.flows[r.Flow] = ft
+		p.order = append(p.order, r.Flow)
+		slices.Sort(p.order)
+	}
+	t := r.Time.Seconds()
+	ft.cwnd = append(ft.cwnd, plotter.XY{X: t, Y: float64(r.Cwnd)})
+	if r.SSThresh < ccai.InfiniteSSThresh {
+		ft.ssthresh = append(ft.ssthresh, plotter.XY{X: t, Y: float64(r.SSThresh)})
+	}
+	if n := len(ft.states); n == 0 || ft.states[n-1].st != r.CAState {
+		if n > 0 {
+			ft.states[n-1].to = t
+		}
+		ft.states = append(ft.states, stateSpan{from: t, to: t, st: r.CAState})
+	} else {
+		ft.states[n-1].to = t
+	}
 	if r.Flow != p.Flow {
 		return
 	}
-	t := r.Time.Seconds()
-	p.cwnd = append(p.cwnd, plotter.XY{X: t, Y: float64(r.Cwnd)})
-	if r.SSThresh < ccai.InfiniteSSThresh {
-		p.ssthresh = append(p.ssthresh, plotter.XY{X: t, Y: float64(r.SSThresh)})
-	}
-	if n := len(p.states); n == 0 || p.states[n-1].st != r.CAState {
-		if n > 0 {
-			p.states[n-1].to = t
+	if extra := p.extraVars(); len(extra) > 0 {
+		if len(p.obs) != len(ft.schema) {
+			p.obs = make([]float64, len(ft.schema))
 		}
-		p.states = append(p.states, stateSpan{from: t, to: t, st: r.CAState})
-	} else {
-		p.states[n-1].to = t
+		ft.schema.Observe(r, p.obs)
+		for _, name := range extra {
+			if i := ft.schema.Index(name); i >= 0 {
+				if v := p.obs[i]; !math.IsNaN(v) && !math.IsInf(v, 0) {
+					ft.vars[name] = append(ft.vars[name], plotter.XY{X: t, Y: v})
+				}
+			}
+		}
 	}
 }
 
@@ -63,82 +155,364 @@ var stateColors = [...]color.Color{
 	color.RGBA{230, 110, 110, 255}, // loss
 }
 
-// Save writes the plot (PNG or SVG by extension). sched gives the switch
-// times; hit (≥ 0) marks the hit time and hitCwnd its cwnd.
+// varColors tell the condition's variables apart.
+var varColors = [...]color.Color{
+	color.RGBA{0, 150, 130, 255},
+	color.RGBA{150, 60, 180, 255},
+	color.RGBA{200, 120, 0, 255},
+	color.RGBA{90, 90, 90, 255},
+}
+
+// Plot geometry, in inches.
+const (
+	plotWidth   = 10.5
+	legendWidth = 2.3
+	rowHeight   = 2.9
+	varHeight   = 1.9
+)
+
+// Save writes the plot (PNG or SVG by extension). sched gives the
+// environment switches; hit (≥ 0) is the hit's time and hitCwnd its cwnd.
+// title should name the CCAIs, the subject and the condition.
 func (p *TracePlot) Save(path, title string, sched netenv.Schedule, hit time.Duration, hitCwnd float64) error {
+	end := 0.0
+	for _, ft := range p.flows {
+		if n := len(ft.cwnd); n > 0 {
+			end = math.Max(end, ft.cwnd[n-1].X)
+		}
+	}
+	end = math.Max(end, 1e-3)
+	hitS := -1.0
+	if hit >= 0 {
+		hitS = hit.Seconds()
+	}
+	var rows []*plot.Plot
+	var heights []float64
+	whole := p.panel(0, end, sched, hitS, hitCwnd)
+	whole.Title.Text = title + "\nwhole run"
+	rows, heights = append(rows, whole), append(heights, rowHeight)
+	lo, hi := 0.0, end
+	if hitS >= 0 {
+		// A window around the hit: long enough to show what led to it.
+		w := math.Min(math.Max(end*0.04, 0.5), 20)
+		lo, hi = math.Max(0, hitS-w), math.Min(end, hitS+w/3)
+		if hi-lo < 1e-3 {
+			hi = lo + 1e-3
+		}
+		win := p.panel(lo, hi, sched, hitS, hitCwnd)
+		win.Title.Text = fmt.Sprintf("around the hit at %s s", strconv.FormatFloat(hitS, 'f', 3, 64))
+		rows, heights = append(rows, win), append(heights, rowHeight)
+	}
+	for i, name := range p.ownPanelVars() {
+		rows, heights = append(rows, p.varPanel(name, i, lo, hi, hitS)), append(heights, varHeight)
+	}
+	total := 0.0
+	for _, h := range heights {
+		total += h
+	}
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	cw, err := draw.NewFormattedCanvas(vg.Length(plotWidth)*vg.Inch, vg.Length(total)*vg.Inch, ext)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(cw)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	plotArea := draw.Crop(dc, 0, -vg.Length(legendWidth)*vg.Inch, 0, 0)
+	top := plotArea.Max.Y
+	for i, pl := range rows {
+		h := vg.Length(heights[i]) * vg.Inch
+		c := plotArea
+		c.Rectangle.Max.Y, c.Rectangle.Min.Y = top, top-h
+		pl.Draw(c)
+		top -= h
+	}
+	leg := p.legend(sched)
+	legArea := draw.Crop(dc, vg.Length(plotWidth-legendWidth)*vg.Inch, 0, 0, -vg.Length(0.35)*vg.Inch)
+	leg.Draw(legArea)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := cw.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ownPanelVars are the condition's variables not in packets: each gets a
+// panel of its own over the window.
+func (p *TracePlot) ownPanelVars() []string {
+	var out []string
+	for _, v := range p.extraVars() {
+		if !slices.Contains(packetVars, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// clip keeps the points of xys in [lo, hi], with the last one before lo
+// (a step line starts from it) and the first one after hi.
+func clip(xys plotter.XYs, lo, hi float64) plotter.XYs {
+	i := sort.Search(len(xys), func(i int) bool { return xys[i].X >= lo })
+	j := sort.Search(len(xys), func(i int) bool { return xys[i].X > hi })
+	if i > 0 {
+		i--
+	}
+	if j < len(xys) {
+		j++
+	}
+	out := slices.Clone(xys[i:j])
+	if len(out) > 0 && out[0].X < lo {
+		out[0].X = lo
+	}
+	if n := len(out); n > 0 && out[n-1].X > hi {
+		out[n-1].X = hi
+	}
+	return out
+}
+
+func stepLine(xys plotter.XYs, c color.Color, width float64, dashes []vg.Length) (*plotter.Line, error) {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return nil, err
+	}
+	l.StepStyle = plotter.PostStep
+	l.Color = c
+	l.Width = vg.Points(width)
+	l.Dashes = dashes
+	return l, nil
+}
+
+var (
+	ssthreshDashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	varDashes      = []vg.Length{vg.Points(1.5), vg.Points(2)}
+	switchDashes   = []vg.Length{vg.Points(3), vg.Points(3)}
+)
+
+// panel draws [lo, hi] of the run.
+func (p *TracePlot) panel(lo, hi float64, sched netenv.Schedule, hitS, hitCwnd float64) *plot.Plot {
 	pl := plot.New()
-	pl.Title.Text = title
 	pl.X.Label.Text = "time (s)"
 	pl.Y.Label.Text = "packets"
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = coverage.RoundTicks{}, coverage.RoundTicks{}
+	pl.Add(plotter.NewGrid())
 	maxY := 1.0
-	for _, xy := range p.cwnd {
-		maxY = math.Max(maxY, xy.Y)
+	type line struct {
+		xys    plotter.XYs
+		c      color.Color
+		w      float64
+		dashes []vg.Length
 	}
-	for _, xy := range p.ssthresh {
-		maxY = math.Max(maxY, xy.Y)
+	var lines []line
+	packetsExtra := slices.DeleteFunc(p.extraVars(), func(v string) bool { return !slices.Contains(packetVars, v) })
+	for _, f := range p.order {
+		ft := p.flows[f]
+		w := 0.9
+		if f == p.Flow {
+			w = 1.8
+		}
+		c := flowColors[int(f)%len(flowColors)]
+		lines = append(lines, line{clip(ft.cwnd, lo, hi), c, w, nil}, line{clip(ft.ssthresh, lo, hi), c, w * 0.8, ssthreshDashes})
+		if f == p.Flow {
+			for i, v := range packetsExtra {
+				lines = append(lines, line{clip(ft.vars[v], lo, hi), varColors[i%len(varColors)], 1.2, varDashes})
+			}
+		}
 	}
-	band := maxY * 0.04
-	for _, s := range p.states {
-		if s.to <= s.from {
+	for _, l := range lines {
+		for _, xy := range l.xys {
+			maxY = math.Max(maxY, xy.Y)
+		}
+	}
+	band := maxY * 0.06
+	if ft, ok := p.flows[p.Flow]; ok {
+		for _, s := range ft.states {
+			from, to := math.Max(s.from, lo), math.Min(s.to, hi)
+			if to <= from {
+				continue
+			}
+			poly, err := plotter.NewPolygon(plotter.XYs{{X: from, Y: -band}, {X: to, Y: -band}, {X: to, Y: 0}, {X: from, Y: 0}})
+			if err != nil {
+				continue
+			}
+			poly.Color = stateColors[s.st%5]
+			poly.LineStyle.Width = 0
+			pl.Add(poly)
+		}
+	}
+	for _, l := range lines {
+		if len(l.xys) == 0 {
 			continue
 		}
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: s.from, Y: -band}, {X: s.to, Y: -band}, {X: s.to, Y: 0}, {X: s.from, Y: 0}})
-		if err != nil {
-			return err
+		if ln, err := stepLine(l.xys, l.c, l.w, l.dashes); err == nil {
+			pl.Add(ln)
 		}
-		poly.Color = stateColors[s.st%5]
-		poly.LineStyle.Width = 0
-		pl.Add(poly)
 	}
-	for i, st := range ccai.CAStateNames {
-		// Legend entries for the bands.
-		poly, _ := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 0, Y: 0}, {X: 0, Y: 0}})
-		poly.Color = stateColors[i]
-		poly.LineStyle.Width = 0
-		pl.Legend.Add(st, poly)
-	}
-	if len(p.cwnd) > 0 {
-		l, err := plotter.NewLine(p.cwnd)
-		if err != nil {
-			return err
+	top := maxY * 1.14
+	var labels plotter.XYLabels
+	for i := 0; i+1 < len(sched); i++ {
+		x := sched[i].Until.Seconds()
+		if x < lo || x > hi {
+			continue
 		}
-		l.Color = color.RGBA{20, 60, 200, 255}
-		l.Width = vg.Points(1)
+		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: -band}, {X: x, Y: top}})
+		l.Color = color.Gray{90}
+		l.Dashes = switchDashes
 		pl.Add(l)
-		pl.Legend.Add("cwnd", l)
+		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: maxY * 1.06})
+		labels.Labels = append(labels.Labels, " "+envChange(sched[i].Env, sched[i+1].Env))
 	}
-	if len(p.ssthresh) > 0 {
-		l, err := plotter.NewLine(p.ssthresh)
-		if err != nil {
-			return err
+	if len(labels.XYs) > 0 {
+		if lb, err := plotter.NewLabels(labels); err == nil {
+			for i := range lb.TextStyle {
+				lb.TextStyle[i].Color = color.Gray{60}
+			}
+			pl.Add(lb)
 		}
-		l.Color = color.RGBA{200, 40, 40, 255}
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	}
+	if hitS >= lo && hitS <= hi {
+		l, _ := plotter.NewLine(plotter.XYs{{X: hitS, Y: -band}, {X: hitS, Y: top}})
+		l.Color = color.Black
+		l.Width = vg.Points(1.2)
 		pl.Add(l)
-		pl.Legend.Add("ssthresh", l)
-	}
-	for i, ph := range sched {
-		if i == len(sched)-1 {
-			break
-		}
-		x := ph.Until.Seconds()
-		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: -band}, {X: x, Y: maxY * 1.05}})
-		l.Color = color.Gray{100}
-		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
-		pl.Add(l)
-		if i == 0 {
-			pl.Legend.Add("environment switch", l)
-		}
-	}
-	if hit >= 0 {
-		sc, _ := plotter.NewScatter(plotter.XYs{{X: hit.Seconds(), Y: math.Min(hitCwnd, maxY*1.05)}})
+		sc, _ := plotter.NewScatter(plotter.XYs{{X: hitS, Y: math.Min(hitCwnd, top)}})
 		sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
 		pl.Add(sc)
-		pl.Legend.Add("hit", sc)
 	}
-	pl.Y.Min = -band
-	pl.Legend.Top = true
-	return pl.Save(8*vg.Inch, 4*vg.Inch, path)
+	pl.X.Min, pl.X.Max = lo, hi
+	pl.Y.Min, pl.Y.Max = -band, top
+	return pl
+}
+
+// varPanel draws one of the condition's variables that is not in packets.
+func (p *TracePlot) varPanel(name string, i int, lo, hi, hitS float64) *plot.Plot {
+	pl := plot.New()
+	pl.Title.Text = name + " (flow " + strconv.Itoa(int(p.Flow)) + ")"
+	pl.X.Label.Text = "time (s)"
+	pl.Y.Label.Text = name
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = coverage.RoundTicks{}, coverage.RoundTicks{}
+	pl.Add(plotter.NewGrid())
+	minY, maxY := math.Inf(1), math.Inf(-1)
+	if ft, ok := p.flows[p.Flow]; ok {
+		xys := clip(ft.vars[name], lo, hi)
+		for _, xy := range xys {
+			minY, maxY = math.Min(minY, xy.Y), math.Max(maxY, xy.Y)
+		}
+		if len(xys) > 0 {
+			if ln, err := stepLine(xys, varColors[(i+2)%len(varColors)], 1.2, nil); err == nil {
+				pl.Add(ln)
+			}
+		}
+	}
+	if math.IsInf(minY, 0) {
+		minY, maxY = 0, 1
+	}
+	if maxY <= minY {
+		maxY = minY + 1
+	}
+	if hitS >= lo && hitS <= hi {
+		l, _ := plotter.NewLine(plotter.XYs{{X: hitS, Y: minY}, {X: hitS, Y: maxY}})
+		l.Color = color.Black
+		l.Width = vg.Points(1.2)
+		pl.Add(l)
+	}
+	pl.X.Min, pl.X.Max = lo, hi
+	pl.Y.Min, pl.Y.Max = minY, maxY
+	return pl
+}
+
+// legend describes every line, band and mark; it is drawn beside the
+// panels, never over the data.
+func (p *TracePlot) legend(sched netenv.Schedule) plot.Legend {
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	leg.XOffs = vg.Points(6)
+	leg.ThumbnailWidth = vg.Points(22)
+	leg.TextStyle.Font.Size = vg.Points(9)
+	packetsExtra := slices.DeleteFunc(p.extraVars(), func(v string) bool { return !slices.Contains(packetVars, v) })
+	for _, f := range p.order {
+		c := flowColors[int(f)%len(flowColors)]
+		name := "flow " + strconv.Itoa(int(f))
+		if int(f) < len(p.CCAI) {
+			name += " " + p.CCAI[f]
+		}
+		if f == p.Flow {
+			name += " (hit)"
+		}
+		w := 0.9
+		if f == p.Flow {
+			w = 1.8
+		}
+		if l, err := stepLine(plotter.XYs{{}}, c, w, nil); err == nil {
+			leg.Add(name+": cwnd", l)
+		}
+		if l, err := stepLine(plotter.XYs{{}}, c, w*0.8, ssthreshDashes); err == nil {
+			leg.Add(name+": ssthresh", l)
+		}
+		if f == p.Flow {
+			for i, v := range packetsExtra {
+				if l, err := stepLine(plotter.XYs{{}}, varColors[i%len(varColors)], 1.2, varDashes); err == nil {
+					leg.Add(name+": "+v, l)
+				}
+			}
+		}
+	}
+	for i, st := range ccai.CAStateNames {
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			continue
+		}
+		poly.Color = stateColors[i]
+		poly.LineStyle.Width = 0
+		leg.Add("ca_state "+st+" (band)", poly)
+	}
+	if len(sched) > 1 {
+		l, _ := plotter.NewLine(plotter.XYs{{}})
+		l.Color = color.Gray{90}
+		l.Dashes = switchDashes
+		leg.Add("environment switch", l)
+	}
+	l, _ := plotter.NewLine(plotter.XYs{{}})
+	l.Color = color.Black
+	l.Width = vg.Points(1.2)
+	leg.Add("hit", l)
+	return leg
+}
+
+// envChange says what changed between two environments: "bw 10 → 100,
+// loss 0 → 0.01".
+func envChange(a, b netenv.Env) string {
+	var parts []string
+	for i, par := range netenv.Params() {
+		x, y := a.Get(i), b.Get(i)
+		if x == y {
+			continue
+		}
+		if par.Kind == netenv.Categorical {
+			parts = append(parts, par.Name+" "+par.Format(&a)+" → "+par.Format(&b))
+		} else {
+			parts = append(parts, par.Name+" "+sig(x)+" → "+sig(y))
+		}
+	}
+	switch {
+	case len(parts) == 0:
+		return "(same)"
+	case len(parts) > 2:
+		return strings.Join(parts[:2], ", ") + fmt.Sprintf(", +%d", len(parts)-2)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sig prints 3 significant digits without an exponent in usual ranges.
+func sig(v float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	if a := math.Abs(r); a != 0 && (a < 1e-6 || a >= 1e9) {
+		return strconv.FormatFloat(r, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // flowColors tell the flows of a delivery plot apart.

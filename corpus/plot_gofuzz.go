@@ -11,7 +11,17 @@ import (
 )
 
 // TracePlot draws nothing in go-fuzz builds (see coverage/plot_gofuzz.go).
-type TracePlot struct{ Flow int32 }
+type TracePlot struct {
+	Flow  int32
+	CCAI  []string
+	Reads []string
+	Caps  netenv.Capabilities
+}
+
+// NewTracePlot is the plot of a seed's replay.
+func NewTracePlot(s *Seed, caps netenv.Capabilities) *TracePlot {
+	return &TracePlot{CCAI: s.CCAI, Caps: caps}
+}
 
 // Observe implements tcp.Observer.
 func (p *TracePlot) Observe(*tcp.StateRecord) {}

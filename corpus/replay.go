@@ -33,11 +33,18 @@ type Watcher struct {
 	conds [][]*Condition
 }
 
-// NewWatcher compiles specs for every flow's CCAI.
+// NewWatcher compiles specs for every flow's CCAI on the native subject.
 func NewWatcher(ccas []string, specs []ConditionSpec) (*Watcher, error) {
+	return NewWatcherFor(netenv.NativeCapabilities(), ccas, specs)
+}
+
+// NewWatcherFor compiles specs for every flow's congestion control on a
+// subject with capabilities caps: observations have the subject's schema
+// (SchemaOf).
+func NewWatcherFor(caps netenv.Capabilities, ccas []string, specs []ConditionSpec) (*Watcher, error) {
 	w := &Watcher{}
 	for i, c := range ccas {
-		sc := SchemaFor(c)
+		sc := SchemaOf(caps, c)
 		conds, err := Compile(specs, sc)
 		if err != nil && i > 0 {
 			// Flows of another CCAI lack the first one's variables:
@@ -78,7 +85,7 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 	if w.started[f] {
 		copy(prev, cur)
 	}
-	Observe(r, cur)
+	w.Schemas[f].Observe(r, cur)
 	if !w.started[f] {
 		copy(prev, cur)
 		w.started[f] = true
@@ -136,7 +143,7 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 	if s.Finding != nil && s.Finding.Kind == "condition" {
 		specs = []ConditionSpec{{Name: s.Finding.Condition, When: s.Finding.When}}
 	}
-	w, err := NewWatcher(s.CCAI, specs)
+	w, err := NewWatcherFor(subj.Capabilities(), s.CCAI, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -211,12 +218,8 @@ func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath 
 		return nil // replaying it here would hang or kill this process
 	}
 	var csv bytes.Buffer
-	tr := netenv.NewCSVTrace(&csv, s.CCAI[0])
-	flow := 0
-	if s.Finding != nil {
-		flow = s.Finding.Flow
-	}
-	pl := &TracePlot{Flow: int32(flow)}
+	tr := netenv.NewCSVTrace(&csv, subj.Capabilities(), s.CCAI[0])
+	pl := NewTracePlot(s, subj.Capabilities())
 	tr.Next = pl
 	res, err := ReplayWith(ctx, subj, s, tr)
 	if err != nil {
@@ -228,15 +231,19 @@ func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath 
 	if err := WriteFileAtomic(base+".csv", csv.Bytes()); err != nil {
 		return err
 	}
-	return pl.Save(base+".png", plotTitle(s), s.Schedule, time.Duration(res.HitTimeNS), hitCwnd(res))
+	return pl.Save(base+".png", PlotTitle(s), s.Schedule, time.Duration(res.HitTimeNS), hitCwnd(res))
 }
 
-func plotTitle(s *Seed) string {
-	t := fmt.Sprintf("%s (%s) seed %d", strings.Join(s.CCAI, "+"), s.Profile, s.Seed)
+// PlotTitle is a seed's plot title: the CCAIs, the subject and profile,
+// the seed and the finding: "cubic + reno on native (linux), seed 42:
+// cubic-aggressive".
+func PlotTitle(s *Seed) string {
+	t := fmt.Sprintf("%s on %s (%s), seed %d", strings.Join(s.CCAI, " + "), s.Subject, s.Profile, s.Seed)
 	if s.Finding != nil {
-		t += ": " + s.Finding.Condition
 		if s.Finding.Kind != "condition" {
-			t += s.Finding.Kind
+			t += ": fault " + s.Finding.Kind
+		} else {
+			t += ": " + s.Finding.Condition
 		}
 	}
 	return t

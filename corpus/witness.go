@@ -201,7 +201,7 @@ func NewWitnessArtifacts(s *Seed) *WitnessArtifacts {
 	if err == nil && sc.TCP != nil {
 		a.tcp = true
 		a.title = sc.Name + ", " + a.title
-		a.state = netenv.NewCSVTrace(&a.csv, sc.TCP.Flows[0].CCA)
+		a.state = netenv.NewCSVTrace(&a.csv, netenv.NativeCapabilities(), sc.TCP.Flows[0].CCA)
 		a.plot = &TracePlot{}
 		a.state.Next = a.plot
 	} else {

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Plot size used by the Save and Write functions.
@@ -48,18 +49,64 @@ func (percentTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// plainTicks are gonum's default ticks with labels in plain decimals
-// ("0.00004" rather than "4e-05").
-type plainTicks struct{}
+// RoundTicks puts four to ten major ticks at round values (1, 2 or 5
+// times a power of ten) and labels them in plain decimals: "0.5", "1",
+// "1.5", never "25.00" or "4e-05".
+type RoundTicks struct{}
 
-func (plainTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+// Ticks implements plot.Ticker.
+func (RoundTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'f', -1, 64)}}
+	}
+	// The largest round step that still gives four ticks.
+	step := RoundStep(hi - lo)
+	for n := 0; n < 4 && ticksIn(lo, hi, step) < 4; n++ {
+		step = smallerRound(step)
+	}
+	var ts []plot.Tick
+	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(k*step, 'g', 10, 64), 64)
+		if v == 0 {
+			v = 0 // not -0
 		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
 	}
 	return ts
+}
+
+func ticksIn(lo, hi, step float64) int {
+	return int(math.Floor(hi/step+1e-9) - math.Ceil(lo/step-1e-9) + 1)
+}
+
+// RoundStep is the largest round value (1, 2 or 5 times a power of ten)
+// not above span.
+func RoundStep(span float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(span)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*p <= span*(1+1e-9) {
+			return round10(m * p)
+		}
+	}
+	return round10(p)
+}
+
+// smallerRound is the next round value below step: 5 → 2 → 1 → 0.5.
+func smallerRound(step float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(step)+1e-9))
+	switch m := math.Round(step / p); m {
+	case 5:
+		return round10(2 * p)
+	case 2:
+		return round10(p)
+	}
+	return round10(p / 2)
+}
+
+// round10 drops float noise: 0.30000000000000004 → 0.3.
+func round10(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 10, 64), 64)
+	return r
 }
 
 // CoveragePlot draws coverage(S,k) in percent against the region size k, one
@@ -118,17 +165,22 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 	p.Title.Text = fmt.Sprintf("coverage(S, %d)", k)
 	p.X.Label.Text = "simulations"
 	p.Y.Label.Text = "coverage (%)"
-	p.Y.Tick.Marker = plainTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = RoundTicks{}, RoundTicks{}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
+	// Coverage grows fast, then flattens: the bottom right is free for
+	// the legend, the top for the marks' labels.
+	p.Legend.Top, p.Legend.Left = false, false
 	var args []any
 	maxY := 0.0
 	for _, se := range series {
 		sims, cov := se.Coverage(k)
-		xy := make(plotter.XYs, len(sims))
+		var xy plotter.XYs
+		if len(sims) > 0 && sims[0] > 0 {
+			xy = append(xy, plotter.XY{}) // nothing is covered before the first simulation
+		}
 		for i := range sims {
-			xy[i] = plotter.XY{X: float64(sims[i]), Y: 100 * cov[i]}
-			maxY = max(maxY, xy[i].Y)
+			xy = append(xy, plotter.XY{X: float64(sims[i]), Y: 100 * cov[i]})
+			maxY = max(maxY, 100*cov[i])
 		}
 		if len(xy) > 0 {
 			args = append(args, se.Method, xy)
@@ -140,12 +192,19 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 	if err := plotutil.AddLines(p, args...); err != nil {
 		return nil, err
 	}
-	p.Y.Min = 0
+	p.X.Min, p.Y.Min = 0, 0
 	if maxY == 0 {
 		maxY = 1
 	}
-	p.Y.Max = maxY * 1.1
+	p.Y.Max = maxY * 1.15
 	var marks plotter.XYLabels
+	maxX := 0.0
+	for _, se := range series {
+		if n := len(se.Points); n > 0 {
+			maxX = max(maxX, float64(se.Points[n-1].Sims))
+		}
+	}
+	var right []bool // a label right of its line would leave the plot
 	for i, se := range series {
 		for _, m := range se.Marks {
 			ln, err := plotter.NewLine(plotter.XYs{{X: float64(m.Sims), Y: 0}, {X: float64(m.Sims), Y: maxY * 1.05}})
@@ -156,13 +215,19 @@ func GrowthPlot(k int, series ...*Series) (*plot.Plot, error) {
 			ln.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			p.Add(ln)
 			marks.XYs = append(marks.XYs, plotter.XY{X: float64(m.Sims), Y: maxY * 1.05})
-			marks.Labels = append(marks.Labels, " "+m.Label)
+			marks.Labels = append(marks.Labels, " "+m.Label+" ")
+			right = append(right, float64(m.Sims) > 0.6*maxX)
 		}
 	}
 	if len(marks.XYs) > 0 {
 		lb, err := plotter.NewLabels(marks)
 		if err != nil {
 			return nil, err
+		}
+		for i, r := range right {
+			if r {
+				lb.TextStyle[i].XAlign = draw.XRight
+			}
 		}
 		p.Add(lb)
 	}

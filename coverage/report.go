@@ -3,6 +3,7 @@ package coverage
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -20,12 +21,16 @@ type Snapshot struct {
 	Visited    []uint64 // Visited[l]: visited regions at k = 2^l
 	Total      []uint64 // Total[l]: regions of S at k = 2^l (saturating)
 	OutOfRange int      // distinct visited states outside S
+	// OutOfRangeDropped counts the states outside S not kept because
+	// OutOfRange reached the store's limit (LimitOutOfRange): > 0 means
+	// OutOfRange is capped.
+	OutOfRangeDropped uint64
 }
 
 // Snapshot returns the current coverage of s, labelled with a method name and
 // the number of simulations run.
 func (s *Store) Snapshot(method string, sims int64) Snapshot {
-	sn := Snapshot{Method: method, Sims: sims, OutOfRange: s.oor.len()}
+	sn := Snapshot{Method: method, Sims: sims, OutOfRange: s.oor.len(), OutOfRangeDropped: s.oorDropped}
 	for l := 0; l <= s.ly.L; l++ {
 		sn.Visited = append(sn.Visited, s.VisitedRegions(1<<l))
 		sn.Total = append(sn.Total, s.ly.sp.Regions(1<<l))
@@ -44,35 +49,42 @@ func (sn Snapshot) Coverage(k int) float64 {
 }
 
 // Rows returns the coverage table as strings: a header, then one row per
-// region size k = 1, 2, 4, …, with, for each snapshot in order, the visited
-// regions, the total regions and the percentage.
+// region size k = 1, 2, 4, …, with the regions of S at k (one total column:
+// S is the same for every method) and, for each snapshot in order, one
+// column "visited (percent %)": narrow enough for a terminal with three
+// methods side by side.
 func Rows(snaps ...Snapshot) (header []string, rows [][]string) {
-	header = []string{"k"}
+	header = []string{"k", "regions of S"}
 	levels := 0
 	for _, sn := range snaps {
-		header = append(header, sn.Method+" visited", sn.Method+" total", sn.Method+" %")
+		header = append(header, sn.Method+" visited (%)")
 		levels = max(levels, len(sn.Visited))
 	}
 	for l := range levels {
-		row := []string{strconv.Itoa(1 << l)}
+		total := ""
+		for _, sn := range snaps {
+			if l < len(sn.Total) {
+				total = strconv.FormatUint(sn.Total[l], 10)
+				break
+			}
+		}
+		row := []string{strconv.Itoa(1 << l), total}
 		for _, sn := range snaps {
 			if l >= len(sn.Visited) || l >= len(sn.Total) {
-				row = append(row, "", "", "")
+				row = append(row, "")
 				continue
 			}
-			row = append(row,
-				strconv.FormatUint(sn.Visited[l], 10),
-				strconv.FormatUint(sn.Total[l], 10),
-				FormatPercent(sn.Coverage(1<<l)))
+			row = append(row, strconv.FormatUint(sn.Visited[l], 10)+" ("+FormatPercent(sn.Coverage(1<<l))+" %)")
 		}
 		rows = append(rows, row)
 	}
 	return header, rows
 }
 
-// FormatPercent formats a coverage fraction as a percentage with three
-// significant digits for small values ("0.0123", "4.5e-05") and two decimals
-// from 1% up ("12.34").
+// FormatPercent formats a coverage fraction as a percentage, in one format
+// for every size: three significant digits in plain decimals, never an
+// exponent ("80.0", "1.66", "0.0166", "0.0000992"), "100" for all, "0"
+// for none and "-" for NaN.
 func FormatPercent(f float64) string {
 	p := 100 * f
 	switch {
@@ -80,17 +92,27 @@ func FormatPercent(f float64) string {
 		return "-"
 	case p == 0:
 		return "0"
-	case p >= 1:
-		return strconv.FormatFloat(p, 'f', 2, 64)
+	case p >= 100:
+		return strconv.FormatFloat(p, 'f', 0, 64)
 	}
-	return strconv.FormatFloat(p, 'g', 3, 64)
+	// Round to three significant digits first: 9.996 is "10.0", not "10.00".
+	e := int(math.Floor(math.Log10(math.Abs(p))))
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(p, 'e', 2, 64), 64)
+	if e2 := int(math.Floor(math.Log10(math.Abs(r)))); e2 > e {
+		e = e2
+	}
+	return strconv.FormatFloat(r, 'f', max(0, 2-e), 64)
 }
 
 func summary(snaps []Snapshot) string {
 	var sims, oor []string
 	for _, sn := range snaps {
 		sims = append(sims, fmt.Sprintf("%s=%d", sn.Method, sn.Sims))
-		oor = append(oor, fmt.Sprintf("%s=%d", sn.Method, sn.OutOfRange))
+		o := fmt.Sprintf("%s=%d", sn.Method, sn.OutOfRange)
+		if sn.OutOfRangeDropped > 0 {
+			o += fmt.Sprintf(" (capped at %d)", sn.OutOfRange)
+		}
+		oor = append(oor, o)
 	}
 	return "simulations: " + strings.Join(sims, ", ") +
 		"; visited states outside S: " + strings.Join(oor, ", ") + "\n"

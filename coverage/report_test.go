@@ -18,8 +18,9 @@ func TestFormatPercent(t *testing.T) {
 		f    float64
 		want string
 	}{
-		{0, "0"}, {1, "100.00"}, {0.1234, "12.34"}, {0.01, "1.00"},
-		{0.000123, "0.0123"}, {4.5e-7, "4.5e-05"}, {math.NaN(), "-"},
+		{0, "0"}, {1, "100"}, {0.1234, "12.3"}, {0.01, "1.00"}, {0.8, "80.0"},
+		{0.000123, "0.0123"}, {4.5e-7, "0.0000450"}, {9.92e-7, "0.0000992"},
+		{0.09996, "10.0"}, {0.0009996, "0.100"}, {math.NaN(), "-"},
 	} {
 		if got := FormatPercent(tc.f); got != tc.want {
 			t.Errorf("FormatPercent(%g) = %q, want %q", tc.f, got, tc.want)
@@ -42,19 +43,19 @@ func paperSnapshots(t testing.TB) []Snapshot {
 func TestTables(t *testing.T) {
 	snaps := paperSnapshots(t)
 	header, rows := Rows(snaps...)
-	if len(header) != 7 || len(rows) != 11 {
+	if len(header) != 4 || len(rows) != 11 {
 		t.Fatalf("header %v, %d rows", header, len(rows))
 	}
 	for _, tc := range []struct {
 		row  int
 		want []string
 	}{
-		{0, []string{"1", "4", "1048576", "0.000381", "2", "1048576", "0.000191"}},
-		{9, []string{"512", "4", "4", "100.00", "1", "4", "25.00"}},
-		{10, []string{"1024", "1", "1", "100.00", "1", "1", "100.00"}},
+		{0, []string{"1", "1048576", "4 (0.000381 %)", "2 (0.000191 %)"}},
+		{9, []string{"512", "4", "4 (100 %)", "1 (25.0 %)"}},
+		{10, []string{"1024", "1", "1 (100 %)", "1 (100 %)"}},
 	} {
-		if got := strings.Join(rows[tc.row], " "); got != strings.Join(tc.want, " ") {
-			t.Errorf("row %d = %q, want %q", tc.row, got, strings.Join(tc.want, " "))
+		if got := strings.Join(rows[tc.row], "|"); got != strings.Join(tc.want, "|") {
+			t.Errorf("row %d = %q, want %q", tc.row, got, strings.Join(tc.want, "|"))
 		}
 	}
 	var ascii, md bytes.Buffer
@@ -64,7 +65,7 @@ func TestTables(t *testing.T) {
 	if err := WriteMarkdown(&md, snaps...); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"act visited", "ran %", "1048576", "100.00", "visited states outside S: act=0, ran=1"} {
+	for _, want := range []string{"act visited (%)", "ran visited (%)", "1048576", "(100 %)", "visited states outside S: act=0, ran=1"} {
 		if !strings.Contains(ascii.String(), want) || !strings.Contains(md.String(), want) {
 			t.Errorf("tables lack %q:\n%s\n%s", want, ascii.String(), md.String())
 		}
@@ -72,7 +73,37 @@ func TestTables(t *testing.T) {
 	if !strings.Contains(md.String(), "|:") && !strings.Contains(md.String(), ":|") && !strings.Contains(md.String(), "|-") {
 		t.Errorf("markdown has no separator row:\n%s", md.String())
 	}
+	// Narrow: one total column, one column per method.
+	for _, line := range strings.Split(ascii.String(), "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("table line of %d characters, want ≤ 80 for two methods: %q", n, line)
+		}
+	}
 	t.Logf("\n%s\n%s", ascii.String(), md.String())
+}
+
+// TestCappedNote: a store at its out-of-range limit says so.
+func TestCappedNote(t *testing.T) {
+	s := mustStore(t, Space{Vars: DefaultSpace().Vars[:2]}, Options{})
+	s.LimitOutOfRange(2)
+	for i := range 5 {
+		s.Add([]float64{0, float64(2000 + i)}, Visit{}) // outside S
+	}
+	for _, tc := range []struct {
+		snap Snapshot
+		want string
+	}{
+		{s.Snapshot("act", 5), "act=2 (capped at 2)"},
+		{Snapshot{Method: "ran", OutOfRange: 7}, "ran=7\n"},
+	} {
+		var b bytes.Buffer
+		if err := WriteTable(&b, tc.snap); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("table lacks %q:\n%s", tc.want, b.String())
+		}
+	}
 }
 
 func TestSeries(t *testing.T) {
@@ -164,5 +195,28 @@ func TestPlots(t *testing.T) {
 	}
 	if _, err := GrowthPlot(2); err == nil {
 		t.Error("empty growth plot accepted")
+	}
+}
+
+func TestRoundTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 2000, "0 500 1000 1500 2000"},
+		{-3, 45, "0 10 20 30 40"},
+		{17.2, 29.5, "18 20 22 24 26 28"},
+		{0, 0.003, "0 0.001 0.002 0.003"},
+		{0, 1.65, "0 0.5 1 1.5"},
+		{64, 200, "80 100 120 140 160 180 200"},
+		{0, 7, "0 2 4 6"},
+	} {
+		var got []string
+		for _, tk := range (RoundTicks{}).Ticks(tc.lo, tc.hi) {
+			got = append(got, tk.Label)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("ticks over [%g, %g] = %v, want %s", tc.lo, tc.hi, got, tc.want)
+		}
 	}
 }

@@ -462,3 +462,28 @@ func (s *Store) Bytes() int {
 	}
 	return b
 }
+
+// RegionCorners iterates over the visited regions of S at region size k (a
+// power of two) in no particular order, each as the state at its lower
+// corner (decoded as State decodes a state). The slice it yields is reused:
+// copy what must outlive the step. It costs one step per visited region at
+// k, not per state. ok is false below FloorK, where the store keeps no
+// exact set.
+func (s *Store) RegionCorners(k int) (seq iter.Seq[[]float64], ok bool) {
+	l := s.level(k)
+	if l < s.floor {
+		return nil, false
+	}
+	return func(yield func([]float64) bool) {
+		dst := make([]float64, s.ly.d)
+		for sh := range s.pooled {
+			t := s.table(l, sh)
+			for r := range t.n {
+				s.ly.decode(t.key(uint32(r)), dst)
+				if !yield(dst) {
+					return
+				}
+			}
+		}
+	}, true
+}

@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -340,5 +341,41 @@ func TestBatchConcurrent(t *testing.T) {
 	}
 	if s.Configs() != workers*sims {
 		t.Errorf("configs %d", s.Configs())
+	}
+}
+
+// RegionCorners yields each visited region once, at its lower corner, at
+// every exact k.
+func TestRegionCorners(t *testing.T) {
+	sp := Space{Vars: DefaultSpace().Vars[:2]}
+	s := mustStore(t, sp, Options{})
+	for _, st := range [][]float64{{1, 1}, {2, 3}, {17, 1}, {40, 100}, {40, 101}} {
+		s.Add(st, Visit{})
+	}
+	for _, tc := range []struct {
+		k    int
+		want []string
+	}{
+		{1, []string{"1,1", "2,3", "17,1", "40,100", "40,101"}},
+		{16, []string{"1,1", "17,1", "33,97"}},
+		{1024, []string{"1,1"}},
+	} {
+		seq, ok := s.RegionCorners(tc.k)
+		if !ok {
+			t.Fatalf("k=%d: no exact set", tc.k)
+		}
+		var got []string
+		for c := range seq {
+			got = append(got, fmt.Sprintf("%g,%g", c[0], c[1]))
+		}
+		slices.Sort(got)
+		want := slices.Clone(tc.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("k=%d: corners %v, want %v", tc.k, got, want)
+		}
+		if uint64(len(got)) != s.VisitedRegions(tc.k) {
+			t.Errorf("k=%d: %d corners, %d visited regions", tc.k, len(got), s.VisitedRegions(tc.k))
+		}
 	}
 }

@@ -20,4 +20,17 @@
 // The model is written once (link.go, over the small LinkPacket interface)
 // and serves the native subject, the gVisor subject and the UDP topologies
 // of the symbolic back-end; topologies are planned once (PlanTopology).
+//
+// Parameters: P is one table (params.go), one row per parameter with its
+// name, unit, doc, kind (numeric or categorical), default, default campaign
+// range, validity bounds and minimization rules. Env's accessors, campaign
+// ranges (Range, with the grid arithmetic ACT and the fuzz decoder share),
+// the CLI's flags, `actfuzz list`, seeds' and scenarios' decoding and the
+// subjects' mappings all derive from it; adding a parameter is a field of
+// Env, a row, its meaning in the link model and a mapping in each subject
+// that can express it (a subject declares those in its Capabilities).
+//
+// Test inputs: Setup is what every run of a campaign shares (CCAIs,
+// topology, profile, bytes, SACK, handshake); Setup.Config adds a run's
+// seed and schedule.
 package netenv

@@ -17,6 +17,32 @@ type Env struct {
 	QScale float64 `json:"qscale" yaml:"qscale"` // Gamma scale of the random queuing delay, ms
 	App    float64 `json:"app" yaml:"app"`       // application rate, Mbit/s
 	Buffer int     `json:"buffer" yaml:"buffer"` // bottleneck buffer, packets
+
+	// The bottleneck's queue discipline (aqm.go) and its CoDel
+	// parameters (RFC 8289 §4.2, §4.3), ms.
+	AQM           AQM     `json:"aqm,omitempty" yaml:"aqm"`
+	CoDelTarget   float64 `json:"codel_target,omitempty" yaml:"codel_target"`
+	CoDelInterval float64 `json:"codel_interval,omitempty" yaml:"codel_interval"`
+	// A token-bucket policer in front of the bottleneck (shaping.go):
+	// rate in Mbit/s (0: none), bucket in kB.
+	PolicerRate  float64 `json:"policer_rate,omitempty" yaml:"policer_rate"`
+	PolicerBurst float64 `json:"policer_burst,omitempty" yaml:"policer_burst"`
+	// ACK aggregation on the reverse path (shaping.go): ACKs held and
+	// released together every AckAgg ms (0: none), or as soon as
+	// AckAggMax are held (0: no limit).
+	AckAgg    float64 `json:"ack_agg,omitempty" yaml:"ack_agg"`
+	AckAggMax int     `json:"ack_agg_max,omitempty" yaml:"ack_agg_max"`
+	// A trace-driven bottleneck (linktrace.go): the data direction
+	// delivers at a shipped trace's opportunities, their rate multiplied
+	// by TraceScale (0 or 1: as recorded), instead of at BW.
+	Trace LinkTrace `json:"link_trace,omitempty" yaml:"link_trace"`
+	// ECN (RFC 3168): the endpoints negotiate it when any phase has it on,
+	// and a bottleneck with it on marks ECN-capable packets instead of
+	// dropping them (RED, CoDel) and marks every packet that arrives to a
+	// queue of ECNK or more packets (DCTCP's step marking; 0: none).
+	ECN        ECNMode `json:"ecn,omitempty" yaml:"ecn"`
+	ECNK       int     `json:"ecn_k,omitempty" yaml:"ecn_k"`
+	TraceScale float64 `json:"link_trace_scale,omitempty" yaml:"link_trace_scale"`
 }
 
 // DefaultEnv is `actfuzz sim` with no flags: every parameter's Default

@@ -121,7 +121,12 @@ func TestGoldenTraceHashes(t *testing.T) {
 			// snd_una, which Linux's 4 MB tcp_wmem does not allow; the
 			// sender now stops at the buffer. (Before: 1b156b84….)
 		}(), "320e82c9e897e443bbc74d86beb3eec26b36841d5eeaef1844f2a7ca39dfd55c"},
-		{"bbr", single("bbr", bbr, netenv.DefaultBytes, 1), "d650b1db56d08410586f3385db4d7fdcb3e205f94a349a126422cd004a25ad60"},
+		// BBR's records gained lt_bw and lt_use_bw (the long-term model,
+		// ccai/bbr_lt.go), which the hash covers; the model never
+		// triggers in this run (0.1% loss), so every other value is as
+		// before. (Before: 1b8e7bdf…; with lt_bw alone 0800f14f…; with
+		// issue 21's records alone d650b1db….)
+		{"bbr", single("bbr", bbr, netenv.DefaultBytes, 1), "7828783d5c8560998ce0ae432062b948f741506e44e0f03c9d89edf089b9af00"},
 	} {
 		res, _ := run(t, tc.cfg)
 		if res.TraceSHA256 != tc.want {

@@ -100,7 +100,8 @@ type Link[P LinkPacket] struct {
 	qscale float64 // ms
 	buffer int
 
-	q     []P // ring of queued packets
+	q     []P             // ring of queued packets
+	qAt   []time.Duration // their enqueue times (CoDel's sojourn)
 	qHead int
 	qLen  int
 	tx    P // being serialized
@@ -113,7 +114,17 @@ type Link[P LinkPacket] struct {
 	lossRng *rand.Rand
 	qRng    *rand.Rand
 
-	drops, losses uint64
+	// Queue discipline, policer and ACK aggregation (aqm.go, shaping.go).
+	aqm    AQM
+	red    red
+	codel  codel
+	police policer
+	ecn    bool // marks instead of dropping (RFC 3168 §5)
+	ecnK   int  // step marking threshold, packets (0: none)
+	agg    *ackAggregator[P]
+	trace  *traceLink
+
+	drops, losses, aqmDrops, policed, marks uint64
 }
 
 // NewLink returns an idle link; set its parameters with Apply or SetFixed
@@ -124,6 +135,11 @@ func NewLink[P LinkPacket](s *sim.Sim, cfg LinkConfig[P]) *Link[P] {
 	if cfg.Kind != LinkFixed {
 		l.lossRng = sim.NewRand(cfg.Seed, sim.StreamLoss, cfg.Index)
 		l.qRng = sim.NewRand(cfg.Seed, sim.StreamQueueDelay, cfg.Index)
+	}
+	if cfg.Kind == LinkData {
+		// Its own stream: a RED link draws without shifting the loss
+		// and queuing-delay draws of any link.
+		l.red.rng = sim.NewRand(cfg.Seed, sim.StreamAQM, cfg.Index)
 	}
 	return l
 }
@@ -145,8 +161,13 @@ func (l *Link[P]) Apply(e *Env) {
 		l.loss = e.Loss
 		l.qshape, l.qscale = e.QShape, e.QScale
 		l.buffer = e.Buffer
+		l.applyAQM(e)
+		l.police.apply(e, l.sim.Now())
+		l.ecn, l.ecnK = e.ECN == ECNOn, e.ECNK
+		l.applyTrace(e)
 	case LinkAck:
 		l.buffer = max(e.Buffer, ackBuffer)
+		l.applyAggregation(e)
 	case LinkAccessData, LinkAccessAck:
 		l.rate *= accessSpeedup
 		l.prop = 0
@@ -175,14 +196,51 @@ func (l *Link[P]) reset() {
 
 func (l *Link[P]) grow(n int) {
 	nq := make([]P, max(n, 16))
+	nat := make([]time.Duration, len(nq))
 	for i := 0; i < l.qLen; i++ {
 		nq[i] = l.q[(l.qHead+i)%len(l.q)]
+		nat[i] = l.qAt[(l.qHead+i)%len(l.q)]
 	}
-	l.q, l.qHead = nq, 0
+	l.q, l.qAt, l.qHead = nq, nat, 0
 }
 
-// Send enqueues a packet, dropping it if the buffer is full (drop-tail).
+// Send puts a packet on the link: through the policer and the ACK
+// aggregator, if any, into the queue.
 func (l *Link[P]) Send(p P) {
+	if l.police.on() && !l.police.admit(l.sim.Now(), l.wire(p)) {
+		l.policed++
+		l.cfg.Drop(p)
+		return
+	}
+	if l.agg != nil {
+		l.agg.hold(p)
+		return
+	}
+	l.enqueue(p)
+}
+
+// enqueue starts a packet's transmission or queues it; a full buffer
+// drops it (drop-tail), and RED may drop it early.
+func (l *Link[P]) enqueue(p P) {
+	if l.aqm == AQMRED {
+		switch l.red.arrive(l.sim.Now(), l.qLen, l.typicalTx()) {
+		case redEarly:
+			if !l.congest(p) {
+				return
+			}
+		case redForced:
+			l.aqmDrop(p)
+			return
+		}
+	}
+	if l.ecn && l.ecnK > 0 && l.qLen >= l.ecnK {
+		// Step marking (RFC 8257 §3.1): every packet that arrives to a
+		// queue of K or more; a packet that cannot be marked passes.
+		if e, ok := markable(p); ok {
+			e.MarkCE()
+			l.marks++
+		}
+	}
 	if !l.busy {
 		l.startTx(p)
 		return
@@ -195,20 +253,94 @@ func (l *Link[P]) Send(p P) {
 	if l.qLen == len(l.q) {
 		l.grow(2 * len(l.q))
 	}
-	l.q[(l.qHead+l.qLen)%len(l.q)] = p
+	i := (l.qHead + l.qLen) % len(l.q)
+	l.q[i], l.qAt[i] = p, l.sim.Now()
 	l.qLen++
+}
+
+// pop takes the packet at the head of the queue with its enqueue time.
+func (l *Link[P]) pop() (P, time.Duration, bool) {
+	var zero P
+	if l.qLen == 0 {
+		return zero, 0, false
+	}
+	p, at := l.q[l.qHead], l.qAt[l.qHead]
+	l.q[l.qHead] = zero
+	l.qHead = (l.qHead + 1) % len(l.q)
+	l.qLen--
+	return p, at, true
+}
+
+// next is the packet to transmit after the current one, if any.
+func (l *Link[P]) next() (P, bool) {
+	if l.aqm == AQMCoDel {
+		return dequeueCoDel(l)
+	}
+	p, _, ok := l.pop()
+	return p, ok
+}
+
+// congest signals congestion with p: with ECN on and p ECN-capable it is
+// marked CE and kept (true), otherwise dropped (false).
+func (l *Link[P]) congest(p P) bool {
+	if l.ecn {
+		if e, ok := markable(p); ok {
+			e.MarkCE()
+			l.marks++
+			return true
+		}
+	}
+	l.aqmDrop(p)
+	return false
+}
+
+// aqmDrop drops a packet by the queue discipline's decision.
+func (l *Link[P]) aqmDrop(p P) {
+	l.aqmDrops++
+	l.cfg.Drop(p)
+}
+
+// applyAQM sets the queue discipline of a data link.
+func (l *Link[P]) applyAQM(e *Env) {
+	if e.AQM != l.aqm {
+		// A new discipline starts from a clean state; the queue stays.
+		l.red = red{rng: l.red.rng, idle: l.qLen == 0 && !l.busy, idleSince: l.sim.Now()}
+		l.codel = codel{}
+	}
+	l.aqm = e.AQM
+	l.codel.target, l.codel.interval = codelTarget, codelInterval
+	if e.CoDelTarget > 0 {
+		l.codel.target = ms(e.CoDelTarget)
+	}
+	if e.CoDelInterval > 0 {
+		l.codel.interval = ms(e.CoDelInterval)
+	}
+}
+
+// wire is a packet's size on the wire.
+func (l *Link[P]) wire(p P) uint32 {
+	if l.cfg.Size != nil {
+		return l.cfg.Size(p)
+	}
+	return p.WireBytes()
+}
+
+// typicalTx is the transmission time of a full-sized packet (RED's idle
+// decay unit).
+func (l *Link[P]) typicalTx() time.Duration {
+	return time.Duration(uint64(1500) * 8 * uint64(time.Second) / max(l.rate, 1))
 }
 
 func (l *Link[P]) startTx(p P) {
 	l.tx, l.busy = p, true
 	// Most packets have the size of the one before (full data segments,
 	// or ACKs): reuse its serialization time rather than divide again.
-	var w uint32
-	if l.cfg.Size != nil {
-		w = l.cfg.Size(p)
-	} else {
-		w = p.WireBytes()
+	if l.trace != nil {
+		now := l.sim.Now()
+		l.sim.Schedule(l.txEv, l.trace.next(now)-now)
+		return
 	}
+	w := l.wire(p)
 	if w != l.txBytes {
 		l.txBytes = w
 		l.txTime = time.Duration(uint64(w) * 8 * uint64(time.Second) / l.rate)
@@ -222,12 +354,10 @@ func (l *Link[P]) Handle(*sim.Event) {
 	p := l.tx
 	var zero P
 	l.tx, l.busy = zero, false
-	if l.qLen > 0 {
-		next := l.q[l.qHead]
-		l.q[l.qHead] = zero
-		l.qHead = (l.qHead + 1) % len(l.q)
-		l.qLen--
+	if next, ok := l.next(); ok {
 		l.startTx(next)
+	} else if l.aqm == AQMRED {
+		l.red.empty(l.sim.Now())
 	}
 	// One loss draw per serialized data packet when loss > 0 …
 	if l.loss > 0 && l.lossRng.Float64() < l.loss {
@@ -259,6 +389,16 @@ func (l *Link[P]) Handle(*sim.Event) {
 
 // Drops is the number of packets dropped at the full buffer.
 func (l *Link[P]) Drops() uint64 { return l.drops }
+
+// AQMDrops is the number of packets the queue discipline dropped (RED
+// early drops, CoDel head drops).
+func (l *Link[P]) AQMDrops() uint64 { return l.aqmDrops }
+
+// Policed is the number of packets the policer dropped.
+func (l *Link[P]) Policed() uint64 { return l.policed }
+
+// Marks is the number of packets marked CE.
+func (l *Link[P]) Marks() uint64 { return l.marks }
 
 // Losses is the number of packets lost at random.
 func (l *Link[P]) Losses() uint64 { return l.losses }

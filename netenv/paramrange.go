@@ -25,6 +25,12 @@ type Range struct {
 // Categorical reports whether r is a set of choices.
 func (r Range) Categorical() bool { return len(r.choices) > 0 }
 
+// Fixed reports whether r holds one value: a parameter the campaign does
+// not vary. Drawing from it takes no random number, so that adding a
+// parameter to the table, fixed by default, leaves every campaign's
+// draws as they were.
+func (r Range) Fixed() bool { return r.Points() == 0 }
+
 // Resolve checks r against the parameter and returns it ready for use:
 // a numeric range needs Min ≤ Max, Step > 0 and both ends valid values; a
 // categorical one needs known, distinct values (all of them when r names
@@ -99,6 +105,9 @@ func (r Range) Snap(v float64) float64 {
 // Between draws uniformly on the grid between a and b (either order): ACT's
 // interpolation. A categorical range chooses a or b.
 func (r Range) Between(rng *rand.Rand, a, b float64) float64 {
+	if r.Fixed() {
+		return r.Point(0)
+	}
 	if r.Categorical() {
 		if rng.IntN(2) == 0 {
 			return r.Snap(a)
@@ -113,6 +122,9 @@ func (r Range) Between(rng *rand.Rand, a, b float64) float64 {
 
 // Uniform draws uniformly from the range (ACT step 1).
 func (r Range) Uniform(rng *rand.Rand) float64 {
+	if r.Fixed() {
+		return r.Point(0)
+	}
 	if r.Categorical() {
 		return r.choices[rng.IntN(len(r.choices))]
 	}

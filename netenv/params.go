@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // This file is the one parameter table of P (ACT §4.1). Every consumer of
@@ -174,6 +175,74 @@ var params = [...]Param{
 		get: func(e *Env) float64 { return float64(e.Buffer) },
 		set: func(e *Env, v float64) { e.Buffer = int(math.Round(v)) },
 	},
+	// The rows below are fixed at their default in a campaign that does
+	// not name them (a one-point range), so P and every draw of ACT are
+	// the paper's unless a campaign asks for them.
+	{
+		Name: "aqm", Doc: "queue discipline of the bottleneck (RED with ns-3's defaults; CoDel per RFC 8289)",
+		Kind: Categorical, Values: AQMNames[:],
+		Default: float64(AQMDropTail), Range: Range{Values: []string{AQMNames[AQMDropTail]}},
+		Simplify: []Simplification{setTo("drop-tail queue", StageRemove, float64(AQMDropTail))},
+		get:      func(e *Env) float64 { return float64(e.AQM) }, set: func(e *Env, v float64) { e.AQM = AQM(v) },
+	},
+	{
+		Name: "codel_target", Unit: "ms", Doc: "CoDel's target queuing delay (with aqm codel; 0: RFC 8289's 5 ms)",
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 0.1}, Min: 0, Max: MaxDelay,
+		get: func(e *Env) float64 { return e.CoDelTarget }, set: func(e *Env, v float64) { e.CoDelTarget = v },
+	},
+	{
+		Name: "codel_interval", Unit: "ms", Doc: "CoDel's interval (with aqm codel; 0: RFC 8289's 100 ms)",
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 1}, Min: 0, Max: MaxDelay,
+		get: func(e *Env) float64 { return e.CoDelInterval }, set: func(e *Env, v float64) { e.CoDelInterval = v },
+	},
+	{
+		Name: "policer_rate", Unit: "Mbit/s", Doc: "token-bucket policer in front of the bottleneck, dropping what exceeds (0: none)",
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 0.1}, Min: 0, Max: MaxBW,
+		Simplify: []Simplification{setTo("no policer", StageRemove, 0)},
+		get:      func(e *Env) float64 { return e.PolicerRate }, set: func(e *Env, v float64) { e.PolicerRate = v },
+	},
+	{
+		Name: "policer_burst", Unit: "kB", Doc: "the policer's bucket (at least one packet)",
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 1}, Min: 0, Max: 1e6,
+		get: func(e *Env) float64 { return e.PolicerBurst }, set: func(e *Env, v float64) { e.PolicerBurst = v },
+	},
+	{
+		Name: "ack_agg", Unit: "ms", Doc: "ACKs held on the reverse path and released together every so often, as Wi-Fi and DOCSIS do (0: none)",
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 1}, Min: 0, Max: 10000,
+		Simplify: []Simplification{setTo("no ACK aggregation", StageRemove, 0)},
+		get:      func(e *Env) float64 { return e.AckAgg }, set: func(e *Env, v float64) { e.AckAgg = v },
+	},
+	{
+		Name: "ack_agg_max", Unit: "packets", Doc: "ACKs released at once as soon as this many are held (0: no limit)", Integer: true,
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 1}, Min: 0, Max: 1 << 20,
+		get: func(e *Env) float64 { return float64(e.AckAggMax) },
+		set: func(e *Env, v float64) { e.AckAggMax = int(math.Round(v)) },
+	},
+	{
+		Name: "link_trace", Doc: "a trace-driven bottleneck (Mahimahi format, shipped traces; none: the fixed rate bw)",
+		Kind: Categorical, Values: LinkTraceNames,
+		Default: 0, Range: Range{Values: LinkTraceNames[:1]},
+		Simplify: []Simplification{setTo("fixed-rate link", StageRemove, 0)},
+		get:      func(e *Env) float64 { return float64(e.Trace) }, set: func(e *Env, v float64) { e.Trace = LinkTrace(v) },
+	},
+	{
+		Name: "link_trace_scale", Doc: "factor on the link trace's rate (with link_trace; 0: 1)",
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 0.1}, Min: 0, Max: 1000,
+		get: func(e *Env) float64 { return e.TraceScale }, set: func(e *Env, v float64) { e.TraceScale = v },
+	},
+	{
+		Name: "ecn", Doc: "explicit congestion notification (RFC 3168): negotiated by the endpoints, marked by the bottleneck",
+		Kind: Categorical, Values: ECNNames[:],
+		Default: 0, Range: Range{Values: ECNNames[:1]},
+		Simplify: []Simplification{setTo("no ECN", StageRemove, 0)},
+		get:      func(e *Env) float64 { return float64(e.ECN) }, set: func(e *Env, v float64) { e.ECN = ECNMode(v) },
+	},
+	{
+		Name: "ecn_k", Unit: "packets", Doc: "with ecn: mark every packet arriving to a queue of at least this many (DCTCP's K; 0: none)", Integer: true,
+		Default: 0, Range: Range{Min: 0, Max: 0, Step: 1}, Min: 0, Max: MaxBuffer,
+		get: func(e *Env) float64 { return float64(e.ECNK) },
+		set: func(e *Env, v float64) { e.ECNK = int(math.Round(v)) },
+	},
 }
 
 // NumParams is the number of parameters of P.
@@ -321,4 +390,23 @@ func RoundTo(v float64, digits int) float64 {
 	}
 	p := math.Pow(10, float64(digits)-math.Ceil(math.Log10(math.Abs(v))))
 	return math.Round(v*p) / p
+}
+
+// CheckExpressible reports the first parameter outside supported (names
+// of the table) that some phase of sched sets away from its default: a
+// subject that cannot express a parameter must refuse a run that needs it
+// rather than run it as if it were at its default.
+func CheckExpressible(sched Schedule, supported []string, subject string) error {
+	for i := range params {
+		p := &params[i]
+		if slices.Contains(supported, p.Name) {
+			continue
+		}
+		for k := range sched {
+			if v := p.get(&sched[k].Env); v != p.Default {
+				return fmt.Errorf("the %s subject cannot express parameter %s = %s (phase %d; it expresses %s)", subject, p.Name, p.format(v), k+1, strings.Join(supported, ", "))
+			}
+		}
+	}
+	return nil
 }

@@ -54,6 +54,7 @@ type FlowResult struct {
 	Timeouts       uint64     `json:"timeouts"`
 	Recoveries     uint64     `json:"recoveries"`
 	Undos          uint64     `json:"undos"`
+	ECNReductions  uint64     `json:"ecn_reductions,omitempty"` // CWR episodes started by ECE
 	DeliveredBytes uint64     `json:"delivered_bytes"`
 	Done           bool       `json:"done"`
 	DoneAtS        float64    `json:"done_at_s"`
@@ -81,7 +82,28 @@ type Result struct {
 	TraceSHA256 string        `json:"trace_sha256,omitempty"`
 	Drops       uint64        `json:"drops"`
 	Losses      uint64        `json:"losses"`
+	AQMDrops    uint64        `json:"aqm_drops,omitempty"` // RED's and CoDel's drops
+	Policed     uint64        `json:"policed,omitempty"`   // the policer's drops
+	Marks       uint64        `json:"ecn_marks,omitempty"` // packets marked CE
 	Flows       []FlowResult  `json:"flows"`
+}
+
+// LinkCounters are a link's drop counters ([Link] has them).
+type LinkCounters interface {
+	Drops() uint64
+	Losses() uint64
+	AQMDrops() uint64
+	Policed() uint64
+	Marks() uint64
+}
+
+// AddLink adds a link's drops to the result.
+func (r *Result) AddLink(l LinkCounters) {
+	r.Drops += l.Drops()
+	r.Losses += l.Losses()
+	r.AQMDrops += l.AQMDrops()
+	r.Policed += l.Policed()
+	r.Marks += l.Marks()
 }
 
 // Fault is a misbehaving subject: a CCAI panic. Campaigns record it as a
@@ -175,6 +197,7 @@ func newRun(cfg *Config, obs tcp.Observer) *run {
 	}
 	env := &cfg.Schedule[0].Env
 	r.buildTopology(env)
+	ecn := UsesECN(cfg.Schedule)
 	for i, f := range cfg.Flows {
 		alg, _ := ccai.New(f.CCA)
 		snd := tcp.NewSender(r.sim, tcp.SenderConfig{
@@ -182,10 +205,12 @@ func newRun(cfg *Config, obs tcp.Observer) *run {
 			Bytes: f.Bytes, SACK: cfg.SACK, Profile: cfg.Profile,
 			AppRate: appRate(env), Algorithm: alg, Observer: r.obs,
 			Out: pathOut{r.fwdPath[i]}, OnDone: r.flowDone, Handshake: cfg.Handshake,
+			ECN: ecn,
 		})
 		rcv := tcp.NewReceiver(r.sim, tcp.ReceiverConfig{
 			Flow: int32(i), Node: sim.NodeID(2*i + 1), Peer: sim.NodeID(2 * i),
 			SACK: cfg.SACK, Bytes: f.Bytes, Out: pathOut{r.revPath[i]}, Handshake: cfg.Handshake,
+			ECN: tcp.EchoFor(f.CCA, ecn),
 		})
 		r.senders = append(r.senders, snd)
 		r.receivers = append(r.receivers, rcv)
@@ -315,8 +340,7 @@ func (r *run) result() Result {
 		Capped:  r.sim.Capped(),
 	}
 	for _, l := range r.links {
-		res.Drops += l.Drops()
-		res.Losses += l.Losses()
+		res.AddLink(l)
 	}
 	if res.Capped {
 		res.CapReason = "time"
@@ -337,6 +361,7 @@ func (r *run) result() Result {
 			Timeouts:       st.Timeouts,
 			Recoveries:     st.Recoveries,
 			Undos:          st.Undos,
+			ECNReductions:  st.ECNReductions,
 			DeliveredBytes: r.receivers[i].Received(),
 			Done:           st.Done,
 			DoneAtS:        st.DoneAt.Seconds(),

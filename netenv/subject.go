@@ -17,8 +17,10 @@ import (
 type Subject interface {
 	// Name is the --subject value ("native", "ns3", "gvisor").
 	Name() string
-	// CCAs lists the congestion controls the subject offers.
-	CCAs() []string
+	// Capabilities declares what the subject offers: congestion controls
+	// (its own names and native aliases), parameters, topologies,
+	// profiles and the state variables its records carry.
+	Capable
 	// Run simulates cfg, streaming state records to obs (may be nil).
 	Run(ctx context.Context, cfg Config, obs tcp.Observer) (Result, error)
 }
@@ -28,7 +30,8 @@ type Native struct{}
 
 func (Native) Name() string { return "native" }
 
-func (Native) CCAs() []string { return nil } // see ccai.Names
+// Capabilities are NativeCapabilities.
+func (Native) Capabilities() Capabilities { return NativeCapabilities() }
 
 func (Native) Run(ctx context.Context, cfg Config, obs tcp.Observer) (Result, error) {
 	return Run(ctx, cfg, obs)

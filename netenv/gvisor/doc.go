@@ -45,8 +45,9 @@
 // keeps the send buffer (4 MB, Linux's tcp_wmem[2], as natively) filled
 // up to what the application has produced (Env.App; unlimited at ≥ 1000×
 // the bottleneck, as in the native subject); a rate-limited application
-// blocked on the full buffer produces nothing until it is writable again. The receive buffer is 64 MB, without moderation. Profile is
-// ignored. Every topology of netenv runs (single-link, dumbbell with its
+// blocked on the full buffer produces nothing until it is writable again. The receive buffer is 64 MB, without moderation. Profiles do
+// not apply (gVisor's TCP is its own); Capabilities says so, and a campaign
+// or flag asking for linux-3.10 is refused at start. Every topology of netenv runs (single-link, dumbbell with its
 // access links, parking-lot): both hosts are shared by the flows, and a
 // packet takes its flow's path, found from its TCP ports. Flows may be
 // several; each is a connection from the sender stack to the receiver

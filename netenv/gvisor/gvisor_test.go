@@ -48,8 +48,8 @@ func TestSubject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Name() != "gvisor" || len(s.CCAs()) != 2 {
-		t.Fatalf("name %q, ccas %v", s.Name(), s.CCAs())
+	if s.Name() != "gvisor" || len(s.Capabilities().CCAs) != 2 {
+		t.Fatalf("name %q, ccas %v", s.Name(), s.Capabilities().CCAs)
 	}
 	cfg := config("bbr", 1, netenv.DefaultEnv(), 1000)
 	if _, err := s.Run(context.Background(), cfg, nil); err == nil {

@@ -534,8 +534,7 @@ func (h *harness) result() netenv.Result {
 		Capped:  h.sim.Capped(),
 	}
 	for _, l := range h.links {
-		res.Drops += l.Drops()
-		res.Losses += l.Losses()
+		res.AddLink(l)
 	}
 	if res.Capped {
 		res.CapReason = "time"

@@ -84,10 +84,12 @@ func clampWindow(v int) uint32 {
 }
 
 // Vars lists the variables a gVisor CCA's records carry in
-// tcp.StateRecord.Vars, in order. For cubic the first seven have the names
-// and units of ccai's cubic (so a CSV trace or a condition written for the
-// native subject reads them the same way); gVisor has no counterpart for
-// cnt and delay_min_ms, which stay 0. w_c and w_last_max follow.
+// tcp.StateRecord.Vars, in order. For cubic, target, w_max, k, w_est and
+// epoch_s have the names and units of ccai's cubic (so a condition written
+// for the native subject reads them the same way); gVisor's own w_c and
+// w_last_max follow. ccai's cnt and delay_min_ms have no counterpart in
+// gVisor and are not listed (a condition naming them is refused on this
+// subject rather than reading a constant 0).
 func Vars(cca string) []ccai.VarDesc {
 	if cca == "cubic" {
 		return cubicVarDescs
@@ -100,8 +102,6 @@ var cubicVarDescs = []ccai.VarDesc{
 	{Name: "w_max", Doc: "gVisor WMax: cwnd at the last congestion event, after fast convergence (packets)"},
 	{Name: "k", Doc: "gVisor K: time from the epoch start to reach w_max (seconds)"},
 	{Name: "w_est", Doc: "gVisor WEst: the TCP-friendly window as of the last update (packets)"},
-	{Name: "cnt", Doc: "not in gVisor (always 0)"},
-	{Name: "delay_min_ms", Doc: "not in gVisor (always 0)"},
 	{Name: "epoch_s", Doc: "gVisor TimeSinceLastCongestion: seconds since the epoch T (the connection start until the first congestion event)"},
 	{Name: "w_c", Doc: "gVisor WC: the cubic curve at the last update (packets)"},
 	{Name: "w_last_max", Doc: "gVisor WLastMax: the previous w_max (packets)"},
@@ -126,11 +126,9 @@ func (cv *cubicVars) fill(dst []float64, srtt time.Duration, inCA bool) {
 	dst[1] = cv.wMax
 	dst[2] = cv.k
 	dst[3] = cv.wEst
-	dst[4] = 0
-	dst[5] = 0
-	dst[6] = since
-	dst[7] = cv.wc
-	dst[8] = cv.wLastMax
+	dst[4] = since
+	dst[5] = cv.wc
+	dst[6] = cv.wLastMax
 	for i, v := range dst {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			dst[i] = 0 // keep traces and hashes free of NaN payloads

@@ -3,6 +3,7 @@ package gvisor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
@@ -30,8 +31,22 @@ func Open() (netenv.Subject, error) { return &Subject{}, nil }
 // Name implements netenv.Subject.
 func (*Subject) Name() string { return "gvisor" }
 
-// CCAs implements netenv.Subject: gVisor's congestion controls.
-func (*Subject) CCAs() []string { return []string{"reno", "cubic"} }
+// Capabilities implements netenv.Subject: gVisor's reno and cubic (the
+// native names are its own), every parameter and topology (through
+// netenv's link model and topology plan), bit-deterministic (see the
+// package documentation), profiles do not apply, every base variable but
+// pacing_rate (gVisor does not pace), and Vars.
+func (*Subject) Capabilities() netenv.Capabilities {
+	base := make([]string, 0, len(netenv.BaseVars))
+	for _, v := range netenv.BaseVars {
+		if v != "pacing_rate" {
+			base = append(base, v)
+		}
+	}
+	return netenv.Capabilities{Name: "gvisor", CCAs: []string{"reno", "cubic"},
+		Params: params(), Topologies: slices.Clone(netenv.Topologies),
+		Deterministic: true, Base: base, Vars: Vars}
+}
 
 // Vars lists the variables records of cca carry (see the package-level
 // Vars).
@@ -98,4 +113,17 @@ func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) 
 			}
 		}
 	}
+}
+
+// params are the parameters of P the gVisor subject expresses: all that
+// the one link model applies to its packets, but ECN, whose codepoints
+// live in IP headers that the harness does not rewrite.
+func params() []string {
+	var out []string
+	for _, n := range netenv.ParamNames() {
+		if n != "ecn" && n != "ecn_k" {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -107,7 +107,8 @@
 // and window scaling on, 15 data retries (Linux's tcp_retries2; ns-3's
 // default is 6), send buffer 4 MB (below), receive buffer 1 GiB so the
 // receive window never limits, ns-3's default PRR recovery.
-// Profile is ignored. Every attribute that differs from ns-3's default,
+// Profiles do not apply (ns-3's TCP is its own): Capabilities says so, and
+// a campaign or flag asking for linux-3.10 is refused at start. Every attribute that differs from ns-3's default,
 // and why:
 //
 //   - TcpSocket::SegmentSize 1448 (ns-3: 536): Linux's MSS on a 1500-byte
@@ -159,7 +160,8 @@
 // are read from TcpSocketBase's own state: cwnd and ssthresh from its
 // TcpSocketState, srtt and rttvar from its RttEstimator (0 until the first
 // sample), rto, bytes in flight from its TcpTxBuffer, delivered from its
-// TcpRateOps, the pacing rate when pacing is on. prior_cwnd is not an ns-3
+// TcpRateOps, the pacing rate when pacing is on (printed in bit/s,
+// recorded in bytes/s as natively). prior_cwnd is not an ns-3
 // variable: the driver records cwnd when the state becomes recovery, loss
 // or cwr (ns-3 sets the state before reducing cwnd), which is Linux's
 // prior_cwnd. prev_ca_state is the state before the last change. The

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,6 +103,29 @@ func (s *Subject) Name() string { return "ns3" }
 
 // CCAs lists the ns-3 models the driver offers.
 func (s *Subject) CCAs() []string { return append([]string(nil), s.models...) }
+
+// Capabilities implements netenv.Subject: the driver's models by their
+// ns-3 names, with the native names as aliases (see Model); every
+// parameter of P; single-link and dumbbell (the driver builds no
+// parking-lot); deterministic (ns-3's simulator and its seeded streams);
+// profiles do not apply (ns-3's TCP is its own); every base variable (the
+// driver reports each field of its R lines from ns-3's state, see doc.go)
+// and no variables of its own (the models keep them private).
+func (s *Subject) Capabilities() netenv.Capabilities { return capabilities(s.models) }
+
+// DefaultCapabilities are the capabilities of a driver that offers every
+// model of Models, for listings made without starting one.
+func DefaultCapabilities() netenv.Capabilities { return capabilities(nil) }
+
+func capabilities(models []string) netenv.Capabilities {
+	if len(models) == 0 {
+		models = Models
+	}
+	return netenv.Capabilities{Name: "ns3", CCAs: slices.Clone(models), Aliases: maps.Clone(nativeToNS3),
+		Params:     Params(),
+		Topologies: []string{netenv.TopoSingleLink, netenv.TopoDumbbell}, Deterministic: true,
+		Vars: func(string) []ccai.VarDesc { return nil }}
+}
 
 // Driver is the path of the driver binary in use.
 func (s *Subject) Driver() string { return s.path }
@@ -212,6 +237,9 @@ func validate(cfg *netenv.Config) ([]string, error) {
 	}
 	if len(cfg.Flows) > 1000 {
 		return nil, fmt.Errorf("flows: at most 1000 flows (%d given)", len(cfg.Flows))
+	}
+	if err := netenv.CheckExpressible(cfg.Schedule, Params(), "ns3"); err != nil {
+		return nil, err
 	}
 	return models, cfg.Schedule.Validate()
 }
@@ -480,7 +508,10 @@ func (p *parser) record(b []byte) error {
 	r.PriorCwnd = pkts(n[10])
 	r.InFlight = uint32(min((n[11]+MSS-1)/MSS, math.MaxUint32))
 	r.Delivered = n[12] / MSS
-	r.PacingRate = n[13]
+	// The driver prints bit/s; tcp.StateRecord's pacing rate is bytes/s,
+	// as the native sender's (Sock.PacingRate), so that one condition or
+	// trace column means the same on both subjects.
+	r.PacingRate = n[13] / 8
 	r.Vars = nil
 	return nil
 }

@@ -39,12 +39,24 @@ type Packet struct {
 	Retx   bool          // the segment is a retransmission
 	SentAt time.Duration // when the packet left its sender
 
+	// ECN (RFC 3168): ECT and CE are the IP header's codepoints (the
+	// sender marks ECT, a queue marks CE), ECE and CWR the TCP flags.
+	ECT, CE  bool
+	ECE, CWR bool
+
 	// Arrival is the packet's own arrival event, so that a packet in
 	// flight costs no allocation.
 	Arrival Event
 
 	next *Packet
 }
+
+// ECNCapable reports an ECN-capable transport (ECT): a queue may mark it
+// instead of dropping it.
+func (p *Packet) ECNCapable() bool { return p.ECT }
+
+// MarkCE marks congestion experienced.
+func (p *Packet) MarkCE() { p.CE = true }
 
 // WireBytes is the size of the packet on the link.
 func (p *Packet) WireBytes() uint32 {

@@ -18,6 +18,8 @@ const (
 	StreamApp
 	StreamReverseLoss
 	StreamMisc
+	// StreamAQM is a RED bottleneck's early-drop decisions.
+	StreamAQM
 )
 
 // splitmix64 is Steele, Lea & Flood's SplitMix64 finalizer, used to derive

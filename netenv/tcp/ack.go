@@ -9,6 +9,7 @@ import (
 
 // ackInfo collects what one ACK did (Linux's FLAG_* bits and counters).
 type ackInfo struct {
+	ece          bool // ECN-Echo on a connection that negotiated ECN
 	unaAdvanced  bool
 	dupAck       bool
 	dsack        bool
@@ -144,10 +145,14 @@ func (s *Sender) onAck(p *sim.Packet) {
 		if a.retransAcked {
 			fl |= ccai.AckRetransAck
 		}
+		if s.cfg.ECN && p.ECE {
+			fl |= ccai.AckECE
+		}
 		s.iae.InAckEvent(&s.sock, fl, a.ackedBytes)
 	}
 
 	ackedSacked := uint32(s.sock.Delivered - priorDelivered)
+	a.ece = s.cfg.ECN && p.ECE
 	s.recoveryOnAck(p, a, ackedSacked, priorInFlight)
 
 	// Rate sample (delivery-rate draft §3.3).

@@ -26,6 +26,8 @@ type ReceiverConfig struct {
 	Out   Output
 	// Handshake: the connection opens with SYN and SYN-ACK (handshake.go).
 	Handshake bool
+	// ECN is how the receiver echoes CE (ecn.go): EchoNone without ECN.
+	ECN ECNEcho
 }
 
 // oooBlock is received out-of-order data; stamp orders blocks by most
@@ -40,8 +42,9 @@ type Receiver struct {
 	rcvNxt    uint64
 	ooo       []oooBlock // out-of-order data, sorted by start
 	stamp     uint64
-	pending   int // full segments received and not yet ACKed
-	quick     int // quick ACKs left
+	pending   int  // full segments received and not yet ACKed
+	quick     int  // quick ACKs left
+	ece       bool // ECN: the next ACK carries ECE (ecn.go)
 	delackEv  *sim.Event
 	tsRecent  time.Duration
 	lastAcked uint64 // rcv_nxt carried by the last ACK sent
@@ -95,6 +98,7 @@ func (r *Receiver) Handle(e *sim.Event) {
 }
 
 func (r *Receiver) onData(p *sim.Packet) {
+	r.ecnOnData(p)
 	start, end := p.Seq, p.Seq+uint64(p.Len)
 	// RFC 7323 §4.3: remember the timestamp of a segment that covers the
 	// last ACK we sent, so an ACK echoes the earliest unacknowledged one.
@@ -206,6 +210,7 @@ func (r *Receiver) sendAck() {
 	p.Ack = r.rcvNxt
 	p.TSEcr = r.tsRecent
 	p.TSVal = r.sim.Now() + 1 // the receiver's clock (the same simulated clock)
+	p.ECE = r.ecnEcho()
 	p.SentAt = r.sim.Now()
 	if r.cfg.SACK {
 		n := 0

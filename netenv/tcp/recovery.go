@@ -72,12 +72,34 @@ func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFl
 			return
 		}
 	case ccai.StateCWR:
-		if s.sndUna > s.highSeq {
+		// CWR is held until something above high_seq is acked, so that
+		// the CWR flag reached the receiver (Linux's
+		// tcp_fastretrans_alert).
+		switch {
+		case s.sndUna > s.highSeq:
 			s.endReduction()
 			s.setState(ccai.StateOpen)
+		case !s.timeToRecover():
+			if s.cc == nil {
+				s.prrReduce(ackedSacked, false)
+			}
+			return
+		default:
+			// Losses during CWR: fast recovery takes over.
+			s.enterRecovery()
+			fastRexmit = true
 		}
 	default: // Open, Disorder
 		if !s.timeToRecover() {
+			if a.ece {
+				// RFC 3168 §6.1.2: reduce once per window on ECE
+				// (Linux's tcp_try_to_open → tcp_enter_cwr).
+				s.enterCWR()
+				if s.cc == nil {
+					s.prrReduce(ackedSacked, false)
+				}
+				return
+			}
 			s.setState(s.openOrDisorder())
 			return
 		}

@@ -42,6 +42,9 @@ type SenderConfig struct {
 	// Handshake opens the connection with SYN and SYN-ACK first
 	// (handshake.go); otherwise the transfer starts at once.
 	Handshake bool
+	// ECN: the connection negotiated ECN (ecn.go): new data is ECT, and
+	// an ACK with ECE starts a reduction (CWR).
+	ECN bool
 }
 
 // Stats are a sender's counters.
@@ -51,6 +54,7 @@ type Stats struct {
 	Timeouts       uint64
 	Recoveries     uint64
 	Undos          uint64
+	ECNReductions  uint64 // CWR episodes started by ECE
 	DeliveredBytes uint64
 	Done           bool
 	DoneAt         time.Duration
@@ -78,6 +82,8 @@ type Sender struct {
 	q      queue
 	sndUna uint64
 	sndNxt uint64
+	// cwrPending: the next new segment carries CWR (ecn.go).
+	cwrPending bool
 
 	rtt     rttEstimator
 	backoff uint32
@@ -316,8 +322,8 @@ func (s *Sender) sendNew(size uint32) {
 	s.sndNxt += uint64(size)
 	s.sock.SndNxt = s.sndNxt
 	s.sock.PacketsOut++
-	if s.sock.CAState == ccai.StateRecovery {
-		s.prrOut++
+	if st := s.sock.CAState; st == ccai.StateRecovery || st == ccai.StateCWR {
+		s.prrOut++ // PRR counts what a reduction sends (RFC 6937 §3)
 	}
 	s.transmit(&seg, false)
 }
@@ -338,8 +344,8 @@ func (s *Sender) retransmit(i int) {
 		s.undoRetrans = 0
 	}
 	s.undoRetrans++
-	if s.sock.CAState == ccai.StateRecovery {
-		s.prrOut++
+	if st := s.sock.CAState; st == ccai.StateRecovery || st == ccai.StateCWR {
+		s.prrOut++ // PRR counts what a reduction sends (RFC 6937 §3)
 	}
 	s.transmit(seg, true)
 }
@@ -355,6 +361,7 @@ func (s *Sender) transmit(seg *segment, retx bool) {
 	p.TSVal = now + 1 // never 0, so that 0 means "no echo"
 	p.Retx = retx
 	p.SentAt = now
+	s.ecnMark(p, retx)
 	s.sock.LastSend = now
 	s.stats.SegmentsSent++
 	if s.sock.PacingRate > 0 {

@@ -1,0 +1,126 @@
+package act
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/netenv"
+)
+
+// ErrSubjectLacks is matched (errors.Is) by the error of a campaign that
+// needs something its subject does not provide: bad input, the command
+// exits 2.
+var ErrSubjectLacks = errors.New("the subject cannot run this campaign")
+
+// lacksError is a CheckSubject error: its message names the file, line
+// and field, and it is ErrSubjectLacks.
+type lacksError struct{ msg string }
+
+func (e *lacksError) Error() string        { return e.msg }
+func (e *lacksError) Is(target error) bool { return target == ErrSubjectLacks }
+
+// ParseCampaignFor parses a campaign for a subject with capabilities caps:
+// ParseCampaign's checks, with the congestion controls, the topology, the
+// profile, the parameters, the state space S and the conditions checked
+// against what the subject provides (CheckSubject) instead of the native
+// subject's.
+func ParseCampaignFor(path string, src []byte, caps netenv.Capabilities) (*Campaign, error) {
+	c, err := parseCampaign(path, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckSubject(caps); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// LoadCampaignFor reads a campaign file for a subject (ParseCampaignFor).
+func LoadCampaignFor(path string, caps netenv.Capabilities) (*Campaign, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCampaignFor(path, b, caps)
+}
+
+// CheckSubject refuses a campaign that needs something a subject with
+// capabilities caps does not provide, at start rather than with silent
+// zeros or ignored settings later: a congestion control it does not offer
+// (by its own name or a native alias), a topology it cannot build, a
+// profile that does not apply to it, a parameter of P it cannot express
+// that the campaign varies, a variable of S or of a condition it does not
+// report for the first flow's congestion control. The error wraps
+// ErrSubjectLacks and names the file, the line and the field.
+func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
+	var root yaml.Node
+	_ = yaml.Unmarshal(c.Source, &root)
+	fail := func(keys []string, field, format string, a ...any) error {
+		at := c.Path
+		if len(c.Source) > 0 {
+			at = fmt.Sprintf("%s:%d", c.Path, findLine(&root, keys))
+		}
+		return &lacksError{fmt.Sprintf("%s: %s: %s", at, field, fmt.Sprintf(format, a...))}
+	}
+	for _, n := range c.CCAI {
+		if _, err := caps.Resolve(n); err != nil {
+			return fail([]string{"ccai"}, "ccai", "%v", err)
+		}
+	}
+	if err := caps.CheckTopology(c.Topology); err != nil {
+		return fail([]string{"topology"}, "topology", "%v", err)
+	}
+	if err := caps.CheckProfile(c.Profile); err != nil {
+		return fail([]string{"profile"}, "profile", "%v", err)
+	}
+	for i, r := range c.Params {
+		p := netenv.ParamAt(i)
+		if r.Fixed() && r.Point(0) == p.Default {
+			continue // pinned at the default: nothing to express
+		}
+		if err := caps.CheckParam(p.Name); err != nil {
+			def := netenv.DefaultEnv()
+			return fail([]string{"params", p.Name}, "params."+p.Name, "%v; leave it out of params: (its default is %s)", err, p.Format(&def))
+		}
+	}
+	cca := c.CCAI[0]
+	schema := corpus.SchemaOf(caps, cca)
+	lacks := func(v string) string {
+		msg := fmt.Sprintf("the %s subject does not provide %s for %s (it provides %s)", caps.Name, v, cca, strings.Join(schema.Names(), ", "))
+		if caps.Name != "native" && corpus.SchemaFor(caps.NativeName(cca)).Has(v) {
+			msg += "; the native subject does"
+		}
+		return msg
+	}
+	for _, v := range c.Space.Vars {
+		if !schema.Has(v.Name) {
+			return fail([]string{"state", v.Name}, "state."+v.Name, "unknown state variable: %s", lacks(v.Name))
+		}
+	}
+	for i, sp := range c.Conditions {
+		field := fmt.Sprintf("conditions[%d]", i)
+		cur, prev, err := corpus.Refs(sp.When)
+		if err != nil {
+			return fail([]string{"conditions"}, field, "condition %q: %v", sp.Name, err)
+		}
+		for _, v := range prev {
+			if !schema.Has(v) {
+				return fail([]string{"conditions"}, field, "condition %q reads prev.%s: %s", sp.Name, v, lacks(v))
+			}
+		}
+		if _, err := corpus.Compile([]corpus.ConditionSpec{sp}, schema); err != nil {
+			for _, v := range cur {
+				if !schema.Has(v) {
+					return fail([]string{"conditions"}, field, "condition %q reads %s: %s", sp.Name, v, lacks(v))
+				}
+			}
+			return fail([]string{"conditions"}, field, "%v", err)
+		}
+	}
+	return nil
+}
