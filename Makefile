@@ -9,7 +9,7 @@ RACE_PKGS := ./act ./cli
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
 
-.PHONY: all build run test vet fmt-check bench clean custom-ccai-test e2e linux-test nats cluster-test
+.PHONY: all build run test vet fmt-check bench clean custom-ccai-test e2e linux-test nats cluster-test usecase-test
 
 all: build
 
@@ -73,6 +73,11 @@ nats:
 cluster-test:
 	$(GO) test -race -count=1 -timeout 600s ./act/cluster
 	$(GO) test -race -count=1 -timeout 600s -run Cluster ./cli
+
+## usecase-test: the paper's huge-cwnd use case found within 3,000
+## simulations on at least 4 of 5 seeds (act's TestHugeCwndFoundSoon; minutes)
+usecase-test:
+	ACTFUZZ_USECASES=1 $(GO) test -count=1 -run TestHugeCwndFoundSoon -v -timeout 30m ./act
 
 ## e2e: the HTML report in a real browser. Installs Debian's chromium with
 ## apt-get when it is missing, runs a short campaign (E2E_BUDGET simulations

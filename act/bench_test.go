@@ -3,6 +3,9 @@ package act
 import (
 	"context"
 	"testing"
+
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // BenchmarkDefaultCampaign measures campaign throughput (sims/s) on the
@@ -20,6 +23,34 @@ func BenchmarkDefaultCampaign(b *testing.B) {
 				sims += rep.Sims
 			}
 			b.ReportMetric(float64(sims)/b.Elapsed().Seconds(), "sims/s")
+		})
+	}
+}
+
+// BenchmarkRunnerDirected is the cost of directed ACT's distances on the
+// run tail: one simulation of the make-run mix (three conditions, all with
+// a distance) through a Runner with directed off and on.
+func BenchmarkRunnerDirected(b *testing.B) {
+	for _, mode := range []string{"off", "on"} {
+		b.Run("directed="+mode, func(b *testing.B) {
+			c, err := LoadCampaign("../examples/make-run.yaml")
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Directed = mode
+			r, err := NewRunner(c, nil, coverage.Space{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch, err := coverage.NewBatch(c.Space)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := Config{Seed: 1, Schedule: netenv.Constant(netenv.DefaultEnv())}
+			for b.Loop() {
+				batch.Reset()
+				r.Run(context.Background(), g, batch)
+			}
 		})
 	}
 }

@@ -44,6 +44,13 @@ type Campaign struct {
 	Window     int                    //
 	Budget     int                    // simulations
 	Seed       uint64                 // campaign seed
+	// Schedule is how ACT shares simulations between its steps:
+	// ScheduleAdaptive (default) or SchedulePaper (key schedule:).
+	Schedule string
+	// Directed is "auto" (default: on when a condition has a branch
+	// distance), "on" or "off": whether ACT adds the directed step
+	// (directed.go) to its coverage steps (key directed:).
+	Directed string
 	// Memory is the budget in bytes of the coverage store and its pools
 	// (key memory:, e.g. "2GB"; default DefaultMemory; see coverage's
 	// "Memory budget").
@@ -110,6 +117,8 @@ type campaignFile struct {
 	Window     *int                   `yaml:"window"`
 	Budget     *int                   `yaml:"budget"`
 	Seed       *uint64                `yaml:"seed"`
+	Schedule   string                 `yaml:"schedule"`
+	Directed   string                 `yaml:"directed"`
 	Memory     string                 `yaml:"memory"`
 }
 
@@ -150,7 +159,7 @@ func parseCampaign(path string, src []byte) (*Campaign, error) {
 
 	c := &Campaign{Path: path, Source: src, Setup: netenv.Setup{Topology: netenv.TopoSingleLink, Bytes: netenv.DefaultBytes,
 		SACK: true}, Params: DefaultParams(), Space: coverage.DefaultSpace(), Kappa: 128, Delta: 0.015,
-		Window: 5000, Budget: 100000, Seed: 1, Memory: DefaultMemory}
+		Window: 5000, Budget: 100000, Seed: 1, Memory: DefaultMemory, Schedule: ScheduleAdaptive, Directed: "auto"}
 	switch cf.CCAI.Kind {
 	case yaml.ScalarNode:
 		c.CCAI = []string{cf.CCAI.Value}
@@ -250,6 +259,20 @@ func parseCampaign(path string, src []byte) (*Campaign, error) {
 	if cf.Seed != nil {
 		c.Seed = *cf.Seed
 	}
+	switch cf.Directed {
+	case "":
+	case "auto", "on", "off":
+		c.Directed = cf.Directed
+	default:
+		return nil, fail(lineOf("directed"), "directed", "%q: want auto, on or off", cf.Directed)
+	}
+	switch cf.Schedule {
+	case "":
+	case SchedulePaper, ScheduleAdaptive:
+		c.Schedule = cf.Schedule
+	default:
+		return nil, fail(lineOf("schedule"), "schedule", "%q: want %s or %s", cf.Schedule, ScheduleAdaptive, SchedulePaper)
+	}
 	if cf.Memory != "" {
 		m, err := ParseBytes(cf.Memory)
 		if err != nil {
@@ -321,4 +344,23 @@ func findLine(root *yaml.Node, keys []string) int {
 		}
 	}
 	return line
+}
+
+// DirectedOn says whether ACT runs its directed step: directed: on, or
+// auto with at least one condition that has a branch distance over the
+// first flow's variables (corpus.CompileDistance says which do).
+func (c *Campaign) DirectedOn() bool {
+	switch c.Directed {
+	case "on":
+		return len(c.Conditions) > 0
+	case "off":
+		return false
+	}
+	schema := corpus.SchemaFor(c.CCAI[0])
+	for _, sp := range c.Conditions {
+		if _, err := corpus.CompileDistance(sp, schema); err == nil {
+			return true
+		}
+	}
+	return false
 }

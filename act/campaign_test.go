@@ -25,6 +25,7 @@ func TestParseCampaignErrors(t *testing.T) {
 		{"bad condition", "ccai: [cubic]\nconditions:\n  - {name: x, when: \"cwnd >\"}\n", "condition \"x\""},
 		{"unknown state var", "ccai: [reno]\nkappa: 2\nstate:\n  target: {min: 0, max: 1, step: 1}\n", "state.target: unknown state variable"},
 		{"bad kappa", "ccai: [cubic]\nkappa: 100\n", "kappa: 100 is not a region size"},
+		{"bad schedule", "ccai: [cubic]\nschedule: fast\n", `c.yaml:2: schedule: "fast": want adaptive or paper`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseCampaign("c.yaml", []byte(tc.src))

@@ -118,6 +118,10 @@ type checkpoint struct {
 	StepRegions map[Step][]uint64
 	Capped      int
 	Series      coverage.Series
+	// Bandit is the adaptive schedule's posteriors (nil under the paper's).
+	Bandit *stepBandit
+	// Directed is directed ACT's state (nil when off).
+	Directed *directedState
 	// Params are the names of P's parameters, in table order, of the
 	// build that wrote the checkpoint: the configuration log stores one
 	// value per parameter, so a build with another table cannot read it.
@@ -164,7 +168,7 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs, Params: netenv.ParamNames(),
 		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series,
-		Subject: rep.SubjectName(), Program: corpus.ProgramVersion()}
+		Subject: rep.SubjectName(), Program: corpus.ProgramVersion(), Bandit: sel.bandit, Directed: sel.dir}
 	for _, g := range rep.Findings {
 		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed,
 			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
@@ -247,6 +251,12 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		return false, err
 	}
 	sel.step = cp.Step
+	if cp.Bandit != nil && sel.bandit != nil {
+		*sel.bandit = *cp.Bandit
+	}
+	if cp.Directed != nil && sel.dir != nil {
+		*sel.dir = *cp.Directed
+	}
 	sel.prof.p, sel.prof.s = cp.ProfP, cp.ProfS
 	*rs = cp.Run
 	rep.Sims = cp.Sims

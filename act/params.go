@@ -1,6 +1,7 @@
 package act
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/actfuzz/actfuzz/netenv"
@@ -62,4 +63,27 @@ func manEnvs() []netenv.Env {
 		}
 	}
 	return out
+}
+
+// extrapolate draws a value of r on the side of v where dir points (ACT's
+// extrapolation, Method 1 lines 20–26, Method 2 lines 9–15). Over a
+// numeric range that spans four decades or more above its granularity
+// (loss 1e-6…0.1, bandwidth 0.1…10⁴ Mbit/s, application rate 0.001…10⁴
+// Mbit/s) the draw is log-uniform: ACT does not say how to draw on a side,
+// and a uniform draw from 5,000 Mbit/s toward the minimum lands below
+// 5 Mbit/s once in a thousand, so the regimes of the low decades
+// (application-limited flows, rare loss), where the paper's huge-cwnd and
+// app-limited bugs live, would stay out of reach of steering (issue 21).
+// Other ranges (delay, the queuing Gamma, the buffer) keep Range.Toward's
+// uniform draw.
+func extrapolate(r Range, rng *rand.Rand, v float64, dir int) float64 {
+	if r.Categorical() || dir == 0 || !(r.Min >= 0 && r.Step > 0 && (r.Max+r.Step)/(r.Min+r.Step) >= 1e4) {
+		return r.Toward(rng, v, dir)
+	}
+	lo, hi := v, r.Max
+	if dir < 0 {
+		lo, hi = r.Min, v
+	}
+	a, b := math.Log(lo+r.Step), math.Log(hi+r.Step)
+	return r.Snap(math.Exp(a+rng.Float64()*(b-a)) - r.Step)
 }

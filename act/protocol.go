@@ -47,7 +47,7 @@ import (
 )
 
 // ProtocolVersion is the version of the worker protocol.
-const ProtocolVersion = 1
+const ProtocolVersion = 2 // 2: Result carries the directed step's best distances
 
 // maxFrame bounds a frame (a Result holds one simulation's distinct states).
 const maxFrame = 1 << 30
@@ -99,9 +99,14 @@ type Result struct {
 	Index   int
 	States  []byte    // the coverage.Batch (coverage.Batch.MarshalBinary)
 	Mean    []float64 // mean state over the run (S order); nil if none
-	Hits    []Hit
-	Fault   *corpus.Finding // a fault of the subject (panic, nan, zero-cwnd, event-cap, …)
-	Capped  bool            // stopped by the simulated-time cap
+	// Best and BestAt are, per condition of the campaign, the smallest
+	// branch distance the run reached and when (directed ACT); nil when
+	// the campaign is not directed.
+	Best   []float64
+	BestAt []int64
+	Hits   []Hit
+	Fault  *corpus.Finding // a fault of the subject (panic, nan, zero-cwnd, event-cap, …)
+	Capped bool            // stopped by the simulated-time cap
 }
 
 // Done follows the last Result of a Work.
@@ -142,7 +147,8 @@ type resultRare struct {
 // appendBinary is the encoding of a Result, the one message per
 // simulation, without gob's per-message type descriptions: uvarint
 // BatchID, zig-zag varint Index, uvarint length and the States bytes,
-// uvarint count and the IEEE 754 bits (little endian) of Mean, a byte
+// uvarint count and the IEEE 754 bits (little endian) of Mean, uvarint
+// count and, for each, the bits of Best and the zig-zag varint BestAt, a byte
 // Capped, then a byte 0, or 1 and the gob of {Hits, Fault}.
 func (r Result) appendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, r.BatchID)
@@ -152,6 +158,11 @@ func (r Result) appendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(r.Mean)))
 	for _, x := range r.Mean {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Best)))
+	for i, x := range r.Best {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		b = binary.AppendVarint(b, r.BestAt[i])
 	}
 	b = append(b, boolByte(r.Capped))
 	if len(r.Hits) == 0 && r.Fault == nil {
@@ -204,6 +215,22 @@ func decodeResult(b []byte) (Result, error) {
 			r.Mean[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 		b = b[8*k:]
+	} else {
+		return r, bad
+	}
+	if k := uv(); k <= uint64(len(b))/9 {
+		for range k {
+			if len(b) < 8 {
+				return r, bad
+			}
+			r.Best = append(r.Best, math.Float64frombits(binary.LittleEndian.Uint64(b)))
+			at, n := binary.Varint(b[8:])
+			if n <= 0 {
+				return r, bad
+			}
+			r.BestAt = append(r.BestAt, at)
+			b = b[8+n:]
+		}
 	} else {
 		return r, bad
 	}

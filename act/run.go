@@ -48,6 +48,10 @@ type Options struct {
 	Subject netenv.Subject
 	// Progress, if set, is called after every batch.
 	Progress func(Status)
+	// OnFinding, if set, is called on the campaign's goroutine for each new
+	// finding group as it is found (a caller may cancel the context
+	// there, for example once every condition has a hit).
+	OnFinding func(*FindingGroup)
 	// Program is the command that suggested replay and minimize
 	// commands (findings.md) start with; default "actfuzz".
 	Program string
@@ -183,6 +187,8 @@ type result struct {
 	idx    int
 	batch  *coverage.Batch
 	mean   []float64
+	best   []float64
+	bestAt []int64
 	hits   []Hit
 	fault  *corpus.Finding
 	capped bool
@@ -245,6 +251,17 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store,
 		prof: &profile{dimP: c.dimP(), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
 		pc: make([]float64, c.dimP())}
+	if opt.Method == "act" && c.DirectedOn() {
+		sel.dir = newDirectedState(len(c.Conditions))
+	}
+	if opt.Method == "act" && c.Schedule != SchedulePaper {
+		arms := []Step{StepRandom, StepEstimation, StepConcatenation}
+		if sel.dir != nil {
+			arms = append(arms, StepDirected)
+		}
+		sel.bandit = newStepBandit(arms...)
+		sel.warm = warmup(opt.Budget)
+	}
 	if opt.Subject == nil {
 		opt.Subject = netenv.Native{}
 	}
@@ -338,6 +355,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	window := min(c.Window, max(opt.Budget/10, batchSize))
 	interrupted := false
 	ks := c.Space.Ks()
+	// The adaptive schedule rewards a simulation that found a region at
+	// k = 16 (the paper's headline k), else at κ.
+	rewardK := slices.Index(ks, 16)
+	if rewardK < 0 {
+		rewardK = slices.Index(ks, c.Kappa)
+	}
 	for {
 		// Keep Lag batches ahead of the merged prefix.
 		for cl.len() < min(opt.Budget, rep.Sims+opt.Lag*batchSize) {
@@ -409,6 +432,15 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				found[l] += merged[i-base].Found[l]
 			}
 			rep.StepSims[g.Step]++
+			// A step is rewarded for a new region at k = 16 or a lower
+			// best distance to a condition (directed ACT).
+			closer := sel.dir != nil && r.best != nil && sel.dir.add(c, i, g, r.best, r.bestAt)
+			if sel.bandit != nil && rewardK >= 0 {
+				sel.bandit.reward(g.Step, closer || merged[i-base].Found[rewardK] > 0)
+			}
+			if sel.bandit != nil && rep.Sims+1 == sel.warm {
+				rep.Series.Mark(int64(sel.warm), "adaptive")
+			}
 			if g.Step == StepRandom && r.mean != nil {
 				p := make([]float64, c.dimP())
 				env := g.Schedule[0].Env
@@ -432,7 +464,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		rep.Series.Record(int64(rep.Sims), store)
 		// Saturation of coverage(S, κ) per window (ACT §3).
-		if opt.Method == "act" && rep.Sims-rs.LastWindowSims >= window {
+		if opt.Method == "act" && sel.bandit == nil && rep.Sims-rs.LastWindowSims >= window {
 			now := store.VisitedRegions(c.Kappa)
 			growth := float64(now-rs.LastWindowRegions) / math.Max(float64(rs.LastWindowRegions), 1)
 			stepShare := float64(rep.Sims-rs.StepStart) / float64(opt.Budget)
@@ -519,6 +551,9 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
+	if opt.OnFinding != nil {
+		opt.OnFinding(grp)
+	}
 }
 
 func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, f *corpus.Finding, log *slog.Logger) {
@@ -533,6 +568,9 @@ func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGr
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
 	r.writeFinding(opt, grp, idx, log)
+	if opt.OnFinding != nil {
+		opt.OnFinding(grp)
+	}
 }
 
 // writeFinding writes the seed as soon as it is found, with its CSV trace

@@ -2,6 +2,7 @@ package act
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 )
@@ -32,31 +33,32 @@ func smallCampaign(t *testing.T) *Campaign {
 	return campaignWith(t, "reno")
 }
 
-// Results do not depend on the worker count.
+// Results do not depend on the worker count, under either schedule (the
+// adaptive one's bandit is fed in configuration order at merge time).
 func TestRunIndependentOfWorkers(t *testing.T) {
-	c := smallCampaign(t)
-	var regions [][]uint64
-	var finds [][]string
-	for _, w := range []int{1, 2, 3} {
-		rep, err := Run(context.Background(), c, Options{Budget: 384, Workers: w})
-		if err != nil {
-			t.Fatal(err)
+	for _, sched := range []string{ScheduleAdaptive, SchedulePaper} {
+		c := smallCampaign(t)
+		c.Schedule = sched
+		var regions [][]uint64
+		var steps []map[Step]int
+		for _, w := range []int{1, 2, 3} {
+			rep, err := Run(context.Background(), c, Options{Budget: 384, Workers: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r []uint64
+			for _, k := range c.Space.Ks() {
+				r = append(r, rep.Store.VisitedRegions(k))
+			}
+			regions = append(regions, r)
+			steps = append(steps, rep.StepSims)
 		}
-		var r []uint64
-		for _, k := range c.Space.Ks() {
-			r = append(r, rep.Store.VisitedRegions(k))
+		for i := 1; i < len(regions); i++ {
+			if !slices.Equal(regions[0], regions[i]) || !maps.Equal(steps[0], steps[i]) {
+				t.Fatalf("%s: regions or steps differ with worker count: %v %v vs %v %v", sched, regions[0], steps[0], regions[i], steps[i])
+			}
 		}
-		var f []string
-		for _, g := range rep.Findings {
-			f = append(f, g.Seed.Finding.Condition)
-		}
-		regions = append(regions, r)
-		finds = append(finds, f)
-	}
-	for i := 1; i < len(regions); i++ {
-		if !slices.Equal(regions[0], regions[i]) {
-			t.Fatalf("regions differ with worker count: %v vs %v", regions[0], regions[i])
-		}
+		t.Logf("%s: steps %v", sched, steps[0])
 	}
 }
 

@@ -40,6 +40,11 @@ type Outcome struct {
 	// Mean is the mean state over every record, in the order of S (nil
 	// when the run produced no record): ACT's profile of P → S̄.
 	Mean []float64
+	// Best and BestAt are, per condition of the campaign, the smallest
+	// branch distance reached and when (+Inf and 0 for a condition without
+	// one); nil unless the campaign is directed (see directed.go).
+	Best   []float64
+	BestAt []int64
 }
 
 // Finding reports whether the run found what a campaign records as a
@@ -92,6 +97,11 @@ type Runner struct {
 	// is dated by it, the last moment the run was seen sound.
 	lastAt   time.Duration
 	lastFlow int
+	// Directed ACT: per flow, each condition's branch distance (nil for
+	// one without), and the flow's previous observation.
+	dists   [][]*corpus.Distance
+	prevObs [][]float64
+	hasPrev []bool
 }
 
 // NewRunner prepares a runner of campaign c on subject subj (the native
@@ -124,6 +134,19 @@ func NewRunner(c *Campaign, subj netenv.Subject, space coverage.Space) (*Runner,
 		r.last = append(r.last, make([]float64, len(space.Vars)))
 	}
 	r.hasLast = make([]bool, len(r.proj))
+	if c.DirectedOn() {
+		for _, sc := range w.Schemas {
+			ds := make([]*corpus.Distance, len(c.Conditions))
+			for ci, sp := range c.Conditions {
+				if d, err := corpus.CompileDistance(sp, sc); err == nil {
+					ds[ci] = d
+				}
+			}
+			r.dists = append(r.dists, ds)
+			r.prevObs = append(r.prevObs, make([]float64, len(sc)))
+		}
+		r.hasPrev = make([]bool, len(w.Schemas))
+	}
 	w.OnObservation = r.observe
 	w.OnHit = r.hit
 	return r, nil
@@ -159,6 +182,9 @@ func (r *Runner) observe(flow int, obs []float64, at time.Duration) {
 		r.batch.Observe(r.state, int64(at))
 		copy(last, r.state)
 		r.hasLast[flow] = true
+	}
+	if r.dists != nil {
+		r.distances(flow, obs, at)
 	}
 	if r.out.Fault != nil {
 		return
@@ -200,6 +226,13 @@ func (r *Runner) Run(ctx context.Context, g Config, batch *coverage.Batch) Outco
 	r.samples = 0
 	r.lastAt, r.lastFlow = 0, 0
 	r.watch.Reset()
+	if r.dists != nil {
+		clear(r.hasPrev)
+		out.Best, out.BestAt = make([]float64, len(r.c.Conditions)), make([]int64, len(r.c.Conditions))
+		for i := range out.Best {
+			out.Best[i] = math.Inf(1)
+		}
+	}
 	var obs tcp.Observer = r.watch
 	if r.Extra != nil {
 		obs = tee{r.watch, r.Extra}
@@ -258,7 +291,7 @@ func (w *worker) run(ctx context.Context, j job) result {
 	}
 	o := w.run0.Run(ctx, j.g, b)
 	// A cancelled run's result is discarded by the caller's ctx check.
-	return result{idx: j.idx, batch: b, mean: o.Mean, hits: o.Hits, fault: o.Fault, capped: o.Capped}
+	return result{idx: j.idx, batch: b, mean: o.Mean, best: o.Best, bestAt: o.BestAt, hits: o.Hits, fault: o.Fault, capped: o.Capped}
 }
 
 func sameState(a, b []float64) bool {
@@ -268,4 +301,24 @@ func sameState(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// distances keeps, per condition, the smallest branch distance the run has
+// reached and when, over the flows (directed ACT). prev is the flow's
+// previous observation, as the watcher gives it to conditions.
+func (r *Runner) distances(flow int, obs []float64, at time.Duration) {
+	prev := r.prevObs[flow]
+	if !r.hasPrev[flow] {
+		copy(prev, obs)
+		r.hasPrev[flow] = true
+	}
+	for ci, d := range r.dists[flow] {
+		if d == nil {
+			continue
+		}
+		if v := d.Eval(obs, prev); v < r.out.Best[ci] {
+			r.out.Best[ci], r.out.BestAt[ci] = v, int64(at)
+		}
+	}
+	copy(prev, obs)
 }

@@ -18,10 +18,11 @@ const (
 	StepConcatenation Step = 3 // step 3: concatenation
 	StepMAN           Step = 4 // MAN baseline
 	StepRAN           Step = 5 // RAN baseline
+	StepDirected      Step = 6 // directed ACT: toward a condition (directed.go)
 )
 
 func (s Step) String() string {
-	return [...]string{"", "random", "estimation", "concatenation", "man", "ran"}[s]
+	return [...]string{"", "random", "estimation", "concatenation", "man", "ran", "directed"}[s]
 }
 
 // Config is a simulation configuration G = (e, [(p1,t1)…(pn,tn)]).
@@ -44,7 +45,13 @@ type selector struct {
 	man    []netenv.Env
 	step   Step
 	signs  []int
-	pc     []float64
+	// bandit, when set, chooses the step of each configuration after
+	// warm random ones (the adaptive schedule, bandit.go).
+	bandit *stepBandit
+	warm   int
+	// dir, when set, is directed ACT's state (directed.go).
+	dir *directedState
+	pc  []float64
 }
 
 func (s *selector) newSeed() uint64 { return s.rng.Uint64() }
@@ -58,6 +65,20 @@ func (s *selector) next() Config {
 		i := s.log.len() % len(s.man)
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.man[i]), Step: StepMAN}
 	}
+	if s.bandit != nil {
+		if s.log.len() < s.warm {
+			s.step = StepRandom
+		} else {
+			s.step = s.bandit.pick(s.src, s.rng)
+		}
+	}
+	if s.dir != nil && s.bandit == nil && s.step != StepRandom && s.rng.IntN(4) == 0 {
+		// The paper's schedule with directed on: a quarter of the
+		// configurations after step 1 are directed.
+		if g, ok := s.directed(); ok {
+			return g
+		}
+	}
 	switch s.step {
 	case StepEstimation:
 		if g, ok := s.estimation(); ok {
@@ -65,6 +86,10 @@ func (s *selector) next() Config {
 		}
 	case StepConcatenation:
 		if g, ok := s.concatenation(); ok {
+			return g
+		}
+	case StepDirected:
+		if g, ok := s.directed(); ok {
 			return g
 		}
 	}
@@ -138,7 +163,7 @@ func (s *selector) steer(pc netenv.Env, nb coverage.Neighbour, star []float64) n
 			sign = s.signs[k]
 			k++
 		}
-		e.Set(i, r.Toward(s.rng, pc.Get(i), sign*dir))
+		e.Set(i, extrapolate(r, s.rng, pc.Get(i), sign*dir))
 	}
 	return e
 }
@@ -163,16 +188,7 @@ func (s *selector) concatenation() (Config, bool) {
 		return Config{}, false
 	}
 	// The schedule of G^d up to t_n.
-	var sched netenv.Schedule
-	for i, ph := range gd.Schedule {
-		if i < len(gd.Schedule)-1 && ph.Until < tn {
-			sched = append(sched, ph)
-			continue
-		}
-		ph.Until = tn
-		sched = append(sched, ph)
-		break
-	}
+	sched := prefixUntil(gd.Schedule, tn)
 	last := sched[len(sched)-1].Env
 	e := s.steer(last, nb, star)
 	sched = append(sched, netenv.Phase{Env: e})

@@ -69,7 +69,10 @@ func (s *Sender) onAck(p *sim.Packet) {
 	priorInFlight := s.sock.InFlight()
 	priorDelivered := s.sock.Delivered
 	s.sock.PriorInFlight = priorInFlight
-	priorState := s.sock.CAState
+	// Records emitted so far: a transition during this ACK emits its own
+	// (setState), and the ACK's record follows it when the ACK changed
+	// more after it (see endAck).
+	records := s.records
 
 	if s.cfg.SACK && p.NSACK > 0 {
 		s.processSACK(p, a)
@@ -178,14 +181,11 @@ func (s *Sender) onAck(p *sim.Packet) {
 	case a.newlyAcked > 0:
 		s.ca.CongAvoid(&s.sock, ackedSacked)
 	}
+	s.endAck(records)
 	if s.sock.Cwnd == 0 {
 		// Never let a zero window deadlock the run; a CCAI that asks
-		// for it is recorded in the trace first.
-		s.emit(ReasonAck)
+		// for it was recorded by endAck first.
 		s.sock.Cwnd = 1
-	}
-	if s.sock.CAState == priorState {
-		s.emit(ReasonAck)
 	}
 	if s.sndUna >= s.cfg.Bytes {
 		s.finish()
@@ -358,4 +358,45 @@ func (s *Sender) limitRenoSacked() {
 	if s.sock.SackedOut+holes > s.sock.PacketsOut {
 		s.sock.SackedOut = s.sock.PacketsOut - holes
 	}
+}
+
+// endAck emits the ACK's record, taken after the algorithm has reacted to
+// the ACK (CongAvoid, CongControl, PRR): Linux's congestion-control hooks
+// run after tcp_fastretrans_alert has moved ca_state (tcp_ack →
+// tcp_cong_control), so the window an ACK leaves behind is only known
+// here. An ACK that changed ca_state has already emitted the transition's
+// record (setState) with the values of that moment, which is what a
+// condition on the transition (prev.ca_state, the undo's restored cwnd)
+// must see; the ACK's record then follows only if something changed after
+// the transition, so that every change is observed once, in order, and a
+// change on the transfer's last ACK is observed at all (issue 21).
+func (s *Sender) endAck(records uint64) {
+	if s.cfg.Observer == nil {
+		return
+	}
+	if s.records == records || s.changedSinceRecord() {
+		s.emit(ReasonAck)
+	}
+}
+
+// changedSinceRecord reports whether any variable of the last record has
+// changed since it was emitted.
+func (s *Sender) changedSinceRecord() bool {
+	r := &s.rec
+	if r.Cwnd != s.sock.Cwnd || r.SSThresh != s.sock.SSThresh || r.SRTT != s.rtt.srtt || r.RTTVar != s.rtt.rttvar() ||
+		r.RTO != s.RTO() || r.CAState != s.sock.CAState || r.PriorCwnd != s.sock.PriorCwnd ||
+		r.InFlight != s.sock.InFlight() || r.Delivered != s.sock.Delivered || r.PacingRate != s.sock.PacingRate {
+		return true
+	}
+	if s.vexp == nil {
+		return false
+	}
+	// r.Vars aliases s.vars (see emit): read the current values apart.
+	s.vexp.ReadVars(&s.sock, s.varsNow)
+	for i, v := range s.varsNow {
+		if v != s.vars[i] && !(v != v && s.vars[i] != s.vars[i]) {
+			return true
+		}
+	}
+	return false
 }

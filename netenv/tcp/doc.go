@@ -17,7 +17,11 @@
 //     exponential backoff;
 //   - receiver.go: cumulative and selective ACKs, D-SACK, delayed ACKs with
 //     Linux's quick-ACK start, RFC 7323 timestamps;
-//   - trace.go: the state record emitted at every ACK and state change.
+//   - trace.go: the state record. Every change is observed once, in
+//     order: a ca_state transition emits a record with the values of that
+//     moment (setState), each ACK emits one after the algorithm has reacted
+//     to it unless nothing changed since the last (endAck), a timeout emits
+//     one record with its move to Loss, and an idle restart emits one.
 //
 // Windows are in packets, as in Linux. Sequence numbers are 64-bit byte
 // offsets that never wrap.

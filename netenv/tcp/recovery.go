@@ -6,7 +6,10 @@ import (
 )
 
 // setState changes ca_state, telling the algorithm first (Linux's
-// tcp_set_ca_state) and recording the change.
+// tcp_set_ca_state) and recording the change with the values of that
+// moment: a condition on the transition (prev.ca_state, the window an undo
+// restored) sees it before the ACK's window growth, which endAck records
+// next.
 func (s *Sender) setState(st ccai.CAState) {
 	if st == s.sock.CAState {
 		return
@@ -14,6 +17,9 @@ func (s *Sender) setState(st ccai.CAState) {
 	s.ca.SetState(&s.sock, st)
 	s.rec.PrevCAState = s.sock.CAState
 	s.sock.CAState = st
+	if s.inRTO {
+		return // onRTO's one record shows the transition
+	}
 	s.emit(ReasonState)
 }
 
@@ -415,7 +421,11 @@ func (s *Sender) onRTO() {
 	s.highSeq = s.sndNxt
 	s.renoLimbo = false
 	s.backoff++
+	// One record for the timeout and its transition to Loss: both
+	// happen at once, and two records would show the same state twice.
+	s.inRTO = true
 	s.setState(ccai.StateLoss)
+	s.inRTO = false
 	s.emit(ReasonRTO)
 	s.nextPace = 0
 	s.output()
@@ -428,6 +438,7 @@ func (s *Sender) emit(r Reason) {
 	if o == nil {
 		return
 	}
+	s.records++
 	rec := &s.rec
 	rec.Time = s.sim.Now()
 	rec.Reason = r

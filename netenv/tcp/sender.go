@@ -131,6 +131,13 @@ type Sender struct {
 	ack   ackInfo
 	rec   StateRecord
 	vars  []float64
+	// records counts the records emitted; varsNow is scratch for
+	// changedSinceRecord.
+	records uint64
+	varsNow []float64
+	// inRTO: a timeout is being handled; its transition to Loss is
+	// recorded by its one ReasonRTO record.
+	inRTO bool
 }
 
 // NewSender creates a sender; Start begins the transfer.
@@ -151,6 +158,7 @@ func NewSender(s *sim.Sim, cfg SenderConfig) *Sender {
 	snd.vexp, _ = cfg.Algorithm.(ccai.VarExporter)
 	if snd.vexp != nil {
 		snd.vars = make([]float64, len(snd.vexp.Vars()))
+		snd.varsNow = make([]float64, len(snd.vars))
 	}
 	snd.rtoEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerRTO, snd)
 	snd.sendEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerSend, snd)

@@ -11,8 +11,8 @@ type Reason uint8
 
 const (
 	ReasonAck   Reason = iota // an ACK was processed
-	ReasonState               // ca_state changed
-	ReasonRTO                 // the retransmission timer fired
+	ReasonState               // ca_state changed (within an ACK: before CongAvoid)
+	ReasonRTO                 // the retransmission timer fired (and ca_state became Loss)
 	ReasonIdle                // the window was restarted after idle
 )
 
