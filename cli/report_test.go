@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -52,5 +53,32 @@ func TestReportCommand(t *testing.T) {
 		}
 		os.Remove(page) // for the next case
 
+	}
+}
+
+// TestCompareOut: compare --out keeps every method's campaign and writes
+// a report that shows ACT against the baselines.
+func TestCompareOut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cmp")
+	var out, errb bytes.Buffer
+	code := dispatch(context.Background(), []string{"compare", "--budget", "32", "--methods", "act,ran", "--isolate=false", "--out", dir, "--quiet"}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report", "index.html"))
+	if err != nil || !strings.Contains(out.String(), "report: "+filepath.Join(dir, "report", "index.html")) {
+		t.Fatalf("report: %v; output %q", err, out.String())
+	}
+	for _, m := range []string{"act", "ran"} {
+		if _, err := os.Stat(filepath.Join(dir, "coverage", "checkpoint-"+m+".gob")); err != nil {
+			t.Errorf("no checkpoint of %s: %v", m, err)
+		}
+		if !strings.Contains(string(page), ">"+m+"<") {
+			t.Errorf("the report does not name %s", m)
+		}
+	}
+	// A second compare into the same directory is refused, not mixed in.
+	if code := dispatch(context.Background(), []string{"compare", "--budget", "32", "--out", dir, "--quiet"}, &out, &errb); code != exitUsage {
+		t.Fatalf("compare into a used --out: exit %d", code)
 	}
 }

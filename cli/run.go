@@ -201,7 +201,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		*out = defaultOut(c, time.Now())
 	}
-	if code := checkOut(*out, c, *resume, stderr); code != exitOK {
+	if code := checkOut("run", *out, c, *resume, stderr); code != exitOK {
 		return code
 	}
 	if !*quiet {
@@ -273,7 +273,7 @@ func defaultOut(c *act.Campaign, now time.Time) string {
 
 // checkOut refuses an output directory that holds a campaign, unless it is
 // being resumed, and one resumed with another campaign file: both bad input.
-func checkOut(out string, c *act.Campaign, resume bool, stderr io.Writer) int {
+func checkOut(cmd, out string, c *act.Campaign, resume bool, stderr io.Writer) int {
 	old, err := os.ReadFile(filepath.Join(out, "campaign.yaml"))
 	held := err == nil
 	for _, d := range []string{"findings", "coverage"} {
@@ -285,10 +285,10 @@ func checkOut(out string, c *act.Campaign, resume bool, stderr io.Writer) int {
 	case !held:
 		return exitOK
 	case !resume:
-		fmt.Fprintf(stderr, "actfuzz run: --out %s already holds a campaign; continue it with --resume or choose another --out\n", out)
+		fmt.Fprintf(stderr, "actfuzz %s: --out %s already holds a campaign; continue it with --resume or choose another --out\n", cmd, out)
 		return exitUsage
 	case old != nil && !bytes.Equal(old, c.Source):
-		fmt.Fprintf(stderr, "actfuzz run: --out %s holds another campaign (its campaign.yaml differs from %s); resume with that file or choose another --out\n", out, c.Path)
+		fmt.Fprintf(stderr, "actfuzz %s: --out %s holds another campaign (its campaign.yaml differs from %s); resume with that file or choose another --out\n", cmd, out, c.Path)
 		return exitUsage
 	}
 	return exitOK
@@ -446,6 +446,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	asJSON := fs.Bool("json", false, "print JSON")
 	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("memory", "", "memory budget of each method's campaign, e.g. 2GB (default: the campaign's memory:, else 2GB)")
+	outDir := fs.String("out", "", "also keep every method's campaign in `DIR` (findings, checkpoints) and write DIR/report/index.html with ACT against the baselines (default: keep nothing)")
 	isoFlags := addIsolateFlags(fs, false)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
@@ -487,6 +488,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "actfuzz compare: --subject %s: %v\n", subj.Name(), err)
 		return exitUsage
 	}
+	if *outDir != "" {
+		if code := checkOut("compare", *outDir, c, false, stderr); code != exitOK {
+			return code
+		}
+	}
+	var reps []*act.Report // kept for the report (--out)
 	out := map[string]methodJSON{}
 	var snaps []coverage.Snapshot
 	var series []*coverage.Series
@@ -519,7 +526,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			continue
 		}
 		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-			Logger: verbosity.logger(stderr)}
+			Logger: verbosity.logger(stderr), Out: *outDir}
 		pr := newProgress(stderr)
 		if !*asJSON && !*verbosity.quiet {
 			opt.Progress = pr.update
@@ -538,8 +545,18 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		out[m] = methodReport(rep)
 		snaps = append(snaps, rep.Store.Snapshot(m, int64(rep.Sims)))
 		series = append(series, rep.Series)
+		reps = append(reps, rep)
 	}
 	status := exitOK
+	if *outDir != "" && len(reps) > 0 {
+		path, err := report.Write(*outDir, c, reps, report.Options{Program: progName()})
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz compare: report: %v\n", err)
+			status = exitInternal
+		} else if !*asJSON {
+			defer fmt.Fprintf(stdout, "report: %s\n", path)
+		}
+	}
 	if *plot != "" {
 		err := os.MkdirAll(filepath.Dir(*plot), 0o755)
 		if err == nil {
