@@ -745,28 +745,12 @@ func (f *flow) emitInfo(reason tcp.Reason, info *tcpip.TCPInfoOption) {
 	f.emit(reason)
 }
 
-// transition moves the record to ca_state st: prev_ca_state, and
-// prior_cwnd as Linux sets it, from the last cwnd recorded before the
-// change: on entering recovery (tcp_init_cwnd_reduction) and on entering
-// loss from open or disorder (tcp_enter_loss).
+// transition moves the record to ca_state st (tcp.StateRecord's
+// ObserveTransition), counting recoveries.
 func (f *flow) transition(st ccai.CAState) {
-	r := &f.rec
-	if !f.hasRec {
-		r.CAState, r.PrevCAState = st, st
-		return
-	}
-	if st == r.CAState {
-		return
-	}
-	calm := r.CAState == ccai.StateOpen || r.CAState == ccai.StateDisorder
-	if st == ccai.StateRecovery || (st == ccai.StateLoss && calm) {
-		r.PriorCwnd = r.Cwnd
-	}
-	if st == ccai.StateRecovery {
+	if f.rec.ObserveTransition(st, !f.hasRec) && st == ccai.StateRecovery {
 		f.stRecover++
 	}
-	r.PrevCAState = r.CAState
-	r.CAState = st
 }
 
 func (f *flow) emit(reason tcp.Reason) {

@@ -401,26 +401,9 @@ func fillInfo(r *tcp.StateRecord, info *unix.TCPInfo, window bool) {
 	}
 }
 
-// transition moves the record to ca_state st: prev_ca_state, and
-// prior_cwnd as Linux sets it, from the last cwnd recorded before the
-// change: on entering recovery (tcp_init_cwnd_reduction) and on entering
-// loss from open or disorder (tcp_enter_loss).
-func (t *tracer) transition(f *traceFlow, st ccai.CAState) {
-	r := &f.rec
-	if !f.hasRec {
-		r.CAState, r.PrevCAState = st, st
-		return
-	}
-	if st == r.CAState {
-		return
-	}
-	calm := r.CAState == ccai.StateOpen || r.CAState == ccai.StateDisorder
-	if st == ccai.StateRecovery || (st == ccai.StateLoss && calm) {
-		r.PriorCwnd = r.Cwnd
-	}
-	r.PrevCAState = r.CAState
-	r.CAState = st
-}
+// transition moves the record to ca_state st (tcp.StateRecord's
+// ObserveTransition).
+func (t *tracer) transition(f *traceFlow, st ccai.CAState) { f.rec.ObserveTransition(st, !f.hasRec) }
 
 func (t *tracer) emit(f *traceFlow, at time.Duration, reason tcp.Reason) {
 	r := &f.rec

@@ -46,3 +46,27 @@ type StateRecord struct {
 type Observer interface {
 	Observe(rec *StateRecord)
 }
+
+// ObserveTransition moves a record rebuilt from an implementation's
+// observed state (gVisor's, the kernel's) to ca_state st: prev_ca_state,
+// and prior_cwnd as Linux sets it, from the last cwnd recorded before the
+// change: on entering recovery (tcp_init_cwnd_reduction) and on entering
+// loss from open or disorder (tcp_enter_loss). first is true before the
+// flow's first record: st is then its state, and nothing changed. It
+// reports whether ca_state changed.
+func (r *StateRecord) ObserveTransition(st ccai.CAState, first bool) bool {
+	if first {
+		r.CAState, r.PrevCAState = st, st
+		return false
+	}
+	if st == r.CAState {
+		return false
+	}
+	calm := r.CAState == ccai.StateOpen || r.CAState == ccai.StateDisorder
+	if st == ccai.StateRecovery || (st == ccai.StateLoss && calm) {
+		r.PriorCwnd = r.Cwnd
+	}
+	r.PrevCAState = r.CAState
+	r.CAState = st
+	return true
+}
