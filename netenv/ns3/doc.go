@@ -31,14 +31,22 @@
 //	                     F <flow> <segments> <retransmits> <timeouts> <recoveries> <delivered_bytes>
 //	                       <done 0|1> <done_at_ns> <cwnd_B> <ssthresh_B> <srtt_ns> <rttvar_ns> <ca_state>
 //	                     DONE <id> <sim_time_ns> <events> <-|time|events> <drops> <losses>
+//	                       <aqm_drops> <marks>
 //	                  or ERR <id> <message>   (a request it cannot run; the driver goes on)
 //	Go → driver:         QUIT
 //
 // A PHASE line carries one key=value pair per parameter of P the subject
 // expresses (params.go maps the rows of netenv's parameter table onto the
 // driver's keys and units): loss, bw_bps, delay_ns, qshape, qscale_ms,
-// app_bps (0 = unlimited) and buffer. The driver requires every key once
-// and refuses any other (protocol 2; protocol 1 had positional fields).
+// app_bps (0 = unlimited), buffer, aqm (droptail, red or codel),
+// codel_target_ns and codel_interval_ns (RFC 8289's 5 ms and 100 ms
+// resolved by the Go side when the table's value is 0) and ecn (0 or 1).
+// The driver requires every key once and refuses any other (protocol 3;
+// protocol 2 lacked the last four keys and DONE's last two fields,
+// protocol 1 had positional fields). DONE's drops are the buffer's (the
+// device queues' and the queue disc's limit), aqm_drops RED's and CoDel's
+// own drops, marks the packets they marked CE instead (netenv.Result's
+// Drops, AQMDrops and Marks).
 //
 // Reasons are 0 ack, 1 state, 2 rto (tcp.Reason); ca_state is ns-3's
 // TcpCongState_t, numbered like Linux's and ccai.CAState. The Go side turns
@@ -65,12 +73,57 @@
 //
 //   - bandwidth: the data rate of both devices (PointToPointNetDevice),
 //     so ACKs are serialized at the same rate, as natively;
-//   - buffer: the forward device's queue, a drop-tail queue of Buffer
-//     packets; no queue disc is installed (addresses are assigned by hand,
-//     so ns-3's default pfifo_fast never appears). The reverse queue holds
-//     max(Buffer, 1000). Shrinking the buffer keeps queued packets and
-//     drops arrivals until it drains, as natively. The packet being
-//     serialized is not in the queue, as natively;
+//   - buffer, with aqm droptail: the forward device's queue, a drop-tail
+//     queue of Buffer packets; no queue disc is installed (addresses are
+//     assigned by hand, so ns-3's default pfifo_fast never appears). The
+//     reverse queue holds max(Buffer, 1000). Shrinking the buffer keeps
+//     queued packets and drops arrivals until it drains, as natively. The
+//     packet being serialized is not in the queue, as natively;
+//   - aqm red or codel: a root queue disc on the forward device
+//     (TrafficControlLayer::SetRootQueueDiscOnDevice), RedQueueDisc or
+//     CoDelQueueDisc, holds the queue. The device queue then holds one
+//     packet (the one waiting behind the one being serialized) and a
+//     NetDeviceQueueInterface aggregated to the device, as
+//     PointToPointHelper would, stops the disc while it is full (flow
+//     control), so the packets wait in the disc. The buffer is the disc's
+//     limit, MaxSize = Buffer − 1 packets (at least 1), so that Buffer
+//     packets wait in all, as natively; shrinking it keeps what the disc
+//     holds and drops arrivals until it drains (the driver lowers MaxSize
+//     after each dequeue, as ns-3 refuses a limit below the occupancy).
+//     A drop-tail run installs no disc and is exactly as before. The
+//     queue discipline must be the same in every phase: ns-3 cannot swap
+//     a root disc mid-run and keep its packets, so Run refuses a schedule
+//     that changes aqm (the native link switches disciplines and keeps
+//     the queue);
+//   - aqm red: RedQueueDisc with the native model's parameters (netenv's
+//     aqm.go, which took them from this class's defaults): MinTh 5, MaxTh
+//     15, QW 0.002, LInterm 50 (max_p 1/50), Gentle true (max_p at MaxTh
+//     to 1 at 2·MaxTh), UseHardDrop true (beyond 2·MaxTh a packet is
+//     dropped even with ECN, as natively), Wait false (Floyd's pa = pb /
+//     (1 − count·pb), the native formula; ns-3's default true spaces drops
+//     further), packet mode, MeanPktSize 1500 (an IP packet of a full
+//     segment: the disc sees IP packets, without the PPP header) and
+//     LinkBandwidth/LinkDelay of the first phase (RED's idle-time decay
+//     counts packets of MeanPktSize at LinkBandwidth; ns-3 computes it
+//     once, so after a bandwidth switch the decay uses the first phase's
+//     rate, where the native link uses the current one). Its drop draws
+//     use a fixed stream (AssignStreams), so a seed replays exactly;
+//   - aqm codel: CoDelQueueDisc (a port of Linux's codel, RFC 8289) with
+//     Target codel_target and Interval codel_interval (5 ms and 100 ms
+//     when 0), set again at every phase switch, and MinBytes 1500 (a
+//     queue of at most one full packet is never cut, the native rule);
+//     packet mode;
+//   - with a disc, RED's average and CoDel's sojourn see the disc only,
+//     not the one packet waiting in the device queue: RED's average is
+//     up to one packet below the native one, CoDel's sojourn up to one
+//     serialization time shorter;
+//   - ecn: the sockets' TcpSocketBase::UseEcn is On (RFC 3168, ClassicEcn)
+//     when any phase has ecn on (netenv.UsesECN: negotiation is for the
+//     whole connection) and Off otherwise (ns-3's default); the disc's
+//     UseEcn follows each phase's ecn, so RED's early drops and CoDel's
+//     drops become CE marks of ECT packets (RED's forced drops beyond
+//     2·MaxTh stay drops, above). With aqm droptail nothing marks, as
+//     natively without ecn_k;
 //   - random loss: a custom channel (ActChannel, a PointToPointChannel)
 //     drops forward packets that carry TCP payload with probability Loss
 //     after they have occupied the link; SYNs and pure ACKs are never
@@ -94,6 +147,28 @@
 //   - limits: the time and event caps are checked every 100 ms of
 //     simulated time (the event cap counts ns-3 events, more per packet
 //     than native events).
+//
+// Not expressed, so refused (Capabilities.Params leaves them out; a
+// campaign varying them exits 2 and netenv.CheckExpressible refuses a
+// configuration that sets them):
+//
+//   - ecn_k (step marking at K packets, on any discipline): ns-3.37 has
+//     no step marker. RED with MinTh = MaxTh = K, QW 1, Gentle false and
+//     UseHardDrop false (ns-3's DCTCP examples) comes close only with aqm
+//     droptail and still differs: RED drops what it cannot mark (a
+//     non-ECT packet, e.g. a retransmission, RFC 3168 §6.1.5) where step
+//     marking lets it pass, and with aqm red or codel a second marker on
+//     the same queue does not exist (one root disc per device).
+//     CoDelQueueDisc's CeThreshold marks on sojourn time, not length.
+//   - policer_rate, policer_burst: ns-3's TbfQueueDisc is a shaper (it
+//     queues what exceeds the bucket and sends it later), not a policer
+//     that drops it; ns-3.37 has no policer.
+//   - ack_agg, ack_agg_max: nothing in ns-3.37's point-to-point model
+//     holds ACKs and releases them in bursts (Wi-Fi's aggregation is the
+//     Wi-Fi model's own, not a parameter of this link).
+//   - link_trace, link_trace_scale: ns-3.37 has no trace-driven
+//     (Mahimahi) link; a schedule of data rates one phase per trace step
+//     would not be the trace's per-packet delivery opportunities.
 //
 // Approximations: frames carry a 2-byte PPP header, so a full segment is
 // 1502 bytes on the wire (native: 1500); ns-3's loss decision is drawn at

@@ -75,7 +75,7 @@ func fakeDriver(mode string) {
 		for i := 0; i < nflows; i++ {
 			fmt.Fprintf(w, "F %d 10 0 0 0 14480 1 2000 14480 4294967295 0 0 0\n", i)
 		}
-		fmt.Fprintf(w, "DONE %s 2000 5 - 0 0\n", id)
+		fmt.Fprintf(w, "DONE %s 2000 5 - 0 0 0 0\n", id)
 		w.Flush()
 	}
 }

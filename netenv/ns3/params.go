@@ -28,6 +28,25 @@ var phaseParams = []phaseParam{
 	{"qscale", "qscale_ms", func(e *netenv.Env) string { return fmtFloat(e.QScale) }},
 	{"app", "app_bps", func(e *netenv.Env) string { return strconv.FormatUint(appBPS(e), 10) }},
 	{"buffer", "buffer", func(e *netenv.Env) string { return strconv.Itoa(e.Buffer) }},
+	// The queue discipline: the driver installs RedQueueDisc or
+	// CoDelQueueDisc (doc.go); it must be the same in every phase
+	// (checkConfig refuses a schedule that changes it).
+	{"aqm", "aqm", func(e *netenv.Env) string { return e.AQM.String() }},
+	// CoDel's target and interval with RFC 8289's defaults resolved here,
+	// so the driver never guesses them (they apply with aqm codel only).
+	{"codel_target", "codel_target_ns", func(e *netenv.Env) string { return msOr(e.CoDelTarget, 5) }},
+	{"codel_interval", "codel_interval_ns", func(e *netenv.Env) string { return msOr(e.CoDelInterval, 100) }},
+	// ECN: the sockets' UseEcn when any phase has it on, the queue disc's
+	// UseEcn in the phases that have it on.
+	{"ecn", "ecn", func(e *netenv.Env) string { return strconv.Itoa(int(e.ECN)) }},
+}
+
+// msOr is v ms in nanoseconds, or def ms when v is 0.
+func msOr(v, def float64) string {
+	if v == 0 {
+		v = def
+	}
+	return strconv.FormatInt(int64(math.Round(v*1e6)), 10)
 }
 
 // Params names the parameters of P the ns-3 subject expresses.

@@ -21,7 +21,7 @@ func TestPhaseParamsAreRows(t *testing.T) {
 	}
 	ph := netenv.Phase{Env: netenv.DefaultEnv(), Until: 5e8}
 	line := string(appendPhase(nil, &ph))
-	want := "PHASE 500000000 loss=0.0001 bw_bps=10000000 delay_ns=20000000 qshape=0 qscale_ms=0 app_bps=0 buffer=100\n"
+	want := "PHASE 500000000 loss=0.0001 bw_bps=10000000 delay_ns=20000000 qshape=0 qscale_ms=0 app_bps=0 buffer=100 aqm=droptail codel_target_ns=5000000 codel_interval_ns=100000000 ecn=0\n"
 	if line != want {
 		t.Fatalf("PHASE line\n got %q\nwant %q", line, want)
 	}
@@ -43,17 +43,28 @@ func TestDriverRefusesUnknownPhaseKeys(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	rd := bufio.NewReader(out)
-	if hello, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(hello, "HELLO actfuzz-ns3 2 ") {
+	if hello, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(hello, "HELLO actfuzz-ns3 3 ") {
 		t.Fatalf("HELLO: %q, %v", hello, err)
 	}
-	good := "loss=0 bw_bps=10000000 delay_ns=20000000 qshape=0 qscale_ms=0 app_bps=0 buffer=100"
+	good := "loss=0 bw_bps=10000000 delay_ns=20000000 qshape=0 qscale_ms=0 app_bps=0 buffer=100 aqm=red codel_target_ns=5000000 codel_interval_ns=100000000 ecn=0"
 	for _, tc := range []struct{ phase, want string }{
-		{good + " ecn=1", "unknown PHASE parameter ecn"},
+		{good + " ecn_k=20", "unknown PHASE parameter ecn_k"},
+		{good + " policer_rate=5", "unknown PHASE parameter policer_rate"},
+		{strings.Replace(good, " ecn=0", "", 1), "PHASE lacks parameter ecn"},
+		{strings.Replace(good, "aqm=red", "aqm=pie", 1), "PHASE parameter aqm: malformed value"},
+		{strings.Replace(good, "ecn=0", "ecn=2", 1), "PHASE parameter ecn: malformed value"},
+		{strings.Replace(good, "codel_target_ns=5000000", "codel_target_ns=0", 1), "PHASE parameter codel_target_ns: malformed value"},
 		{strings.Replace(good, " buffer=100", "", 1), "PHASE lacks parameter buffer"},
 		{good + " loss=0.1", "PHASE parameter loss given twice"},
 		{strings.Replace(good, "bw_bps=10000000", "bw_bps=fast", 1), "PHASE parameter bw_bps: malformed value"},
+		{"", "aqm must be the same in every phase"},
 	} {
 		req := "RUN x1 1 1 1000000000 1000000 1 1\nFLOW TcpLinuxReno 10000\nPHASE 0 " + tc.phase + "\n"
+		if tc.phase == "" {
+			// Two phases with different queue discs: one root disc per run.
+			req = "RUN x1 1 1 1000000000 1000000 1 2\nFLOW TcpLinuxReno 10000\nPHASE 1000 " + good +
+				"\nPHASE 0 " + strings.Replace(good, "aqm=red", "aqm=codel", 1) + "\n"
+		}
 		if _, err := in.Write([]byte(req)); err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func (s *Subject) CCAs() []string { return append([]string(nil), s.models...) }
 
 // Capabilities implements netenv.Subject: the driver's models by their
 // ns-3 names, with the native names as aliases (see Model); every
-// parameter of P; single-link and dumbbell (the driver builds no
+// parameter of P that Params names (params.go); single-link and dumbbell (the driver builds no
 // parking-lot); deterministic (ns-3's simulator and its seeded streams);
 // profiles do not apply (ns-3's TCP is its own); every base variable (the
 // driver reports each field of its R lines from ns-3's state, see doc.go)
@@ -240,6 +240,11 @@ func validate(cfg *netenv.Config) ([]string, error) {
 	}
 	if err := netenv.CheckExpressible(cfg.Schedule, Params(), "ns3"); err != nil {
 		return nil, err
+	}
+	for k := 1; k < len(cfg.Schedule); k++ {
+		if a, b := cfg.Schedule[0].Env.AQM, cfg.Schedule[k].Env.AQM; a != b {
+			return nil, fmt.Errorf("the ns3 subject cannot change aqm between phases (phase 1: %s, phase %d: %s): ns-3 cannot swap a device's root queue disc and keep the packets it holds", a, k+1, b)
+		}
 	}
 	return models, cfg.Schedule.Validate()
 }
@@ -552,14 +557,14 @@ func (p *parser) flow(b []byte) (int, netenv.FlowResult, error) {
 
 func (p *parser) done(b []byte, id string, res *netenv.Result) error {
 	f := strings.Split(string(b), " ")
-	if len(f) != 6 {
-		return fmt.Errorf("%d fields, want 6", len(f))
+	if len(f) != 8 {
+		return fmt.Errorf("%d fields, want 8", len(f))
 	}
 	if f[0] != id {
 		return fmt.Errorf("answer to request %s, want %s", f[0], id)
 	}
-	var v [5]uint64
-	for i, s := range []string{f[1], f[2], f[4], f[5]} {
+	var v [6]uint64
+	for i, s := range []string{f[1], f[2], f[4], f[5], f[6], f[7]} {
 		x, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			return err
@@ -574,6 +579,8 @@ func (p *parser) done(b []byte, id string, res *netenv.Result) error {
 	res.Events = v[1]
 	res.Drops = v[2]
 	res.Losses = v[3]
+	res.AQMDrops = v[4]
+	res.Marks = v[5]
 	switch f[3] {
 	case "-":
 	case "time", "events":

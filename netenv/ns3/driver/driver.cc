@@ -17,12 +17,15 @@
 //     FLOW <model> <bytes>                                    (nflows lines)
 //     PHASE <until_ns> <key>=<value> ...                     (nphases lines)
 //       keys, each once: loss bw_bps delay_ns qshape qscale_ms app_bps buffer
+//                        aqm (droptail|red|codel, the same in every phase)
+//                        codel_target_ns codel_interval_ns ecn (0|1)
 //   driver → Go, the answer:
 //     R <t_ns> <flow> <reason> <cwnd_B> <ssthresh_B> <srtt_ns> <rttvar_ns> <rto_ns>
 //       <ca_state> <prev_ca_state> <prior_cwnd_B> <inflight_B> <delivered_B> <pacing_bps>
 //     F <flow> <segments> <retransmits> <timeouts> <recoveries> <delivered_bytes>
 //       <done 0|1> <done_at_ns> <cwnd_B> <ssthresh_B> <srtt_ns> <rttvar_ns> <ca_state>
 //     DONE <id> <sim_time_ns> <events> <cap: - | time | events> <drops> <losses>
+//       <aqm_drops> <marks>
 //   or, for a request it cannot run:
 //     ERR <id> <message>
 //   Go → driver: QUIT ends the process.
@@ -34,6 +37,7 @@
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
 
 #include <charconv>
 #include <cinttypes>
@@ -51,7 +55,7 @@ using namespace ns3;
 namespace
 {
 
-constexpr int kProtocolVersion = 2;
+constexpr int kProtocolVersion = 3;
 constexpr uint32_t kMSS = 1448; // netenv/tcp.DefaultMSS
 // kSndBuf is the send buffer: Linux's tcp_wmem[2] (4 MB, netenv/tcp's
 // DefaultSndBuf) rounded up to whole segments, as the native sender's
@@ -62,6 +66,7 @@ constexpr uint16_t kBasePort = 5000;
 // the same numbers for the same seed however many runs it has done.
 constexpr int64_t kStreamLoss = 1;
 constexpr int64_t kStreamQueue = 2;
+constexpr int64_t kStreamAqm = 3;
 constexpr int64_t kStreamModel = 16; // + flow index
 
 // The models offered, in the order of the issue. "TcpWestwoodPlus" is
@@ -267,7 +272,13 @@ struct Phase
     double qscale = 0;  // ms
     uint64_t app = 0;   // bit/s, 0: unlimited
     uint32_t buffer = 0;
+    int aqm = 0;               // 0 droptail, 1 red, 2 codel (kAqmNames)
+    int64_t codelTarget = 0;   // ns
+    int64_t codelInterval = 0; // ns
+    bool ecn = false;
 };
+
+const char* const kAqmNames[] = {"droptail", "red", "codel"};
 
 struct Request
 {
@@ -315,6 +326,10 @@ struct Run
     Ptr<ActChannel> channel;
     Ptr<PointToPointNetDevice> fwdDev, revDev;
     Ptr<LimitQueue> fwdQ, revQ;
+    // The forward queue disc (aqm red or codel; null for drop-tail) and
+    // the limit its buffer shrinks towards (see ShrinkDisc).
+    Ptr<QueueDisc> disc;
+    uint32_t discLimit = 0;
     size_t phase = 0;
     int remaining = 0;
     uint64_t eventBase = 0;
@@ -595,6 +610,30 @@ OnAccept(Flow* f, Ptr<Socket> s, const Address&)
     s->SetRecvCallback(MakeBoundCallback(&OnRecv, f));
 }
 
+void SetAttr(Ptr<Object> o, const std::string& name, const AttributeValue& v);
+
+// ShrinkDisc sets the queue disc's limit to discLimit, or to its occupancy
+// when more packets are queued: a shrunk buffer keeps what it holds and
+// drops arrivals until it drains below the new limit, as natively (ns-3
+// refuses a limit below the occupancy). Called at every phase switch and
+// after every dequeue from the disc.
+void
+ShrinkDisc(Run* r)
+{
+    uint32_t n = r->disc->GetNPackets();
+    uint32_t lim = std::max(r->discLimit, n);
+    if (r->disc->GetMaxSize().GetValue() != lim)
+    {
+        r->disc->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, lim));
+    }
+}
+
+void
+OnDiscDequeue(Run* r, Ptr<const QueueDiscItem>)
+{
+    ShrinkDisc(r);
+}
+
 void
 ApplyPhase(Run* r, const Phase& p, bool first)
 {
@@ -604,7 +643,24 @@ ApplyPhase(Run* r, const Phase& p, bool first)
     r->channel->loss = p.loss;
     r->channel->qshape = p.qshape;
     r->channel->qscale = p.qscale;
-    r->fwdQ->limit = p.buffer;
+    if (r->disc)
+    {
+        // The disc holds the queue; the device queue holds the one packet
+        // waiting behind the one being serialized, so the disc's limit is
+        // buffer − 1 and the packets waiting are buffer, as natively.
+        r->discLimit = std::max<uint32_t>(p.buffer, 2) - 1;
+        ShrinkDisc(r);
+        SetAttr(r->disc, "UseEcn", BooleanValue(p.ecn));
+        if (p.aqm == 2)
+        {
+            SetAttr(r->disc, "Target", TimeValue(NanoSeconds(p.codelTarget)));
+            SetAttr(r->disc, "Interval", TimeValue(NanoSeconds(p.codelInterval)));
+        }
+    }
+    else
+    {
+        r->fwdQ->limit = p.buffer;
+    }
     r->revQ->limit = std::max<uint32_t>(p.buffer, 1000);
     int64_t now = Simulator::Now().GetNanoSeconds();
     for (auto& f : r->flows)
@@ -699,6 +755,14 @@ SetAttr(Ptr<Object> o, const std::string& name, const AttributeValue& v)
 void
 ConfigureSocket(Ptr<TcpSocketBase> s, const Request& q, uint32_t sndBuf)
 {
+    // ECN is negotiated for the whole connection when any phase has it on
+    // (netenv.UsesECN, RFC 3168 §6.1.1).
+    bool ecn = false;
+    for (const auto& p : q.phases)
+    {
+        ecn = ecn || p.ecn;
+    }
+    SetAttr(s, "UseEcn", EnumValue(ecn ? TcpSocketState::On : TcpSocketState::Off));
     SetAttr(s, "SegmentSize", UintegerValue(kMSS));
     SetAttr(s, "InitialCwnd", UintegerValue(10));
     SetAttr(s, "SndBufSize", UintegerValue(sndBuf));
@@ -719,6 +783,56 @@ ConfigureSocket(Ptr<TcpSocketBase> s, const Request& q, uint32_t sndBuf)
     // repeat for the rest of the transfer: a harness bug, not ns-3's.
     SetAttr(s, "MinRto", TimeValue(MilliSeconds(200)));
     SetAttr(s, "ClockGranularity", TimeValue(MilliSeconds(200)));
+}
+
+// InstallDisc installs the forward device's root queue disc for aqm red or
+// codel (doc.go: "How P is mapped onto ns-3" says why each attribute):
+// the device queue then holds one packet and flow control (a
+// NetDeviceQueueInterface, as PointToPointHelper would aggregate) makes
+// the disc hold the rest. Drop-tail runs install nothing, as before.
+void
+InstallDisc(Run* r, const Phase& p)
+{
+    r->fwdQ->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1));
+    r->fwdQ->limit = 1;
+    Ptr<NetDeviceQueueInterface> ndqi = CreateObject<NetDeviceQueueInterface>();
+    ndqi->GetTxQueue(0)->ConnectQueueTraces(r->fwdQ);
+    r->fwdDev->AggregateObject(ndqi);
+
+    uint32_t limit = std::max<uint32_t>(p.buffer, 2) - 1;
+    ObjectFactory f;
+    if (p.aqm == 1)
+    {
+        f.SetTypeId("ns3::RedQueueDisc");
+        f.Set("MinTh", DoubleValue(5));
+        f.Set("MaxTh", DoubleValue(15));
+        f.Set("QW", DoubleValue(0.002));
+        f.Set("LInterm", DoubleValue(50));
+        f.Set("Gentle", BooleanValue(true));
+        f.Set("Wait", BooleanValue(false)); // Floyd's pa = pb / (1 − count·pb), as natively
+        f.Set("UseHardDrop", BooleanValue(true));
+        f.Set("MeanPktSize", UintegerValue(kMSS + 52)); // an IP packet of a full segment
+        f.Set("LinkBandwidth", DataRateValue(DataRate(p.bw)));
+        f.Set("LinkDelay", TimeValue(NanoSeconds(p.delay)));
+    }
+    else
+    {
+        f.SetTypeId("ns3::CoDelQueueDisc");
+        f.Set("MinBytes", UintegerValue(kMSS + 52)); // one full IP packet
+    }
+    f.Set("MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, limit)));
+    r->disc = f.Create<QueueDisc>();
+    if (Ptr<RedQueueDisc> red = DynamicCast<RedQueueDisc>(r->disc))
+    {
+        red->AssignStreams(kStreamAqm); // RED's drop draws, per seed
+    }
+    r->disc->TraceConnectWithoutContext("Dequeue", MakeBoundCallback(&OnDiscDequeue, r));
+    Ptr<TrafficControlLayer> tc = r->fwdDev->GetNode()->GetObject<TrafficControlLayer>();
+    tc->SetRootQueueDiscOnDevice(r->fwdDev, r->disc);
+    // The connection starts before Simulator::Run, so the layer must know
+    // the device's queue interface and have checked the disc now (what the
+    // node's initialization at t = 0 would do).
+    tc->Initialize();
 }
 
 void
@@ -755,6 +869,10 @@ RunOne(const Request& q)
     r.revDev->SetQueue(r.revQ);
     a->AddDevice(r.fwdDev);
     b->AddDevice(r.revDev);
+    if (q.phases[0].aqm != 0)
+    {
+        InstallDisc(&r, q.phases[0]);
+    }
     r.channel = CreateObject<ActChannel>();
     r.fwdDev->Attach(r.channel);
     r.revDev->Attach(r.channel);
@@ -871,8 +989,22 @@ RunOne(const Request& q)
     PutU(events);
     g_out.push_back(' ');
     g_out += r.cap;
-    PutU(r.fwdQ->drops + r.revQ->drops);
+    // Drops: the buffer's (device queues, the disc's limit); AQM drops:
+    // RED's and CoDel's own decisions; marks: CE marks instead of them.
+    uint64_t limitDrops = 0, aqmDrops = 0, marks = 0;
+    if (r.disc)
+    {
+        const QueueDisc::Stats& st = r.disc->GetStats();
+        aqmDrops = st.GetNDroppedPackets(RedQueueDisc::UNFORCED_DROP) +
+                   st.GetNDroppedPackets(RedQueueDisc::FORCED_DROP) +
+                   st.GetNDroppedPackets(CoDelQueueDisc::TARGET_EXCEEDED_DROP);
+        limitDrops = st.nTotalDroppedPackets - aqmDrops;
+        marks = st.nTotalMarkedPackets;
+    }
+    PutU(r.fwdQ->drops + r.revQ->drops + limitDrops);
     PutU(r.channel->losses);
+    PutU(aqmDrops);
+    PutU(marks);
     EndLine();
 
     for (auto& f : r.flows)
@@ -883,6 +1015,7 @@ RunOne(const Request& q)
     r.channel = nullptr;
     r.fwdDev = r.revDev = nullptr;
     r.fwdQ = r.revQ = nullptr;
+    r.disc = nullptr;
     Simulator::Destroy();
     g_run = nullptr;
     Flush();
@@ -906,8 +1039,10 @@ Fail(const std::string& id, const std::string& msg)
 bool
 ReadPhaseParams(std::istringstream& in, Phase* p, std::string* why)
 {
-    static const char* const kPhaseKeys[] = {"loss", "bw_bps", "delay_ns", "qshape",
-                                             "qscale_ms", "app_bps", "buffer"};
+    static const char* const kPhaseKeys[] = {"loss",      "bw_bps",          "delay_ns",
+                                             "qshape",    "qscale_ms",       "app_bps",
+                                             "buffer",    "aqm",             "codel_target_ns",
+                                             "codel_interval_ns", "ecn"};
     constexpr size_t kNumKeys = sizeof kPhaseKeys / sizeof kPhaseKeys[0];
     bool seen[kNumKeys] = {};
     std::string tok;
@@ -956,6 +1091,32 @@ ReadPhaseParams(std::istringstream& in, Phase* p, std::string* why)
         case 6:
             good = static_cast<bool>(v >> p->buffer);
             break;
+        case 7: {
+            std::string name;
+            good = static_cast<bool>(v >> name);
+            p->aqm = -1;
+            for (int a = 0; a < 3; a++)
+            {
+                if (name == kAqmNames[a])
+                {
+                    p->aqm = a;
+                }
+            }
+            good = good && p->aqm >= 0;
+            break;
+        }
+        case 8:
+            good = static_cast<bool>(v >> p->codelTarget) && p->codelTarget > 0;
+            break;
+        case 9:
+            good = static_cast<bool>(v >> p->codelInterval) && p->codelInterval > 0;
+            break;
+        case 10: {
+            int e = -1;
+            good = static_cast<bool>(v >> e) && (e == 0 || e == 1);
+            p->ecn = e == 1;
+            break;
+        }
         }
         if (!good || !v.eof())
         {
@@ -1041,6 +1202,12 @@ ReadRequest(std::istringstream& head, Request* q)
             else if (p.bw == 0 || p.buffer == 0)
             {
                 ok = false, why = "bandwidth and buffer must be > 0";
+            }
+            else if (!q->phases.empty() && p.aqm != q->phases[0].aqm)
+            {
+                // One root queue disc per run: ns-3 cannot swap it and keep
+                // the packets it holds.
+                ok = false, why = "aqm must be the same in every phase";
             }
             q->phases.push_back(p);
         }
