@@ -97,3 +97,44 @@ func TestAQMMustNotChange(t *testing.T) {
 		t.Fatal("a schedule changing aqm was accepted")
 	}
 }
+
+// TestAQMPhases: within one discipline the buffer, CoDel's parameters and
+// ecn follow the phases: a buffer shrunk from 1,000 to 10 packets keeps
+// what the disc holds and drops arrivals until it drains (tail drops),
+// and marking starts with the phase that turns ecn on.
+func TestAQMPhases(t *testing.T) {
+	s := realSubject(t)
+	for _, aqm := range []netenv.AQM{netenv.AQMRED, netenv.AQMCoDel} {
+		a := netenv.DefaultEnv()
+		a.Loss, a.BW, a.Delay, a.Buffer, a.AQM, a.CoDelTarget = 0, 10, 20, 1000, aqm, 50
+		b := a
+		b.BW, b.Buffer, b.ECN, b.CoDelTarget = 5, 10, netenv.ECNOn, 0
+		cfg := netenv.Config{Seed: 1, Schedule: netenv.Schedule{{Env: a, Until: 2 * time.Second}, {Env: b}}, SACK: true,
+			Flows: []netenv.Flow{{CCA: "cubic", Bytes: 8_000_000}}}
+		res, err := s.Run(context.Background(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v: aqm drops %d, marks %d, tail drops %d, done %v at %.2f s", aqm, res.AQMDrops, res.Marks, res.Drops, res.Flows[0].Done, res.Flows[0].DoneAtS)
+		if !res.Flows[0].Done || res.Marks == 0 || res.Drops == 0 {
+			t.Errorf("%v: done %v, marks %d, tail drops %d: want done, marks and drops from the shrunk buffer", aqm, res.Flows[0].Done, res.Marks, res.Drops)
+		}
+	}
+}
+
+// TestECNWithoutAQM: ecn on over drop-tail negotiates ECN but nothing
+// marks (no ecn_k on ns-3), as natively.
+func TestECNWithoutAQM(t *testing.T) {
+	s := realSubject(t)
+	env := netenv.DefaultEnv()
+	env.Loss, env.Buffer, env.ECN = 0, 20, netenv.ECNOn
+	cfg := netenv.Config{Seed: 1, Schedule: netenv.Constant(env), SACK: true,
+		Flows: []netenv.Flow{{CCA: "cubic", Bytes: 2_000_000}}}
+	res, err := s.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Flows[0].Done || res.Marks != 0 || res.AQMDrops != 0 || res.Drops == 0 {
+		t.Errorf("done %v, marks %d, aqm drops %d, tail drops %d: want done, only tail drops", res.Flows[0].Done, res.Marks, res.AQMDrops, res.Drops)
+	}
+}
