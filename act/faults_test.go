@@ -2,7 +2,9 @@ package act
 
 import (
 	"context"
+	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +99,39 @@ func (r recorder) Observe(rec *tcp.StateRecord) {
 	c := *rec
 	c.Vars = append([]float64(nil), rec.Vars...)
 	*r.recs = append(*r.recs, c)
+}
+
+// refusing is the native subject, except that it refuses configurations
+// with more than one phase, as ns-3 refuses a change of queue discipline.
+type refusing struct{ netenv.Native }
+
+func (refusing) Name() string { return "refusing" }
+
+func (r refusing) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+	if len(cfg.Schedule) > 1 {
+		return netenv.Result{}, errors.New("cannot change phases")
+	}
+	return r.Native.Run(ctx, cfg, obs)
+}
+
+// A configuration the subject refuses mid-campaign is a "refused" fault
+// finding, not a run that silently observed nothing.
+func TestRefusedConfigurationIsAFinding(t *testing.T) {
+	c := smallCampaign(t)
+	rep, err := Run(context.Background(), c, Options{Budget: 448, Workers: 2, Subject: refusing{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, g := range rep.Findings {
+		if g.Seed.Finding.Kind == "refused" {
+			found = true
+			if !strings.Contains(g.Seed.Finding.Detail, "cannot change phases") || len(g.Seed.Schedule) < 2 {
+				t.Fatalf("refused finding: %+v, %d phases", g.Seed.Finding, len(g.Seed.Schedule))
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no refused finding: the refusals went unrecorded (or concatenation never ran)")
+	}
 }

@@ -291,6 +291,12 @@ func (w *worker) run(ctx context.Context, j job) result {
 	}
 	o := w.run0.Run(ctx, j.g, b)
 	// A cancelled run's result is discarded by the caller's ctx check.
+	// Any other error is the subject refusing a configuration ACT chose
+	// (ns-3 cannot change its queue discipline between phases): a
+	// finding of its own, never a silently empty run.
+	if o.Err != nil && ctx.Err() == nil && o.Fault == nil {
+		o.Fault = &corpus.Finding{Kind: "refused", Detail: o.Err.Error()}
+	}
 	return result{idx: j.idx, batch: b, mean: o.Mean, best: o.Best, bestAt: o.BestAt, hits: o.Hits, fault: o.Fault, capped: o.Capped}
 }
 
