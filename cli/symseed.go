@@ -30,26 +30,73 @@ func hasSeedFlag(args []string) bool {
 	return false
 }
 
+// helpAsked reports a -h or --help among args.
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "--h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
 // runSymSeed is `actfuzz sym --seed SEED.json --window W`: a window of the
 // seed's packets explored on its whole configuration (corpus.ExploreSeed).
 func runSymSeed(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("actfuzz sym --seed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	seedPath := fs.String("seed", "", "explore a window of this native seed's packets on its whole configuration (`SEED.json`)")
-	window := fs.String("window", "", "the window: 'last N before hit' (a seed with a finding), 'data A..B' or 'acks A..B' (packet indices of the flow)")
-	flow := fs.Int("flow", -1, "the window's flow (default: the finding's, else 0)")
-	rng := fs.String("range", "1..1024ms", "each window packet's extra delay, LO..HI (ms, or s with a unit)")
-	res := fs.Float64("res", 1, "resolution of the extra delays (ms)")
-	reds := fs.String("reductions", "SCI", "SEIB reductions: none, or letters from S, C (or Ce, Cc, Coc) and I")
-	out := fs.String("out", "", "write a witness seed for every class that hits into `DIR` (default: beside the seed)")
-	noSeeds := fs.Bool("no-seeds", false, "write no witness seeds")
-	maxBranches := fs.Int("max-branches", symbolic.DefaultMaxBranches, "stop after this many classes (the report is then incomplete)")
-	timeLimit := fs.Duration("time-limit", 0, "stop the exploration after this wall time (the report is then incomplete)")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
+	fs, f := symSeedFlags(stderr)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
 	}
+	return symSeedRun(ctx, positional, f, stdout, stderr)
+}
+
+// symSeedFlagVals are the flags of `actfuzz sym --seed`.
+type symSeedFlagVals struct {
+	seed, window, rng, reds, out *string
+	flow, maxBranches            *int
+	res                          *float64
+	noSeeds, asJSON              *bool
+	timeLimit                    *time.Duration
+}
+
+// symSeedUsage introduces the --seed flags in `actfuzz sym --help`.
+const symSeedUsage = `
+actfuzz sym --seed SEED.json --window W [--range LO..HI] [--reductions SCI] [--out DIR]
+
+Explores a window of a native seed's packets (W: 'last N before hit', 'data A..B'
+or 'acks A..B') on the seed's whole configuration, every other packet keeping
+its seeded random delay; classes hitting the seed's condition become witness
+seeds (exit 1 when one does).
+
+flags with --seed:`
+
+func symSeedFlags(stderr io.Writer) (*flag.FlagSet, symSeedFlagVals) {
+	fs := flag.NewFlagSet("actfuzz sym --seed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f symSeedFlagVals
+	f.seed = fs.String("seed", "", "explore a window of this native seed's packets on its whole configuration (`SEED.json`)")
+	f.window = fs.String("window", "", "the window: 'last N before hit' (a seed with a finding), 'data A..B' or 'acks A..B' (packet indices of the flow)")
+	f.flow = fs.Int("flow", -1, "the window's flow (default: the finding's, else 0)")
+	f.rng = fs.String("range", "1..1024ms", "each window packet's extra delay, LO..HI (ms, or s with a unit)")
+	f.res = fs.Float64("res", 1, "resolution of the extra delays (ms)")
+	f.reds = fs.String("reductions", "SCI", "SEIB reductions: none, or letters from S, C (or Ce, Cc, Coc) and I")
+	f.out = fs.String("out", "", "write a witness seed for every class that hits into `DIR` (default: beside the seed)")
+	f.noSeeds = fs.Bool("no-seeds", false, "write no witness seeds")
+	f.maxBranches = fs.Int("max-branches", symbolic.DefaultMaxBranches, "stop after this many classes (the report is then incomplete)")
+	f.timeLimit = fs.Duration("time-limit", 0, "stop the exploration after this wall time (the report is then incomplete)")
+	f.asJSON = fs.Bool("json", false, "print the result as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, strings.TrimPrefix(symSeedUsage, "\n"))
+		fs.PrintDefaults()
+	}
+	return fs, f
+}
+
+func symSeedRun(ctx context.Context, positional []string, f symSeedFlagVals, stdout, stderr io.Writer) int {
+	seedPath, window, flow, rng, res, reds, out, noSeeds, maxBranches, timeLimit, asJSON :=
+		f.seed, f.window, f.flow, f.rng, f.res, f.reds, f.out, f.noSeeds, f.maxBranches, f.timeLimit, f.asJSON
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "actfuzz sym: "+format+"\n", a...)
 		return exitUsage

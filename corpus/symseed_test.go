@@ -19,11 +19,15 @@ import (
 // own run, as a campaign would have recorded it).
 func symTestSeed(t *testing.T, when string) *Seed {
 	t.Helper()
+	return symTestSeedOn(t, netenv.Setup{CCAI: []string{"reno"}, Bytes: 60 * 1448, SACK: true}, when)
+}
+
+func symTestSeedOn(t *testing.T, st netenv.Setup, when string) *Seed {
+	t.Helper()
 	e := netenv.DefaultEnv()
 	e.BW, e.Delay, e.QShape, e.QScale, e.Buffer, e.Loss = 10, 10, 2, 0.5, 100, 0
 	e2 := e
 	e2.BW = 5
-	st := netenv.Setup{CCAI: []string{"reno"}, Bytes: 60 * 1448, SACK: true}
 	s := NewSeed("native", st, 7, netenv.Schedule{{Env: e, Until: 150 * time.Millisecond}, {Env: e2}})
 	spec := []ConditionSpec{{Name: "hit", When: when}}
 	pin, hit, err := pinnedSeed(context.Background(), s, &PinnedDelays{Flow: 0, Kind: "data", From: 0, DelaysMS: []float64{0}}, spec)
@@ -175,5 +179,37 @@ func TestExploreSeedUsage(t *testing.T) {
 	_, err = ExploreSeed(ctx, s, SymSeedOptions{Window: WindowSpec{Text: "data 100..101", Kind: "data", From: 100, To: 101}, Flow: -1, Lo: time.Millisecond, Hi: 4 * time.Millisecond})
 	if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "0..59") {
 		t.Fatalf("data beyond the flow: %v", err)
+	}
+}
+
+// TestExploreSeedTopologies: the window is explored on a seed's own
+// topology and flows, and its witnesses replay.
+func TestExploreSeedTopologies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores windows")
+	}
+	ctx := context.Background()
+	for _, topo := range []string{netenv.TopoDumbbell, netenv.TopoParkingLot} {
+		st := netenv.Setup{CCAI: []string{"cubic", "reno"}, Topology: topo, Bytes: 40 * 1448, SACK: true}
+		s := symTestSeedOn(t, st, `flow == 1 && cwnd >= 20`)
+		r, err := ExploreSeed(ctx, s, SymSeedOptions{
+			Window: WindowSpec{Text: "data 4..5", Kind: "data", From: 4, To: 5}, Flow: -1,
+			Lo: time.Millisecond, Hi: 4 * time.Millisecond, Res: time.Millisecond,
+			Reductions: symbolic.Reductions{S: true, Ce: true, Cc: true, Coc: true, I: true}, OutDir: t.TempDir(), Name: topo,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", topo, err)
+		}
+		if r.Flow != 1 || r.Report.Branches == 0 || !r.Report.Complete || len(r.Seeds) == 0 {
+			t.Fatalf("%s: flow %d, %d classes (complete %v), %d seeds", topo, r.Flow, r.Report.Branches, r.Report.Complete, len(r.Seeds))
+		}
+		t.Logf("%s: %d classes, %+v", topo, r.Report.Branches, r.Conditions)
+		ws, err := ReadSeed(r.Seeds[len(r.Seeds)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Replay(ctx, ws, nil); err != nil || !got.Reproduced || ws.Topology != topo {
+			t.Fatalf("%s: replay %+v, %v (topology %q)", topo, got, err, ws.Topology)
+		}
 	}
 }
