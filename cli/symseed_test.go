@@ -64,6 +64,11 @@ func TestSymSeed(t *testing.T) {
 	if code, stdout, errs := runCLI(context.Background(), "replay", seeds[len(seeds)-1]); code != exitOK {
 		t.Fatalf("replay %s: exit %d: %s %s", seeds[len(seeds)-1], code, stdout, errs)
 	}
+	for _, cmd := range [][]string{{"minimize", seeds[0]}, {"diff", seeds[0]}, {"confirm", seeds[0]}} {
+		if code, _, errs := runCLI(context.Background(), cmd...); code != exitUsage || !strings.Contains(errs, "pins a window") {
+			t.Errorf("%v on a pinned seed: exit %d: %s", cmd, code, errs)
+		}
+	}
 	if code, _, errs := runCLI(context.Background(), "sym", "--seed", seeds[0], "--window", "data 1..2"); code != exitUsage || !strings.Contains(errs, "--seed: the seed already pins") {
 		t.Fatalf("sym --seed on a witness: exit %d: %s", code, errs)
 	}
