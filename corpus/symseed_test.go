@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +26,9 @@ func symTestSeed(t *testing.T, when string) *Seed {
 func symTestSeedOn(t *testing.T, st netenv.Setup, when string) *Seed {
 	t.Helper()
 	e := netenv.DefaultEnv()
-	e.BW, e.Delay, e.QShape, e.QScale, e.Buffer, e.Loss = 10, 10, 2, 0.5, 100, 0
+	e.BW, e.Delay, e.QShape, e.QScale, e.Buffer, e.Loss = 2, 10, 2, 0.5, 100, 0
 	e2 := e
-	e2.BW = 5
+	e2.BW = 1
 	s := NewSeed("native", st, 7, netenv.Schedule{{Env: e, Until: 150 * time.Millisecond}, {Env: e2}})
 	spec := []ConditionSpec{{Name: "hit", When: when}}
 	pin, hit, err := pinnedSeed(context.Background(), s, &PinnedDelays{Flow: 0, Kind: "data", From: 0, DelaysMS: []float64{0}}, spec)
@@ -133,6 +134,29 @@ func TestExploreSeed(t *testing.T) {
 			t.Fatalf("d%d: [%g, %g] outside [1, 8]", i+1, c.MinMS[i], c.MaxMS[i])
 		}
 	}
+	// Brute force: every integer point of the box run concretely (the
+	// default scheduler); the points that hit span exactly the extra
+	// delays the summary gives.
+	specs := seedConditions(s)
+	bmin, bmax := []float64{1e9, 1e9}, []float64{-1, -1}
+	points := 0
+	for d1 := 1.0; d1 <= 8; d1++ {
+		for d2 := 1.0; d2 <= 8; d2++ {
+			_, hit, err := pinnedSeed(ctx, s, &PinnedDelays{Flow: r.Flow, Kind: r.Kind, From: r.From, DelaysMS: []float64{d1, d2}}, specs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hit {
+				points++
+				for i, d := range []float64{d1, d2} {
+					bmin[i], bmax[i] = min(bmin[i], d), max(bmax[i], d)
+				}
+			}
+		}
+	}
+	if points < hitting || !slices.Equal(bmin, c.MinMS) || !slices.Equal(bmax, c.MaxMS) {
+		t.Fatalf("brute force: %d points hit, extra delays %v..%v; the exploration: %d classes, %v..%v", points, bmin, bmax, hitting, c.MinMS, c.MaxMS)
+	}
 	for _, path := range r.Seeds {
 		ws, err := ReadSeed(path)
 		if err != nil {
@@ -211,5 +235,48 @@ func TestExploreSeedTopologies(t *testing.T) {
 		if got, err := Replay(ctx, ws, nil); err != nil || !got.Reproduced || ws.Topology != topo {
 			t.Fatalf("%s: replay %+v, %v (topology %q)", topo, got, err, ws.Topology)
 		}
+	}
+}
+
+// TestExploreSeedBruteForce: on a box where classes hold several points,
+// the classes that hit cover exactly the points that hit when run
+// concretely (the default scheduler): same extreme extra delays, and at
+// least as many points as classes.
+func TestExploreSeedBruteForce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every point of a box")
+	}
+	ctx := context.Background()
+	first := symTestSeed(t, `cwnd >= 40`)
+	s := symTestSeed(t, fmt.Sprintf(`cwnd >= 40 && time <= %.9f`, float64(first.Finding.TimeNS)/1e9+0.002))
+	const hi = 24
+	r, err := ExploreSeed(ctx, s, SymSeedOptions{
+		Window: WindowSpec{Text: "last 2 before hit", Kind: "before", N: 2}, Flow: -1,
+		Lo: time.Millisecond, Hi: hi * time.Millisecond, Res: time.Millisecond,
+		Reductions: symbolic.Reductions{S: true, Ce: true, Cc: true, Coc: true, I: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Conditions[0]
+	bmin, bmax := []float64{1e9, 1e9}, []float64{-1, -1}
+	points := 0
+	for d1 := 1.0; d1 <= hi; d1++ {
+		for d2 := 1.0; d2 <= hi; d2++ {
+			_, hit, err := pinnedSeed(ctx, s, &PinnedDelays{Flow: r.Flow, Kind: r.Kind, From: r.From, DelaysMS: []float64{d1, d2}}, seedConditions(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hit {
+				points++
+				for i, d := range []float64{d1, d2} {
+					bmin[i], bmax[i] = min(bmin[i], d), max(bmax[i], d)
+				}
+			}
+		}
+	}
+	t.Logf("%d classes (%d diverged), %d hit; %d of %d points hit", r.Report.Branches, r.Report.Diverged, c.Classes, points, hi*hi)
+	if points < c.Classes || !slices.Equal(bmin, c.MinMS) || !slices.Equal(bmax, c.MaxMS) {
+		t.Fatalf("brute force: %d points hit, extra delays %v..%v; the exploration: %d classes, %v..%v", points, bmin, bmax, c.Classes, c.MinMS, c.MaxMS)
 	}
 }
