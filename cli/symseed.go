@@ -55,7 +55,7 @@ func runSymSeed(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // symSeedFlagVals are the flags of `actfuzz sym --seed`.
 type symSeedFlagVals struct {
 	seed, window, rng, reds, out *string
-	flow, maxBranches            *int
+	flow, maxBranches, maxSeeds  *int
 	res                          *float64
 	noSeeds, asJSON              *bool
 	timeLimit                    *time.Duration
@@ -84,6 +84,7 @@ func symSeedFlags(stderr io.Writer) (*flag.FlagSet, symSeedFlagVals) {
 	f.reds = fs.String("reductions", "SCI", "SEIB reductions: none, or letters from S, C (or Ce, Cc, Coc) and I")
 	f.out = fs.String("out", "", "write a witness seed for every class that hits into `DIR` (default: beside the seed)")
 	f.noSeeds = fs.Bool("no-seeds", false, "write no witness seeds")
+	f.maxSeeds = fs.Int("max-seeds", 50, "witness seeds written per condition, for the first classes that hit (0: one for every class)")
 	f.maxBranches = fs.Int("max-branches", symbolic.DefaultMaxBranches, "stop after this many classes (the report is then incomplete)")
 	f.timeLimit = fs.Duration("time-limit", 0, "stop the exploration after this wall time (the report is then incomplete)")
 	f.asJSON = fs.Bool("json", false, "print the result as JSON")
@@ -138,6 +139,9 @@ func symSeedRun(ctx context.Context, positional []string, f symSeedFlagVals, std
 	if *timeLimit < 0 {
 		return bad("--time-limit: %v must be ≥ 0", *timeLimit)
 	}
+	if *f.maxSeeds < 0 {
+		return bad("--max-seeds: %d must be ≥ 0", *f.maxSeeds)
+	}
 	if *noSeeds && *out != "" {
 		return bad("--no-seeds: does not combine with --out")
 	}
@@ -155,7 +159,7 @@ func symSeedRun(ctx context.Context, positional []string, f symSeedFlagVals, std
 	}
 	r, err := corpus.ExploreSeed(ctx, seed, corpus.SymSeedOptions{
 		Window: ws, Flow: *flow, Lo: lo, Hi: hi, Res: resD, Reductions: red,
-		MaxBranches: *maxBranches, TimeLimit: *timeLimit, OutDir: dir, Name: name,
+		MaxBranches: *maxBranches, TimeLimit: *timeLimit, OutDir: dir, Name: name, MaxSeeds: *f.maxSeeds,
 	})
 	var ue *corpus.UsageError
 	if errors.As(err, &ue) {
@@ -215,6 +219,9 @@ func writeSymSeed(w io.Writer, path, window string, r *corpus.SymSeedResult) {
 			fmt.Fprintf(w, "; extra delay min %s max %s ms", fmtMS(c.MinMS), fmtMS(c.MaxMS))
 		}
 		fmt.Fprintf(w, "; %d witness seeds", c.Seeds)
+		if c.Unwritten > 0 {
+			fmt.Fprintf(w, " (%d more classes hit: --max-seeds)", c.Unwritten)
+		}
 		if c.Mismatch > 0 {
 			fmt.Fprintf(w, "; %d witnesses did not hit on replay", c.Mismatch)
 		}

@@ -41,6 +41,7 @@ func TestSymSeed(t *testing.T) {
 		{[]string{"--seed", seed, "--window", "data 1..2", "--range", "9..3ms"}, "--range: "},
 		{[]string{"--seed", seed, "--window", "data 1..2", "--reductions", "SH"}, "--reductions: "},
 		{[]string{"--seed", seed, "--window", "data 1..2", "--flow", "3"}, "--flow: "},
+		{[]string{"--seed", seed, "--window", "data 1..2", "--max-seeds", "-1"}, "--max-seeds: "},
 		{[]string{"--seed", filepath.Join(dir, "missing.json"), "--window", "data 1..2"}, "--seed: "},
 		{[]string{"--seed", seed, "--window", "data 1..2", "scenario.yaml"}, "--seed: "},
 	} {

@@ -167,6 +167,9 @@ type SymSeedOptions struct {
 	// OutDir receives the witness seeds ("": none are written); Name
 	// prefixes their file names.
 	OutDir, Name string
+	// MaxSeeds bounds the witness seeds written per condition, the
+	// first classes found (0: one for every class that hits).
+	MaxSeeds int
 }
 
 // CondSummary is what the exploration found of one condition.
@@ -179,6 +182,9 @@ type CondSummary struct {
 	// not hit (no seed is written for them).
 	Seeds    int `json:"seeds"`
 	Mismatch int `json:"mismatch,omitempty"`
+	// Unwritten counts the hitting classes left without a seed by
+	// SymSeedOptions.MaxSeeds.
+	Unwritten int `json:"unwritten,omitempty"`
 	// MinMS and MaxMS are, per window packet, its smallest and greatest
 	// extra delay (ms) over the classes where the condition held.
 	MinMS []float64 `json:"min_ms"`
@@ -358,6 +364,22 @@ func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *
 		}
 		if len(b.Conditions) == 0 || opt.OutDir == "" {
 			return nil
+		}
+		if opt.MaxSeeds > 0 {
+			full := true
+			for _, c := range b.Conditions {
+				if cs := sums[c]; cs != nil && cs.Seeds+cs.Mismatch < opt.MaxSeeds {
+					full = false
+				}
+			}
+			if full {
+				for _, c := range b.Conditions {
+					if cs := sums[c]; cs != nil {
+						cs.Unwritten++
+					}
+				}
+				return nil
+			}
 		}
 		pin := &PinnedDelays{Flow: flow, Kind: win.Kind, From: uint64(win.From), DelaysMS: b.Witness,
 			Window: opt.Window.Text, Branch: b.ID, Reductions: opt.Reductions.String(), Constraints: b.Constraints}
