@@ -37,7 +37,7 @@ func TestSymSeed(t *testing.T) {
 		{[]string{"--seed", seed, "--window", "first 2"}, "--window: "},
 		{[]string{"--seed", noFinding, "--window", "last 2 before hit"}, "--window: \"last 2 before hit\" needs a seed with a finding"},
 		{[]string{"--seed", seed, "--window", "data 100000..100001"}, "--window: "},
-		{[]string{"--seed", seed, "--window", "last 2 before hit"}, "--window: \"last 2 before hit\": flow 0's receiver had only 0 data segments before the hit"},
+		{[]string{"--seed", seed, "--window", "last 2 before hit"}, "--window: \"last 2 before hit\": no ACK of flow 0 that can have reached the sender before the hit at 0s reports more than 0 data segments"},
 		{[]string{"--seed", seed, "--window", "data 1..2", "--range", "9..3ms"}, "--range: "},
 		{[]string{"--seed", seed, "--window", "data 1..2", "--reductions", "SH"}, "--reductions: "},
 		{[]string{"--seed", seed, "--window", "data 1..2", "--flow", "3"}, "--flow: "},

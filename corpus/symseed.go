@@ -239,19 +239,30 @@ func seedConditions(s *Seed) []ConditionSpec {
 	return nil
 }
 
-// lastBefore is the index of the last data segment of flow acknowledged
-// (cumulatively) by an ACK that can have reached the sender by t: sent by
-// the receiver at least the propagation delay in force at t before it. The
-// window "last N before hit" ends there, with packets whose arrivals and
-// ACKs precede the hit (-1: none). It comes from a concrete run of the
-// seed. Only ACKs crossing the bottleneck's hooked link are seen, which
-// every flow's do except on a parking lot (flow 0's do there too).
+// lastBefore is the index of the highest data segment of flow that an
+// ACK (its cumulative ACK or a SACK block) reports received, among the ACKs
+// that can have reached the sender by t: sent by the receiver at least the
+// propagation delay in force at t before it. The window "last N before
+// hit" ends there, with packets whose arrivals and ACKs precede the hit
+// (-1: none). It comes from a concrete run of the seed. Only ACKs crossing
+// the bottleneck's hooked link are seen, which every flow's do except on a
+// parking lot (flow 0's do there too).
 func lastBefore(ctx context.Context, cfg netenv.Config, flow int, t time.Duration) (int64, error) {
 	last := int64(-1)
 	t -= time.Duration(EnvAt(cfg.Schedule, t).Delay * float64(time.Millisecond))
 	cfg.DelayHook = func(p *sim.Packet) (time.Duration, int16, bool) {
-		if int(p.Flow) == flow && p.IsAck && !p.SYN && p.SentAt <= t && p.Ack > 0 {
-			last = max(last, int64((p.Ack+tcp.DefaultMSS-1)/tcp.DefaultMSS)-1)
+		if int(p.Flow) != flow || !p.IsAck || p.SYN || p.SentAt > t {
+			return 0, 0, false
+		}
+		end := p.Ack // one past the highest byte reported received
+		for i := 0; i < int(p.NSACK) && i < len(p.SACK); i++ {
+			if i == 0 && p.DSACK {
+				continue
+			}
+			end = max(end, p.SACK[i].End)
+		}
+		if end > 0 {
+			last = max(last, int64((end+tcp.DefaultMSS-1)/tcp.DefaultMSS)-1)
 		}
 		return 0, 0, false
 	}
@@ -301,7 +312,7 @@ func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *
 			return nil, err
 		}
 		if last+1 < int64(opt.Window.N) {
-			return nil, &UsageError{"--window", fmt.Sprintf("%q: flow %d's receiver had only %d data segments before the hit at %v", opt.Window.Text, flow, last+1, time.Duration(s.Finding.TimeNS))}
+			return nil, &UsageError{"--window", fmt.Sprintf("%q: no ACK of flow %d that can have reached the sender before the hit at %v reports more than %d data segments received", opt.Window.Text, flow, time.Duration(s.Finding.TimeNS), last+1)}
 		}
 		win.Kind, win.From, win.N = "data", int(last)+1-opt.Window.N, opt.Window.N
 	case "data", "ack":
