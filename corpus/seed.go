@@ -34,6 +34,7 @@ const SeedVersion = 2
 //	  "schedule": [{"env": {...}, "until_ns": 1500000000}, {"env": {...}, "until_ns": 0}],
 //	  "finding": {...}               // present for findings
 //	  "witness": {...}               // symbolic witnesses: see Witness
+//	  "pinned_delays": {...}         // actfuzz sym --seed witnesses: see PinnedDelays
 //	}
 //
 // A seed written by the symbolic back-end carries a Witness (its scenario
