@@ -88,6 +88,10 @@ func confirmSeed(ctx context.Context, cmd, path string, seed *corpus.Seed, subj 
 		fmt.Fprintf(stderr, "actfuzz %s: %s: the seed has %s; confirm re-runs a condition finding\n", cmd, path, kind)
 		return exitUsage
 	}
+	if seed.Pinned != nil {
+		fmt.Fprintf(stderr, "actfuzz %s: %s: the seed pins a window's extra delays on the native simulator, which is deterministic: actfuzz replay checks it\n", cmd, path)
+		return exitUsage
+	}
 	cfg, err := seed.Config()
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz %s: %s: %v\n", cmd, path, err)

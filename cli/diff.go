@@ -34,6 +34,10 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz diff: %v\n", err)
 		return exitUsage
 	}
+	if seed.Pinned != nil {
+		fmt.Fprintf(stderr, "actfuzz diff: %s: the seed pins a window's extra delays, which only the native simulator can (actfuzz replay runs it)\n", positional[0])
+		return exitUsage
+	}
 	a, ok := subjectFlag(*subject, "diff", stderr)
 	if !ok {
 		return exitUsage

@@ -181,7 +181,15 @@ func runSym(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			rest = append(rest, a)
 		}
 	}
+	if hasSeedFlag(rest) {
+		return runSymSeed(ctx, rest, stdout, stderr)
+	}
 	code := cmd.Main(ctx, rest, stdout, stderr)
+	if code == symbolic.ExitOK && helpAsked(rest) {
+		fs, _ := symSeedFlags(stderr)
+		fmt.Fprintln(stderr, symSeedUsage)
+		fs.PrintDefaults()
+	}
 	if code == symbolic.ExitError {
 		return exitInternal
 	}

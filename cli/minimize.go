@@ -45,6 +45,10 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "actfuzz minimize: %s: a witness seed is already one point of a symbolic class; nothing to minimize\n", positional[0])
 		return exitUsage
 	}
+	if seed.Pinned != nil {
+		fmt.Fprintf(stderr, "actfuzz minimize: %s: the seed pins a window's extra delays (actfuzz sym --seed); minimize the seed it came from\n", positional[0])
+		return exitUsage
+	}
 	min, rep, err := corpus.Minimize(ctx, subj, seed, *runs)
 	if errors.Is(err, corpus.ErrNoHit) {
 		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)

@@ -34,6 +34,7 @@ const SeedVersion = 2
 //	  "schedule": [{"env": {...}, "until_ns": 1500000000}, {"env": {...}, "until_ns": 0}],
 //	  "finding": {...}               // present for findings
 //	  "witness": {...}               // symbolic witnesses: see Witness
+//	  "pinned_delays": {...}         // actfuzz sym --seed witnesses: see PinnedDelays
 //	}
 //
 // A seed written by the symbolic back-end carries a Witness (its scenario
@@ -57,6 +58,10 @@ type Seed struct {
 	Schedule netenv.Schedule `json:"schedule,omitempty"`
 	Finding  *Finding        `json:"finding,omitempty"`
 	Witness  *Witness        `json:"witness,omitempty"`
+	// Pinned, on a native seed, gives a window of packets fixed extra
+	// delays on top of the seed's own random ones (actfuzz sym --seed):
+	// see PinnedDelays.
+	Pinned *PinnedDelays `json:"pinned_delays,omitempty"`
 }
 
 // Finding is what a condition hit adds to a seed.
@@ -153,6 +158,11 @@ func (s *Seed) Config() (netenv.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return netenv.Config{}, err
 	}
+	if s.Pinned != nil {
+		if err := s.Pinned.apply(&cfg); err != nil {
+			return netenv.Config{}, fmt.Errorf("pinned_delays: %w", err)
+		}
+	}
 	return cfg, nil
 }
 
@@ -163,8 +173,12 @@ func (s *Seed) Validate() error {
 		return fmt.Errorf("version %d: this program reads versions 1–%d", s.Version, SeedVersion)
 	case s.Subject != "native" && s.Subject != "ns3" && s.Subject != "gvisor" && s.Subject != "linux":
 		return fmt.Errorf("subject %q: want native, ns3, gvisor or linux", s.Subject)
+	case s.Witness != nil && s.Pinned != nil:
+		return errors.New("pinned_delays: a witness seed pins its delays under witness")
 	case s.Witness != nil:
 		return s.validateWitness()
+	case s.Pinned != nil && s.Subject != "native":
+		return fmt.Errorf("subject %q: pinned_delays need the native simulator (want native)", s.Subject)
 	case len(s.CCAI) == 0:
 		return errors.New("ccai: missing")
 	case s.Bytes == 0:

@@ -79,6 +79,10 @@ type LinkConfig[P LinkPacket] struct {
 	// Hook, if set, may replace the random queuing delay of a packet (and
 	// adds a delay on any kind of link).
 	Hook func(p P) (delay time.Duration, uncertain int16, ok bool)
+	// HookAdds makes the hook's delay an extra delay on top of the random
+	// queuing delay, which is then drawn for hooked packets too: every
+	// other packet keeps the draw it has without the hook.
+	HookAdds bool
 	// Drop takes back a packet the link dropped (buffer overflow or
 	// random loss).
 	Drop func(p P)
@@ -377,7 +381,7 @@ func (l *Link[P]) Handle(*sim.Event) {
 	}
 	// … then one Gamma draw per surviving packet when the queuing delay
 	// is on (only LinkData links have loss or a queuing delay).
-	if !hooked && l.qshape > 0 && l.qscale > 0 {
+	if (!hooked || l.cfg.HookAdds) && l.qshape > 0 && l.qscale > 0 {
 		q := sim.Gamma(l.qRng, l.qshape, l.qscale) * 1e6
 		if q > float64(MaxQMean)*1e6 {
 			q = float64(MaxQMean) * 1e6

@@ -41,6 +41,10 @@ type Config struct {
 	// DelayHook replaces the random queuing delay of chosen packets on the
 	// bottleneck, in either direction (data or ACKs).
 	DelayHook DelayHook
+	// DelayHookAdds makes DelayHook's delays extra delays on top of the
+	// random queuing delay, which hooked packets then draw too, so that
+	// every other packet keeps its random delay (symbolic plus random).
+	DelayHookAdds bool
 	// Handshake opens every connection with SYN and SYN-ACK before data
 	// (native subject; ns-3 and gVisor always do).
 	Handshake bool
@@ -267,7 +271,7 @@ func (r *run) buildTopology(env *Env) {
 			},
 		}
 		if spec.Hooked && r.cfg.DelayHook != nil {
-			cfg.Hook = r.cfg.DelayHook
+			cfg.Hook, cfg.HookAdds = r.cfg.DelayHook, r.cfg.DelayHookAdds
 		}
 		l.Link = NewLink(r.sim, cfg)
 		l.Apply(env)

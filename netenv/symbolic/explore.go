@@ -32,6 +32,10 @@ type Options struct {
 	TimeLimit time.Duration
 	// Progress, when set, is called after every 1024 branches.
 	Progress func(branches int)
+	// OnBranch, when set, sees every branch as it is found, with its
+	// constraints, metrics and, when conditions hold in it, RangesMS; an
+	// error stops the exploration.
+	OnBranch func(b *Branch) error
 }
 
 // Defaults.
@@ -69,6 +73,9 @@ type Branch struct {
 	// the branch it was forked from, which means a handler computed a
 	// delay from the uncertain delays (the linear model does not hold).
 	Diverged bool `json:"diverged,omitempty"`
+	// RangesMS is, per uncertain delay, its least and greatest value (ms)
+	// over the class (Options.OnBranch, branches where conditions hold).
+	RangesMS [][2]float64 `json:"ranges_ms,omitempty"`
 	// Unsound: verification found a vector of the class with another
 	// outcome.
 	Unsound bool `json:"unsound,omitempty"`
@@ -385,6 +392,21 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 				rep.Unsound++
 			}
 		}
+		if opt.OnBranch != nil {
+			ob := b
+			ob.Constraints = formatCons(b.cons, c.n)
+			for i, m := range c.metrics {
+				ob.Metrics = append(ob.Metrics, Metric{Name: m.name, Value: o.values[i]})
+			}
+			if len(o.hits) > 0 {
+				ob.RangesMS = x.rangesMS(p.pc)
+			}
+			if err := opt.OnBranch(&ob); err != nil {
+				rep.Complete = false
+				runErr = err
+				break
+			}
+		}
 		if keep > 0 && len(rep.BranchList) < keep {
 			for i, m := range c.metrics {
 				b.Metrics = append(b.Metrics, Metric{Name: m.name, Value: o.values[i]})
@@ -493,6 +515,20 @@ func (x *explorer) verify(ctx context.Context, b *Branch, p *path, key string) (
 		}
 	}
 	return v, nil
+}
+
+// rangesMS is every variable's range (ms) over a class.
+func (x *explorer) rangesMS(cons []lincon) [][2]float64 {
+	bx := box{lo: x.lo, hi: x.hi}
+	out := make([][2]float64, x.n)
+	for i := range out {
+		lo, hi, ok := x.rangeOf(cons, &bx, i)
+		if !ok {
+			lo, hi = x.lo[i], x.hi[i]
+		}
+		out[i] = [2]float64{float64(lo*x.res) / 1e6, float64(hi*x.res) / 1e6}
+	}
+	return out
 }
 
 // rangeOf is the integer range of x_i over the class (by projection).

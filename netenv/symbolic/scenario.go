@@ -53,6 +53,37 @@ type TCPSpec struct {
 	Seed    uint64
 	// Handshake opens the connections with SYN and SYN-ACK first.
 	Handshake bool
+	// Base, when set, is the whole run configuration of a seed (its
+	// topology, schedule, PRNG seed, flows, profile, SACK, handshake): the
+	// fields above are then taken from it (Env is its first phase) and
+	// the window's delays are extra delays on top of the random queuing
+	// delays, which every packet still draws from the seed's streams
+	// (netenv.Config.DelayHookAdds): symbolic plus random.
+	Base *netenv.Config
+	// Watch, when set, sees every run's state records and adds the
+	// conditions that held to the run's outcome.
+	Watch RunWatcher
+}
+
+// RunWatcher sees the state records of one run at a time.
+type RunWatcher interface {
+	tcp.Observer
+	// Reset prepares for a new run.
+	Reset()
+	// Hits lists the conditions that held during the run, sorted.
+	Hits() []string
+}
+
+// FromBase fills the spec's fields from Base.
+func (t *TCPSpec) FromBase() {
+	b := t.Base
+	if b == nil {
+		return
+	}
+	t.Flows, t.SACK, t.Profile, t.Seed, t.Handshake = b.Flows, b.SACK, b.Profile, b.Seed, b.Handshake
+	if len(b.Schedule) > 0 {
+		t.Env = b.Schedule[0].Env
+	}
 }
 
 // ConditionSpec is a named condition.
@@ -311,7 +342,11 @@ func (c *compiled) compileUDP() error {
 
 func (c *compiled) compileTCP() error {
 	s := c.sc.TCP
+	s.FromBase()
 	cfg := netenv.Config{Schedule: netenv.Constant(s.Env), Flows: s.Flows, SACK: s.SACK, Profile: s.Profile}
+	if s.Base != nil {
+		cfg = *s.Base
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("tcp: %w", err)
 	}
@@ -370,16 +405,32 @@ func (c *compiled) compileTCP() error {
 // the data direction's queue and receivers into the ACK direction's, so
 // there are two state components, which are also the two nodes: the sending
 // side and the receiving side.
+//
+// A seed's topology (Base) generalizes this: every link of the data
+// direction (netenv.LinkKind.Forward) is on the sending side, every link of
+// the ACK direction on the receiving side.
 func (c *compiled) tcpLayout() error {
 	k := sim.NodeID(len(c.sc.TCP.Flows))
+	topo := ""
+	if b := c.sc.TCP.Base; b != nil {
+		topo = b.Topology
+	}
+	plan := netenv.PlanTopology(topo, int(k))
+	side := make([]int, len(plan.Links))
+	for i, l := range plan.Links {
+		if !l.Kind.Forward() {
+			side[i] = 1
+		}
+	}
+	if topo == netenv.TopoParkingLot && c.sc.Window.Flow != 0 && len(plan.Links) > 2 {
+		return fmt.Errorf("window.flow: %d does not cross the parking lot's first bottleneck, the only link whose delays the window can set (flow 0 does)", c.sc.Window.Flow)
+	}
 	c.layout = Layout{
 		Comps: 2,
 		CompOf: func(e *sim.Event) int {
 			switch n := e.Node; {
-			case n == 2*k:
-				return 0
-			case n == 2*k+1:
-				return 1
+			case n >= 2*k && int(n-2*k) < len(side):
+				return side[n-2*k]
 			default:
 				return int(n % 2)
 			}
@@ -534,50 +585,34 @@ func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]in
 		}
 	} else {
 		t := c.sc.TCP
-		acks := uint64(0) // ACKs of the flow that left the bottleneck so far
-		hook := func(p *sim.Packet) (time.Duration, int16, bool) {
-			if int(p.Flow) != win.Flow || p.Retx {
-				return 0, 0, false
-			}
-			var k uint64
-			switch c.kind {
-			case kindData:
-				if p.IsAck || p.SYN || p.Len == 0 {
-					return 0, 0, false
-				}
-				k = p.Seq / tcp.DefaultMSS
-			case kindSyn:
-				if !p.SYN || p.IsAck {
-					return 0, 0, false
-				}
-			case kindSynAck:
-				if !p.SYN || !p.IsAck {
-					return 0, 0, false
-				}
-			case kindAck:
-				if !p.IsAck || p.SYN {
-					return 0, 0, false
-				}
-				k = acks
-				acks++
-			}
-			if k < c.first || k >= c.first+uint64(c.n) {
-				return 0, 0, false
-			}
-			i := k - c.first
-			return time.Duration(w[i]) * res, int16(i + 1), true
-		}
+		hook := windowHook(win.Flow, c.kind, c.first, uint64(c.n), func(i uint64) time.Duration { return time.Duration(w[i]) * res })
 		cfg := netenv.Config{
 			Seed: t.Seed, Schedule: netenv.Constant(t.Env), Flows: t.Flows, SACK: t.SACK, Profile: t.Profile,
-			Limits: lim, Scheduler: s, DelayHook: hook, Handshake: t.Handshake,
+			Handshake: t.Handshake,
 		}
+		if t.Base != nil {
+			cfg = *t.Base
+			cfg.DelayHookAdds = true
+		}
+		cfg.Limits, cfg.Scheduler, cfg.DelayHook = lim, s, hook
 		var obs tcp.Observer
 		if tr != nil {
 			cfg.HashTrace, obs = true, tr.State
 		}
+		if t.Watch != nil {
+			t.Watch.Reset()
+			if obs != nil {
+				obs = teeObs{t.Watch, obs}
+			} else {
+				obs = t.Watch
+			}
+		}
 		r, err := netenv.Run(ctx, cfg, obs)
 		if err != nil {
 			return nil, err
+		}
+		if t.Watch != nil {
+			out.hits = append(out.hits, t.Watch.Hits()...)
 		}
 		out.events, out.hash = r.Events, r.TraceSHA256
 		for f, fr := range r.Flows {
@@ -872,4 +907,67 @@ func encode(sc *Scenario) (*yamlScenario, error) {
 		y.Window.Hop = []int{w.Hop[0], w.Hop[1]}
 	}
 	return &y, nil
+}
+
+type teeObs struct{ a, b tcp.Observer }
+
+func (t teeObs) Observe(r *tcp.StateRecord) { t.a.Observe(r); t.b.Observe(r) }
+
+// WindowHook is the delay hook of a TCP window of n packets of one flow from
+// packet first on: kind "data" (first transmissions, counted by segment),
+// "fin", "syn", "syn-ack" or "ack" (counted in the order they leave the
+// bottleneck). delays[i] is the delay of the window's i-th packet. The hook
+// counts ACKs: use a fresh one for every run.
+func WindowHook(flow int, kind string, first uint64, delays []time.Duration) (netenv.DelayHook, error) {
+	var k packetKind
+	switch kind {
+	case "", "data", "fin":
+	case "syn":
+		k = kindSyn
+	case "syn-ack", "synack":
+		k = kindSynAck
+	case "ack", "acks":
+		k = kindAck
+	default:
+		return nil, fmt.Errorf("kind %q, want data, fin, syn, syn-ack or ack", kind)
+	}
+	ds := slices.Clone(delays)
+	return windowHook(flow, k, first, uint64(len(ds)), func(i uint64) time.Duration { return ds[i] }), nil
+}
+
+// windowHook gives the window's packets their delays.
+func windowHook(flow int, kind packetKind, first, n uint64, delay func(i uint64) time.Duration) netenv.DelayHook {
+	acks := uint64(0) // ACKs of the flow that left the bottleneck so far
+	return func(p *sim.Packet) (time.Duration, int16, bool) {
+		if int(p.Flow) != flow || p.Retx {
+			return 0, 0, false
+		}
+		var k uint64
+		switch kind {
+		case kindData:
+			if p.IsAck || p.SYN || p.Len == 0 {
+				return 0, 0, false
+			}
+			k = p.Seq / tcp.DefaultMSS
+		case kindSyn:
+			if !p.SYN || p.IsAck {
+				return 0, 0, false
+			}
+		case kindSynAck:
+			if !p.SYN || !p.IsAck {
+				return 0, 0, false
+			}
+		case kindAck:
+			if !p.IsAck || p.SYN {
+				return 0, 0, false
+			}
+			k = acks
+			acks++
+		}
+		if k < first || k >= first+n {
+			return 0, 0, false
+		}
+		i := k - first
+		return delay(i), int16(i + 1), true
+	}
 }

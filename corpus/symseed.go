@@ -1,0 +1,480 @@
+package corpus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/sim"
+	"github.com/actfuzz/actfuzz/netenv/symbolic"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// This file is `actfuzz sym --seed`: a symbolic window of n packets'
+// extra delays explored on the whole configuration of any native seed, every
+// other packet keeping the delays the seed's PRNG streams give it (symbolic
+// plus random, after the packet-dynamics paper). Every class's state
+// records go through the seed's condition; each class whose witness hits it
+// becomes a seed with pinned delays (PinnedDelays) that Replay reproduces.
+
+// PinnedDelays is a window of packets of one flow with fixed extra delays,
+// added on the bottleneck to the random queuing delay each still draws from
+// the seed's streams (netenv.Config.DelayHookAdds), so every other packet
+// is as the seed had it. The window is counted as in a symbolic TCP
+// window: data segments by index (first transmissions), ACKs in the order
+// they leave the bottleneck.
+type PinnedDelays struct {
+	Flow int    `json:"flow"`
+	Kind string `json:"kind"` // "data" or "ack"
+	// From is the index of the window's first packet.
+	From     uint64    `json:"from"`
+	DelaysMS []float64 `json:"delays_ms"`
+	// What the exploration that wrote the seed knew: the --window text,
+	// the branch, its class (constraints over d1…dn, ms) and reductions.
+	Window      string   `json:"window,omitempty"`
+	Branch      int      `json:"branch"`
+	Reductions  string   `json:"reductions,omitempty"`
+	Constraints []string `json:"constraints,omitempty"`
+}
+
+// apply sets a run configuration's delay hook (a fresh one: an ACK window
+// counts ACKs, so every run needs its own Config).
+func (p *PinnedDelays) apply(cfg *netenv.Config) error {
+	if p.Flow < 0 || p.Flow >= len(cfg.Flows) {
+		return fmt.Errorf("flow: %d, want 0–%d", p.Flow, len(cfg.Flows)-1)
+	}
+	if len(p.DelaysMS) == 0 || len(p.DelaysMS) > symbolic.MaxVars {
+		return fmt.Errorf("delays_ms: %d delays, want 1–%d", len(p.DelaysMS), symbolic.MaxVars)
+	}
+	ds := make([]time.Duration, len(p.DelaysMS))
+	for i, d := range p.DelaysMS {
+		if math.IsNaN(d) || d < 0 || d > netenv.MaxDelay {
+			return fmt.Errorf("delays_ms[%d]: %v ms, want 0–%g", i, d, netenv.MaxDelay)
+		}
+		ds[i] = time.Duration(math.Round(d * 1e6))
+	}
+	switch p.Kind {
+	case "data", "ack":
+	default:
+		return fmt.Errorf("kind: %q, want data or ack", p.Kind)
+	}
+	hook, err := symbolic.WindowHook(p.Flow, p.Kind, p.From, ds)
+	if err != nil {
+		return err
+	}
+	cfg.DelayHook, cfg.DelayHookAdds = hook, true
+	return nil
+}
+
+// WindowSpec is a parsed --window: "last N before hit", "data A..B" or
+// "acks A..B" (packet indices of the flow, inclusive).
+type WindowSpec struct {
+	Text string
+	Kind string // "before", "data" or "ack"
+	N    int    // "before"
+	From int    // "data", "ack"
+	To   int
+}
+
+// ParseWindowSpec parses a --window. Errors say what is wrong, not which
+// flag (the caller adds it).
+func ParseWindowSpec(s string) (WindowSpec, error) {
+	w := WindowSpec{Text: s}
+	f := strings.Fields(strings.ToLower(s))
+	const want = "want 'last N before hit', 'data A..B' or 'acks A..B'"
+	if len(f) == 0 {
+		return w, errors.New("empty: " + want)
+	}
+	switch f[0] {
+	case "last":
+		if len(f) != 4 || f[2] != "before" || f[3] != "hit" {
+			return w, fmt.Errorf("%q: %s", s, want)
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 1 || n > symbolic.MaxVars {
+			return w, fmt.Errorf("%q: N = %s, want 1–%d packets", s, f[1], symbolic.MaxVars)
+		}
+		w.Kind, w.N = "before", n
+		return w, nil
+	case "data", "acks", "ack":
+		if len(f) != 2 {
+			return w, fmt.Errorf("%q: %s", s, want)
+		}
+		a, b, ok := strings.Cut(f[1], "..")
+		x, err1 := strconv.Atoi(a)
+		y, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || x < 0 || y < x {
+			return w, fmt.Errorf("%q: range %q, want A..B with 0 ≤ A ≤ B (packet indices of the flow)", s, f[1])
+		}
+		if y-x+1 > symbolic.MaxVars {
+			return w, fmt.Errorf("%q: %d packets, at most %d", s, y-x+1, symbolic.MaxVars)
+		}
+		w.Kind, w.From, w.To = "data", x, y
+		if f[0] != "data" {
+			w.Kind = "ack"
+		}
+		return w, nil
+	}
+	return w, fmt.Errorf("%q: %s", s, want)
+}
+
+// ParseRangeMS parses a --range: "LO..HI" with an optional unit (ms, the
+// default, or s) on either bound, e.g. "1..1024ms".
+func ParseRangeMS(s string) (lo, hi time.Duration, err error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(s), "..")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q: want LO..HI, e.g. 1..1024ms", s)
+	}
+	unit := time.Millisecond
+	parse := func(v string) (float64, error) {
+		v = strings.TrimSpace(v)
+		switch {
+		case strings.HasSuffix(v, "ms"):
+			v = strings.TrimSuffix(v, "ms")
+		case strings.HasSuffix(v, "s"):
+			v, unit = strings.TrimSuffix(v, "s"), time.Second
+		}
+		return strconv.ParseFloat(v, 64)
+	}
+	x, err1 := parse(b)
+	y, err2 := parse(a)
+	if err1 != nil || err2 != nil || math.IsNaN(x) || math.IsNaN(y) {
+		return 0, 0, fmt.Errorf("%q: want LO..HI, e.g. 1..1024ms", s)
+	}
+	lo, hi = time.Duration(math.Round(y*float64(unit))), time.Duration(math.Round(x*float64(unit)))
+	if lo < 0 || hi < lo || hi > time.Duration(netenv.MaxDelay*float64(time.Millisecond)) {
+		return 0, 0, fmt.Errorf("%q: want 0 ≤ LO ≤ HI ≤ %g ms", s, netenv.MaxDelay)
+	}
+	return lo, hi, nil
+}
+
+// SymSeedOptions configure ExploreSeed.
+type SymSeedOptions struct {
+	Window WindowSpec
+	// Flow is the window's flow (-1: the finding's, else 0).
+	Flow        int
+	Lo, Hi, Res time.Duration
+	Reductions  symbolic.Reductions
+	MaxBranches int
+	TimeLimit   time.Duration
+	// OutDir receives the witness seeds ("": none are written); Name
+	// prefixes their file names.
+	OutDir, Name string
+	// MaxSeeds bounds the witness seeds written per condition, the
+	// first classes found (0: one for every class that hits).
+	MaxSeeds int
+}
+
+// CondSummary is what the exploration found of one condition.
+type CondSummary struct {
+	Condition string `json:"condition"`
+	// Classes is the number of classes (branches) in which it held.
+	Classes int `json:"classes"`
+	// Seeds is the number of witness seeds written for them; Mismatch
+	// the classes whose witness, replayed on the default scheduler, did
+	// not hit (no seed is written for them).
+	Seeds    int `json:"seeds"`
+	Mismatch int `json:"mismatch,omitempty"`
+	// Unwritten counts the hitting classes left without a seed by
+	// SymSeedOptions.MaxSeeds.
+	Unwritten int `json:"unwritten,omitempty"`
+	// MinMS and MaxMS are, per window packet, its smallest and greatest
+	// extra delay (ms) over the classes where the condition held.
+	MinMS []float64 `json:"min_ms"`
+	MaxMS []float64 `json:"max_ms"`
+}
+
+// SymSeedResult is the outcome of ExploreSeed.
+type SymSeedResult struct {
+	Report *symbolic.Report `json:"report"`
+	// Window is the resolved window: flow, kind and first packet.
+	Flow       int           `json:"flow"`
+	Kind       string        `json:"kind"`
+	From       uint64        `json:"from"`
+	N          int           `json:"n"`
+	Conditions []CondSummary `json:"conditions"`
+	Seeds      []string      `json:"seeds,omitempty"`
+}
+
+// seedWatch is the seed's condition on every branch (symbolic.RunWatcher).
+type seedWatch struct {
+	w    *Watcher
+	hits map[string]bool
+}
+
+func newSeedWatch(s *Seed, specs []ConditionSpec) (*seedWatch, error) {
+	w, err := NewWatcherFor(netenv.NativeCapabilities(), s.CCAI, specs)
+	if err != nil {
+		return nil, err
+	}
+	sw := &seedWatch{w: w, hits: map[string]bool{}}
+	w.OnHit = func(_ int, c *Condition, _ []float64, _ time.Duration) { sw.hits[c.Name] = true }
+	return sw, nil
+}
+
+func (sw *seedWatch) Observe(r *tcp.StateRecord) { sw.w.Observe(r) }
+func (sw *seedWatch) Reset()                     { sw.w.Reset(); clear(sw.hits) }
+func (sw *seedWatch) Hits() []string {
+	var out []string
+	for k := range sw.hits {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// seedConditions are the conditions a seed's exploration checks: its
+// finding's.
+func seedConditions(s *Seed) []ConditionSpec {
+	if f := s.Finding; f != nil && f.Kind == "condition" {
+		return []ConditionSpec{{Name: f.Condition, When: f.When}}
+	}
+	return nil
+}
+
+// lastBefore is the index of the highest data segment of flow that an
+// ACK (its cumulative ACK or a SACK block) reports received, among the ACKs
+// that can have reached the sender by t: sent by the receiver at least the
+// propagation delay in force at t before it. The window "last N before
+// hit" ends there, with packets whose arrivals and ACKs precede the hit
+// (-1: none). It comes from a concrete run of the seed. Only ACKs crossing
+// the bottleneck's hooked link are seen, which every flow's do except on a
+// parking lot (flow 0's do there too).
+func lastBefore(ctx context.Context, cfg netenv.Config, flow int, t time.Duration) (int64, error) {
+	last := int64(-1)
+	t -= time.Duration(EnvAt(cfg.Schedule, t).Delay * float64(time.Millisecond))
+	cfg.DelayHook = func(p *sim.Packet) (time.Duration, int16, bool) {
+		if int(p.Flow) != flow || !p.IsAck || p.SYN || p.SentAt > t {
+			return 0, 0, false
+		}
+		end := p.Ack // one past the highest byte reported received
+		for i := 0; i < int(p.NSACK) && i < len(p.SACK); i++ {
+			if i == 0 && p.DSACK {
+				continue
+			}
+			end = max(end, p.SACK[i].End)
+		}
+		if end > 0 {
+			last = max(last, int64((end+tcp.DefaultMSS-1)/tcp.DefaultMSS)-1)
+		}
+		return 0, 0, false
+	}
+	if _, err := netenv.Run(ctx, cfg, nil); err != nil {
+		return 0, err
+	}
+	return last, nil
+}
+
+// ExploreSeed explores a window of a seed's packets; see the file comment.
+// Usage errors (a window the seed cannot have) are *UsageError.
+func ExploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions) (*SymSeedResult, error) {
+	return exploreSeed(ctx, s, opt, nil)
+}
+
+// exploreSeed is ExploreSeed; seen, if set, sees every branch the engine
+// reports (tests).
+func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *symbolic.Branch)) (*SymSeedResult, error) {
+	if s.Witness != nil || s.Subject != "native" {
+		return nil, &UsageError{"--seed", fmt.Sprintf("a native campaign seed is needed (this one is %s)", seedKind(s))}
+	}
+	if s.Pinned != nil {
+		return nil, &UsageError{"--seed", "the seed already pins a window's delays (it was written by actfuzz sym --seed); explore the seed it came from"}
+	}
+	base, err := s.Config()
+	if err != nil {
+		return nil, &UsageError{"--seed", err.Error()}
+	}
+	flow := opt.Flow
+	if flow < 0 {
+		flow = 0
+		if s.Finding != nil {
+			flow = s.Finding.Flow
+		}
+	}
+	if flow >= len(base.Flows) {
+		return nil, &UsageError{"--flow", fmt.Sprintf("%d: the seed has %d flows", flow, len(base.Flows))}
+	}
+	win := symbolic.Window{Flow: flow, Select: "kind", Lo: opt.Lo, Hi: opt.Hi, Res: opt.Res}
+	switch opt.Window.Kind {
+	case "before":
+		if s.Finding == nil {
+			return nil, &UsageError{"--window", fmt.Sprintf("%q needs a seed with a finding (a hit time); give 'data A..B' or 'acks A..B'", opt.Window.Text)}
+		}
+		last, err := lastBefore(ctx, base, flow, time.Duration(s.Finding.TimeNS))
+		if err != nil {
+			return nil, err
+		}
+		if last+1 < int64(opt.Window.N) {
+			return nil, &UsageError{"--window", fmt.Sprintf("%q: no ACK of flow %d that can have reached the sender before the hit at %v reports more than %d data segments received", opt.Window.Text, flow, time.Duration(s.Finding.TimeNS), last+1)}
+		}
+		win.Kind, win.From, win.N = "data", int(last)+1-opt.Window.N, opt.Window.N
+	case "data", "ack":
+		win.Kind, win.From, win.N = opt.Window.Kind, opt.Window.From, opt.Window.To-opt.Window.From+1
+		if win.Kind == "data" {
+			segs := (base.Flows[flow].Bytes + tcp.DefaultMSS - 1) / tcp.DefaultMSS
+			if uint64(opt.Window.To) >= segs {
+				return nil, &UsageError{"--window", fmt.Sprintf("%q: flow %d has data segments 0..%d", opt.Window.Text, flow, segs-1)}
+			}
+		}
+	default:
+		return nil, &UsageError{"--window", "missing: give 'last N before hit', 'data A..B' or 'acks A..B'"}
+	}
+	specs := seedConditions(s)
+	watch, err := newSeedWatch(s, specs)
+	if err != nil {
+		return nil, err
+	}
+	name := opt.Name
+	if name == "" {
+		name = "seed"
+	}
+	baseCopy := base
+	sc := &symbolic.Scenario{
+		Name:   name,
+		TCP:    &symbolic.TCPSpec{Base: &baseCopy, Watch: watch},
+		End:    netenv.DefaultMaxTime,
+		Window: win,
+	}
+	if err := sc.Validate(); err != nil {
+		return nil, &UsageError{"--window", err.Error()}
+	}
+	res := &SymSeedResult{Flow: flow, Kind: win.Kind, From: uint64(win.From), N: win.N}
+	sums := map[string]*CondSummary{}
+	for _, sp := range specs {
+		cs := &CondSummary{Condition: sp.Name}
+		sums[sp.Name] = cs
+	}
+	onBranch := func(b *symbolic.Branch) error {
+		if seen != nil {
+			seen(b)
+		}
+		for _, c := range b.Conditions {
+			cs := sums[c]
+			if cs == nil {
+				continue
+			}
+			cs.Classes++
+			if cs.Classes == 1 {
+				cs.MinMS, cs.MaxMS = make([]float64, len(b.RangesMS)), make([]float64, len(b.RangesMS))
+			}
+			for i, r := range b.RangesMS {
+				if cs.Classes == 1 || r[0] < cs.MinMS[i] {
+					cs.MinMS[i] = r[0]
+				}
+				if cs.Classes == 1 || r[1] > cs.MaxMS[i] {
+					cs.MaxMS[i] = r[1]
+				}
+			}
+		}
+		if len(b.Conditions) == 0 || opt.OutDir == "" {
+			return nil
+		}
+		if opt.MaxSeeds > 0 {
+			full := true
+			for _, c := range b.Conditions {
+				if cs := sums[c]; cs != nil && cs.Seeds+cs.Mismatch < opt.MaxSeeds {
+					full = false
+				}
+			}
+			if full {
+				for _, c := range b.Conditions {
+					if cs := sums[c]; cs != nil {
+						cs.Unwritten++
+					}
+				}
+				return nil
+			}
+		}
+		pin := &PinnedDelays{Flow: flow, Kind: win.Kind, From: uint64(win.From), DelaysMS: b.Witness,
+			Window: opt.Window.Text, Branch: b.ID, Reductions: opt.Reductions.String(), Constraints: b.Constraints}
+		ws, hit, err := pinnedSeed(ctx, s, pin, specs)
+		if err != nil {
+			return err
+		}
+		if !hit {
+			for _, c := range b.Conditions {
+				if cs := sums[c]; cs != nil {
+					cs.Mismatch++
+				}
+			}
+			return nil
+		}
+		path := filepath.Join(opt.OutDir, fmt.Sprintf("%s-sym-%s%d-branch-%d.json", fileSafe(name), win.Kind, win.From, b.ID))
+		if err := WriteArtifacts(ctx, netenv.Native{}, ws, path); err != nil {
+			return err
+		}
+		res.Seeds = append(res.Seeds, path)
+		if cs := sums[ws.Finding.Condition]; cs != nil {
+			cs.Seeds++
+		}
+		return nil
+	}
+	rep, err := symbolic.Explore(ctx, sc, symbolic.Options{
+		Reductions: opt.Reductions, MaxBranches: opt.MaxBranches, TimeLimit: opt.TimeLimit,
+		KeepBranches: -1, OnBranch: onBranch,
+	})
+	res.Report = rep
+	for _, sp := range specs {
+		res.Conditions = append(res.Conditions, *sums[sp.Name])
+	}
+	return res, err
+}
+
+// pinnedSeed is the seed s with the window pinned at a witness and, when a
+// condition holds in its replay, that first hit as its finding.
+func pinnedSeed(ctx context.Context, s *Seed, pin *PinnedDelays, specs []ConditionSpec) (*Seed, bool, error) {
+	ns := *s
+	ns.Program = ProgramVersion()
+	ns.Version = SeedVersion
+	ns.Finding = nil
+	ns.Pinned = pin
+	cfg, err := ns.Config()
+	if err != nil {
+		return nil, false, err
+	}
+	w, err := NewWatcherFor(netenv.NativeCapabilities(), s.CCAI, specs)
+	if err != nil {
+		return nil, false, err
+	}
+	var f *Finding
+	w.OnHit = func(flow int, c *Condition, obs []float64, at time.Duration) {
+		if f == nil {
+			f = &Finding{Condition: c.Name, When: c.When, Kind: "condition", TimeNS: int64(at), Flow: flow, State: StateMap(w.Schemas[flow], obs)}
+		}
+	}
+	if _, err := (netenv.Native{}).Run(ctx, cfg, w); err != nil {
+		return nil, false, err
+	}
+	if w.Err != nil {
+		return nil, false, w.Err
+	}
+	if f == nil {
+		return &ns, false, nil
+	}
+	f.Detail = fmt.Sprintf("actfuzz sym --seed: window %q (%s %d..%d of flow %d), extra delays %v ms", pin.Window, pin.Kind, pin.From, pin.From+uint64(len(pin.DelaysMS))-1, pin.Flow, pin.DelaysMS)
+	ns.Finding = f
+	return &ns, true, nil
+}
+
+func seedKind(s *Seed) string {
+	switch {
+	case s.Witness != nil:
+		return "a witness seed of a symbolic scenario"
+	default:
+		return "a " + s.Subject + " seed"
+	}
+}
+
+// UsageError is bad input to a command, naming the flag.
+type UsageError struct {
+	Flag, Msg string
+}
+
+func (e *UsageError) Error() string { return e.Flag + ": " + e.Msg }
