@@ -68,7 +68,7 @@ type Seed struct {
 type Finding struct {
 	Condition string      `json:"condition"`
 	When      string      `json:"when"`
-	Kind      string      `json:"kind"` // "condition", or a subject fault: "panic", "zero-cwnd", "nan", "event-cap"
+	Kind      string      `json:"kind"` // "condition", or a subject fault: "panic", "hang", "oom", "crash", "zero-cwnd", "nan", "event-cap", "condition-error", "refused" (the subject refused a configuration ACT chose)
 	TimeNS    int64       `json:"time_ns"`
 	Flow      int         `json:"flow"`
 	State     StateValues `json:"state,omitempty"`
