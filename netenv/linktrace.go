@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv/linktrace"
@@ -84,7 +85,7 @@ func (t *traceLink) next(now time.Duration) time.Duration {
 	for {
 		base := t.cycle * period
 		// The first opportunity of this period at or after tt.
-		i := t.idx + sortSearch(len(opp)-t.idx, func(k int) bool { return base+int64(opp[t.idx+k]) >= tt })
+		i := t.idx + sort.Search(len(opp)-t.idx, func(k int) bool { return base+int64(opp[t.idx+k]) >= tt })
 		if i < len(opp) {
 			t.idx = i + 1
 			at := base + int64(opp[i])
@@ -94,19 +95,4 @@ func (t *traceLink) next(now time.Duration) time.Duration {
 		}
 		t.cycle, t.idx = t.cycle+1, 0
 	}
-}
-
-// sortSearch is sort.Search, inlined here to keep the hot path free of an
-// interface call.
-func sortSearch(n int, f func(int) bool) int {
-	i, j := 0, n
-	for i < j {
-		h := int(uint(i+j) >> 1)
-		if !f(h) {
-			i = h + 1
-		} else {
-			j = h
-		}
-	}
-	return i
 }

@@ -5,24 +5,9 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/netenvtest"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
-
-// meanSRTT is the mean smoothed RTT (ms) of the records after from.
-func meanSRTT(recs []tcp.StateRecord, from time.Duration) float64 {
-	var sum float64
-	n := 0
-	for _, r := range recs {
-		if r.Time >= from && r.SRTT > 0 {
-			sum += float64(r.SRTT) / 1e6
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
-}
 
 // TestQueueDisciplines: over a 1,000-packet buffer at 10 Mbit/s (1.2 s of
 // queue), a CUBIC flow fills the drop-tail queue (bufferbloat), while CoDel
@@ -47,7 +32,7 @@ func TestQueueDisciplines(t *testing.T) {
 		env.AQM, env.CoDelTarget = tc.aqm, tc.target
 		cfg := single("cubic", env, 8_000_000, 1)
 		res, rec := run(t, cfg)
-		rtt := meanSRTT(rec.recs, 2*time.Second)
+		rtt := netenvtest.MeanSRTT(rec.recs, 2*time.Second)
 		t.Logf("%v target %v: mean srtt %.1f ms, aqm drops %d, tail drops %d, done %v", tc.aqm, tc.target, rtt, res.AQMDrops, res.Drops, res.Flows[0].Done)
 		if rtt < tc.minRTT || rtt > tc.maxRTT {
 			t.Errorf("%v target %v: mean srtt %.1f ms, want [%v, %v]", tc.aqm, tc.target, rtt, tc.minRTT, tc.maxRTT)
@@ -201,7 +186,7 @@ func TestECN(t *testing.T) {
 		}
 		res, rec := run(t, single(tc.cca, e, 20_000_000, 5))
 		f := res.Flows[0]
-		rtt := meanSRTT(rec.recs, time.Second)
+		rtt := netenvtest.MeanSRTT(rec.recs, time.Second)
 		t.Logf("%s: marks %d, aqm drops %d, tail drops %d, ECN reductions %d, recoveries %d, mean srtt %.2f ms, done %v at %.2f s",
 			tc.name, res.Marks, res.AQMDrops, res.Drops, f.ECNReductions, f.Recoveries, rtt, f.Done, f.DoneAtS)
 		if !f.Done || (res.Marks > 0) != tc.marks || (f.ECNReductions > 0) != tc.marks || res.AQMDrops+res.Drops > tc.maxDrops || rtt > tc.maxSRTT {

@@ -6,24 +6,8 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/netenvtest"
 )
-
-// meanSRTT is the mean srtt (ms) of the records from time from on.
-func meanSRTT(recs []tcp.StateRecord, from time.Duration) float64 {
-	var sum float64
-	n := 0
-	for _, r := range recs {
-		if r.Time >= from && r.SRTT > 0 {
-			sum += float64(r.SRTT) / 1e6
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
-}
 
 // TestQueueDisciplines is netenv's TestQueueDisciplines on ns-3: over a
 // 1,000-packet buffer at 10 Mbit/s (1.2 s of queue), TcpCubic fills the
@@ -69,9 +53,9 @@ func TestQueueDisciplines(t *testing.T) {
 			return res, &c
 		}
 		res, rec := run()
-		rtt := meanSRTT(rec.recs, 2*time.Second)
+		rtt := netenvtest.MeanSRTT(rec.recs, 2*time.Second)
 		t.Logf("%v target %v ecn %v: mean srtt %.1f ms (after 4 s: %.1f ms), aqm drops %d, marks %d, tail drops %d, done %v at %.2f s",
-			tc.aqm, tc.target, tc.ecn, rtt, meanSRTT(rec.recs, 4*time.Second), res.AQMDrops, res.Marks, res.Drops, res.Flows[0].Done, res.Flows[0].DoneAtS)
+			tc.aqm, tc.target, tc.ecn, rtt, netenvtest.MeanSRTT(rec.recs, 4*time.Second), res.AQMDrops, res.Marks, res.Drops, res.Flows[0].Done, res.Flows[0].DoneAtS)
 		if rtt < tc.minRTT || rtt > tc.maxRTT {
 			t.Errorf("%v target %v ecn %v: mean srtt %.1f ms, want [%v, %v]", tc.aqm, tc.target, tc.ecn, rtt, tc.minRTT, tc.maxRTT)
 		}
