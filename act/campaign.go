@@ -227,7 +227,10 @@ func parseCampaign(path string, src []byte) (*Campaign, error) {
 		if sp.Name == "" {
 			return nil, fmt.Errorf("%s:%d: conditions[%d]: name is empty", path, lineOf("conditions"), i)
 		}
-		if _, _, err := corpus.Refs(sp.When); err != nil {
+		if err := sp.Check(); err != nil {
+			return nil, fmt.Errorf("%s:%d: conditions: %w", path, lineOf("conditions"), err)
+		}
+		if _, err := sp.Refs(); err != nil {
 			return nil, fmt.Errorf("%s:%d: conditions: condition %q: %w", path, lineOf("conditions"), sp.Name, err)
 		}
 	}

@@ -88,6 +88,8 @@ type Work struct {
 type Hit struct {
 	Condition string
 	When      string
+	While     string `json:",omitempty"`
+	For       string `json:",omitempty"`
 	Flow      int
 	TimeNS    int64
 	State     map[string]any

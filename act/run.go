@@ -432,11 +432,13 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				found[l] += merged[i-base].Found[l]
 			}
 			rep.StepSims[g.Step]++
-			// A step is rewarded for a new region at k = 16 or a lower
-			// best distance to a condition (directed ACT).
+			// A step is rewarded for a new region at k = 16, a lower
+			// best distance to a condition (directed ACT), or an
+			// unusually large number of new fine states (bandit.go).
 			closer := sel.dir != nil && r.best != nil && sel.dir.add(c, i, g, r.best, r.bestAt)
 			if sel.bandit != nil && rewardK >= 0 {
-				sel.bandit.reward(g.Step, closer || merged[i-base].Found[rewardK] > 0)
+				fine := sel.bandit.fineNovelty(merged[i-base].Found[0])
+				sel.bandit.reward(g.Step, closer || fine || merged[i-base].Found[rewardK] > 0)
 			}
 			if sel.bandit != nil && rep.Sims+1 == sel.warm {
 				rep.Series.Mark(int64(sel.warm), "adaptive")
@@ -546,7 +548,7 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 		return
 	}
 	s := r.seedOf(c, g)
-	s.Finding = &corpus.Finding{Condition: h.Condition, When: h.When, Kind: "condition", TimeNS: h.TimeNS, Flow: h.Flow, State: h.State}
+	s.Finding = &corpus.Finding{Condition: h.Condition, When: h.When, While: h.While, For: h.For, Kind: "condition", TimeNS: h.TimeNS, Flow: h.Flow, State: h.State}
 	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: g.Step, FirstWall: r.wallNow()}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)

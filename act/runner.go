@@ -206,7 +206,7 @@ func (r *Runner) hit(flow int, c *corpus.Condition, obs []float64, at time.Durat
 		return
 	}
 	r.seen[c.Name] = true
-	r.out.Hits = append(r.out.Hits, Hit{Condition: c.Name, When: c.When, Flow: flow, TimeNS: int64(at),
+	r.out.Hits = append(r.out.Hits, Hit{Condition: c.Name, When: c.When, While: c.While, For: c.For, Flow: flow, TimeNS: int64(at),
 		State: corpus.StateMap(r.watch.Schemas[flow], obs)})
 }
 
@@ -225,7 +225,7 @@ func (r *Runner) Run(ctx context.Context, g Config, batch *coverage.Batch) Outco
 	clear(r.hasLast)
 	r.samples = 0
 	r.lastAt, r.lastFlow = 0, 0
-	r.watch.Reset()
+	r.watch.Start(g.Schedule)
 	if r.dists != nil {
 		clear(r.hasPrev)
 		out.Best, out.BestAt = make([]float64, len(r.c.Conditions)), make([]int64, len(r.c.Conditions))

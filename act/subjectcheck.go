@@ -104,17 +104,22 @@ func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
 	}
 	for i, sp := range c.Conditions {
 		field := fmt.Sprintf("conditions[%d]", i)
-		cur, prev, err := corpus.Refs(sp.When)
+		refs, err := sp.Refs()
 		if err != nil {
 			return fail([]string{"conditions"}, field, "condition %q: %v", sp.Name, err)
 		}
-		for _, v := range prev {
-			if !schema.Has(v) {
-				return fail([]string{"conditions"}, field, "condition %q reads prev.%s: %s", sp.Name, v, lacks(v))
+		for _, m := range []struct {
+			prefix string
+			names  []string
+		}{{"prev.", refs.Prev}, {"first.", refs.First}} {
+			for _, v := range m.names {
+				if !schema.Has(v) {
+					return fail([]string{"conditions"}, field, "condition %q reads %s%s: %s", sp.Name, m.prefix, v, lacks(v))
+				}
 			}
 		}
 		if _, err := corpus.Compile([]corpus.ConditionSpec{sp}, schema); err != nil {
-			for _, v := range cur {
+			for _, v := range refs.Cur {
 				if !schema.Has(v) {
 					return fail([]string{"conditions"}, field, "condition %q reads %s: %s", sp.Name, v, lacks(v))
 				}

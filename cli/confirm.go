@@ -107,7 +107,7 @@ func confirmSeed(ctx context.Context, cmd, path string, seed *corpus.Seed, subj 
 		fmt.Fprintf(stderr, "actfuzz %s: %s: %v\n", cmd, path, err)
 		return exitUsage
 	}
-	specs := []corpus.ConditionSpec{{Name: f.Condition, When: f.When}}
+	specs := []corpus.ConditionSpec{f.Spec()}
 	if err := providedVars(subj, seed.CCAI, specs); err != nil {
 		fmt.Fprintf(stderr, "actfuzz %s: %s: %v\n", cmd, path, err)
 		return exitUsage
@@ -193,6 +193,7 @@ func confirmOnce(ctx context.Context, subj netenv.Subject, seed *corpus.Seed, cf
 	if err != nil {
 		return 0, false, err
 	}
+	w.Start(cfg.Schedule)
 	at := time.Duration(-1)
 	w.OnHit = func(_ int, _ *corpus.Condition, _ []float64, t time.Duration) {
 		if at < 0 {

@@ -99,7 +99,7 @@ func checkSeed(seed *corpus.Seed, subj netenv.Subject) error {
 		return err
 	}
 	if f := seed.Finding; f != nil && f.Kind == "condition" && f.Flow >= 0 && f.Flow < len(seed.CCAI) {
-		if _, err := corpus.Compile([]corpus.ConditionSpec{{Name: f.Condition, When: f.When}}, corpus.SchemaOf(caps, seed.CCAI[f.Flow])); err != nil {
+		if _, err := corpus.Compile([]corpus.ConditionSpec{f.Spec()}, corpus.SchemaOf(caps, seed.CCAI[f.Flow])); err != nil {
 			return fmt.Errorf("finding: %w (the %s subject provides %v)", err, caps.Name, corpus.SchemaOf(caps, seed.CCAI[f.Flow]).Names())
 		}
 	}

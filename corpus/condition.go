@@ -1,9 +1,13 @@
 package corpus
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -35,18 +39,135 @@ func (s Schema) Index(name string) int {
 
 // ConditionSpec is a condition as written in a campaign: a name and an
 // expr-lang expression over the current state, the previous state (prev.X)
-// and named CCAI variables.
+// and named CCAI variables, and over the parameters of P in force at the
+// record's time (p.X, by their names in `actfuzz list`: p.bw in Mbit/s,
+// p.delay in ms, p.buffer in packets, p.aqm as a string…), so that a
+// condition can be relative to the path: "cwnd above four BDPs" is
+// cwnd > 4 * p.bw * 1e6 / 8 / 1448 * 2 * p.delay / 1000.
+//
+// A condition can also be a property of a stretch of time (For): "goodput
+// below a tenth of the link for 5 s", "cwnd grows while the flow is
+// application-limited for 4 RTTs". A record alone cannot say that, and
+// prev.X sees one record back. With For set, the condition holds at a
+// record when
+//   - the stretch predicate (While, or When itself when While is empty) has
+//     held at every record of the flow since the stretch began: the
+//     earliest record after which it never failed;
+//   - the stretch has lasted at least For: time − first.time ≥ For, where
+//     For is a duration ("5s", "500ms") or a number of round trips ("4rtt":
+//     4 × the current record's srtt);
+//   - and, when While is set, When holds, with first.X naming the values at
+//     the stretch's first record (so When can say how the state moved over
+//     the stretch: cwnd > 2 * first.cwnd).
+//
+// State is constant between records (every change of a state variable
+// emits one), so a stretch begins exactly at its first record; a stretch
+// that reaches For while nothing changes is seen at the next record.
 type ConditionSpec struct {
-	Name string `yaml:"name" json:"name"`
-	When string `yaml:"when" json:"when"`
+	Name  string `yaml:"name" json:"name"`
+	When  string `yaml:"when" json:"when"`
+	While string `yaml:"while,omitempty" json:"while,omitempty"`
+	For   string `yaml:"for,omitempty" json:"for,omitempty"`
+}
+
+// Stretch is a parsed ConditionSpec.For: a duration, or a number of round
+// trips at the current srtt.
+type Stretch struct {
+	Duration time.Duration
+	RTTs     float64
+}
+
+// ParseStretch parses a For value: "5s", "250ms", "1m" (any
+// time.ParseDuration form) or "4rtt". The empty string is no stretch.
+func ParseStretch(s string) (Stretch, bool, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Stretch{}, false, nil
+	}
+	if n, ok := strings.CutSuffix(s, "rtt"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return Stretch{}, false, fmt.Errorf("%q: want a positive number of round trips, such as 4rtt", s)
+		}
+		return Stretch{RTTs: f}, true, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return Stretch{}, false, fmt.Errorf("%q: want a positive duration (5s, 500ms) or round trips (4rtt)", s)
+	}
+	return Stretch{Duration: d}, true, nil
+}
+
+// nanoseconds is the stretch's length at a record whose srtt is srttMS
+// milliseconds.
+func (st Stretch) nanoseconds(srttMS float64) float64 {
+	if st.RTTs > 0 {
+		return math.Round(st.RTTs * srttMS * 1e6)
+	}
+	return float64(st.Duration)
+}
+
+// Check validates the spec's own fields (not its variables, which need a
+// schema): For parses, While comes with For, first.X only in When and only
+// with While. Errors name the field.
+func (sp ConditionSpec) Check() error {
+	_, hasFor, err := ParseStretch(sp.For)
+	if err != nil {
+		return fmt.Errorf("condition %q: for: %w", sp.Name, err)
+	}
+	if sp.While != "" && !hasFor {
+		return fmt.Errorf("condition %q: while: needs for: (how long it must hold)", sp.Name)
+	}
+	if readsFirst(sp.While) {
+		return fmt.Errorf("condition %q: while: first.X is the stretch's first record; only when: can read it", sp.Name)
+	}
+	if readsFirst(sp.When) && sp.While == "" {
+		return fmt.Errorf("condition %q: when: reads first.X, which needs while: and for: (the stretch it is the first record of)", sp.Name)
+	}
+	return nil
+}
+
+// Spec returns the condition a finding records.
+func (f *Finding) Spec() ConditionSpec {
+	return ConditionSpec{Name: f.Condition, When: f.When, While: f.While, For: f.For}
 }
 
 // Condition is a compiled condition.
 type Condition struct {
 	ConditionSpec
-	prog *vm.Program
-	cur  []int // schema indices referenced as X
-	prev []int // schema indices referenced as prev.X
+	when    condProg
+	while   *condProg // the stretch predicate, when it differs from when
+	stretch *Stretch
+	// Schema indices of time and srtt, which a stretch reads.
+	timeIdx, srttIdx int
+}
+
+// condProg is one compiled expression and the schema indices it reads.
+type condProg struct {
+	prog  *vm.Program
+	cur   []int // schema indices referenced as X
+	prev  []int // schema indices referenced as prev.X
+	first []int // schema indices referenced as first.X
+	param []int // parameter table indices referenced as p.X
+}
+
+func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {
+	prog, err := expr.Compile(src, expr.Env(sample), expr.AsBool())
+	if err != nil {
+		return condProg{}, err
+	}
+	p := condProg{prog: prog}
+	root := prog.Node()
+	rc := refCollector{schema: schema, p: &p}
+	ast.Walk(&root, &rc)
+	if rc.err != nil {
+		return condProg{}, rc.err
+	}
+	for _, l := range []*[]int{&p.cur, &p.prev, &p.first, &p.param} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	return p, nil
 }
 
 // Compile compiles conditions against a schema. Unknown variables are
@@ -58,38 +179,109 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 		if sp.Name == "" {
 			return nil, fmt.Errorf("conditions[%d]: name is empty", i)
 		}
-		prog, err := expr.Compile(sp.When, expr.Env(sample), expr.AsBool())
-		if err != nil {
+		if err := sp.Check(); err != nil {
+			return nil, err
+		}
+		c := &Condition{ConditionSpec: sp, timeIdx: schema.Index("time"), srttIdx: schema.Index("srtt")}
+		var err error
+		if c.when, err = compileProg(sp.When, sample, schema); err != nil {
 			return nil, fmt.Errorf("condition %q: %w", sp.Name, err)
 		}
-		c := &Condition{ConditionSpec: sp, prog: prog}
-		root := prog.Node()
-		ast.Walk(&root, refCollector{schema, c})
-		slices.Sort(c.cur)
-		c.cur = slices.Compact(c.cur)
-		slices.Sort(c.prev)
-		c.prev = slices.Compact(c.prev)
+		if st, ok, _ := ParseStretch(sp.For); ok {
+			if c.timeIdx < 0 || (st.RTTs > 0 && c.srttIdx < 0) {
+				return nil, fmt.Errorf("condition %q: for: the subject records no time or srtt", sp.Name)
+			}
+			c.stretch = &st
+		}
+		if sp.While != "" {
+			w, err := compileProg(sp.While, sample, schema)
+			if err != nil {
+				return nil, fmt.Errorf("condition %q: while: %w", sp.Name, err)
+			}
+			c.while = &w
+		}
 		out = append(out, c)
 	}
 	return out, nil
 }
 
-type refCollector struct {
-	schema Schema
-	c      *Condition
+// reads lists the schema indices the condition reads, as X, prev.X or
+// first.X, in either expression.
+func (c *Condition) reads() []int {
+	out := slices.Concat(c.when.cur, c.when.prev, c.when.first)
+	if c.while != nil {
+		out = append(out, slices.Concat(c.while.cur, c.while.prev)...)
+	}
+	if c.stretch != nil {
+		out = append(out, c.timeIdx)
+		if c.stretch.RTTs > 0 {
+			out = append(out, c.srttIdx)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
-func (r refCollector) Visit(n *ast.Node) {
+// readsFirst says whether an expression names first.X (a parse error is
+// left to Compile).
+func readsFirst(src string) bool {
+	if src == "" {
+		return false
+	}
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return false
+	}
+	found := false
+	ast.Find(tree.Node, func(n ast.Node) bool {
+		if m, ok := n.(*ast.MemberNode); ok {
+			if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == "first" {
+				found = true
+			}
+		}
+		return found
+	})
+	return found
+}
+
+type refCollector struct {
+	schema Schema
+	p      *condProg
+	err    error
+}
+
+func (r *refCollector) Visit(n *ast.Node) {
 	switch v := (*n).(type) {
 	case *ast.IdentifierNode:
 		if i := r.schema.Index(v.Value); i >= 0 {
-			r.c.cur = append(r.c.cur, i)
+			r.p.cur = append(r.p.cur, i)
 		}
 	case *ast.MemberNode:
-		if id, ok := v.Node.(*ast.IdentifierNode); ok && id.Value == "prev" {
+		if id, ok := v.Node.(*ast.IdentifierNode); ok && id.Value == "p" {
+			s, ok := v.Property.(*ast.StringNode)
+			i := -1
+			if ok {
+				i = netenv.ParamIndex(s.Value)
+			}
+			if i < 0 && r.err == nil {
+				name := v.Property.String()
+				if ok {
+					name = s.Value
+				}
+				r.err = fmt.Errorf("p.%s: not a parameter (%s)", name, strings.Join(netenv.ParamNames(), ", "))
+			}
+			if i >= 0 {
+				r.p.param = append(r.p.param, i)
+			}
+		}
+		if id, ok := v.Node.(*ast.IdentifierNode); ok && (id.Value == "prev" || id.Value == "first") {
 			if s, ok := v.Property.(*ast.StringNode); ok {
 				if i := r.schema.Index(s.Value); i >= 0 {
-					r.c.prev = append(r.c.prev, i)
+					if id.Value == "prev" {
+						r.p.prev = append(r.p.prev, i)
+					} else {
+						r.p.first = append(r.p.first, i)
+					}
 				}
 			}
 		}
@@ -99,6 +291,7 @@ func (r refCollector) Visit(n *ast.Node) {
 func envFor(schema Schema) map[string]any {
 	env := map[string]any{}
 	prev := map[string]any{}
+	first := map[string]any{}
 	for _, v := range schema {
 		var zero any = 0.0
 		if len(v.Values) > 0 {
@@ -106,35 +299,82 @@ func envFor(schema Schema) map[string]any {
 		}
 		env[v.Name] = zero
 		prev[v.Name] = zero
+		first[v.Name] = zero
 	}
 	env["prev"] = prev
+	env["first"] = first
+	ps := map[string]any{}
+	for _, p := range netenv.Params() {
+		var zero any = 0.0
+		if p.Kind == netenv.Categorical {
+			zero = p.Values[0]
+		}
+		ps[p.Name] = zero
+	}
+	env["p"] = ps
 	return env
 }
 
 // Evaluator evaluates compiled conditions over a stream of observations. It
-// re-runs a condition only when a variable it reads has changed.
+// re-runs an expression only when a variable it reads has changed.
 type Evaluator struct {
 	schema Schema
 	conds  []*Condition
 	env    map[string]any
 	prev   map[string]any
-	last   [][]float64 // per condition: values of its refs at the last evaluation
-	result []bool
-	seen   []bool
+	first  map[string]any
+	p      map[string]any
+	// params are the parameters in force (SetEnv), nil until set.
+	params []float64
+	when   []progCache
+	while  []progCache
+	// Per condition with a stretch: whether one is open, and the
+	// observation at its first record.
+	open     []bool
+	firstObs [][]float64
+}
+
+// progCache remembers an expression's last inputs and result.
+type progCache struct {
+	last   []float64
+	result bool
+	seen   bool
 }
 
 // NewEvaluator prepares an evaluator.
 func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
 	e := &Evaluator{schema: schema, conds: conds, env: envFor(schema)}
 	e.prev = e.env["prev"].(map[string]any)
-	e.last = make([][]float64, len(conds))
-	e.result = make([]bool, len(conds))
-	e.seen = make([]bool, len(conds))
+	e.first = e.env["first"].(map[string]any)
+	e.p = e.env["p"].(map[string]any)
+	e.when = make([]progCache, len(conds))
+	e.while = make([]progCache, len(conds))
+	e.open = make([]bool, len(conds))
+	e.firstObs = make([][]float64, len(conds))
 	return e
 }
 
-// Reset forgets the previous observation (start of a new simulation).
-func (e *Evaluator) Reset() { clear(e.seen) }
+// SetEnv sets the parameters of P that conditions read as p.X: those in
+// force from now on.
+func (e *Evaluator) SetEnv(env *netenv.Env) {
+	if e.params == nil {
+		e.params = make([]float64, netenv.NumParams)
+	}
+	for i := range e.params {
+		e.params[i] = env.Get(i)
+	}
+}
+
+// Reset forgets the previous observation, every open stretch and the
+// parameters (start of a new simulation).
+func (e *Evaluator) Reset() {
+	e.params = nil
+	for i := range e.conds {
+		e.when[i].seen = false
+		e.while[i].seen = false
+		e.open[i] = false
+	}
+}
 
 func (e *Evaluator) value(i int, x float64) any {
 	v := e.schema[i]
@@ -147,76 +387,171 @@ func (e *Evaluator) value(i int, x float64) any {
 	return x
 }
 
+func (e *Evaluator) varName(i int) string { return e.schema[i].Name }
+
+func paramName(i int) string { return netenv.ParamAt(i).Name }
+
+func paramValue(i int, x float64) any {
+	p := netenv.ParamAt(i)
+	if p.Kind == netenv.Categorical {
+		if k := int(x); x >= 0 && k < len(p.Values) {
+			return p.Values[k]
+		}
+		return "?"
+	}
+	return x
+}
+
+// run evaluates p on cur, prev and first, or returns the cached result
+// when none of the values it reads changed.
+func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) (bool, error) {
+	if len(p.param) > 0 && e.params == nil {
+		return false, errors.New("reads p.X, but the environment is not known (internal: SetEnv was not called)")
+	}
+	groups := [4]struct {
+		idx  []int
+		vals []float64
+		m    map[string]any
+		name func(int) string
+		val  func(int, float64) any
+	}{{p.cur, cur, e.env, e.varName, e.value}, {p.prev, prev, e.prev, e.varName, e.value},
+		{p.first, first, e.first, e.varName, e.value}, {p.param, e.params, e.p, paramName, paramValue}}
+	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param)
+	changed := !pc.seen
+	if !changed {
+		k := 0
+		for _, g := range groups {
+			for _, i := range g.idx {
+				if !same(pc.last[k], g.vals[i]) {
+					changed = true
+				}
+				k++
+			}
+		}
+	}
+	if !changed {
+		return pc.result, nil
+	}
+	if cap(pc.last) < n {
+		pc.last = make([]float64, n)
+	}
+	pc.last = pc.last[:n]
+	k := 0
+	for _, g := range groups {
+		for _, i := range g.idx {
+			pc.last[k] = g.vals[i]
+			g.m[g.name(i)] = g.val(i, g.vals[i])
+			k++
+		}
+	}
+	pc.seen = true
+	out, err := vm.Run(p.prog, e.env)
+	if err != nil {
+		pc.seen = false
+		return false, err
+	}
+	pc.result, _ = out.(bool)
+	return pc.result, nil
+}
+
 // Eval evaluates every condition on the current and previous observations
 // (vectors aligned with the schema) and appends the indices of the
 // conditions that hold to hits. A condition that fails to run (for example
 // a type error at run time) is reported as an error naming it.
 func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 	for ci, c := range e.conds {
-		n := len(c.cur) + len(c.prev)
-		key := e.last[ci]
-		changed := !e.seen[ci]
-		if !changed {
-			for k, i := range c.cur {
-				if !same(key[k], cur[i]) {
-					changed = true
-					break
-				}
-			}
-			for k, i := range c.prev {
-				if !changed && !same(key[len(c.cur)+k], prev[i]) {
-					changed = true
-				}
-			}
+		ok, err := e.holds(ci, c, cur, prev)
+		if err != nil {
+			return hits, fmt.Errorf("condition %q: %w", c.Name, err)
 		}
-		if changed {
-			if cap(key) < n {
-				key = make([]float64, n)
-			}
-			key = key[:n]
-			for k, i := range c.cur {
-				key[k] = cur[i]
-				e.env[e.schema[i].Name] = e.value(i, cur[i])
-			}
-			for k, i := range c.prev {
-				key[len(c.cur)+k] = prev[i]
-				e.prev[e.schema[i].Name] = e.value(i, prev[i])
-			}
-			e.last[ci] = key
-			e.seen[ci] = true
-			out, err := vm.Run(c.prog, e.env)
-			if err != nil {
-				return hits, fmt.Errorf("condition %q: %w", c.Name, err)
-			}
-			e.result[ci], _ = out.(bool)
-		}
-		if e.result[ci] {
+		if ok {
 			hits = append(hits, ci)
 		}
 	}
 	return hits, nil
 }
 
+func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, error) {
+	if c.stretch == nil {
+		return e.run(&c.when, &e.when[ci], cur, prev, nil)
+	}
+	// The stretch predicate: While, else When itself.
+	p, pc := &c.when, &e.when[ci]
+	if c.while != nil {
+		p, pc = c.while, &e.while[ci]
+	}
+	in, err := e.run(p, pc, cur, prev, nil)
+	if err != nil || !in {
+		e.open[ci] = false
+		return false, err
+	}
+	if !e.open[ci] {
+		e.open[ci] = true
+		e.firstObs[ci] = append(e.firstObs[ci][:0], cur...)
+	}
+	first := e.firstObs[ci]
+	srtt := 0.0
+	if c.srttIdx >= 0 {
+		srtt = cur[c.srttIdx]
+	}
+	// Times are seconds converted from integer nanoseconds: compare in
+	// nanoseconds, so that 0.6 s − 0.2 s is 400 ms.
+	if math.Round((cur[c.timeIdx]-first[c.timeIdx])*1e9) < c.stretch.nanoseconds(srtt) {
+		return false, nil
+	}
+	if c.while == nil {
+		return true, nil
+	}
+	return e.run(&c.when, &e.when[ci], cur, prev, first)
+}
+
 func same(a, b float64) bool {
 	return a == b || (math.IsNaN(a) && math.IsNaN(b))
 }
 
-// Refs lists the state variables a condition expression reads, its
-// identifiers X and its prev.X members, each once in order of appearance;
-// an expression that does not parse is an error. Identifiers that are not
+// ExprRefs are the names a condition reads: identifiers X, prev.X and
+// first.X members, each once in order of appearance.
+type ExprRefs struct{ Cur, Prev, First, Params []string }
+
+// Refs lists the state variables a condition expression reads; an
+// expression that does not parse is an error. Identifiers that are not
 // state variables (let bindings, closures' variables) are listed too: use
-// Refs to explain a failed Compile, or for prev.X, which Compile cannot
-// check (prev is a map, and a missing key reads as nil).
-func Refs(when string) (cur, prev []string, err error) {
-	tree, err := parser.Parse(when)
+// Refs to explain a failed Compile, or for prev.X and first.X, which
+// Compile cannot check (they are maps, and a missing key reads as nil).
+func Refs(src string) (ExprRefs, error) {
+	var r ExprRefs
+	tree, err := parser.Parse(src)
 	if err != nil {
-		return nil, nil, err
+		return r, err
 	}
-	ast.Walk(&tree.Node, refNames{&cur, &prev})
-	return cur, prev, nil
+	ast.Walk(&tree.Node, refNames{&r})
+	return r, nil
 }
 
-type refNames struct{ cur, prev *[]string }
+// Refs lists what both of the spec's expressions read; an error names the
+// field.
+func (sp ConditionSpec) Refs() (ExprRefs, error) {
+	r, err := Refs(sp.When)
+	if err != nil {
+		return r, fmt.Errorf("when: %w", err)
+	}
+	if sp.While != "" {
+		w, err := Refs(sp.While)
+		if err != nil {
+			return r, fmt.Errorf("while: %w", err)
+		}
+		for _, l := range [][2]*[]string{{&r.Cur, &w.Cur}, {&r.Prev, &w.Prev}, {&r.Params, &w.Params}} {
+			for _, n := range *l[1] {
+				if !slices.Contains(*l[0], n) {
+					*l[0] = append(*l[0], n)
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+type refNames struct{ r *ExprRefs }
 
 func (r refNames) Visit(n *ast.Node) {
 	add := func(l *[]string, s string) {
@@ -226,31 +561,38 @@ func (r refNames) Visit(n *ast.Node) {
 	}
 	switch v := (*n).(type) {
 	case *ast.IdentifierNode:
-		if v.Value != "prev" {
-			add(r.cur, v.Value)
+		if v.Value != "prev" && v.Value != "first" && v.Value != "p" {
+			add(&r.r.Cur, v.Value)
 		}
 	case *ast.MemberNode:
-		if id, ok := v.Node.(*ast.IdentifierNode); ok && id.Value == "prev" {
+		if id, ok := v.Node.(*ast.IdentifierNode); ok {
 			if s, ok := v.Property.(*ast.StringNode); ok {
-				add(r.prev, s.Value)
+				switch id.Value {
+				case "prev":
+					add(&r.r.Prev, s.Value)
+				case "first":
+					add(&r.r.First, s.Value)
+				case "p":
+					add(&r.r.Params, s.Value)
+				}
 			}
 		}
 	}
 }
 
-// ConditionReads lists the state variables condition when reads (as X or
-// prev.X) for flows running any of ccas on a subject with capabilities
-// caps, in schema order, without duplicates (unlike Refs, no let bindings
+// ConditionReads lists the state variables a condition reads (as X, prev.X
+// or first.X, in when or while, and time and srtt for a stretch) for flows
+// running any of ccas on a subject with capabilities caps, in schema order, without duplicates (unlike Refs, no let bindings
 // and no variable a flow lacks).
-func ConditionReads(when string, caps netenv.Capabilities, ccas []string) []string {
+func ConditionReads(spec ConditionSpec, caps netenv.Capabilities, ccas []string) []string {
 	var out []string
 	for _, cca := range ccas {
 		schema := SchemaOf(caps, cca)
-		cs, err := Compile([]ConditionSpec{{Name: "c", When: when}}, schema)
+		cs, err := Compile([]ConditionSpec{spec}, schema)
 		if err != nil {
 			continue // a variable this CCAI lacks (reno has no target)
 		}
-		for _, i := range append(slices.Clone(cs[0].cur), cs[0].prev...) {
+		for _, i := range cs[0].reads() {
 			if !slices.Contains(out, schema[i].Name) {
 				out = append(out, schema[i].Name)
 			}

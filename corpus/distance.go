@@ -44,9 +44,17 @@ const distEps = 1e-6
 func (d *Distance) Eval(cur, prev []float64) float64 { return d.root.dist(cur, prev, false) }
 
 // CompileDistance compiles a condition into a distance over schema, or
-// returns an error saying why it has none.
+// returns an error saying why it has none. A condition over a stretch of
+// time (For) gets the distance of its stretch predicate (While, else When):
+// the search steers toward states where the stretch can begin, and how
+// long it lasts and what When says about its first record are left to
+// coverage guidance.
 func CompileDistance(spec ConditionSpec, schema Schema) (*Distance, error) {
-	tree, err := parser.Parse(spec.When)
+	src := spec.When
+	if spec.While != "" {
+		src = spec.While
+	}
+	tree, err := parser.Parse(src)
 	if err != nil {
 		return nil, err
 	}

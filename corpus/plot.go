@@ -75,7 +75,7 @@ func NewTracePlot(s *Seed, caps netenv.Capabilities) *TracePlot {
 	if s.Finding != nil {
 		p.Flow = int32(s.Finding.Flow)
 		if s.Finding.Kind == "condition" {
-			p.Reads = ConditionReads(s.Finding.When, caps, s.CCAI)
+			p.Reads = ConditionReads(s.Finding.Spec(), caps, s.CCAI)
 		}
 	}
 	return p

@@ -26,7 +26,7 @@ func TestConditionReads(t *testing.T) {
 		{"cwnd > ssthresh && target > 2*cwnd", []string{"reno"}, nil}, // reno has no target
 		{`prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd`, []string{"reno"}, []string{"cwnd", "ca_state", "prior_cwnd"}},
 	} {
-		got := ConditionReads(tc.when, netenv.NativeCapabilities(), tc.ccas)
+		got := ConditionReads(ConditionSpec{Name: "c", When: tc.when}, netenv.NativeCapabilities(), tc.ccas)
 		slices.Sort(got)
 		want := slices.Clone(tc.want)
 		slices.Sort(want)

@@ -24,6 +24,10 @@ type Watcher struct {
 	prev    [][]float64
 	started []bool
 	hits    []int
+	// sched is the simulation's schedule (Start), phase the index of the
+	// phase in force at the last record.
+	sched netenv.Schedule
+	phase int
 	// OnObservation, if set, sees every observation (after conditions).
 	OnObservation func(flow int, obs []float64, at time.Duration)
 	// OnHit is called for each condition that holds on an observation.
@@ -69,13 +73,42 @@ func NewWatcherFor(caps netenv.Capabilities, ccas []string, specs []ConditionSpe
 	return w, nil
 }
 
-// Reset prepares for a new simulation.
+// Reset prepares for a new simulation whose schedule is not known:
+// conditions that read the parameters (p.X) fail. Use Start.
 func (w *Watcher) Reset() {
 	for i := range w.evals {
 		w.evals[i].Reset()
 		w.started[i] = false
 	}
+	w.sched, w.phase = nil, 0
 	w.Err = nil
+}
+
+// Start prepares for a new simulation of schedule sched (the parameters
+// that conditions read as p.X follow its phases).
+func (w *Watcher) Start(sched netenv.Schedule) {
+	w.Reset()
+	w.sched = sched
+	if len(sched) > 0 {
+		for _, e := range w.evals {
+			e.SetEnv(&sched[0].Env)
+		}
+	}
+}
+
+// followSchedule moves to the phase in force at t (records come in time
+// order; a phase ends at its Until, the last one never).
+func (w *Watcher) followSchedule(t time.Duration) {
+	moved := false
+	for w.phase < len(w.sched)-1 && t >= w.sched[w.phase].Until {
+		w.phase++
+		moved = true
+	}
+	if moved {
+		for _, e := range w.evals {
+			e.SetEnv(&w.sched[w.phase].Env)
+		}
+	}
 }
 
 // Observe implements tcp.Observer.
@@ -91,6 +124,7 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 		w.started[f] = true
 	}
 	if len(w.conds[f]) > 0 {
+		w.followSchedule(r.Time)
 		var err error
 		w.hits, err = w.evals[f].Eval(cur, prev, w.hits[:0])
 		if err != nil && w.Err == nil {
@@ -141,12 +175,13 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 	cfg.HashTrace = true
 	var specs []ConditionSpec
 	if s.Finding != nil && s.Finding.Kind == "condition" {
-		specs = []ConditionSpec{{Name: s.Finding.Condition, When: s.Finding.When}}
+		specs = []ConditionSpec{s.Finding.Spec()}
 	}
 	w, err := NewWatcherFor(subj.Capabilities(), s.CCAI, specs)
 	if err != nil {
 		return nil, err
 	}
+	w.Start(cfg.Schedule)
 	out := &ReplayResult{HitTimeNS: -1}
 	w.OnHit = func(flow int, c *Condition, obs []float64, at time.Duration) {
 		if out.HitTimeNS < 0 {

@@ -91,11 +91,15 @@ func TestWatcherForSubject(t *testing.T) {
 }
 
 func TestRefs(t *testing.T) {
-	cur, prev, err := Refs(`prev.ca_state == "recovery" && ca_state == "open" && cwnd >= prior_cwnd && cwnd > 2`)
-	if err != nil || !slices.Equal(cur, []string{"ca_state", "cwnd", "prior_cwnd"}) || !slices.Equal(prev, []string{"ca_state"}) {
-		t.Fatalf("Refs = %v, %v, %v", cur, prev, err)
+	refs, err := Refs(`prev.ca_state == "recovery" && ca_state == "open" && cwnd >= prior_cwnd && cwnd > 2`)
+	if err != nil || !slices.Equal(refs.Cur, []string{"ca_state", "cwnd", "prior_cwnd"}) || !slices.Equal(refs.Prev, []string{"ca_state"}) || refs.First != nil {
+		t.Fatalf("Refs = %+v, %v", refs, err)
 	}
-	if _, _, err := Refs("cwnd >"); err == nil {
+	refs, err = Refs(`cwnd > 2 * first.cwnd && first.time < 3`)
+	if err != nil || !slices.Equal(refs.Cur, []string{"cwnd"}) || refs.Prev != nil || !slices.Equal(refs.First, []string{"cwnd", "time"}) {
+		t.Fatalf("Refs = %+v, %v", refs, err)
+	}
+	if _, err := Refs("cwnd >"); err == nil {
 		t.Fatal("no error for a bad expression")
 	}
 }

@@ -66,13 +66,17 @@ type Seed struct {
 
 // Finding is what a condition hit adds to a seed.
 type Finding struct {
-	Condition string      `json:"condition"`
-	When      string      `json:"when"`
-	Kind      string      `json:"kind"` // "condition", or a subject fault: "panic", "hang", "oom", "crash", "zero-cwnd", "nan", "event-cap", "condition-error", "refused" (the subject refused a configuration ACT chose)
-	TimeNS    int64       `json:"time_ns"`
-	Flow      int         `json:"flow"`
-	State     StateValues `json:"state,omitempty"`
-	Detail    string      `json:"detail,omitempty"`
+	Condition string `json:"condition"`
+	When      string `json:"when"`
+	// While and For make the condition a property of a stretch of time
+	// (ConditionSpec).
+	While  string      `json:"while,omitempty"`
+	For    string      `json:"for,omitempty"`
+	Kind   string      `json:"kind"` // "condition", or a subject fault: "panic", "hang", "oom", "crash", "zero-cwnd", "nan", "event-cap", "condition-error", "refused" (the subject refused a configuration ACT chose)
+	TimeNS int64       `json:"time_ns"`
+	Flow   int         `json:"flow"`
+	State  StateValues `json:"state,omitempty"`
+	Detail string      `json:"detail,omitempty"`
 }
 
 // StateValues are named state values: numbers (float64) and the names of

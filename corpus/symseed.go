@@ -205,8 +205,9 @@ type SymSeedResult struct {
 
 // seedWatch is the seed's condition on every branch (symbolic.RunWatcher).
 type seedWatch struct {
-	w    *Watcher
-	hits map[string]bool
+	w     *Watcher
+	sched netenv.Schedule
+	hits  map[string]bool
 }
 
 func newSeedWatch(s *Seed, specs []ConditionSpec) (*seedWatch, error) {
@@ -214,13 +215,13 @@ func newSeedWatch(s *Seed, specs []ConditionSpec) (*seedWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	sw := &seedWatch{w: w, hits: map[string]bool{}}
+	sw := &seedWatch{w: w, sched: s.Schedule, hits: map[string]bool{}}
 	w.OnHit = func(_ int, c *Condition, _ []float64, _ time.Duration) { sw.hits[c.Name] = true }
 	return sw, nil
 }
 
 func (sw *seedWatch) Observe(r *tcp.StateRecord) { sw.w.Observe(r) }
-func (sw *seedWatch) Reset()                     { sw.w.Reset(); clear(sw.hits) }
+func (sw *seedWatch) Reset()                     { sw.w.Start(sw.sched); clear(sw.hits) }
 func (sw *seedWatch) Hits() []string {
 	var out []string
 	for k := range sw.hits {
@@ -234,7 +235,7 @@ func (sw *seedWatch) Hits() []string {
 // finding's.
 func seedConditions(s *Seed) []ConditionSpec {
 	if f := s.Finding; f != nil && f.Kind == "condition" {
-		return []ConditionSpec{{Name: f.Condition, When: f.When}}
+		return []ConditionSpec{f.Spec()}
 	}
 	return nil
 }
@@ -443,10 +444,11 @@ func pinnedSeed(ctx context.Context, s *Seed, pin *PinnedDelays, specs []Conditi
 	if err != nil {
 		return nil, false, err
 	}
+	w.Start(cfg.Schedule)
 	var f *Finding
 	w.OnHit = func(flow int, c *Condition, obs []float64, at time.Duration) {
 		if f == nil {
-			f = &Finding{Condition: c.Name, When: c.When, Kind: "condition", TimeNS: int64(at), Flow: flow, State: StateMap(w.Schemas[flow], obs)}
+			f = &Finding{Condition: c.Name, When: c.When, While: c.While, For: c.For, Kind: "condition", TimeNS: int64(at), Flow: flow, State: StateMap(w.Schemas[flow], obs)}
 		}
 	}
 	if _, err := (netenv.Native{}).Run(ctx, cfg, w); err != nil {
