@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -109,6 +110,7 @@ type campaignFile struct {
 	Bytes      *uint64                `yaml:"bytes"`
 	SACK       *bool                  `yaml:"sack"`
 	Handshake  bool                   `yaml:"handshake"`
+	LinkTraces []string               `yaml:"link_traces"`
 	Params     map[string]Range       `yaml:"params"`
 	State      yaml.Node              `yaml:"state"`
 	Conditions []corpus.ConditionSpec `yaml:"conditions"`
@@ -120,6 +122,40 @@ type campaignFile struct {
 	Schedule   string                 `yaml:"schedule"`
 	Directed   string                 `yaml:"directed"`
 	Memory     string                 `yaml:"memory"`
+}
+
+// readLinkTraces sets the setup's user trace files (link_trace user1 …)
+// from the campaign's link_traces: paths, or from traces read before.
+func (c *Campaign) readLinkTraces(path string, paths []string, traces []*netenv.LinkTraceFile, line func(int) int) error {
+	if len(paths) > netenv.MaxLinkTraceFiles {
+		return fmt.Errorf("%s:%d: link_traces: %d files, at most %d (link_trace user1 … user%d)", path, line(0), len(paths), netenv.MaxLinkTraceFiles, netenv.MaxLinkTraceFiles)
+	}
+	if traces != nil {
+		if len(traces) != len(paths) {
+			return fmt.Errorf("%s:%d: link_traces: %d files named, %d carried", path, line(0), len(paths), len(traces))
+		}
+		for i, f := range traces {
+			if f == nil || f.Name != filepath.Base(paths[i]) {
+				return fmt.Errorf("%s:%d: link_traces[%d]: %s: the carried file is another", path, line(i), i, paths[i])
+			}
+		}
+		if err := netenv.LoadLinkTraces(traces); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line(0), err)
+		}
+		c.LinkTraces = traces
+		return nil
+	}
+	for i, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(path), p)
+		}
+		f, err := netenv.ReadLinkTraceFile(p)
+		if err != nil {
+			return fmt.Errorf("%s:%d: link_traces[%d]: %w", path, line(i), i, err)
+		}
+		c.LinkTraces = append(c.LinkTraces, f)
+	}
+	return nil
 }
 
 // LoadCampaign reads a campaign file.
@@ -143,7 +179,11 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 // conditions are checked against the subject at campaign start, as a
 // subject has names (ns-3's TcpCubic) and variables (gVisor's w_c) of its
 // own.
-func parseCampaign(path string, src []byte) (*Campaign, error) {
+//
+// traces, when not nil, are the files link_traces: names, already read (a
+// worker's, from its campaign header); otherwise parseCampaign reads them,
+// relative to the campaign file's directory.
+func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Campaign, error) {
 	var cf campaignFile
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
@@ -205,6 +245,9 @@ func parseCampaign(path string, src []byte) (*Campaign, error) {
 		c.SACK = *cf.SACK
 	}
 	c.Handshake = cf.Handshake
+	if err := c.readLinkTraces(path, cf.LinkTraces, traces, func(i int) int { return lineOf("link_traces") }); err != nil {
+		return nil, err
+	}
 	for name, r := range cf.Params {
 		i := netenv.ParamIndex(name)
 		if i < 0 {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
@@ -165,7 +164,7 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		return err
 	}
 	rs.Configs = sel.log.len()
-	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: sha256.Sum256(c.Source), Sims: rep.Sims,
+	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: c.sum(), Sims: rep.Sims,
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs, Params: netenv.ParamNames(),
 		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series,
 		Subject: rep.SubjectName(), Program: corpus.ProgramVersion(), Bandit: sel.bandit, Directed: sel.dir}
@@ -235,7 +234,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	switch {
 	case cp.Version != checkpointVersion:
 		return false, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
-	case cp.CampaignSum != sha256.Sum256(c.Source):
+	case cp.CampaignSum != c.sum():
 		return false, fmt.Errorf("%s: %w; resume with the same file or use a new --out", dir, ErrCampaignChanged)
 	case !slices.Equal(cp.params(), netenv.ParamNames()):
 		return false, fmt.Errorf("%s: the checkpoint's parameters of P are %v, this build's are %v: resume it with the build that wrote it, or use a new --out", checkpointPath(dir, method), cp.params(), netenv.ParamNames())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
 )
@@ -32,7 +31,7 @@ type executor interface {
 // newExecutor returns the executor that opt asks for.
 func newExecutor(ctx context.Context, c *Campaign, space coverage.Space, opt Options) (executor, error) {
 	if opt.Executor != nil {
-		h := CampaignHeader{Path: c.Path, Source: c.Source, Subject: opt.Subject.Name(), Program: corpus.ProgramVersion()}
+		h := c.Header(opt.Subject.Name())
 		x, err := opt.Executor(ctx, h)
 		if err != nil {
 			return nil, fmt.Errorf("executor: %w", err)

@@ -88,7 +88,7 @@ type isolated struct {
 }
 
 func newIsolated(ctx context.Context, c *Campaign, opt Options) executor {
-	h := CampaignHeader{Path: c.Path, Source: c.Source, Subject: opt.Subject.Name(), Program: corpus.ProgramVersion()}
+	h := c.Header(opt.Subject.Name())
 	return startIsolated(ctx, h, c.Space, opt.IsolateOptions, opt.Workers, opt.Logger)
 }
 

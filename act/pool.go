@@ -30,7 +30,7 @@ func NewWorkerPool(ctx context.Context, h CampaignHeader, opt IsolateOptions, pr
 	if h.Program != corpus.ProgramVersion() {
 		return nil, fmt.Errorf("the campaign was started by build %q and this worker is build %q: its results would not replay from the coordinator's seeds", h.Program, corpus.ProgramVersion())
 	}
-	c, err := ParseCampaign(h.Path, h.Source)
+	c, err := parseCampaign(h.Path, h.Source, h.LinkTraces)
 	if err != nil {
 		return nil, fmt.Errorf("campaign: %w", err)
 	}

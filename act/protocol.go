@@ -37,11 +37,15 @@ package act
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
 	"fmt"
+	"github.com/actfuzz/actfuzz/netenv"
 	"io"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/actfuzz/actfuzz/corpus"
 )
@@ -68,6 +72,31 @@ type CampaignHeader struct {
 	Source  []byte // the campaign YAML as read (Campaign.Source)
 	Subject string // netenv.Subject name: native, ns3, gvisor
 	Program string // corpus.ProgramVersion() of the coordinator
+	// LinkTraces are the user's trace files the campaign names
+	// (link_traces:), with their content: a worker needs no copy.
+	LinkTraces []*netenv.LinkTraceFile
+}
+
+// TraceSums lists the SHA-256 of the header's trace files, for the sums
+// that identify a campaign ("" without any, so that those stay as they
+// were).
+func (h CampaignHeader) TraceSums() string {
+	var b strings.Builder
+	for _, f := range h.LinkTraces {
+		b.WriteString("|" + f.Name + ":" + f.SHA256)
+	}
+	return b.String()
+}
+
+// sum identifies the campaign's content in checkpoints: the YAML, and the
+// trace files it names (their content may change under the same name).
+func (c *Campaign) sum() [32]byte {
+	return sha256.Sum256(append(slices.Clip(c.Source), c.Header("").TraceSums()...))
+}
+
+// Header is the campaign's header for subject.
+func (c *Campaign) Header(subject string) CampaignHeader {
+	return CampaignHeader{Path: c.Path, Source: c.Source, Subject: subject, Program: corpus.ProgramVersion(), LinkTraces: c.LinkTraces}
 }
 
 // WorkItem is one configuration with its index in the campaign.

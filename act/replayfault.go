@@ -21,7 +21,7 @@ func ReplayIsolated(ctx context.Context, s *corpus.Seed, opt IsolateOptions) (*c
 	src := seedCampaign(s)
 	// The worker checks the campaign against the seed's subject, which
 	// it opens (a seed of ns-3 names TcpCubic).
-	c, err := parseCampaign("seed", src)
+	c, err := parseCampaign("seed", src, s.LinkTraces)
 	if err != nil {
 		return nil, fmt.Errorf("seed as a campaign: %w", err)
 	}
@@ -31,7 +31,7 @@ func ReplayIsolated(ctx context.Context, s *corpus.Seed, opt IsolateOptions) (*c
 	if subject == "" {
 		subject = "native"
 	}
-	e := startIsolated(ctx, CampaignHeader{Path: "seed", Source: src, Subject: subject, Program: corpus.ProgramVersion()}, c.Space, opt, 1, nil)
+	e := startIsolated(ctx, c.Header(subject), c.Space, opt, 1, nil)
 	defer e.close()
 	e.dispatch(0, []Config{{Seed: s.Seed, Schedule: s.Schedule}})
 	select {
@@ -62,6 +62,17 @@ func seedCampaign(s *corpus.Seed) []byte {
 	}
 	if s.Bytes > 0 {
 		b = fmt.Appendf(b, "bytes: %d\n", s.Bytes)
+	}
+	if len(s.LinkTraces) > 0 {
+		// The names only: the content travels in the header.
+		b = append(b, "link_traces: ["...)
+		for i, f := range s.LinkTraces {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = fmt.Appendf(b, "%q", f.Name)
+		}
+		b = append(b, "]\n"...)
 	}
 	return fmt.Appendf(b, "sack: %v\nhandshake: %v\n", s.SACK, s.Handshake)
 }

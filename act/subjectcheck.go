@@ -30,7 +30,13 @@ func (e *lacksError) Is(target error) bool { return target == ErrSubjectLacks }
 // against what the subject provides (CheckSubject) instead of the native
 // subject's.
 func ParseCampaignFor(path string, src []byte, caps netenv.Capabilities) (*Campaign, error) {
-	c, err := parseCampaign(path, src)
+	return parseCampaignFor(path, src, nil, caps)
+}
+
+// parseCampaignFor is ParseCampaignFor with the trace files read before
+// (parseCampaign).
+func parseCampaignFor(path string, src []byte, traces []*netenv.LinkTraceFile, caps netenv.Capabilities) (*Campaign, error) {
+	c, err := parseCampaign(path, src, traces)
 	if err != nil {
 		return nil, err
 	}

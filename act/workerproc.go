@@ -144,7 +144,7 @@ type served struct {
 }
 
 func headerSum(h CampaignHeader) [32]byte {
-	return sha256.Sum256(fmt.Appendf(nil, "%d:%s%d:%s%s", len(h.Path), h.Path, len(h.Subject), h.Subject, h.Source))
+	return sha256.Sum256(fmt.Appendf(nil, "%d:%s%d:%s%s%s", len(h.Path), h.Path, len(h.Subject), h.Subject, h.Source, h.TraceSums()))
 }
 
 func (s *served) serves(h CampaignHeader) bool { return s.sum == headerSum(h) }
@@ -167,7 +167,7 @@ func serve(w Work, open func(string) (netenv.Subject, error)) (*served, error) {
 	if err != nil {
 		return nil, fmt.Errorf("subject: %w", err)
 	}
-	c, err := ParseCampaignFor(h.Path, h.Source, subj.Capabilities())
+	c, err := parseCampaignFor(h.Path, h.Source, h.LinkTraces, subj.Capabilities())
 	if err != nil {
 		if cl, ok := subj.(io.Closer); ok {
 			_ = cl.Close()

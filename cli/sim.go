@@ -155,6 +155,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	handshake := fs.Bool("handshake", false, "open the connection with SYN and SYN-ACK first (native subject; ns-3 and gVisor always do)")
 	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	var traceFiles stringList
+	fs.Var(&traceFiles, "link-trace-file", "a Mahimahi trace `FILE` of your own: the first is --link_trace user1, the next user2 … (up to 4; repeat the flag)")
 	_ = addVerbosityFlags(fs)
 	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3), gvisor or linux (the running kernel, in network namespaces; root)")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
@@ -190,6 +192,18 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	setup := netenv.Setup{CCAI: []string{*cca}, Bytes: *bytes, SACK: *sack, Profile: prof, Handshake: *handshake}
+	if len(traceFiles) > netenv.MaxLinkTraceFiles {
+		fmt.Fprintf(stderr, "actfuzz sim: --link-trace-file: %d files, at most %d\n", len(traceFiles), netenv.MaxLinkTraceFiles)
+		return exitUsage
+	}
+	for _, p := range traceFiles {
+		f, err := netenv.ReadLinkTraceFile(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz sim: --link-trace-file: %v\n", err)
+			return exitUsage
+		}
+		setup.LinkTraces = append(setup.LinkTraces, f)
+	}
 	cfg := setup.Config(*seed, netenv.Constant(env))
 	cfg.HashTrace = true
 	if err := checkConfig(subj, &cfg); err != nil {
@@ -251,3 +265,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  trace sha256 %s\n", res.TraceSHA256)
 	return 0
 }
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }

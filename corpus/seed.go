@@ -56,8 +56,11 @@ type Seed struct {
 	// on: that subject's runs are the kernel's, and statistical.
 	Kernel   string          `json:"kernel,omitempty"`
 	Schedule netenv.Schedule `json:"schedule,omitempty"`
-	Finding  *Finding        `json:"finding,omitempty"`
-	Witness  *Witness        `json:"witness,omitempty"`
+	// LinkTraces are the user's trace files (link_trace user1 …), with
+	// their content, so the seed replays anywhere.
+	LinkTraces []*netenv.LinkTraceFile `json:"link_traces,omitempty"`
+	Finding    *Finding                `json:"finding,omitempty"`
+	Witness    *Witness                `json:"witness,omitempty"`
 	// Pinned, on a native seed, gives a window of packets fixed extra
 	// delays on top of the seed's own random ones (actfuzz sym --seed):
 	// see PinnedDelays.
@@ -137,7 +140,7 @@ func nonFinite(f float64) string {
 func NewSeed(subject string, st netenv.Setup, e uint64, sched netenv.Schedule) *Seed {
 	return &Seed{Version: SeedVersion, Program: ProgramVersion(), Subject: subject, CCAI: slices.Clone(st.CCAI),
 		Profile: st.Profile.String(), Topology: st.Topology, Bytes: st.Bytes, SACK: st.SACK, Handshake: st.Handshake,
-		Seed: e, Schedule: sched}
+		Seed: e, Schedule: sched, LinkTraces: st.LinkTraces}
 }
 
 // Setup is the seed's fixed part, NewSeed's inverse.
@@ -146,7 +149,11 @@ func (s *Seed) Setup() (netenv.Setup, error) {
 	if err != nil {
 		return netenv.Setup{}, fmt.Errorf("profile: %w", err)
 	}
-	return netenv.Setup{CCAI: s.CCAI, Topology: s.Topology, Profile: prof, Bytes: s.Bytes, SACK: s.SACK, Handshake: s.Handshake}, nil
+	if err := netenv.LoadLinkTraces(s.LinkTraces); err != nil {
+		return netenv.Setup{}, err
+	}
+	return netenv.Setup{CCAI: s.CCAI, Topology: s.Topology, Profile: prof, Bytes: s.Bytes, SACK: s.SACK, Handshake: s.Handshake,
+		LinkTraces: s.LinkTraces}, nil
 }
 
 // Config converts a seed into a run configuration.

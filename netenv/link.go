@@ -89,6 +89,9 @@ type LinkConfig[P LinkPacket] struct {
 	// Deliver takes a packet that left the link: it reaches the far end
 	// after delay; uncertain is the hook's variable (0: none).
 	Deliver func(p P, delay time.Duration, uncertain int16)
+	// UserTraces are the loaded trace files link_trace user1 … user4 name
+	// (Config.LinkTraces).
+	UserTraces []*LinkTraceFile
 }
 
 // Link is one direction of a link carrying packets of type P.

@@ -10,12 +10,13 @@ import (
 	"github.com/actfuzz/actfuzz/netenv/linktrace"
 )
 
-// LinkTrace is the link_trace parameter: 0 for none (a fixed-rate link), else
-// 1 + the index of a shipped trace in linktrace.Names.
+// LinkTrace is the link_trace parameter: 0 for none (a fixed-rate link),
+// 1 + the index of a shipped trace in linktrace.Names, or one of the user's
+// trace files (user1 … user4: the setup's LinkTraces, in order).
 type LinkTrace uint8
 
 // LinkTraceNames are the values of the link_trace parameter.
-var LinkTraceNames = append([]string{"none"}, linktrace.Names...)
+var LinkTraceNames = append(append([]string{"none"}, linktrace.Names...), "user1", "user2", "user3", "user4")
 
 func (t LinkTrace) String() string {
 	if int(t) < len(LinkTraceNames) {
@@ -60,9 +61,16 @@ func (l *Link[P]) applyTrace(e *Env) {
 		l.trace = nil
 		return
 	}
-	tr, err := linktrace.Shipped(e.Trace.String())
-	if err != nil {
-		panic("netenv: shipped trace: " + err.Error()) // embedded and tested
+	var tr *linktrace.Trace
+	if e.Trace >= firstUserTrace {
+		// Config.Validate checked that the file is there and loaded.
+		tr = l.cfg.UserTraces[e.Trace-firstUserTrace].Trace()
+	} else {
+		var err error
+		tr, err = linktrace.Shipped(e.Trace.String())
+		if err != nil {
+			panic("netenv: shipped trace: " + err.Error()) // embedded and tested
+		}
 	}
 	scale := e.TraceScale
 	if scale <= 0 {

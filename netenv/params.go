@@ -219,7 +219,7 @@ var params = [...]Param{
 		set: func(e *Env, v float64) { e.AckAggMax = int(math.Round(v)) },
 	},
 	{
-		Name: "link_trace", Doc: "a trace-driven bottleneck (Mahimahi format, shipped traces; none: the fixed rate bw)",
+		Name: "link_trace", Doc: "a trace-driven bottleneck (Mahimahi format: the shipped traces, or user1 … user4, your files: a campaign's link_traces:, sim's --link-trace-file; none: the fixed rate bw)",
 		Kind: Categorical, Values: LinkTraceNames,
 		Default: 0, Range: Range{Values: LinkTraceNames[:1]},
 		Simplify: []Simplification{setTo("fixed-rate link", StageRemove, 0)},

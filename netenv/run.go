@@ -48,6 +48,9 @@ type Config struct {
 	// Handshake opens every connection with SYN and SYN-ACK before data
 	// (native subject; ns-3 and gVisor always do).
 	Handshake bool
+	// LinkTraces are the user's trace files that link_trace user1 …
+	// user4 name (Setup.LinkTraces), loaded.
+	LinkTraces []*LinkTraceFile
 }
 
 // FlowResult is the outcome of one flow.
@@ -140,7 +143,10 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("topology %q: want %s, %s or %s", c.Topology, TopoSingleLink, TopoDumbbell, TopoParkingLot)
 	}
-	return c.Schedule.Validate()
+	if err := c.Schedule.Validate(); err != nil {
+		return err
+	}
+	return checkUserTraces(c.Schedule, c.LinkTraces)
 }
 
 // run holds one native simulation.
@@ -260,7 +266,7 @@ func (r *run) buildTopology(env *Env) {
 		}
 		cfg := LinkConfig[*sim.Packet]{
 			Kind: spec.Kind, Node: l.node, Seed: r.cfg.Seed, Index: uint64(i),
-			Drop: r.sim.FreePacket,
+			Drop: r.sim.FreePacket, UserTraces: r.cfg.LinkTraces,
 			Deliver: func(p *sim.Packet, delay time.Duration, u int16) {
 				h, node := route(p)
 				p.Arrival.Uncertain = u

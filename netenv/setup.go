@@ -14,12 +14,15 @@ type Setup struct {
 	Bytes     uint64       // per flow
 	SACK      bool         //
 	Handshake bool         // open connections with SYN/SYN-ACK (native subject)
+	// LinkTraces are the user's trace files, link_trace user1 … user4
+	// (at most MaxLinkTraceFiles), loaded (LoadLinkTraces).
+	LinkTraces []*LinkTraceFile
 }
 
 // Config is the run of s with seed e and schedule sched.
 func (s *Setup) Config(seed uint64, sched Schedule) Config {
 	cfg := Config{Seed: seed, Schedule: sched, Topology: s.Topology, SACK: s.SACK, Profile: s.Profile, Handshake: s.Handshake,
-		Flows: make([]Flow, len(s.CCAI))}
+		Flows: make([]Flow, len(s.CCAI)), LinkTraces: s.LinkTraces}
 	for i, name := range s.CCAI {
 		cfg.Flows[i] = Flow{CCA: name, Bytes: s.Bytes}
 	}

@@ -95,7 +95,8 @@ const maxRecord = 1 << 20
 
 // sameHeader says whether two campaign headers name the same campaign.
 func sameHeader(a, b act.CampaignHeader) bool {
-	return a.Path == b.Path && a.Subject == b.Subject && a.Program == b.Program && bytes.Equal(a.Source, b.Source)
+	return a.Path == b.Path && a.Subject == b.Subject && a.Program == b.Program && bytes.Equal(a.Source, b.Source) &&
+		a.TraceSums() == b.TraceSums()
 }
 
 // workSum is the SHA-256 (hex) of what a Work asks for: its campaign
@@ -115,6 +116,7 @@ func workSum(w act.Work) string {
 	str([]byte(w.Campaign.Subject))
 	str([]byte(w.Campaign.Program))
 	str(w.Campaign.Source)
+	str([]byte(w.Campaign.TraceSums()))
 	b = binary.AppendUvarint(b, w.BatchID)
 	nparams := len(netenv.ParamNames())
 	for _, it := range w.Items {

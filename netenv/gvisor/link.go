@@ -64,7 +64,7 @@ func (h *harness) buildLinks(env *netenv.Env) {
 		node := sim.NodeID(2 + i)
 		l := netenv.NewLink(h.sim, netenv.LinkConfig[*wirePkt]{
 			Kind: spec.Kind, Node: node, Seed: h.cfg.Seed, Index: uint64(i),
-			Drop: h.dropPkt,
+			Drop: h.dropPkt, UserTraces: h.cfg.LinkTraces,
 			Deliver: func(p *wirePkt, delay time.Duration, _ int16) {
 				if p.hop+1 < len(p.path) {
 					p.arr.Node = h.nodeOf[p.path[p.hop+1]]

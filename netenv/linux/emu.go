@@ -160,7 +160,7 @@ func newEmulator(cfg *netenv.Config, snd, rcv int, ports []uint16, capTime time.
 	for i, spec := range plan.Links {
 		l := netenv.NewLink(e.sim, netenv.LinkConfig[*packet]{
 			Kind: spec.Kind, Node: sim.NodeID(2 + i), Seed: cfg.Seed, Index: uint64(i),
-			Drop: e.freePkt,
+			Drop: e.freePkt, UserTraces: cfg.LinkTraces,
 			Deliver: func(p *packet, delay time.Duration, _ int16) {
 				e.sim.Schedule(p.arr, delay)
 			},
