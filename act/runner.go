@@ -100,6 +100,7 @@ type Runner struct {
 	// Directed ACT: per flow, each condition's branch distance (nil for
 	// one without), and the flow's previous observation.
 	dists   [][]*corpus.Distance
+	distEnv *netenv.Env // the environment the distances read p.X from
 	prevObs [][]float64
 	hasPrev []bool
 }
@@ -226,6 +227,7 @@ func (r *Runner) Run(ctx context.Context, g Config, batch *coverage.Batch) Outco
 	r.samples = 0
 	r.lastAt, r.lastFlow = 0, 0
 	r.watch.Start(g.Schedule)
+	r.distEnv = nil
 	if r.dists != nil {
 		clear(r.hasPrev)
 		out.Best, out.BestAt = make([]float64, len(r.c.Conditions)), make([]int64, len(r.c.Conditions))
@@ -317,6 +319,17 @@ func (r *Runner) distances(flow int, obs []float64, at time.Duration) {
 	if !r.hasPrev[flow] {
 		copy(prev, obs)
 		r.hasPrev[flow] = true
+	}
+	if env := r.watch.Env(); env != r.distEnv && env != nil {
+		// A new phase: p.X operands read its parameters.
+		for _, ds := range r.dists {
+			for _, d := range ds {
+				if d != nil {
+					d.SetEnv(env)
+				}
+			}
+		}
+		r.distEnv = env
 	}
 	for ci, d := range r.dists[flow] {
 		if d == nil {

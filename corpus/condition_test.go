@@ -193,3 +193,32 @@ func TestConditionParams(t *testing.T) {
 		t.Errorf("an unknown parameter: %v", err)
 	}
 }
+
+// A distance reads p.X from the environment it was given.
+func TestDistanceParams(t *testing.T) {
+	schema := SchemaFor("reno")
+	d, err := CompileDistance(ConditionSpec{Name: "c", When: "cwnd > p.buffer"}, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := make([]float64, len(schema))
+	obs[schema.Index("cwnd")] = 50
+	if v := d.Eval(obs, obs); v != 1 {
+		t.Errorf("distance %v before SetEnv, want 1 (unknown)", v)
+	}
+	env := netenv.DefaultEnv()
+	env.Buffer = 100
+	d.SetEnv(&env)
+	far := d.Eval(obs, obs)
+	env.Buffer = 60
+	d.SetEnv(&env)
+	near := d.Eval(obs, obs)
+	env.Buffer = 10
+	d.SetEnv(&env)
+	if !(far > near && near > 0) || d.Eval(obs, obs) != 0 {
+		t.Errorf("distances %v (buffer 100), %v (60), %v (10)", far, near, d.Eval(obs, obs))
+	}
+	if _, err := CompileDistance(ConditionSpec{Name: "c", When: `p.aqm == "red" && cwnd > 2`}, schema); err != nil {
+		t.Errorf("a categorical parameter against a string: %v", err)
+	}
+}

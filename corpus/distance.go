@@ -6,6 +6,8 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
+
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // Distance is a condition compiled into a branch distance over states, as
@@ -26,13 +28,24 @@ import (
 //	!p       pushed into p (De Morgan; a comparison is negated)
 //	true, false: 0 and 1
 //
-// Operands may be numbers, variables of the schema, prev.X, and + − * /
-// % and unary minus over them. Anything else (function calls, ?:, in,
+// Operands may be numbers, variables of the schema, prev.X, the
+// parameters in force p.X (SetEnv), and + − * / % and unary minus over
+// them. Anything else (function calls, ?:, in,
 // matches, a bare boolean variable) has no useful distance: Compile reports
 // it and the condition is left to coverage guidance alone.
 type Distance struct {
 	Name string
 	root dnode
+	// params are the parameters in force that p.X reads (SetEnv); NaN
+	// before SetEnv, whose distance is that of a state far away.
+	params []float64
+}
+
+// SetEnv sets the parameters of P in force, which p.X operands read.
+func (d *Distance) SetEnv(env *netenv.Env) {
+	for i := range d.params {
+		d.params[i] = env.Get(i)
+	}
 }
 
 // distEps is ε: strictness of > and <, and the distance of a numeric !=
@@ -58,12 +71,17 @@ func CompileDistance(spec ConditionSpec, schema Schema) (*Distance, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &dcompiler{schema: schema}
+	d := &Distance{Name: spec.Name, params: make([]float64, netenv.NumParams)}
+	for i := range d.params {
+		d.params[i] = math.NaN()
+	}
+	c := &dcompiler{schema: schema, params: d.params}
 	n, err := c.boolean(tree.Node)
 	if err != nil {
 		return nil, fmt.Errorf("condition %q: %w", spec.Name, err)
 	}
-	return &Distance{Name: spec.Name, root: n}, nil
+	d.root = n
+	return d, nil
 }
 
 // dnode is a boolean sub-expression: its distance, or that of its negation.
@@ -79,7 +97,10 @@ type vnode struct {
 	str    *string  // string constant
 }
 
-type dcompiler struct{ schema Schema }
+type dcompiler struct {
+	schema Schema
+	params []float64 // the Distance's, which p.X operands read
+}
 
 func norm(x float64) float64 {
 	if math.IsNaN(x) {
@@ -238,6 +259,14 @@ func (c *dcompiler) operand(n ast.Node) (vnode, error) {
 		if id, ok := x.Node.(*ast.IdentifierNode); ok && id.Value == "prev" {
 			if s, ok := x.Property.(*ast.StringNode); ok {
 				return c.variable(s.Value, true)
+			}
+		}
+		if id, ok := x.Node.(*ast.IdentifierNode); ok && id.Value == "p" {
+			if s, ok := x.Property.(*ast.StringNode); ok {
+				if i := netenv.ParamIndex(s.Value); i >= 0 {
+					ps := c.params
+					return vnode{val: func(_, _ []float64) float64 { return ps[i] }, values: netenv.ParamAt(i).Values}, nil
+				}
 			}
 		}
 	case *ast.UnaryNode:

@@ -96,6 +96,15 @@ func (w *Watcher) Start(sched netenv.Schedule) {
 	}
 }
 
+// Env is the environment in force at the last record (nil without a
+// schedule, Start).
+func (w *Watcher) Env() *netenv.Env {
+	if len(w.sched) == 0 {
+		return nil
+	}
+	return &w.sched[w.phase].Env
+}
+
 // followSchedule moves to the phase in force at t (records come in time
 // order; a phase ends at its Until, the last one never).
 func (w *Watcher) followSchedule(t time.Duration) {
@@ -123,8 +132,8 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 		copy(prev, cur)
 		w.started[f] = true
 	}
+	w.followSchedule(r.Time)
 	if len(w.conds[f]) > 0 {
-		w.followSchedule(r.Time)
 		var err error
 		w.hits, err = w.evals[f].Eval(cur, prev, w.hits[:0])
 		if err != nil && w.Err == nil {
