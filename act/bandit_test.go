@@ -31,7 +31,11 @@ func TestStepBandit(t *testing.T) {
 			last := map[Step]int{}
 			for n := range 5000 {
 				s := b.pick(src, rng)
-				b.reward(s, s == tc.pays(n) && rng.IntN(2) == 0)
+				r := 0.0
+				if s == tc.pays(n) && rng.IntN(2) == 0 {
+					r = 1
+				}
+				b.reward(s, r)
 				if n >= 4000 {
 					last[s]++
 				}

@@ -432,13 +432,16 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				found[l] += merged[i-base].Found[l]
 			}
 			rep.StepSims[g.Step]++
-			// A step is rewarded for a new region at k = 16, a lower
-			// best distance to a condition (directed ACT), or an
-			// unusually large number of new fine states (bandit.go).
+			// A step is rewarded for a lower best distance to a
+			// condition (directed ACT), else for the new regions it
+			// found (bandit.go).
 			closer := sel.dir != nil && r.best != nil && sel.dir.add(c, i, g, r.best, r.bestAt)
 			if sel.bandit != nil && rewardK >= 0 {
-				fine := sel.bandit.fineNovelty(merged[i-base].Found[0])
-				sel.bandit.reward(g.Step, closer || fine || merged[i-base].Found[rewardK] > 0)
+				score := sel.bandit.yieldScore(merged[i-base].Found[0], merged[i-base].Found[rewardK])
+				if closer {
+					score = 1
+				}
+				sel.bandit.reward(g.Step, score)
 			}
 			if sel.bandit != nil && rep.Sims+1 == sel.warm {
 				rep.Series.Mark(int64(sel.warm), "adaptive")
