@@ -23,10 +23,14 @@ const (
 	// head when the queuing delay stayed above target for an interval,
 	// then at intervals shrinking as 1/√count.
 	AQMCoDel
+	// AQMPIE is Proportional Integral controller Enhanced (RFC 8033): a
+	// drop probability updated every 15 ms from the queuing delay's
+	// distance to a 15 ms target and its trend, applied to arrivals.
+	AQMPIE
 )
 
 // AQMNames are the values of the aqm parameter, in AQM order.
-var AQMNames = [...]string{"droptail", "red", "codel"}
+var AQMNames = [...]string{"droptail", "red", "codel", "pie"}
 
 func (a AQM) String() string {
 	if int(a) < len(AQMNames) {
@@ -223,4 +227,121 @@ func dequeueCoDel[P LinkPacket](l *Link[P]) (P, bool) {
 		return p, ok
 	}
 	return p, true
+}
+
+// PIE's parameters: RFC 8033 §5's recommended defaults.
+const (
+	pieTarget   = 15 * time.Millisecond  // QDELAY_REF
+	pieTUpdate  = 15 * time.Millisecond  // T_UPDATE
+	pieMaxBurst = 150 * time.Millisecond // MAX_BURST
+	pieAlpha    = 0.125                  // Hz
+	pieBeta     = 1.25                   // Hz
+	// pieMarkECN: with ECN, a packet is marked instead of dropped while
+	// the drop probability is at most 10% (RFC 8033 §5.1).
+	pieMarkECN = 0.1
+)
+
+// pie is the state of a PIE queue (RFC 8033 §4). The drop probability is
+// updated every T_UPDATE; instead of a timer event, every enqueue and
+// dequeue first runs the updates that fell due since the last one, each
+// with the queuing delay the queue had at its moment (the queue does not
+// change between two of our events), which is what a periodic timer would
+// compute, without an event per 15 ms on every link of every run.
+type pie struct {
+	prob       float64
+	qdelayOld  time.Duration
+	burst      time.Duration // the burst allowance left
+	nextUpdate time.Duration
+	rng        *rand.Rand
+}
+
+// reset starts a PIE queue at now (RFC 8033 §4.1: a full burst
+// allowance, no drops).
+func (p *pie) reset(now time.Duration, rng *rand.Rand) {
+	*p = pie{burst: pieMaxBurst, nextUpdate: now + pieTUpdate, rng: rng}
+}
+
+// catchUp runs the probability updates due by now. qdelay(t) is the
+// queuing delay at t: the head packet's wait so far, by timestamps (RFC
+// 8033 §5.2's alternative to a departure-rate estimate).
+func (p *pie) catchUp(now time.Duration, qdelay func(t time.Duration) time.Duration, empty bool) {
+	for p.nextUpdate <= now {
+		if empty && p.prob == 0 && p.qdelayOld == 0 && p.burst == pieMaxBurst {
+			// The fixed point of an idle queue: skip to the last
+			// update due.
+			p.nextUpdate += (now - p.nextUpdate) / pieTUpdate * pieTUpdate
+		}
+		p.update(qdelay(p.nextUpdate))
+		p.nextUpdate += pieTUpdate
+	}
+}
+
+// update is RFC 8033 §4.2's calculate_drop_prob and §4.3's burst
+// allowance, at one T_UPDATE.
+func (p *pie) update(qdelay time.Duration) {
+	d := float64(pieAlpha*(qdelay-pieTarget).Seconds()) + float64(pieBeta*(qdelay-p.qdelayOld).Seconds())
+	// Auto-tuning: the smaller the probability, the smaller its steps,
+	// so that a light load is controlled as smoothly as a heavy one.
+	switch {
+	case p.prob < 0.000001:
+		d /= 2048
+	case p.prob < 0.00001:
+		d /= 512
+	case p.prob < 0.0001:
+		d /= 128
+	case p.prob < 0.001:
+		d /= 32
+	case p.prob < 0.01:
+		d /= 8
+	case p.prob < 0.1:
+		d /= 2
+	}
+	// Above 10%, at most 2% a step, so one burst cannot drive the
+	// probability to 1.
+	if p.prob >= 0.1 && d > 0.02 {
+		d = 0.02
+	}
+	p.prob += d
+	if qdelay == 0 && p.qdelayOld == 0 {
+		// An idle queue: the probability decays by 2% a step.
+		p.prob *= 0.98
+	}
+	if qdelay > 250*time.Millisecond {
+		// A delay far above any target: add 2% at once.
+		p.prob += 0.02
+	}
+	p.prob = min(max(p.prob, 0), 1)
+	p.qdelayOld = qdelay
+	p.burst = max(0, p.burst-pieTUpdate)
+	if p.prob == 0 && qdelay < pieTarget/2 && p.qdelayOld < pieTarget/2 {
+		p.burst = pieMaxBurst
+	}
+}
+
+// dropEarly is RFC 8033 §4.1's drop_early for an arrival to a queue of
+// queued packets: whether PIE signals congestion with it.
+func (p *pie) dropEarly(queued int) bool {
+	switch {
+	case p.burst > 0:
+		return false
+	case p.qdelayOld < pieTarget/2 && p.prob < 0.2:
+		return false
+	case queued < 2: // fewer than two MTU-sized packets (ours are at most one MTU)
+		return false
+	}
+	return p.rng.Float64() < p.prob
+}
+
+// pieCatchUp runs l's PIE updates due by now (pie.catchUp).
+func (l *Link[P]) pieCatchUp() {
+	l.pie.catchUp(l.sim.Now(), l.headWait, l.qLen == 0)
+}
+
+// headWait is how long the packet at the head of the queue has waited at
+// t (0 with an empty queue).
+func (l *Link[P]) headWait(t time.Duration) time.Duration {
+	if l.qLen == 0 {
+		return 0
+	}
+	return max(0, t-l.qAt[l.qHead])
 }

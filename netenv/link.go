@@ -125,6 +125,7 @@ type Link[P LinkPacket] struct {
 	aqm    AQM
 	red    red
 	codel  codel
+	pie    pie
 	police policer
 	ecn    bool // marks instead of dropping (RFC 3168 §5)
 	ecnK   int  // step marking threshold, packets (0: none)
@@ -229,6 +230,20 @@ func (l *Link[P]) Send(p P) {
 // enqueue starts a packet's transmission or queues it; a full buffer
 // drops it (drop-tail), and RED may drop it early.
 func (l *Link[P]) enqueue(p P) {
+	if l.aqm == AQMPIE {
+		l.pieCatchUp()
+		if l.pie.dropEarly(l.qLen) {
+			// ECN marks while the probability is low; above, PIE
+			// drops even an ECN-capable packet (RFC 8033 §5.1).
+			if l.pie.prob > pieMarkECN {
+				l.aqmDrop(p)
+				return
+			}
+			if !l.congest(p) {
+				return
+			}
+		}
+	}
 	if l.aqm == AQMRED {
 		switch l.red.arrive(l.sim.Now(), l.qLen, l.typicalTx()) {
 		case redEarly:
@@ -283,6 +298,9 @@ func (l *Link[P]) next() (P, bool) {
 	if l.aqm == AQMCoDel {
 		return dequeueCoDel(l)
 	}
+	if l.aqm == AQMPIE {
+		l.pieCatchUp()
+	}
 	p, _, ok := l.pop()
 	return p, ok
 }
@@ -313,6 +331,8 @@ func (l *Link[P]) applyAQM(e *Env) {
 		// A new discipline starts from a clean state; the queue stays.
 		l.red = red{rng: l.red.rng, idle: l.qLen == 0 && !l.busy, idleSince: l.sim.Now()}
 		l.codel = codel{}
+		// PIE draws from RED's stream: only one of them runs at a time.
+		l.pie.reset(l.sim.Now(), l.red.rng)
 	}
 	l.aqm = e.AQM
 	l.codel.target, l.codel.interval = codelTarget, codelInterval

@@ -179,7 +179,7 @@ var params = [...]Param{
 	// not name them (a one-point range), so P and every draw of ACT are
 	// the paper's unless a campaign asks for them.
 	{
-		Name: "aqm", Doc: "queue discipline of the bottleneck (RED with ns-3's defaults; CoDel per RFC 8289)",
+		Name: "aqm", Doc: "queue discipline of the bottleneck (RED with ns-3's defaults; CoDel per RFC 8289; PIE per RFC 8033, 15 ms target)",
 		Kind: Categorical, Values: AQMNames[:],
 		Default: float64(AQMDropTail), Range: Range{Values: []string{AQMNames[AQMDropTail]}},
 		Simplify: []Simplification{setTo("drop-tail queue", StageRemove, float64(AQMDropTail))},

@@ -11,9 +11,9 @@ import (
 
 // TestQueueDisciplines: over a 1,000-packet buffer at 10 Mbit/s (1.2 s of
 // queue), a CUBIC flow fills the drop-tail queue (bufferbloat), while CoDel
-// holds the queuing delay near its 5 ms target and RED near its 5–15
-// packet thresholds; both drop by their own decision, which drop-tail
-// never does.
+// holds the queuing delay near its 5 ms target, RED near its 5–15 packet
+// thresholds and PIE near its 15 ms target; they drop by their own
+// decision, which drop-tail never does.
 func TestQueueDisciplines(t *testing.T) {
 	base := netenv.DefaultEnv()
 	base.Loss, base.BW, base.Delay, base.Buffer = 0, 10, 20, 1000
@@ -27,6 +27,8 @@ func TestQueueDisciplines(t *testing.T) {
 		{aqm: netenv.AQMCoDel, minRTT: 40, maxRTT: 70, aqmDrops: true},
 		{aqm: netenv.AQMCoDel, target: 30, minRTT: 55, maxRTT: 120, aqmDrops: true},
 		{aqm: netenv.AQMRED, minRTT: 40, maxRTT: 70, aqmDrops: true},
+		// PIE holds the queuing delay near its 15 ms target.
+		{aqm: netenv.AQMPIE, minRTT: 45, maxRTT: 85, aqmDrops: true},
 	} {
 		env := base
 		env.AQM, env.CoDelTarget = tc.aqm, tc.target
@@ -173,6 +175,9 @@ func TestECN(t *testing.T) {
 		alphaRange [2]float64
 	}{
 		{name: "cubic red ecn", cca: "cubic", ecn: true, aqm: netenv.AQMRED, marks: true, maxDrops: 20, maxSRTT: 5},
+		// PIE marks while its probability is at most 10% (RFC 8033 §5.1)
+		// and holds the delay near its 15 ms target.
+		{name: "cubic pie ecn", cca: "cubic", ecn: true, aqm: netenv.AQMPIE, marks: true, maxDrops: 20, maxSRTT: 30},
 		{name: "cubic red no ecn", cca: "cubic", aqm: netenv.AQMRED, maxDrops: 1 << 30, maxSRTT: 5},
 		{name: "dctcp step K=20", cca: "dctcp", ecn: true, k: 20, marks: true, maxDrops: 0, maxSRTT: 5, alphaRange: [2]float64{0.01, 0.9}},
 		// CoDel acts only after an interval above target: slow start
