@@ -241,6 +241,12 @@ const (
 	pieMarkECN = 0.1
 )
 
+// pieTuning is RFC 8033 §4.2's auto-tuning table: below a probability, the
+// update's step is divided by div.
+var pieTuning = [...]struct{ below, div float64 }{
+	{0.000001, 2048}, {0.00001, 512}, {0.0001, 128}, {0.001, 32}, {0.01, 8}, {0.1, 2},
+}
+
 // pie is the state of a PIE queue (RFC 8033 §4). The drop probability is
 // updated every T_UPDATE; instead of a timer event, every enqueue and
 // dequeue first runs the updates that fell due since the last one, each
@@ -282,19 +288,11 @@ func (p *pie) update(qdelay time.Duration) {
 	d := float64(pieAlpha*(qdelay-pieTarget).Seconds()) + float64(pieBeta*(qdelay-p.qdelayOld).Seconds())
 	// Auto-tuning: the smaller the probability, the smaller its steps,
 	// so that a light load is controlled as smoothly as a heavy one.
-	switch {
-	case p.prob < 0.000001:
-		d /= 2048
-	case p.prob < 0.00001:
-		d /= 512
-	case p.prob < 0.0001:
-		d /= 128
-	case p.prob < 0.001:
-		d /= 32
-	case p.prob < 0.01:
-		d /= 8
-	case p.prob < 0.1:
-		d /= 2
+	for _, t := range pieTuning {
+		if p.prob < t.below {
+			d /= t.div
+			break
+		}
 	}
 	// Above 10%, at most 2% a step, so one burst cannot drive the
 	// probability to 1.
