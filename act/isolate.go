@@ -350,16 +350,26 @@ func startProc(ctx context.Context, argv []string) (*proc, error) {
 	if p.in, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
-	out, err := p.cmd.StdoutPipe()
+	// Our own pipe, not StdoutPipe: Wait closes StdoutPipe's read end as
+	// soon as the process has exited, and Wait runs concurrently with the
+	// reader below, so the last results a dying worker wrote (complete,
+	// flushed) could be lost and its fault charged to a configuration it
+	// had finished. This pipe ends only when the reader has read all.
+	out, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	p.cmd.Stdout = outW
 	if err := p.cmd.Start(); err != nil {
+		out.Close()
+		outW.Close()
 		return nil, fmt.Errorf("starting worker %q: %w", argv[0], err)
 	}
+	outW.Close() // the worker holds its own copy
 	p.bw = bufio.NewWriter(p.in)
 	go func() {
 		defer close(p.msgs)
+		defer out.Close()
 		br := bufio.NewReader(out)
 		for {
 			m, err := ReadMessage(br)
