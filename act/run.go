@@ -408,7 +408,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	if sym != nil {
 		// A window an interrupted campaign left pending runs first, as
 		// it would have before the next batch was chosen.
-		if err := sym.resume(ctx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
+		if err := sym.runPending(ctx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
 			return rep, err
 		}
 	}
@@ -488,7 +488,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 			if sym != nil && rewardK >= 0 {
 				m := &merged[i-base]
-				sym.consider(i, g, r.events, closer, closerAt, m.Found[rewardK], m.FirstAt[rewardK], r.fault != nil)
+				sym.consider(i, g, r.events, closer, closerAt, m.Found[rewardK], m.LastAt[rewardK], r.fault != nil)
 			}
 			if sel.bandit != nil && rewardK >= 0 {
 				sel.bandit.reward(g.Step, closer || merged[i-base].Found[rewardK] > 0)

@@ -21,8 +21,12 @@ import (
 // earlier one went — a region at k = 16 (κ when S has no k = 16) that no
 // configuration had, or, with directed ACT, a best distance to a condition
 // lower than any before — the n data segments of flow 0 just before that
-// moment get symbolic extra delays and every equivalence class of their
-// orders is run (corpus.ExploreSeed: "symbolic plus random", the
+// moment get symbolic extra delays. For new regions the moment is the
+// latest first visit of one (coverage.BatchResult.LastAt): the earliest is
+// mostly a run's first record in a fresh part of P, before any segment is
+// acknowledged and so before any window; the latest is the deepest point
+// of the run's excursion into new ground. Every equivalence class of the
+// window's orders is run (corpus.ExploreSeed: "symbolic plus random", the
 // packet-dynamics paper §III, every other packet keeping its seeded random
 // delay). Random testing is cheap where it is typical; the rare orders of a
 // few packets around a rare moment are where symbolic execution pays
@@ -196,9 +200,9 @@ type symState struct {
 	// simulations merged: the unit of the charge.
 	OrdEvents uint64
 	OrdSims   int
-	// Pending is the trigger of a window chosen but not committed (the
-	// campaign was interrupted during it): resume runs it first.
-	Pending *symTrigger
+	// Pending are the triggers of a batch still to try for its window
+	// (the campaign was interrupted during one): resume tries them first.
+	Pending []symTrigger
 }
 
 // meanEvents is the mean events of an ordinary simulation so far.
@@ -315,37 +319,34 @@ func (s *symStep) afterBatch(ctx context.Context, rep *Report, merged, budget in
 		}
 		return 0
 	})
-	for i := range min(len(cands), maxTries) {
-		t := cands[i]
-		s.st.Pending = &t
-		ran, err := s.window(ctx, rep, budget, merged, add)
-		if err != nil || ran {
-			if ran {
-				s.st.Next = merged + s.spec.Every
-			}
+	s.st.Pending = slices.Clone(cands[:min(len(cands), maxTries)])
+	return s.runPending(ctx, rep, merged, budget, add)
+}
+
+// runPending tries the pending triggers in order until one's window runs;
+// a cancelled context leaves the rest pending (checkpointed), and a
+// resumed campaign calls it again before anything else.
+func (s *symStep) runPending(ctx context.Context, rep *Report, merged, budget int, add func(w *symWindow, t *symTrigger)) error {
+	for len(s.st.Pending) > 0 {
+		ran, err := s.window(ctx, rep, &s.st.Pending[0], budget, merged, add)
+		if err != nil {
 			return err
 		}
+		if ran {
+			s.st.Next = merged + s.spec.Every
+			s.st.Pending = nil
+			return nil
+		}
+		s.st.Pending = s.st.Pending[1:]
 	}
+	s.st.Pending = nil
 	return nil
 }
 
-// resume runs a window left pending by an interrupted campaign.
-func (s *symStep) resume(ctx context.Context, rep *Report, merged, budget int, add func(w *symWindow, t *symTrigger)) error {
-	if s.st.Pending == nil {
-		return nil
-	}
-	ran, err := s.window(ctx, rep, budget, merged, add)
-	if err == nil && ran {
-		s.st.Next = merged + s.spec.Every
-	}
-	return err
-}
-
-// window runs the pending trigger's window and commits it; ran is false
-// when it could not be located (too early in the transfer) or no budget
-// is left. A cancelled context leaves it pending and uncommitted.
-func (s *symStep) window(ctx context.Context, rep *Report, budget, merged int, add func(w *symWindow, t *symTrigger)) (ran bool, err error) {
-	t := s.st.Pending
+// window runs trigger t's window and commits it; ran is false when it
+// could not be located (too early in the transfer). A cancelled context
+// leaves nothing committed.
+func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget, merged int, add func(w *symWindow, t *symTrigger)) (ran bool, err error) {
 	// The locating run and the branches fit in the budget left: each
 	// branch costs about one simulation (until branches restore from a
 	// snapshot of the window's start, issue 22 item 3).
@@ -389,7 +390,6 @@ func (s *symStep) window(ctx context.Context, rep *Report, budget, merged int, a
 		// The moment came before n segments were acknowledged.
 		s.st.Unlocated++
 		s.charge(w.events)
-		s.st.Pending = nil
 		return false, nil
 	case err != nil:
 		s.st.Errors++
@@ -407,7 +407,6 @@ func (s *symStep) window(ctx context.Context, rep *Report, budget, merged int, a
 		}
 	}
 	s.charge(w.events)
-	s.st.Pending = nil
 	add(w, t)
 	return true, nil
 }
