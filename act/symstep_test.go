@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
 )
@@ -219,4 +220,47 @@ symbolic: {n: 2, range_ms: [1, 60], every: 1, max_branches: 40}
 		t.Fatal(err)
 	}
 	t.Logf("found by the symbolic step: %s (delays %v ms); %v", filepath.Base(sym.Path), pinned.DelaysMS, rep.Symbolic)
+}
+
+// Every key of symbolic: is validated and a bad value names its field; the
+// step is off without the key and on with its defaults for symbolic: {}.
+func TestSymbolicKeys(t *testing.T) {
+	parse := func(sym string) (*Campaign, error) {
+		return ParseCampaign("c.yaml", []byte("ccai: [reno]\n"+sym))
+	}
+	c, err := parse("")
+	if err != nil || c.Symbolic != nil {
+		t.Fatalf("without the key: %v, %+v", err, c.Symbolic)
+	}
+	c, err = parse("symbolic: {}\n")
+	if err != nil || c.Symbolic == nil || c.Symbolic.N != DefaultSymN || c.Symbolic.Every != DefaultSymEvery ||
+		c.Symbolic.MaxBranches != DefaultSymMaxBranches || c.Symbolic.Hi != 200*time.Millisecond || !c.Symbolic.Reductions.I {
+		t.Fatalf("symbolic: {}: %v, %+v", err, c.Symbolic)
+	}
+	for _, tc := range []struct{ sym, field string }{
+		{"{n: 0}", "symbolic.n"},
+		{"{n: 9}", "symbolic.n"},
+		{"{range_ms: [5, 1]}", "symbolic.range_ms"},
+		{"{range_ms: [1]}", "symbolic.range_ms"},
+		{"{range_ms: [-1, 3]}", "symbolic.range_ms"},
+		{"{range_ms: [1.5, 3]}", "symbolic.range_ms"},
+		{"{res_ms: 0}", "symbolic.res_ms"},
+		{"{every: 0}", "symbolic.every"},
+		{"{max_branches: 0}", "symbolic.max_branches"},
+		{"{reductions: XYZ}", "symbolic.reductions"},
+		{"{reductions: SH}", "symbolic.reductions"},
+		{"{windows: 3}", "windows"},
+	} {
+		_, err := parse("symbolic: " + tc.sym + "\n")
+		if err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("symbolic: %s: %v, want an error naming %s", tc.sym, err, tc.field)
+		}
+	}
+	c, err = parse("symbolic: {n: 3, range_ms: [2, 100], res_ms: 2, every: 10, max_branches: 5, reductions: none}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp := c.Symbolic; sp.N != 3 || sp.Lo != 2*time.Millisecond || sp.Res != 2*time.Millisecond || sp.Every != 10 || sp.MaxBranches != 5 || sp.Reductions.I {
+		t.Fatalf("%+v", sp)
+	}
 }
