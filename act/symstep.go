@@ -180,6 +180,10 @@ type SymbolicStats struct {
 	Capped       int `json:"capped"`
 	BudgetCapped int `json:"budget_capped"`
 	Branches     int `json:"branches"`
+	// EventCapped counts the branches stopped at netenv's event cap (an
+	// ordinary simulation there is an "event-cap" fault; a branch there
+	// is only counted: its configuration's own run is not capped).
+	EventCapped int `json:"event_capped"`
 	// Events is every simulated event of the windows; Charged the
 	// simulation-equivalents charged for them against the budget.
 	Events  uint64 `json:"events"`
@@ -255,6 +259,7 @@ type symWindow struct {
 	events   uint64
 	branches int
 	capped   bool
+	evCapped int
 	hits     int
 	mismatch int
 }
@@ -370,6 +375,9 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 		OnBranch: func(b *symbolic.Branch, pin *corpus.PinnedDelays) error {
 			s.run.finish()
 			w.batches = append(w.batches, bw.batch)
+			if b.Events >= netenv.DefaultMaxEvents {
+				w.evCapped++
+			}
 			return s.branchFindings(ctx, base, pin, &bw.out, w, rep, seen)
 		},
 	})
@@ -397,6 +405,7 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 	}
 	s.st.Windows++
 	s.st.Branches += w.branches
+	s.st.EventCapped += w.evCapped
 	s.st.Hits += w.hits
 	s.st.Mismatch += w.mismatch
 	if w.capped {
@@ -479,6 +488,9 @@ func (st *SymbolicStats) String() string {
 	}
 	if st.BudgetCapped > 0 {
 		fmt.Fprintf(&b, "; %d capped by the budget left", st.BudgetCapped)
+	}
+	if st.EventCapped > 0 {
+		fmt.Fprintf(&b, "; %d branches stopped at the event cap", st.EventCapped)
 	}
 	if st.Unlocated > 0 {
 		fmt.Fprintf(&b, "; %d triggers too early for a window", st.Unlocated)

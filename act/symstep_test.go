@@ -16,18 +16,8 @@ import (
 // symCampaign is smallCampaign with the symbolic step on.
 func symCampaign(t *testing.T) *Campaign {
 	t.Helper()
-	c, err := ParseCampaign("c.yaml", []byte(`
-ccai: [reno]
-profile: linux-3.10
-bytes: 300000
-params:
-  bw: {min: 0.5, max: 50, step: 0.1}
-  delay: {min: 1, max: 200, step: 1}
-conditions:
-  - {name: undo-increase, when: 'prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd'}
-window: 64
-symbolic: {n: 2, range_ms: [1, 50], every: 64, max_branches: 6}
-`))
+	src := string(smallCampaign(t).Source) + "symbolic: {n: 2, range_ms: [1, 50], every: 64, max_branches: 6}\n"
+	c, err := ParseCampaign("c.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
