@@ -78,6 +78,9 @@ type Options struct {
 	// so far: `run` regenerates the HTML report from it (package report).
 	// The report's Wall is zero until the last call.
 	OnCheckpoint func(*Report)
+	// onSymBranch, if set, is called after each branch of a symbolic
+	// window (tests: an interruption inside a window).
+	onSymBranch func()
 }
 
 // DefaultLag is the lag between selection and merge, in batches, of a
@@ -289,7 +292,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if rs.Sym == nil {
 			rs.Sym = &symState{}
 		}
-		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups}
+		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch}
 		rep.Symbolic = &rs.Sym.SymbolicStats
 	}
 	// charged is the budget the symbolic step has spent, in

@@ -282,6 +282,8 @@ type symStep struct {
 	// that exists is counted, not replayed.
 	groups map[string]*FindingGroup
 	cands  []symTrigger // this batch's triggers
+	// onBranch is Options.onSymBranch.
+	onBranch func()
 }
 
 // consider records simulation idx's trigger, if it is one (merge order).
@@ -383,6 +385,9 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 			w.batches = append(w.batches, bw.batch)
 			if b.Events >= netenv.DefaultMaxEvents {
 				w.evCapped++
+			}
+			if s.onBranch != nil {
+				s.onBranch()
 			}
 			return s.branchFindings(ctx, base, pin, &bw.out, w, rep, seen)
 		},

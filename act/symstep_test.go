@@ -130,6 +130,31 @@ func TestSymbolicDeterministic(t *testing.T) {
 	if o := outcomeOf(c, resumed); !o.equal(outs[0]) {
 		t.Fatalf("resumed differs:\n%+v\n%+v", o, outs[0])
 	}
+
+	// Interrupted inside a window: the window stays pending in the
+	// checkpoint, uncommitted, and the resume runs it first.
+	cut = t.TempDir()
+	ctx, cancel = context.WithCancel(context.Background())
+	branches := 0
+	part, err := Run(ctx, c, Options{Budget: budget, Out: cut, Workers: 2, CheckpointEvery: 1,
+		onSymBranch: func() {
+			if branches++; branches == st.Branches/2 {
+				cancel()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Symbolic.Branches >= st.Branches/2 {
+		t.Fatalf("the cut campaign committed %d branches, the cut came at %d", part.Symbolic.Branches, st.Branches/2)
+	}
+	resumed, err = Run(context.Background(), c, Options{Budget: budget, Out: cut, Workers: 1, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := outcomeOf(c, resumed); !o.equal(outs[0]) {
+		t.Fatalf("resumed after a cut inside a window differs:\n%+v\n%+v", o, outs[0])
+	}
 	t.Logf("%d sims + %d sim-equivalents; symbolic: %v; regions %v", rep.Sims, st.Charged, st, outs[0].regions)
 }
 
