@@ -103,7 +103,8 @@ type Status struct {
 	// StoreFloor is the store's FloorK: counts at smaller k are estimates.
 	StoreFloor int `json:"-"`
 	// Elapsed is the campaign's wall time over every resume; Budget and
-	// Duration (0: none) are its limits.
+	// Duration (0: none) are its limits (Budget in simulations: the
+	// campaign's less what the symbolic step has charged so far).
 	Elapsed  time.Duration `json:"-"`
 	Budget   int           `json:"-"`
 	Duration time.Duration `json:"-"`
@@ -564,7 +565,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		if opt.Progress != nil {
 			st := rep.status(sel.step, elapsed())
-			st.Elapsed, st.Budget, st.Duration = elapsed(), opt.Budget, opt.Duration
+			st.Elapsed, st.Budget, st.Duration = elapsed(), opt.Budget-charged(), opt.Duration
 			opt.Progress(st)
 		}
 	}
