@@ -187,8 +187,8 @@ type SymbolicStats struct {
 	BudgetCapped int `json:"budget_capped"`
 	Branches     int `json:"branches"`
 	// EventCapped counts the branches stopped at netenv's event cap (an
-	// ordinary simulation there is an "event-cap" fault; a branch there
-	// is only counted: its configuration's own run is not capped).
+	// ordinary simulation there is an "event-cap" fault; a branch is
+	// counted here instead, its states and hits up to the cap kept).
 	EventCapped int `json:"event_capped"`
 	// Events is every simulated event of the windows; Charged the
 	// simulation-equivalents charged for them against the budget.
