@@ -56,7 +56,10 @@ type Campaign struct {
 	// (key memory:, e.g. "2GB"; default DefaultMemory; see coverage's
 	// "Memory budget").
 	Memory int64
-	Source []byte // the file as read
+	// Symbolic, when set, adds ACT's symbolic step (symstep.go; key
+	// symbolic:, off when absent).
+	Symbolic *SymbolicSpec
+	Source   []byte // the file as read
 }
 
 // DefaultMemory is the default budget of a campaign's coverage store.
@@ -122,6 +125,7 @@ type campaignFile struct {
 	Schedule   string                 `yaml:"schedule"`
 	Directed   string                 `yaml:"directed"`
 	Memory     string                 `yaml:"memory"`
+	Symbolic   *symbolicFile          `yaml:"symbolic"`
 }
 
 // readLinkTraces sets the setup's user trace files (link_trace user1 …)
@@ -325,6 +329,15 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 			return nil, fail(lineOf("memory"), "memory", "%v", err)
 		}
 		c.Memory = m
+	}
+	if cf.Symbolic != nil {
+		sp, err := parseSymbolic(cf.Symbolic, func(field, format string, a ...any) error {
+			return fail(lineOf("symbolic", field), "symbolic."+field, format, a...)
+		})
+		if err != nil {
+			return nil, err
+		}
+		c.Symbolic = sp
 	}
 	if _, ok := c.Space.Level(c.Kappa); !ok {
 		return nil, fail(lineOf("kappa"), "kappa", "%d is not a region size of S (a power of two ≤ %d)", c.Kappa, c.Space.MaxK())

@@ -38,6 +38,8 @@ type runState struct {
 	// Lag is Options.Lag (0 in checkpoints written before it existed:
 	// DefaultLag).
 	Lag int
+	// Sym is the symbolic step's state (nil when the campaign has none).
+	Sym *symState
 }
 
 // CheckpointInfo is what a checkpoint says about its run, for a command

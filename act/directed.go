@@ -60,15 +60,18 @@ func newDirectedState(conds int) *directedState {
 }
 
 // add records run idx of configuration g; it reports whether the run
-// lowered the best distance of any condition (the directed reward).
-func (d *directedState) add(c *Campaign, idx int, g Config, best []float64, at []int64) bool {
-	improved := false
+// lowered the best distance of any condition (the directed reward) and,
+// if so, when the first such condition's best was reached.
+func (d *directedState) add(c *Campaign, idx int, g Config, best []float64, at []int64) (improved bool, when int64) {
 	for ci, v := range best {
 		if ci >= len(d.Best) || math.IsInf(v, 1) || math.IsNaN(v) {
 			continue
 		}
 		b := d.Best[ci]
 		if len(b) == 0 || v < b[0].Dist {
+			if !improved {
+				when = at[ci]
+			}
 			improved = true
 		}
 		i, _ := slices.BinarySearchFunc(b, v, func(e dirEntry, v float64) int {
@@ -91,7 +94,7 @@ func (d *directedState) add(c *Campaign, idx int, g Config, best []float64, at [
 			d.S[ci] = slices.Delete(d.S[ci], 0, n-dirSamples)
 		}
 	}
-	return improved
+	return improved, when
 }
 
 // directed is the directed step; ok is false when no condition has a run

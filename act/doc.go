@@ -3,8 +3,11 @@
 // picks simulation configurations — the paper's four steps (uniform random
 // sampling until saturation, parameter estimation by interpolation and
 // gradient-steered extrapolation, parameter concatenation, condition
-// checking) and the RAN and MAN baselines — and the parallel runner behind
-// `actfuzz run` and `actfuzz compare`.
+// checking) and the RAN and MAN baselines, with the directed step
+// (directed.go), the adaptive schedule (bandit.go) and the symbolic step
+// (symstep.go: exhaustive delay windows at the moments a simulation went
+// where none had) — and the parallel runner behind `actfuzz run` and
+// `actfuzz compare`.
 //
 // Determinism: the selector works in fixed-size batches. Each batch is
 // chosen from the coverage store as it stood after the previous batch, and

@@ -94,7 +94,7 @@ func newExternal(x Executor, space coverage.Space) *external {
 				var r result
 				var err error
 				if len(m.States) == 0 && m.Fault != nil {
-					r = result{idx: m.Index, batch: b, fault: m.Fault, hits: m.Hits, mean: m.Mean, capped: m.Capped}
+					r = result{idx: m.Index, batch: b, fault: m.Fault, hits: m.Hits, mean: m.Mean, capped: m.Capped, events: m.Events}
 				} else if r, err = fromMessage(m, b); err != nil {
 					// The executor validates what it delivers: this is a bug.
 					select {

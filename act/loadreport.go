@@ -64,6 +64,9 @@ func LoadReport(dir, method string) (*Report, error) {
 	series := cp.Series
 	rep := &Report{Method: cp.Method, Sims: cp.Sims, Wall: cp.Run.Wall, Store: st, Series: &series, StepSims: cp.StepSims,
 		StepRegions: cp.StepRegions, Capped: cp.Capped, subjectName: cp.Subject, programVersion: cp.Program}
+	if cp.Run.Sym != nil {
+		rep.Symbolic = &cp.Run.Sym.SymbolicStats
+	}
 	for _, g := range cp.Groups {
 		seed := g.Seed
 		rep.Findings = append(rep.Findings, &FindingGroup{Seed: &seed, Count: g.Count, Path: g.Path, key: g.Key,

@@ -51,7 +51,7 @@ import (
 )
 
 // ProtocolVersion is the version of the worker protocol.
-const ProtocolVersion = 2 // 2: Result carries the directed step's best distances
+const ProtocolVersion = 3 // 2: Result carries the directed step's best distances; 3: and the simulated events
 
 // maxFrame bounds a frame (a Result holds one simulation's distinct states).
 const maxFrame = 1 << 30
@@ -138,6 +138,9 @@ type Result struct {
 	Hits   []Hit
 	Fault  *corpus.Finding // a fault of the subject (panic, nan, zero-cwnd, event-cap, …)
 	Capped bool            // stopped by the simulated-time cap
+	// Events is the number of simulated events: the unit the symbolic
+	// step's cost is measured in (symstep.go).
+	Events uint64
 }
 
 // Done follows the last Result of a Work.
@@ -179,8 +182,9 @@ type resultRare struct {
 // simulation, without gob's per-message type descriptions: uvarint
 // BatchID, zig-zag varint Index, uvarint length and the States bytes,
 // uvarint count and the IEEE 754 bits (little endian) of Mean, uvarint
-// count and, for each, the bits of Best and the zig-zag varint BestAt, a byte
-// Capped, then a byte 0, or 1 and the gob of {Hits, Fault}.
+// count and, for each, the bits of Best and the zig-zag varint BestAt,
+// uvarint Events, a byte Capped, then a byte 0, or 1 and the gob of {Hits,
+// Fault}.
 func (r Result) appendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, r.BatchID)
 	b = binary.AppendVarint(b, int64(r.Index))
@@ -195,6 +199,7 @@ func (r Result) appendBinary(b []byte) ([]byte, error) {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 		b = binary.AppendVarint(b, r.BestAt[i])
 	}
+	b = binary.AppendUvarint(b, r.Events)
 	b = append(b, boolByte(r.Capped))
 	if len(r.Hits) == 0 && r.Fault == nil {
 		return append(b, 0), nil
@@ -265,6 +270,11 @@ func decodeResult(b []byte) (Result, error) {
 	} else {
 		return r, bad
 	}
+	ev, n := binary.Uvarint(b)
+	if n <= 0 {
+		return r, bad
+	}
+	r.Events, b = ev, b[n:]
 	if len(b) < 2 || b[0] > 1 {
 		return r, bad
 	}

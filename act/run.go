@@ -78,6 +78,9 @@ type Options struct {
 	// so far: `run` regenerates the HTML report from it (package report).
 	// The report's Wall is zero until the last call.
 	OnCheckpoint func(*Report)
+	// onSymBranch, if set, is called after each branch of a symbolic
+	// window (tests: an interruption inside a window).
+	onSymBranch func()
 }
 
 // DefaultLag is the lag between selection and merge, in batches, of a
@@ -100,7 +103,8 @@ type Status struct {
 	// StoreFloor is the store's FloorK: counts at smaller k are estimates.
 	StoreFloor int `json:"-"`
 	// Elapsed is the campaign's wall time over every resume; Budget and
-	// Duration (0: none) are its limits.
+	// Duration (0: none) are its limits (Budget in simulations: the
+	// campaign's less what the symbolic step has charged so far).
 	Elapsed  time.Duration `json:"-"`
 	Budget   int           `json:"-"`
 	Duration time.Duration `json:"-"`
@@ -133,10 +137,13 @@ type Report struct {
 	// (ACT §4.2, Fig. 10: which step found what).
 	StepSims    map[Step]int
 	StepRegions map[Step][]uint64
-	Capped      int // runs stopped by the simulated-time cap
-	subject     netenv.Subject
-	elapsed     func() time.Duration // the campaign's wall time so far
-	program     string               // Options.Program
+	// Symbolic is what the symbolic step did (nil when the campaign has
+	// no symbolic: key); its simulation-equivalents are StepSims[StepSymbolic].
+	Symbolic *SymbolicStats
+	Capped   int // runs stopped by the simulated-time cap
+	subject  netenv.Subject
+	elapsed  func() time.Duration // the campaign's wall time so far
+	program  string               // Options.Program
 	// onCheckpoint is Options.OnCheckpoint; subjectName and programVersion
 	// are a loaded report's (LoadReport), whose subject is not running.
 	onCheckpoint   func(*Report)
@@ -192,6 +199,7 @@ type result struct {
 	hits   []Hit
 	fault  *corpus.Finding
 	capped bool
+	events uint64 // simulated events (the symbolic step's cost unit)
 }
 
 // Run runs a campaign with one method.
@@ -280,6 +288,22 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			keep = rs.Configs
 		}
 	}
+	var sym *symStep
+	if opt.Method == "act" && c.Symbolic != nil {
+		if rs.Sym == nil {
+			rs.Sym = &symState{}
+		}
+		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch}
+		rep.Symbolic = &rs.Sym.SymbolicStats
+	}
+	// charged is the budget the symbolic step has spent, in
+	// simulation-equivalents (symstep.go).
+	charged := func() int {
+		if sym == nil {
+			return 0
+		}
+		return sym.st.Charged
+	}
 	// Wall time and Duration count over every resume.
 	prior := rs.Wall
 	rs.Budget, rs.Duration, rs.Workers = opt.Budget, opt.Duration, opt.Workers
@@ -361,10 +385,41 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	if rewardK < 0 {
 		rewardK = slices.Index(ks, c.Kappa)
 	}
+	// A window's results go into the campaign at once, in merge order.
+	commitSym := func(w *symWindow, t *symTrigger) {
+		if len(w.batches) > 0 {
+			ids := make([]uint64, len(w.batches))
+			for i := range ids {
+				ids[i] = uint64(t.Idx)
+			}
+			found := rep.stepFound(StepSymbolic, len(ks))
+			for _, m := range store.AddBatches(w.batches, ids) {
+				for l := range ks {
+					found[l] += m.Found[l]
+				}
+			}
+		}
+		for _, f := range w.findings {
+			rep.newGroup(opt, groups, f.key, f.seed, t.Idx, StepSymbolic, fmt.Sprintf("-sym-b%d", f.branch), log)
+		}
+		for key, n := range w.repeats {
+			if g := groups[key]; g != nil {
+				g.Count += n
+			}
+		}
+		rep.StepSims[StepSymbolic] = sym.st.Charged
+	}
+	if sym != nil {
+		// A window an interrupted campaign left pending runs first, as
+		// it would have before the next batch was chosen.
+		if err := sym.runPending(ctx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
+			return rep, err
+		}
+	}
 	for {
 		// Keep Lag batches ahead of the merged prefix.
-		for cl.len() < min(opt.Budget, rep.Sims+opt.Lag*batchSize) {
-			n := min(batchSize, opt.Budget-cl.len())
+		for cl.len() < min(opt.Budget-charged(), rep.Sims+opt.Lag*batchSize) {
+			n := min(batchSize, opt.Budget-charged()-cl.len())
 			for i := 0; i < n; i++ {
 				g := sel.next()
 				if sel.err != nil {
@@ -383,14 +438,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			ex.dispatch(dispatched, slices.Clone(pending[off:off+n]))
 			dispatched += n
 		}
-		if rep.Sims >= opt.Budget {
+		if rep.Sims+charged() >= opt.Budget {
 			break
 		}
 		if ctx.Err() != nil || (opt.Duration > 0 && elapsed() > opt.Duration) {
 			interrupted = true
 			break
 		}
-		base, n := rep.Sims, min(batchSize, opt.Budget-rep.Sims)
+		base, n := rep.Sims, min(batchSize, opt.Budget-charged()-rep.Sims)
 		if err := wait(ctx, ex, arrived, base, n, checkpoint); err != nil {
 			return rep, err
 		}
@@ -423,11 +478,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				r.batch.Reset()
 				ex.recycle(r.batch)
 			}
-			found := rep.StepRegions[g.Step]
-			if found == nil {
-				found = make([]uint64, len(ks))
-				rep.StepRegions[g.Step] = found
-			}
+			found := rep.stepFound(g.Step, len(ks))
 			for l := range ks {
 				found[l] += merged[i-base].Found[l]
 			}
@@ -435,7 +486,15 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			// A step is rewarded for a lower best distance to a
 			// condition (directed ACT), else for the new regions it
 			// found (bandit.go).
-			closer := sel.dir != nil && r.best != nil && sel.dir.add(c, i, g, r.best, r.bestAt)
+			var closer bool
+			var closerAt int64
+			if sel.dir != nil && r.best != nil {
+				closer, closerAt = sel.dir.add(c, i, g, r.best, r.bestAt)
+			}
+			if sym != nil && rewardK >= 0 {
+				m := &merged[i-base]
+				sym.consider(i, g, r.events, closer, closerAt, m.Found[rewardK], m.LastAt[rewardK], r.fault != nil)
+			}
 			if sel.bandit != nil && rewardK >= 0 {
 				score := sel.bandit.yieldScore(merged[i-base].Found[0], merged[i-base].Found[rewardK])
 				if closer {
@@ -467,7 +526,21 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if m, ok := ex.(interface{ merged(int) }); ok {
 			m.merged(rep.Sims)
 		}
-		rep.Series.Record(int64(rep.Sims), store)
+		if sym != nil {
+			if err := sym.afterBatch(ctx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
+				if ctx.Err() != nil {
+					interrupted = true
+					break
+				}
+				return rep, err
+			}
+			if sym.st.Charged > 0 {
+				rep.StepSims[StepSymbolic] = sym.st.Charged
+			}
+		}
+		// The x of the series is the budget spent: simulations and the
+		// symbolic step's simulation-equivalents.
+		rep.Series.Record(int64(rep.Sims+charged()), store)
 		// Saturation of coverage(S, κ) per window (ACT §3).
 		if opt.Method == "act" && sel.bandit == nil && rep.Sims-rs.LastWindowSims >= window {
 			now := store.VisitedRegions(c.Kappa)
@@ -497,7 +570,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		if opt.Progress != nil {
 			st := rep.status(sel.step, elapsed())
-			st.Elapsed, st.Budget, st.Duration = elapsed(), opt.Budget, opt.Duration
+			st.Elapsed, st.Budget, st.Duration = elapsed(), opt.Budget-charged(), opt.Duration
 			opt.Progress(st)
 		}
 	}
@@ -515,6 +588,16 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// stepFound is StepRegions[step], made if needed.
+func (r *Report) stepFound(step Step, levels int) []uint64 {
+	found := r.StepRegions[step]
+	if found == nil {
+		found = make([]uint64, levels)
+		r.StepRegions[step] = found
+	}
+	return found
 }
 
 func (r *Report) status(step Step, elapsed time.Duration) Status {
@@ -552,13 +635,7 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 	}
 	s := r.seedOf(c, g)
 	s.Finding = &corpus.Finding{Condition: h.Condition, When: h.When, While: h.While, For: h.For, Kind: "condition", TimeNS: h.TimeNS, Flow: h.Flow, State: h.State}
-	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: g.Step, FirstWall: r.wallNow()}
-	groups[key] = grp
-	r.Findings = append(r.Findings, grp)
-	r.writeFinding(opt, grp, idx, log)
-	if opt.OnFinding != nil {
-		opt.OnFinding(grp)
-	}
+	r.newGroup(opt, groups, key, s, idx, g.Step, "", log)
 }
 
 func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, f *corpus.Finding, log *slog.Logger) {
@@ -569,10 +646,16 @@ func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGr
 	}
 	s := r.seedOf(c, g)
 	s.Finding = f
-	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: g.Step, FirstWall: r.wallNow()}
+	r.newGroup(opt, groups, key, s, idx, g.Step, "", log)
+}
+
+// newGroup records the first finding of a group, found by configuration
+// idx (with suffix, the file name's distinction: a symbolic branch's).
+func (r *Report) newGroup(opt Options, groups map[string]*FindingGroup, key string, s *corpus.Seed, idx int, step Step, suffix string, log *slog.Logger) {
+	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: step, FirstWall: r.wallNow()}
 	groups[key] = grp
 	r.Findings = append(r.Findings, grp)
-	r.writeFinding(opt, grp, idx, log)
+	r.writeFinding(opt, grp, idx, suffix, log)
 	if opt.OnFinding != nil {
 		opt.OnFinding(grp)
 	}
@@ -581,7 +664,7 @@ func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGr
 // writeFinding writes the seed as soon as it is found, with its CSV trace
 // and plot. The file name is the configuration index, so a resumed
 // campaign that finds it again writes the same file.
-func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, log *slog.Logger) {
+func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, suffix string, log *slog.Logger) {
 	if opt.Out == "" {
 		return
 	}
@@ -589,7 +672,7 @@ func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, log *slog
 	if grp.Seed.Finding.Kind != "condition" {
 		name = "fault-" + sanitize(grp.Seed.Finding.Kind)
 	}
-	grp.Path = filepath.Join(opt.Out, "findings", name, fmt.Sprintf("%s-%07d.json", r.Method, idx))
+	grp.Path = filepath.Join(opt.Out, "findings", name, fmt.Sprintf("%s-%07d%s.json", r.Method, idx, suffix))
 	if err := corpus.WriteArtifacts(context.Background(), r.subject, grp.Seed, grp.Path); err != nil {
 		log.Error("writing finding", "path", grp.Path, "err", err)
 	}

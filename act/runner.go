@@ -219,22 +219,8 @@ func (t tee) Observe(rec *tcp.StateRecord) { t.a.Observe(rec); t.b.Observe(rec) 
 // not reset).
 func (r *Runner) Run(ctx context.Context, g Config, batch *coverage.Batch) Outcome {
 	var out Outcome
-	r.out, r.batch = &out, batch
+	r.begin(&out, batch, g.Schedule)
 	defer func() { r.out, r.batch = nil, nil }()
-	r.seen = map[string]bool{}
-	clear(r.sum)
-	clear(r.hasLast)
-	r.samples = 0
-	r.lastAt, r.lastFlow = 0, 0
-	r.watch.Start(g.Schedule)
-	r.distEnv = nil
-	if r.dists != nil {
-		clear(r.hasPrev)
-		out.Best, out.BestAt = make([]float64, len(r.c.Conditions)), make([]int64, len(r.c.Conditions))
-		for i := range out.Best {
-			out.Best[i] = math.Inf(1)
-		}
-	}
 	var obs tcp.Observer = r.watch
 	if r.Extra != nil {
 		obs = tee{r.watch, r.Extra}
@@ -256,6 +242,34 @@ func (r *Runner) Run(ctx context.Context, g Config, batch *coverage.Batch) Outco
 	case res.Capped:
 		out.Capped = true
 	}
+	r.finish()
+	return out
+}
+
+// begin prepares a run whose outcome goes to out and whose states go to
+// batch: Run's, and each branch's of a symbolic window (symstep.go).
+func (r *Runner) begin(out *Outcome, batch *coverage.Batch, sched netenv.Schedule) {
+	r.out, r.batch = out, batch
+	r.seen = map[string]bool{}
+	clear(r.sum)
+	clear(r.hasLast)
+	r.samples = 0
+	r.lastAt, r.lastFlow = 0, 0
+	r.watch.Start(sched)
+	r.distEnv = nil
+	if r.dists != nil {
+		clear(r.hasPrev)
+		out.Best, out.BestAt = make([]float64, len(r.c.Conditions)), make([]int64, len(r.c.Conditions))
+		for i := range out.Best {
+			out.Best[i] = math.Inf(1)
+		}
+	}
+}
+
+// finish completes the outcome of the run begun: a condition's error as a
+// fault, and the mean state.
+func (r *Runner) finish() {
+	out := r.out
 	if r.watch.Err != nil && out.Fault == nil {
 		out.Fault = &corpus.Finding{Kind: "condition-error", Detail: r.watch.Err.Error()}
 	}
@@ -265,7 +279,6 @@ func (r *Runner) Run(ctx context.Context, g Config, batch *coverage.Batch) Outco
 			out.Mean[i] = s / float64(r.samples)
 		}
 	}
-	return out
 }
 
 // worker is a Runner feeding ACT's executor: batches come from and go
@@ -299,7 +312,7 @@ func (w *worker) run(ctx context.Context, j job) result {
 	if o.Err != nil && ctx.Err() == nil && o.Fault == nil {
 		o.Fault = &corpus.Finding{Kind: "refused", Detail: o.Err.Error()}
 	}
-	return result{idx: j.idx, batch: b, mean: o.Mean, best: o.Best, bestAt: o.BestAt, hits: o.Hits, fault: o.Fault, capped: o.Capped}
+	return result{idx: j.idx, batch: b, mean: o.Mean, best: o.Best, bestAt: o.BestAt, hits: o.Hits, fault: o.Fault, capped: o.Capped, events: o.Result.Events}
 }
 
 func sameState(a, b []float64) bool {

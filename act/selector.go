@@ -19,11 +19,15 @@ const (
 	StepMAN           Step = 4 // MAN baseline
 	StepRAN           Step = 5 // RAN baseline
 	StepDirected      Step = 6 // directed ACT: toward a condition (directed.go)
+	StepSymbolic      Step = 7 // symbolic windows at new moments (symstep.go)
 )
 
 func (s Step) String() string {
-	return [...]string{"", "random", "estimation", "concatenation", "man", "ran", "directed"}[s]
+	return [...]string{"", "random", "estimation", "concatenation", "man", "ran", "directed", "symbolic"}[s]
 }
+
+// ReportSteps are the steps in the order reports list them.
+var ReportSteps = []Step{StepRandom, StepEstimation, StepConcatenation, StepDirected, StepSymbolic, StepRAN, StepMAN}
 
 // Config is a simulation configuration G = (e, [(p1,t1)…(pn,tn)]).
 type Config struct {

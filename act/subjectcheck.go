@@ -94,6 +94,9 @@ func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
 			return fail([]string{"params", p.Name}, "params."+p.Name, "%v; leave it out of params: (its default is %s)", err, p.Format(&def))
 		}
 	}
+	if c.Symbolic != nil && caps.Name != "native" {
+		return fail([]string{"symbolic"}, "symbolic", "the symbolic step explores windows on the native simulator only; the %s subject cannot run it (remove the key)", caps.Name)
+	}
 	cca := c.CCAI[0]
 	schema := corpus.SchemaOf(caps, cca)
 	lacks := func(v string) string {

@@ -27,7 +27,7 @@ func campaignKeys(nested bool) []string {
 	var keys []string
 	types := []any{campaignFile{}}
 	if nested {
-		types = []any{Range{}, corpus.ConditionSpec{}}
+		types = []any{Range{}, corpus.ConditionSpec{}, symbolicFile{}}
 	}
 	for _, v := range types {
 		t := reflect.TypeOf(v)

@@ -382,6 +382,9 @@ type methodJSON struct {
 	Findings int                          `json:"findings"`
 	StepSims map[string]int               `json:"step_sims,omitempty"`
 	StepNew  map[string]map[string]uint64 `json:"step_new_regions,omitempty"`
+	// Symbolic is what the symbolic step did (its step_sims are
+	// simulation-equivalents charged against the budget).
+	Symbolic *act.SymbolicStats `json:"symbolic,omitempty"`
 }
 
 func methodReport(rep *act.Report) methodJSON {
@@ -393,6 +396,7 @@ func methodReport(rep *act.Report) methodJSON {
 		m.Total[strconv.Itoa(k)] = sp.Regions(k)
 	}
 	m.Findings = len(rep.Findings)
+	m.Symbolic = rep.Symbolic
 	st := rep.Store
 	m.Store = &storeJSON{Bytes: st.Bytes(), Budget: st.Options().Memory, FloorK: st.FloorK(), PoolK: st.PoolK(), OverBudget: st.OverBudget()}
 	for s, n := range rep.StepSims {
@@ -622,12 +626,16 @@ func printSteps(w io.Writer, rep *act.Report) {
 		}
 		return -1
 	}
-	for _, st := range []act.Step{act.StepRandom, act.StepEstimation, act.StepConcatenation, act.StepRAN, act.StepMAN} {
+	for _, st := range act.ReportSteps {
 		n, ok := rep.StepSims[st]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "step %-13s %7d sims", st, n)
+		unit := "sims"
+		if st == act.StepSymbolic {
+			unit = "sim-equivalents"
+		}
+		fmt.Fprintf(w, "step %-13s %7d %s", st, n, unit)
 		if found := rep.StepRegions[st]; found != nil {
 			for _, k := range []int{1, 16, 128} {
 				if i := idx(k); i >= 0 {
@@ -636,5 +644,8 @@ func printSteps(w io.Writer, rep *act.Report) {
 			}
 		}
 		fmt.Fprintln(w)
+	}
+	if rep.Symbolic != nil {
+		fmt.Fprintf(w, "symbolic step: %v\n", rep.Symbolic)
 	}
 }

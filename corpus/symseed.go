@@ -170,6 +170,21 @@ type SymSeedOptions struct {
 	// MaxSeeds bounds the witness seeds written per condition, the
 	// first classes found (0: one for every class that hits).
 	MaxSeeds int
+	// At, when positive, is the moment "last N before hit" ends at
+	// instead of the finding's time (ACT's symbolic step: the moment a
+	// simulation reached a new region, act/symstep.go).
+	At time.Duration
+	// Conditions are the conditions every branch is checked against and
+	// witness seeds are replayed with (nil: the seed's finding's).
+	Conditions []ConditionSpec
+	// Watch, when set, sees every branch's state records in place of the
+	// exploration's own watcher over Conditions; its Hits must name the
+	// Conditions that held (act's Runner feeds coverage this way).
+	Watch symbolic.RunWatcher
+	// OnBranch, when set, sees every branch with the window pinned at the
+	// branch's witness (the seed's Pinned for PinnedSeed); an error stops
+	// the exploration.
+	OnBranch func(b *symbolic.Branch, pin *PinnedDelays) error
 }
 
 // CondSummary is what the exploration found of one condition.
@@ -201,6 +216,10 @@ type SymSeedResult struct {
 	N          int           `json:"n"`
 	Conditions []CondSummary `json:"conditions"`
 	Seeds      []string      `json:"seeds,omitempty"`
+	// LocateEvents is the simulated events of the concrete run that
+	// located a "last N before hit" window (0 for the other windows);
+	// Report.Events counts the branches'.
+	LocateEvents uint64 `json:"locate_events,omitempty"`
 }
 
 // seedWatch is the seed's condition on every branch (symbolic.RunWatcher).
@@ -248,7 +267,7 @@ func seedConditions(s *Seed) []ConditionSpec {
 // (-1: none). It comes from a concrete run of the seed. Only ACKs crossing
 // the bottleneck's hooked link are seen, which every flow's do except on a
 // parking lot (flow 0's do there too).
-func lastBefore(ctx context.Context, cfg netenv.Config, flow int, t time.Duration) (int64, error) {
+func lastBefore(ctx context.Context, cfg netenv.Config, flow int, t time.Duration) (int64, uint64, error) {
 	last := int64(-1)
 	t -= time.Duration(EnvAt(cfg.Schedule, t).Delay * float64(time.Millisecond))
 	cfg.DelayHook = func(p *sim.Packet) (time.Duration, int16, bool) {
@@ -267,21 +286,16 @@ func lastBefore(ctx context.Context, cfg netenv.Config, flow int, t time.Duratio
 		}
 		return 0, 0, false
 	}
-	if _, err := netenv.Run(ctx, cfg, nil); err != nil {
-		return 0, err
+	r, err := netenv.Run(ctx, cfg, nil)
+	if err != nil {
+		return 0, r.Events, err
 	}
-	return last, nil
+	return last, r.Events, nil
 }
 
 // ExploreSeed explores a window of a seed's packets; see the file comment.
 // Usage errors (a window the seed cannot have) are *UsageError.
 func ExploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions) (*SymSeedResult, error) {
-	return exploreSeed(ctx, s, opt, nil)
-}
-
-// exploreSeed is ExploreSeed; seen, if set, sees every branch the engine
-// reports (tests).
-func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *symbolic.Branch)) (*SymSeedResult, error) {
 	if s.Witness != nil || s.Subject != "native" {
 		return nil, &UsageError{"--seed", fmt.Sprintf("a native campaign seed is needed (this one is %s)", seedKind(s))}
 	}
@@ -303,17 +317,23 @@ func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *
 		return nil, &UsageError{"--flow", fmt.Sprintf("%d: the seed has %d flows", flow, len(base.Flows))}
 	}
 	win := symbolic.Window{Flow: flow, Select: "kind", Lo: opt.Lo, Hi: opt.Hi, Res: opt.Res}
+	var locate uint64
 	switch opt.Window.Kind {
 	case "before":
-		if s.Finding == nil {
-			return nil, &UsageError{"--window", fmt.Sprintf("%q needs a seed with a finding (a hit time); give 'data A..B' or 'acks A..B'", opt.Window.Text)}
+		at := opt.At
+		if at <= 0 {
+			if s.Finding == nil {
+				return nil, &UsageError{"--window", fmt.Sprintf("%q needs a seed with a finding (a hit time); give 'data A..B' or 'acks A..B'", opt.Window.Text)}
+			}
+			at = time.Duration(s.Finding.TimeNS)
 		}
-		last, err := lastBefore(ctx, base, flow, time.Duration(s.Finding.TimeNS))
+		last, events, err := lastBefore(ctx, base, flow, at)
+		locate = events
 		if err != nil {
-			return nil, err
+			return &SymSeedResult{LocateEvents: locate}, err
 		}
 		if last+1 < int64(opt.Window.N) {
-			return nil, &UsageError{"--window", fmt.Sprintf("%q: no ACK of flow %d that can have reached the sender before the hit at %v reports more than %d data segments received", opt.Window.Text, flow, time.Duration(s.Finding.TimeNS), last+1)}
+			return &SymSeedResult{LocateEvents: locate}, &UsageError{"--window", fmt.Sprintf("%q: no ACK of flow %d that can have reached the sender before the hit at %v reports more than %d data segments received", opt.Window.Text, flow, at, last+1)}
 		}
 		win.Kind, win.From, win.N = "data", int(last)+1-opt.Window.N, opt.Window.N
 	case "data", "ack":
@@ -327,10 +347,17 @@ func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *
 	default:
 		return nil, &UsageError{"--window", "missing: give 'last N before hit', 'data A..B' or 'acks A..B'"}
 	}
-	specs := seedConditions(s)
-	watch, err := newSeedWatch(s, specs)
-	if err != nil {
-		return nil, err
+	specs := opt.Conditions
+	if specs == nil {
+		specs = seedConditions(s)
+	}
+	var watch symbolic.RunWatcher = opt.Watch
+	if watch == nil {
+		sw, err := newSeedWatch(s, specs)
+		if err != nil {
+			return nil, err
+		}
+		watch = sw
 	}
 	name := opt.Name
 	if name == "" {
@@ -346,15 +373,19 @@ func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *
 	if err := sc.Validate(); err != nil {
 		return nil, &UsageError{"--window", err.Error()}
 	}
-	res := &SymSeedResult{Flow: flow, Kind: win.Kind, From: uint64(win.From), N: win.N}
+	res := &SymSeedResult{Flow: flow, Kind: win.Kind, From: uint64(win.From), N: win.N, LocateEvents: locate}
 	sums := map[string]*CondSummary{}
 	for _, sp := range specs {
 		cs := &CondSummary{Condition: sp.Name}
 		sums[sp.Name] = cs
 	}
 	onBranch := func(b *symbolic.Branch) error {
-		if seen != nil {
-			seen(b)
+		if opt.OnBranch != nil {
+			pin := &PinnedDelays{Flow: flow, Kind: win.Kind, From: uint64(win.From), DelaysMS: b.Witness,
+				Window: opt.Window.Text, Branch: b.ID, Reductions: opt.Reductions.String(), Constraints: b.Constraints}
+			if err := opt.OnBranch(b, pin); err != nil {
+				return err
+			}
 		}
 		for _, c := range b.Conditions {
 			cs := sums[c]
@@ -395,7 +426,7 @@ func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *
 		}
 		pin := &PinnedDelays{Flow: flow, Kind: win.Kind, From: uint64(win.From), DelaysMS: b.Witness,
 			Window: opt.Window.Text, Branch: b.ID, Reductions: opt.Reductions.String(), Constraints: b.Constraints}
-		ws, hit, err := pinnedSeed(ctx, s, pin, specs)
+		ws, hit, _, err := PinnedSeed(ctx, s, pin, specs)
 		if err != nil {
 			return err
 		}
@@ -428,21 +459,24 @@ func exploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions, seen func(b *
 	return res, err
 }
 
-// pinnedSeed is the seed s with the window pinned at a witness and, when a
-// condition holds in its replay, that first hit as its finding.
-func pinnedSeed(ctx context.Context, s *Seed, pin *PinnedDelays, specs []ConditionSpec) (*Seed, bool, error) {
-	ns := *s
+// PinnedSeed is the seed s with the window pinned at a witness and, when
+// one of specs holds in its replay on the default scheduler, that first hit
+// as its finding (hit true): what `actfuzz replay` reproduces. events is
+// the replay's simulated events.
+func PinnedSeed(ctx context.Context, s *Seed, pin *PinnedDelays, specs []ConditionSpec) (ns *Seed, hit bool, events uint64, err error) {
+	cp := *s
+	ns = &cp
 	ns.Program = ProgramVersion()
 	ns.Version = SeedVersion
 	ns.Finding = nil
 	ns.Pinned = pin
 	cfg, err := ns.Config()
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	w, err := NewWatcherFor(netenv.NativeCapabilities(), s.CCAI, specs)
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	w.Start(cfg.Schedule)
 	var f *Finding
@@ -451,18 +485,19 @@ func pinnedSeed(ctx context.Context, s *Seed, pin *PinnedDelays, specs []Conditi
 			f = &Finding{Condition: c.Name, When: c.When, While: c.While, For: c.For, Kind: "condition", TimeNS: int64(at), Flow: flow, State: StateMap(w.Schemas[flow], obs)}
 		}
 	}
-	if _, err := (netenv.Native{}).Run(ctx, cfg, w); err != nil {
-		return nil, false, err
+	r, err := (netenv.Native{}).Run(ctx, cfg, w)
+	if err != nil {
+		return nil, false, r.Events, err
 	}
 	if w.Err != nil {
-		return nil, false, w.Err
+		return nil, false, r.Events, w.Err
 	}
 	if f == nil {
-		return &ns, false, nil
+		return ns, false, r.Events, nil
 	}
 	f.Detail = fmt.Sprintf("actfuzz sym --seed: window %q (%s %d..%d of flow %d), extra delays %v ms", pin.Window, pin.Kind, pin.From, pin.From+uint64(len(pin.DelaysMS))-1, pin.Flow, pin.DelaysMS)
 	ns.Finding = f
-	return &ns, true, nil
+	return ns, true, r.Events, nil
 }
 
 func seedKind(s *Seed) string {

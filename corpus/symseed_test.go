@@ -31,7 +31,7 @@ func symTestSeedOn(t *testing.T, st netenv.Setup, when string) *Seed {
 	e2.BW = 1
 	s := NewSeed("native", st, 7, netenv.Schedule{{Env: e, Until: 150 * time.Millisecond}, {Env: e2}})
 	spec := []ConditionSpec{{Name: "hit", When: when}}
-	pin, hit, err := pinnedSeed(context.Background(), s, &PinnedDelays{Flow: 0, Kind: "data", From: 0, DelaysMS: []float64{0}}, spec)
+	pin, hit, _, err := PinnedSeed(context.Background(), s, &PinnedDelays{Flow: 0, Kind: "data", From: 0, DelaysMS: []float64{0}}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,8 @@ func TestExploreSeed(t *testing.T) {
 		OutDir:     dir, Name: "t",
 	}
 	var engine []symbolic.Branch
-	r, err := exploreSeed(ctx, s, opt, func(b *symbolic.Branch) { engine = append(engine, *b) })
+	opt.OnBranch = func(b *symbolic.Branch, _ *PinnedDelays) error { engine = append(engine, *b); return nil }
+	r, err := ExploreSeed(ctx, s, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestExploreSeed(t *testing.T) {
 	points := 0
 	for d1 := 1.0; d1 <= 8; d1++ {
 		for d2 := 1.0; d2 <= 8; d2++ {
-			_, hit, err := pinnedSeed(ctx, s, &PinnedDelays{Flow: r.Flow, Kind: r.Kind, From: r.From, DelaysMS: []float64{d1, d2}}, specs)
+			_, hit, _, err := PinnedSeed(ctx, s, &PinnedDelays{Flow: r.Flow, Kind: r.Kind, From: r.From, DelaysMS: []float64{d1, d2}}, specs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,7 +264,7 @@ func TestExploreSeedBruteForce(t *testing.T) {
 	points := 0
 	for d1 := 1.0; d1 <= hi; d1++ {
 		for d2 := 1.0; d2 <= hi; d2++ {
-			_, hit, err := pinnedSeed(ctx, s, &PinnedDelays{Flow: r.Flow, Kind: r.Kind, From: r.From, DelaysMS: []float64{d1, d2}}, seedConditions(s))
+			_, hit, _, err := PinnedSeed(ctx, s, &PinnedDelays{Flow: r.Flow, Kind: r.Kind, From: r.From, DelaysMS: []float64{d1, d2}}, seedConditions(s))
 			if err != nil {
 				t.Fatal(err)
 			}

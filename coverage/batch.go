@@ -86,6 +86,11 @@ type BatchResult struct {
 	// Found[l] is the number of regions at k = 2^l that this batch visited
 	// first (0 below the exact floor).
 	Found []uint64
+	// LastAt[l] is the latest first-visit time (ns) among this batch's
+	// states that found a region at k = 2^l, −1 when none did: the last
+	// moment the simulation went where no earlier one had (ACT's symbolic
+	// step ends its window there).
+	LastAt []int64
 }
 
 // AddBatches records the batches as if AddBatch were called for each in
@@ -118,6 +123,7 @@ func (s *Store) AddBatches(bs []*Batch, configs []uint64) []BatchResult {
 		}
 		res := &out[bi]
 		res.Found = append([]uint64(nil), m.counts[bi*(m.L+1):(bi+1)*(m.L+1)]...)
+		res.LastAt = append([]int64(nil), m.last[bi*(m.L+1):(bi+1)*(m.L+1)]...)
 		res.NewRegions = m.news[bi]
 		res.NewStates += int(res.Found[s.pool])
 	}

@@ -232,3 +232,28 @@ func rawKey(sp Space, st []float64) string {
 	}
 	return gkey(g)
 }
+
+// BatchResult.LastAt is, per level, the latest first visit among the
+// states of a batch that found a region there: a state in a known region
+// does not count, and a batch that found nothing has −1.
+func TestAddBatchesLastAt(t *testing.T) {
+	s := mustStore(t, smallSpace(), Options{Seed: 1})
+	a, b, c := s.NewBatch(), s.NewBatch(), s.NewBatch()
+	a.Observe([]float64{0, 0, 0}, 10)
+	a.Observe([]float64{1, 0, 0}, 20) // same region as {0,0} at k ≥ 2
+	b.Observe([]float64{1, 0, 0}, 5)  // found by a, earlier in the merge
+	b.Observe([]float64{15, 22, 2}, 30)
+	b.Observe([]float64{0, 0, 0}, 40) // known
+	res := s.AddBatches([]*Batch{a, b, c}, []uint64{0, 1, 2})
+	if got := res[0].LastAt; got[0] != 20 || got[1] != 10 {
+		t.Fatalf("batch a: LastAt %v, want 20 at k=1 and 10 at k=2", got)
+	}
+	if got := res[1].LastAt; got[0] != 30 || got[1] != 30 {
+		t.Fatalf("batch b: LastAt %v, want 30 at k=1 and k=2", got)
+	}
+	for l, at := range res[2].LastAt {
+		if at != -1 {
+			t.Fatalf("empty batch: LastAt[%d] = %d", l, at)
+		}
+	}
+}

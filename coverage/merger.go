@@ -25,7 +25,10 @@ type merger struct {
 
 	news   []Levels // per batch: levels at which it found a region
 	counts []uint64 // per batch and level: regions found, counts[b*(L+1)+l]
-	ref    StateRef // the pooled ref of visit 0 (for Add)
+	// last is, per batch and level, the latest visit time among the
+	// visits that found a region (−1: none), laid out as counts.
+	last []int64
+	ref  StateRef // the pooled ref of visit 0 (for Add)
 
 	active, next []int32  // visits of the current and the next level
 	rk, hs       []uint64 // region keys and hashes of the active visits
@@ -46,6 +49,10 @@ func (m *merger) reset(s *Store, batches int) {
 	clear(m.news)
 	m.counts = grow(m.counts[:0], batches*(m.L+1))[:batches*(m.L+1)]
 	clear(m.counts)
+	m.last = grow(m.last[:0], batches*(m.L+1))[:batches*(m.L+1)]
+	for i := range m.last {
+		m.last[i] = -1
+	}
 	if len(m.bucket) != len(s.pooled) {
 		m.bucket = make([][]int32, len(s.pooled))
 	}
@@ -93,7 +100,9 @@ func (m *merger) run(s *Store) {
 				m.next = append(m.next, i)
 				b := m.src[i]
 				m.news[b] |= 1 << uint(l)
-				m.counts[int(b)*(m.L+1)+l]++
+				j := int(b)*(m.L+1) + l
+				m.counts[j]++
+				m.last[j] = max(m.last[j], m.at[i])
 			}
 		}
 		if l == s.pool && len(m.refs) > 0 {

@@ -234,7 +234,10 @@ func run(out string, r *act.Report) runInfo {
 			ri.StepKs = append(ri.StepKs, k)
 		}
 	}
-	for _, st := range []act.Step{act.StepRandom, act.StepEstimation, act.StepConcatenation, act.StepRAN, act.StepMAN} {
+	if r.Symbolic != nil {
+		ri.Figures = append(ri.Figures, kv{"symbolic step (sims of its row: simulation-equivalents)", r.Symbolic.String()})
+	}
+	for _, st := range act.ReportSteps {
 		n, ok := r.StepSims[st]
 		if !ok {
 			continue
