@@ -4,7 +4,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/actfuzz/actfuzz/ccai"
 )
+
+// ccai's optional interface is this package's Saver (same method set).
+var _ Saver = ccai.StateSaver(nil)
 
 type ev struct {
 	at  int
@@ -162,5 +167,32 @@ func TestSubSlices(t *testing.T) {
 	}
 	if len(root.head) != 2 || &root.head[0] != &root.all[0] {
 		t.Fatal("head not restored onto the same array")
+	}
+}
+
+// ccaiLike implements ccai.StateSaver's method set without importing
+// anything: Take must use it (ccai imports nothing of ours).
+type ccaiLike struct {
+	n    int
+	tick func() // state behind a closure: a walk cannot save it
+}
+
+func (c *ccaiLike) SaveState() (restore func()) {
+	n := c.n
+	return func() { c.n = n }
+}
+
+func TestSaverInsteadOfWalk(t *testing.T) {
+	c := &ccaiLike{n: 3}
+	c.tick = func() { c.n++ }
+	root := &struct{ alg any }{c}
+	s, err := Take(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.tick()
+	s.Restore()
+	if c.n != 3 {
+		t.Fatalf("n = %d after restore", c.n)
 	}
 }
