@@ -44,9 +44,9 @@ type ConditionSpec struct {
 // Condition is a compiled condition.
 type Condition struct {
 	ConditionSpec
-	prog *vm.Program
-	cur  []int // schema indices referenced as X
-	prev []int // schema indices referenced as prev.X
+	prog *vm.Program `snapshot:"shared"` // compiled: immutable
+	cur  []int       // schema indices referenced as X
+	prev []int       // schema indices referenced as prev.X
 }
 
 // Compile compiles conditions against a schema. Unknown variables are

@@ -1,8 +1,15 @@
 package symbolic
 
 // arena allocates the records of one run.
+//
+// A prefix snapshot (prefix.go) does not save the chunks: a record is
+// written when it is allocated and while its event runs (kids), and a
+// branch allocates from n on, so the records below n that it can write or
+// read are those of pending events and their generators, which the
+// snapshot reaches through the entries (entry.rec, genrec.gen) and saves
+// one by one. Saving the chunks would copy every record of the prefix.
 type arena struct {
-	chunks [][]genrec
+	chunks [][]genrec `snapshot:"shared"`
 	n      int
 }
 

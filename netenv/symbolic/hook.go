@@ -2,7 +2,6 @@ package symbolic
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
@@ -28,43 +27,78 @@ func WindowHook(flow int, kind string, first uint64, delays []time.Duration) (ne
 	default:
 		return nil, fmt.Errorf("kind %q, want data, fin, syn, syn-ack or ack", kind)
 	}
-	ds := slices.Clone(delays)
-	return windowHook(flow, k, first, uint64(len(ds)), func(i uint64) time.Duration { return ds[i] }), nil
+	if len(delays) > MaxVars {
+		return nil, fmt.Errorf("%d delays, at most %d", len(delays), MaxVars)
+	}
+	h := &windowDelays{flow: flow, kind: k, first: first, n: uint64(len(delays)), res: 1, w: new([MaxVars]int64)}
+	for i, d := range delays {
+		h.w[i] = int64(d)
+	}
+	return h.hook, nil
 }
 
-// windowHook gives the window's packets their delays.
-func windowHook(flow int, kind packetKind, first, n uint64, delay func(i uint64) time.Duration) netenv.DelayHook {
-	acks := uint64(0) // ACKs of the flow that left the bottleneck so far
-	return func(p *sim.Packet) (time.Duration, int16, bool) {
-		if int(p.Flow) != flow || p.Retx {
-			return 0, 0, false
-		}
-		var k uint64
-		switch kind {
-		case kindData:
-			if p.IsAck || p.SYN || p.Len == 0 {
-				return 0, 0, false
-			}
-			k = p.Seq / tcp.DefaultMSS
-		case kindSyn:
-			if !p.SYN || p.IsAck {
-				return 0, 0, false
-			}
-		case kindSynAck:
-			if !p.SYN || !p.IsAck {
-				return 0, 0, false
-			}
-		case kindAck:
-			if !p.IsAck || p.SYN {
-				return 0, 0, false
-			}
-			k = acks
-			acks++
-		}
-		if k < first || k >= first+n {
-			return 0, 0, false
-		}
-		i := k - first
-		return delay(i), int16(i + 1), true
+// windowDelays gives a TCP window's packets their delays, w[i]·res for the
+// window's i-th packet. A snapshot of a run does not see it through the
+// run (netenv.Config.DelayHook is shared), so the explorer saves it as a
+// root of its own: acks is state. w is the branch's witness, set for every
+// branch.
+type windowDelays struct {
+	flow     int
+	kind     packetKind
+	first, n uint64
+	acks     uint64 // ACKs of the flow that left the bottleneck so far
+	res      time.Duration
+	w        *[MaxVars]int64 `snapshot:"shared"`
+}
+
+func (h *windowDelays) hook(p *sim.Packet) (time.Duration, int16, bool) {
+	if int(p.Flow) != h.flow || p.Retx {
+		return 0, 0, false
 	}
+	var k uint64
+	switch h.kind {
+	case kindData:
+		if p.IsAck || p.SYN || p.Len == 0 {
+			return 0, 0, false
+		}
+		k = p.Seq / tcp.DefaultMSS
+	case kindSyn:
+		if !p.SYN || p.IsAck {
+			return 0, 0, false
+		}
+	case kindSynAck:
+		if !p.SYN || !p.IsAck {
+			return 0, 0, false
+		}
+	case kindAck:
+		if !p.IsAck || p.SYN {
+			return 0, 0, false
+		}
+		k = h.acks
+		h.acks++
+	}
+	if k < h.first || k >= h.first+h.n {
+		return 0, 0, false
+	}
+	i := k - h.first
+	return time.Duration(h.w[i]) * h.res, int16(i + 1), true
+}
+
+// hopDelays gives a topology window's packets (flow, sequence numbers
+// first…first+n−1, on one hop) their delays. It has no state but the
+// witness, which is set for every branch.
+type hopDelays struct {
+	flow     int
+	hop      [2]sim.NodeID
+	first, n uint64
+	res      time.Duration
+	w        *[MaxVars]int64 `snapshot:"shared"`
+}
+
+func (h *hopDelays) hook(from, to sim.NodeID, p *sim.Packet) (time.Duration, int16, bool) {
+	if int(p.Flow) != h.flow || from != h.hop[0] || to != h.hop[1] || p.Seq < h.first || p.Seq >= h.first+h.n {
+		return 0, 0, false
+	}
+	i := p.Seq - h.first
+	return time.Duration(h.w[i]) * h.res, int16(i + 1), true
 }

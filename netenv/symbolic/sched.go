@@ -14,11 +14,14 @@ import (
 // Ties between equal timestamps are broken as the simulator's heap breaks
 // them, by insertion order (see genrec), under every reduction setting, so
 // that they all simulate exactly what an ordinary run simulates.
+//
+// A prefix snapshot (prefix.go) saves and restores it with the run; the
+// path, the interned vectors and the layout are the explorer's, shared.
 type sched struct {
-	p   *path
+	p   *path `snapshot:"shared"` // set for every run
 	red Reductions
-	vt  *vecTable
-	lay *Layout
+	vt  *vecTable `snapshot:"shared"` // interning only grows
+	lay *Layout   `snapshot:"shared"` // immutable
 
 	hasCur    bool
 	curVec    int32
@@ -47,6 +50,13 @@ type sched struct {
 	src   sim.StateSource
 	taken uint64 // events handed to the simulator
 	hash  sim.StateHash
+
+	// prefix is the number of events executed before the one whose
+	// handler queued the first event with an uncertain delay: up to there
+	// every run of the window is the same (prefix.go). sawUncertain: it
+	// is known.
+	prefix       uint64
+	sawUncertain bool
 }
 
 func newSched(p *path, red Reductions, vt *vecTable, lay *Layout) *sched {
@@ -92,6 +102,7 @@ func (s *sched) reset(p *path) {
 	clear(s.closed)
 	s.cmps, s.inserts = 0, 0
 	s.src, s.taken = nil, 0
+	s.prefix, s.sawUncertain = 0, false
 }
 
 // place sets the node of an entry's event (through its component);
@@ -151,6 +162,12 @@ func (s *sched) Insert(ev *sim.Event) {
 	}
 	if u := int(ev.Uncertain); u > 0 && u <= s.p.n {
 		e.vec = s.vt.addUnit(e.vec, u-1)
+		if !s.sawUncertain {
+			s.sawUncertain = true
+			if s.hasCur {
+				s.prefix = s.taken - 1 // the running event is the taken-th
+			}
+		}
 	}
 	r.at, r.vec = e.at, e.vec
 	e.rec = r

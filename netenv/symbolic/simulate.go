@@ -35,70 +35,133 @@ type Tracing struct {
 // (units of the resolution). tr, if not nil, traces the run and makes it
 // compute the trace hash.
 func (c *compiled) simulate(ctx context.Context, s sim.Scheduler, w *[MaxVars]int64, tr *Tracing) (*outcome, error) {
-	out := &outcome{all: map[string]map[string]int64{}}
+	r, err := c.start(s, w, tr, false)
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(ctx)
+}
+
+// scRun is one run of a scenario: a native session (TCP) or a topology
+// session (UDP) with the window's delay hook. It is the root of a prefix
+// snapshot (prefix.go): everything the run holds is reachable from it,
+// including the hook's state, which the sessions do not see.
+type scRun struct {
+	c     *compiled `snapshot:"shared"` // immutable
+	tcp   *netenv.Session
+	topo  *netenv.TopoSession
+	hook  *windowDelays
+	hop   *hopDelays
+	watch RunWatcher
+}
+
+// start prepares a run (no event executed yet). hash makes it compute the
+// trace hash without tracing anything else.
+func (c *compiled) start(s sim.Scheduler, w *[MaxVars]int64, tr *Tracing, hash bool) (*scRun, error) {
+	r := &scRun{c: c}
 	res := time.Duration(c.res)
 	lim := sim.Limits{MaxTime: c.sc.End}
 	win := c.sc.Window
 	if c.sc.Topology != nil {
-		hop := [2]sim.NodeID{sim.NodeID(c.hop[0]), sim.NodeID(c.hop[1])}
-		hook := func(from, to sim.NodeID, p *sim.Packet) (time.Duration, int16, bool) {
-			if int(p.Flow) != win.Flow || from != hop[0] || to != hop[1] || p.Seq < c.first || p.Seq >= c.first+uint64(c.n) {
-				return 0, 0, false
-			}
-			i := p.Seq - c.first
-			return time.Duration(w[i]) * res, int16(i + 1), true
-		}
-		tc := netenv.TopoConfig{Topology: *c.sc.Topology, Limits: lim, Scheduler: s, DelayHook: hook}
+		r.hop = &hopDelays{flow: win.Flow, hop: [2]sim.NodeID{sim.NodeID(c.hop[0]), sim.NodeID(c.hop[1])}, first: c.first, n: uint64(c.n), res: res, w: w}
+		tc := netenv.TopoConfig{Topology: *c.sc.Topology, Limits: lim, Scheduler: s, DelayHook: r.hop.hook, HashTrace: hash}
 		if ss, ok := s.(*sched); ok && ss.red.H {
 			tc.OnStart = func(src sim.StateSource) { ss.src = src }
 		}
 		if tr != nil {
 			tc.HashTrace, tc.OnDelivery = true, tr.Delivery
 		}
-		r, err := netenv.RunTopology(ctx, tc)
+		ts, err := netenv.NewTopoSession(tc)
 		if err != nil {
 			return nil, err
 		}
-		out.events, out.hash = r.Events, r.TraceSHA256
-		for f, fr := range r.Flows {
+		r.topo = ts
+		return r, nil
+	}
+	t := c.sc.TCP
+	r.hook = &windowDelays{flow: win.Flow, kind: c.kind, first: c.first, n: uint64(c.n), res: res, w: w}
+	cfg := netenv.Config{
+		Seed: t.Seed, Schedule: netenv.Constant(t.Env), Flows: t.Flows, SACK: t.SACK, Profile: t.Profile,
+		Handshake: t.Handshake,
+	}
+	if t.Base != nil {
+		cfg = *t.Base
+		cfg.DelayHookAdds = true
+	}
+	cfg.Limits, cfg.Scheduler, cfg.DelayHook, cfg.HashTrace = lim, s, r.hook.hook, hash
+	var obs tcp.Observer
+	if tr != nil {
+		cfg.HashTrace, obs = true, tr.State
+	}
+	if t.Watch != nil {
+		t.Watch.Reset()
+		r.watch = t.Watch
+		if obs != nil {
+			obs = teeObs{t.Watch, obs}
+		} else {
+			obs = t.Watch
+		}
+	}
+	ts, err := netenv.NewSession(cfg, obs)
+	if err != nil {
+		return nil, err
+	}
+	r.tcp = ts
+	return r, nil
+}
+
+// events is the number of events executed so far.
+func (r *scRun) events() uint64 {
+	if r.topo != nil {
+		return r.topo.Events()
+	}
+	return r.tcp.Events()
+}
+
+// runTo executes events until n have run in all, or the run ends.
+func (r *scRun) runTo(ctx context.Context, n uint64) error {
+	if r.topo != nil {
+		return r.topo.RunTo(ctx, n)
+	}
+	return r.tcp.RunTo(ctx, n)
+}
+
+// setWitness makes the run's hook read the delays of w (after a restore).
+func (r *scRun) setWitness(w *[MaxVars]int64) {
+	if r.hop != nil {
+		r.hop.w = w
+	}
+	if r.hook != nil {
+		r.hook.w = w
+	}
+}
+
+// finish runs to the end and computes the outcome.
+func (r *scRun) finish(ctx context.Context) (*outcome, error) {
+	c := r.c
+	out := &outcome{all: map[string]map[string]int64{}}
+	if r.topo != nil {
+		res, err := r.topo.Finish(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out.events, out.hash = res.Events, res.TraceSHA256
+		for f, fr := range res.Flows {
 			out.all[fmt.Sprintf("flow%d", f)] = map[string]int64{
 				"received": int64(fr.Received), "received_bytes": int64(fr.ReceivedBytes),
 				"sent": int64(fr.Sent), "dropped": int64(fr.Dropped), "reordered": int64(fr.Reordered),
 			}
 		}
 	} else {
-		t := c.sc.TCP
-		hook := windowHook(win.Flow, c.kind, c.first, uint64(c.n), func(i uint64) time.Duration { return time.Duration(w[i]) * res })
-		cfg := netenv.Config{
-			Seed: t.Seed, Schedule: netenv.Constant(t.Env), Flows: t.Flows, SACK: t.SACK, Profile: t.Profile,
-			Handshake: t.Handshake,
-		}
-		if t.Base != nil {
-			cfg = *t.Base
-			cfg.DelayHookAdds = true
-		}
-		cfg.Limits, cfg.Scheduler, cfg.DelayHook = lim, s, hook
-		var obs tcp.Observer
-		if tr != nil {
-			cfg.HashTrace, obs = true, tr.State
-		}
-		if t.Watch != nil {
-			t.Watch.Reset()
-			if obs != nil {
-				obs = teeObs{t.Watch, obs}
-			} else {
-				obs = t.Watch
-			}
-		}
-		r, err := netenv.Run(ctx, cfg, obs)
+		res, err := r.tcp.Finish(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if t.Watch != nil {
-			out.hits = append(out.hits, t.Watch.Hits()...)
+		if r.watch != nil {
+			out.hits = append(out.hits, r.watch.Hits()...)
 		}
-		out.events, out.hash = r.Events, r.TraceSHA256
-		for f, fr := range r.Flows {
+		out.events, out.hash = res.Events, res.TraceSHA256
+		for f, fr := range res.Flows {
 			done := int64(0)
 			if fr.Done {
 				done = 1
