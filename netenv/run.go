@@ -210,6 +210,9 @@ func recoverFault(err *error) {
 // Events is the number of events executed so far.
 func (s *Session) Events() uint64 { return s.r.sim.Events() }
 
+// Now is the simulated time.
+func (s *Session) Now() time.Duration { return s.r.sim.Now() }
+
 // RunTo executes events until events have run in all, or the run ends.
 func (s *Session) RunTo(ctx context.Context, events uint64) (err error) {
 	defer recoverFault(&err)

@@ -315,6 +315,9 @@ func NewTopoSession(cfg TopoConfig) (*TopoSession, error) {
 // Events is the number of events executed so far.
 func (s *TopoSession) Events() uint64 { return s.r.sim.Events() }
 
+// Now is the simulated time.
+func (s *TopoSession) Now() time.Duration { return s.r.sim.Now() }
+
 // RunTo executes events until events have run in all, or the run ends.
 func (s *TopoSession) RunTo(ctx context.Context, events uint64) error {
 	return s.r.sim.RunTo(ctx, events)

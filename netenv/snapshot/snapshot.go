@@ -35,6 +35,7 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -85,16 +86,15 @@ func (e *Error) Error() string { return fmt.Sprintf("snapshot: %s: %s", e.Path, 
 
 // Take saves everything reachable from roots, each a non-nil pointer.
 func Take(roots ...any) (*Snapshot, error) {
-	w := &walker{snap: &Snapshot{}, seen: map[key]int{}, maps: map[unsafe.Pointer]bool{}}
 	for i, r := range roots {
-		v := reflect.ValueOf(r)
-		if v.Kind() != reflect.Pointer || v.IsNil() {
+		if v := reflect.ValueOf(r); v.Kind() != reflect.Pointer || v.IsNil() {
 			return nil, &Error{Path: fmt.Sprintf("root %d", i), Why: fmt.Sprintf("%T is not a non-nil pointer", r)}
 		}
-		w.path = append(w.path[:0], step{name: fmt.Sprintf("(%s)", v.Type())})
-		if err := w.object(v.UnsafePointer(), v.Type().Elem()); err != nil {
-			return nil, err
-		}
+	}
+	w := newWalker(false)
+	if err := w.roots(roots); err != nil {
+		// Walk again, depth first with the path, to name the value.
+		return nil, newWalker(true).roots(roots)
 	}
 	return w.snap, nil
 }
@@ -130,12 +130,57 @@ type key struct {
 	typ  reflect.Type
 }
 
+// walker finds and saves everything reachable. Its fast mode walks objects
+// from a work list, without paths; when it fails, Take walks again in trace
+// mode, recursively, keeping the path for the error.
 type walker struct {
-	snap *Snapshot
-	seen map[key]int // index in snap.objs (arrays: by element type)
-	maps map[unsafe.Pointer]bool
-	path []step // where the walk is, formatted only on failure
-	ptrs map[reflect.Type]bool
+	snap  *Snapshot
+	seen  map[key]bool
+	arr   map[key]int // slices' backing arrays (by element type): index in snap.objs
+	maps  map[unsafe.Pointer]bool
+	todo  []key // saved objects not walked yet (fast mode)
+	trace bool
+	path  []step
+	info  map[reflect.Type]*typeInfo
+}
+
+// typeInfo is what a walk needs of a type, computed once.
+type typeInfo struct {
+	ptrs   bool        // a value can refer to other memory (strings aside: immutable)
+	saver  bool        // a pointer to it implements Saver
+	fields []fieldInfo // struct: the untagged fields with pointers
+}
+
+type fieldInfo struct {
+	name string
+	off  uintptr
+	typ  reflect.Type
+	info *typeInfo
+}
+
+// errFast is the fast mode's failure: Take then walks again with paths.
+var errFast = errors.New("snapshot: refused")
+
+func newWalker(trace bool) *walker {
+	return &walker{snap: &Snapshot{}, seen: map[key]bool{}, arr: map[key]int{}, maps: map[unsafe.Pointer]bool{}, trace: trace, info: map[reflect.Type]*typeInfo{}}
+}
+
+func (w *walker) roots(roots []any) error {
+	for _, r := range roots {
+		v := reflect.ValueOf(r)
+		w.path = append(w.path[:0], step{name: fmt.Sprintf("(%s)", v.Type())})
+		if err := w.object(v.UnsafePointer(), v.Type().Elem()); err != nil {
+			return err
+		}
+		for len(w.todo) > 0 {
+			k := w.todo[len(w.todo)-1]
+			w.todo = w.todo[:len(w.todo)-1]
+			if err := w.walk(k.addr, k.typ, w.typeInfo(k.typ)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // step is one step of a path: a field or type name, or an index (name "").
@@ -144,12 +189,24 @@ type step struct {
 	idx  int
 }
 
-func (w *walker) push(name string, idx int) { w.path = append(w.path, step{name, idx}) }
-func (w *walker) pop()                      { w.path = w.path[:len(w.path)-1] }
+func (w *walker) push(name string, idx int) {
+	if w.trace {
+		w.path = append(w.path, step{name, idx})
+	}
+}
+
+func (w *walker) pop() {
+	if w.trace {
+		w.path = w.path[:len(w.path)-1]
+	}
+}
 
 var saverType = reflect.TypeFor[Saver]()
 
 func (w *walker) fail(why string) error {
+	if !w.trace {
+		return errFast
+	}
 	var b strings.Builder
 	for _, s := range w.path {
 		if s.name == "" {
@@ -161,17 +218,50 @@ func (w *walker) fail(why string) error {
 	return &Error{Path: b.String(), Why: why}
 }
 
-// object saves the value of type t at addr and walks it.
+func (w *walker) typeInfo(t reflect.Type) *typeInfo {
+	if ti, ok := w.info[t]; ok {
+		return ti
+	}
+	// A type on a cycle refers to memory (a cycle goes through a
+	// pointer, slice, map or interface), so true is right while its
+	// fields are worked out.
+	ti := &typeInfo{ptrs: true, saver: reflect.PointerTo(t).Implements(saverType)}
+	w.info[t] = ti
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+	case reflect.Array:
+		ti.ptrs = t.Len() > 0 && w.typeInfo(t.Elem()).ptrs
+	case reflect.Struct:
+		ti.ptrs = false
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Tag.Get("snapshot") == Tag {
+				continue
+			}
+			if fi := w.typeInfo(f.Type); fi.ptrs {
+				ti.fields = append(ti.fields, fieldInfo{name: "." + f.Name, off: f.Offset, typ: f.Type, info: fi})
+				ti.ptrs = true
+			}
+		}
+	default:
+		ti.ptrs = false
+	}
+	return ti
+}
+
+// object saves the value of type t at addr and walks it (trace mode) or
+// queues it to be walked.
 func (w *walker) object(addr unsafe.Pointer, t reflect.Type) error {
 	if t.Size() == 0 {
 		return nil
 	}
 	k := key{addr, t}
-	if _, ok := w.seen[k]; ok {
+	if w.seen[k] {
 		return nil
 	}
-	w.seen[k] = len(w.snap.objs)
-	if reflect.PointerTo(t).Implements(saverType) {
+	w.seen[k] = true
+	ti := w.typeInfo(t)
+	if ti.saver {
 		f := reflect.NewAt(t, addr).Interface().(Saver).SaveState()
 		if f == nil {
 			return w.fail(fmt.Sprintf("%s cannot be saved (its SaveState returned nil)", t))
@@ -183,7 +273,14 @@ func (w *walker) object(addr unsafe.Pointer, t reflect.Type) error {
 	cp.Elem().Set(reflect.NewAt(t, addr).Elem())
 	w.snap.objs = append(w.snap.objs, object{addr: addr, cp: cp, typ: t})
 	w.snap.bytes += int(t.Size())
-	return w.walk(addr, t)
+	if !ti.ptrs {
+		return nil
+	}
+	if !w.trace {
+		w.todo = append(w.todo, k)
+		return nil
+	}
+	return w.walk(addr, t, ti)
 }
 
 // array saves the n elements of type t at addr (a slice's backing array
@@ -191,25 +288,26 @@ func (w *walker) object(addr unsafe.Pointer, t reflect.Type) error {
 func (w *walker) array(addr unsafe.Pointer, t reflect.Type, n int) error {
 	at := reflect.ArrayOf(n, t)
 	k := key{addr, t}
-	if i, ok := w.seen[k]; ok {
+	if i, ok := w.arr[k]; ok {
 		if o := &w.snap.objs[i]; o.typ.Len() >= n {
 			return nil
 		}
 		// A longer slice of the same array: save it again, longer (both
 		// copies hold the same bytes, so restoring both is harmless).
 	}
-	w.seen[k] = len(w.snap.objs)
+	w.arr[k] = len(w.snap.objs)
 	cp := reflect.New(at)
 	cp.Elem().Set(reflect.NewAt(at, addr).Elem())
 	w.snap.objs = append(w.snap.objs, object{addr: addr, cp: cp, typ: at})
 	w.snap.bytes += int(at.Size())
-	if !w.hasPointers(t) {
+	ti := w.typeInfo(t)
+	if !ti.ptrs {
 		return nil
 	}
 	sz := t.Size()
 	for i := 0; i < n; i++ {
 		w.push("", i)
-		err := w.walk(unsafe.Add(addr, uintptr(i)*sz), t)
+		err := w.walk(unsafe.Add(addr, uintptr(i)*sz), t, ti)
 		w.pop()
 		if err != nil {
 			return err
@@ -219,8 +317,8 @@ func (w *walker) array(addr unsafe.Pointer, t reflect.Type, n int) error {
 }
 
 // walk follows the references inside the value of type t at addr.
-func (w *walker) walk(addr unsafe.Pointer, t reflect.Type) error {
-	if !w.hasPointers(t) {
+func (w *walker) walk(addr unsafe.Pointer, t reflect.Type, ti *typeInfo) error {
+	if !ti.ptrs {
 		return nil
 	}
 	switch t.Kind() {
@@ -231,23 +329,21 @@ func (w *walker) walk(addr unsafe.Pointer, t reflect.Type) error {
 		}
 		return w.object(p, t.Elem())
 	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.Tag.Get("snapshot") == Tag || !w.hasPointers(f.Type) {
-				continue
-			}
-			w.push("."+f.Name, 0)
-			err := w.walk(unsafe.Add(addr, f.Offset), f.Type)
+		for i := range ti.fields {
+			f := &ti.fields[i]
+			w.push(f.name, 0)
+			err := w.walk(unsafe.Add(addr, f.off), f.typ, f.info)
 			w.pop()
 			if err != nil {
 				return err
 			}
 		}
 	case reflect.Array:
-		sz := t.Elem().Size()
+		et, ei := t.Elem(), w.typeInfo(t.Elem())
+		sz := et.Size()
 		for i := 0; i < t.Len(); i++ {
 			w.push("", i)
-			err := w.walk(unsafe.Add(addr, uintptr(i)*sz), t.Elem())
+			err := w.walk(unsafe.Add(addr, uintptr(i)*sz), et, ei)
 			w.pop()
 			if err != nil {
 				return err
@@ -267,8 +363,10 @@ func (w *walker) walk(addr unsafe.Pointer, t reflect.Type) error {
 			return nil
 		}
 		d := v.Elem()
-		w.push("("+d.Type().String()+")", 0)
-		defer w.pop()
+		if w.trace {
+			w.push("("+d.Type().String()+")", 0)
+			defer w.pop()
+		}
 		if d.Kind() == reflect.Pointer {
 			if d.IsNil() {
 				return nil
@@ -278,7 +376,7 @@ func (w *walker) walk(addr unsafe.Pointer, t reflect.Type) error {
 		// A boxed value cannot change; what it points to can.
 		tmp := reflect.New(d.Type())
 		tmp.Elem().Set(d)
-		return w.walk(tmp.UnsafePointer(), d.Type())
+		return w.walk(tmp.UnsafePointer(), d.Type(), w.typeInfo(d.Type()))
 	case reflect.Func:
 		if *(*unsafe.Pointer)(addr) != nil {
 			return w.fail("a func value (its captured variables cannot be saved; tag the field `snapshot:\"shared\"` if they are immutable or saved elsewhere)")
@@ -303,21 +401,21 @@ func (w *walker) mapValue(m reflect.Value) error {
 	cp := reflect.MakeMapWithSize(m.Type(), m.Len())
 	it := m.MapRange()
 	kt, vt := m.Type().Key(), m.Type().Elem()
-	walkK, walkV := w.hasPointers(kt), w.hasPointers(vt)
+	ki, vi := w.typeInfo(kt), w.typeInfo(vt)
 	for it.Next() {
 		k, v := it.Key(), it.Value()
 		cp.SetMapIndex(k, v)
 		for _, x := range []struct {
-			v    reflect.Value
-			walk bool
-		}{{k, walkK}, {v, walkV}} {
-			if !x.walk {
+			v  reflect.Value
+			ti *typeInfo
+		}{{k, ki}, {v, vi}} {
+			if !x.ti.ptrs {
 				continue
 			}
 			tmp := reflect.New(x.v.Type())
 			tmp.Elem().Set(x.v)
 			w.push("[map entry]", 0)
-			err := w.walk(tmp.UnsafePointer(), x.v.Type())
+			err := w.walk(tmp.UnsafePointer(), x.v.Type(), x.ti)
 			w.pop()
 			if err != nil {
 				return err
@@ -326,32 +424,4 @@ func (w *walker) mapValue(m reflect.Value) error {
 	}
 	w.snap.maps = append(w.snap.maps, savedMap{m: m, cp: cp})
 	return nil
-}
-
-// hasPointers reports whether a value of type t can refer to other memory
-// (strings excepted: they are immutable).
-func (w *walker) hasPointers(t reflect.Type) bool {
-	if w.ptrs == nil {
-		w.ptrs = map[reflect.Type]bool{}
-	}
-	if v, ok := w.ptrs[t]; ok {
-		return v
-	}
-	w.ptrs[t] = true // cycles: assume yes while deciding
-	var v bool
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		v = true
-	case reflect.Array:
-		v = t.Len() > 0 && w.hasPointers(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if f := t.Field(i); f.Tag.Get("snapshot") != Tag && w.hasPointers(f.Type) {
-				v = true
-				break
-			}
-		}
-	}
-	w.ptrs[t] = v
-	return v
 }

@@ -196,3 +196,22 @@ func TestSaverInsteadOfWalk(t *testing.T) {
 		t.Fatalf("n = %d after restore", c.n)
 	}
 }
+
+// A pointer to a slice's first element and the slice: one object and one
+// array at the same address, of the same element type.
+func TestPointerIntoSlice(t *testing.T) {
+	xs := []pkt{{id: 1}, {id: 2}}
+	root := &struct {
+		first *pkt
+		all   []pkt
+	}{&xs[0], xs}
+	s, err := Take(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs[0].id, xs[1].id = 10, 20
+	s.Restore()
+	if root.first.id != 1 || root.all[1].id != 2 {
+		t.Fatalf("not restored: %d %d", root.first.id, root.all[1].id)
+	}
+}

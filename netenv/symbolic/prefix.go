@@ -65,7 +65,7 @@ func (x *explorer) prepare(ctx context.Context, s *sched, p *path) error {
 	}
 	objs, bytes := snap.Size()
 	pre.run, pre.snap = r, snap
-	pre.note = fmt.Sprintf("after %d events: %d objects, %.1f kB", pre.at, objs, float64(bytes)/1e3)
+	pre.note = fmt.Sprintf("after %d events (%.6f s): %d objects, %.1f kB", pre.at, r.now().Seconds(), objs, float64(bytes)/1e3)
 	return nil
 }
 

@@ -118,6 +118,14 @@ func (r *scRun) events() uint64 {
 	return r.tcp.Events()
 }
 
+// now is the simulated time.
+func (r *scRun) now() time.Duration {
+	if r.topo != nil {
+		return r.topo.Now()
+	}
+	return r.tcp.Now()
+}
+
 // runTo executes events until n have run in all, or the run ends.
 func (r *scRun) runTo(ctx context.Context, n uint64) error {
 	if r.topo != nil {
