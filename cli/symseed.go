@@ -206,7 +206,10 @@ func writeSymSeed(w io.Writer, path, window string, r *corpus.SymSeedResult) {
 		complete = "INCOMPLETE: the classes do not cover every delay vector"
 	}
 	fmt.Fprintf(w, "classes      %d (%s)\n", rep.Branches, complete)
-	fmt.Fprintf(w, "runs %d, events %d, forks %d, wall time %.3f s\n", rep.Runs, rep.Events, rep.Forks, rep.WallSeconds)
+	fmt.Fprintf(w, "runs %d, events %d (%d simulated), forks %d, wall time %.3f s\n", rep.Runs, rep.Events, rep.EventsSimulated, rep.Forks, rep.WallSeconds)
+	if rep.Snapshot != "" {
+		fmt.Fprintf(w, "snapshot %s\n", rep.Snapshot)
+	}
 	if rep.Diverged > 0 {
 		fmt.Fprintf(w, "WARNING: %d classes diverged (a timer depends on a window delay): their classes are approximations\n", rep.Diverged)
 	}

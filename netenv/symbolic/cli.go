@@ -279,7 +279,10 @@ func (r *Report) WriteText(w io.Writer, branches bool) {
 	if r.SolverGaveUp > 0 {
 		fmt.Fprintf(w, " (%d gave up)", r.SolverGaveUp)
 	}
-	fmt.Fprintf(w, ", runs %d, events %d\n", r.Runs, r.Events)
+	fmt.Fprintf(w, ", runs %d, events %d (%d simulated)\n", r.Runs, r.Events, r.EventsSimulated)
+	if r.Snapshot != "" {
+		fmt.Fprintf(w, "snapshot     %s\n", r.Snapshot)
+	}
 	if r.Merged > 0 || strings.Contains(r.Reductions, "H") {
 		fmt.Fprintf(w, "merged       %d runs stopped at a state an earlier run reached (H; %d states stored)\n", r.Merged, r.StatesStored)
 	}
