@@ -64,32 +64,12 @@ func TestSessionSnapshot(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if err := s.RunTo(ctx, want.Events/2); err != nil {
-						t.Fatal(err)
-					}
-					if s.Events() != want.Events/2 {
-						t.Fatalf("paused after %d events, want %d", s.Events(), want.Events/2)
-					}
-					snap, err := snapshot.Take(s)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for round := 0; round < 3; round++ {
-						if round > 0 {
-							snap.Restore()
-						}
-						if s.Events() != want.Events/2 {
-							t.Fatalf("restored to %d events, want %d", s.Events(), want.Events/2)
-						}
+					want.Wall = 0
+					finishThrice(t, s, want.Events, func() (any, error) {
 						got, err := s.Finish(ctx)
-						if err != nil {
-							t.Fatal(err)
-						}
-						got.Wall, want.Wall = 0, 0
-						if fmt.Sprint(got) != fmt.Sprint(want) {
-							t.Fatalf("finish %d from the snapshot:\n got %+v\nwant %+v", round, got, want)
-						}
-					}
+						got.Wall = 0
+						return got, err
+					}, want)
 				})
 			}
 		}
@@ -108,7 +88,20 @@ func TestTopoSessionSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RunTo(ctx, want.Events/2); err != nil {
+	finishThrice(t, s, want.Events, func() (any, error) { return s.Finish(ctx) }, want)
+}
+
+// pausable is a Session or a TopoSession.
+type pausable interface {
+	RunTo(ctx context.Context, events uint64) error
+	Events() uint64
+}
+
+// finishThrice pauses s halfway through a run of total events, takes a
+// snapshot, and finishes the run three times from it: each must give want.
+func finishThrice(t *testing.T, s pausable, total uint64, finish func() (any, error), want any) {
+	t.Helper()
+	if err := s.RunTo(context.Background(), total/2); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := snapshot.Take(s)
@@ -119,10 +112,10 @@ func TestTopoSessionSnapshot(t *testing.T) {
 		if round > 0 {
 			snap.Restore()
 		}
-		if s.Events() != want.Events/2 {
-			t.Fatalf("restored to %d events, want %d", s.Events(), want.Events/2)
+		if s.Events() != total/2 {
+			t.Fatalf("at %d events from the snapshot, want %d", s.Events(), total/2)
 		}
-		got, err := s.Finish(ctx)
+		got, err := finish()
 		if err != nil {
 			t.Fatal(err)
 		}
