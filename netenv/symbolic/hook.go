@@ -49,6 +49,7 @@ type windowDelays struct {
 	acks     uint64 // ACKs of the flow that left the bottleneck so far
 	res      time.Duration
 	w        *[MaxVars]int64 `snapshot:"shared"`
+	read     bool            // a delay was read (prefix.go checks that none was before the snapshot)
 }
 
 func (h *windowDelays) hook(p *sim.Packet) (time.Duration, int16, bool) {
@@ -81,6 +82,7 @@ func (h *windowDelays) hook(p *sim.Packet) (time.Duration, int16, bool) {
 		return 0, 0, false
 	}
 	i := k - h.first
+	h.read = true
 	return time.Duration(h.w[i]) * h.res, int16(i + 1), true
 }
 
@@ -93,6 +95,7 @@ type hopDelays struct {
 	first, n uint64
 	res      time.Duration
 	w        *[MaxVars]int64 `snapshot:"shared"`
+	read     bool
 }
 
 func (h *hopDelays) hook(from, to sim.NodeID, p *sim.Packet) (time.Duration, int16, bool) {
@@ -100,5 +103,6 @@ func (h *hopDelays) hook(from, to sim.NodeID, p *sim.Packet) (time.Duration, int
 		return 0, 0, false
 	}
 	i := p.Seq - h.first
+	h.read = true
 	return time.Duration(h.w[i]) * h.res, int16(i + 1), true
 }

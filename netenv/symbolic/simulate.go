@@ -134,6 +134,11 @@ func (r *scRun) runTo(ctx context.Context, n uint64) error {
 	return r.tcp.RunTo(ctx, n)
 }
 
+// witnessRead reports whether the run's hook has read a delay.
+func (r *scRun) witnessRead() bool {
+	return r.hop != nil && r.hop.read || r.hook != nil && r.hook.read
+}
+
 // setWitness makes the run's hook read the delays of w (after a restore).
 func (r *scRun) setWitness(w *[MaxVars]int64) {
 	if r.hop != nil {
