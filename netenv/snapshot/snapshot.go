@@ -68,6 +68,9 @@ type object struct {
 	addr unsafe.Pointer
 	cp   reflect.Value // pointer to the copy (struct, scalar or array)
 	typ  reflect.Type
+	// raw: the type holds no pointer the garbage collector sees (strings
+	// count), so Restore copies its bytes without write barriers.
+	raw bool
 }
 
 // savedMap is a map's entries; restoring empties the map and refills it.
@@ -104,6 +107,11 @@ func Take(roots ...any) (*Snapshot, error) {
 func (s *Snapshot) Restore() {
 	for i := range s.objs {
 		o := &s.objs[i]
+		if o.raw {
+			n := int(o.typ.Size())
+			copy(unsafe.Slice((*byte)(o.addr), n), unsafe.Slice((*byte)(o.cp.UnsafePointer()), n))
+			continue
+		}
 		reflect.NewAt(o.typ, o.addr).Elem().Set(o.cp.Elem())
 	}
 	for i := range s.maps {
@@ -148,6 +156,7 @@ type walker struct {
 type typeInfo struct {
 	ptrs   bool        // a value can refer to other memory (strings aside: immutable)
 	saver  bool        // a pointer to it implements Saver
+	gc     bool        // gcPointers
 	fields []fieldInfo // struct: the untagged fields with pointers
 }
 
@@ -225,7 +234,7 @@ func (w *walker) typeInfo(t reflect.Type) *typeInfo {
 	// A type on a cycle refers to memory (a cycle goes through a
 	// pointer, slice, map or interface), so true is right while its
 	// fields are worked out.
-	ti := &typeInfo{ptrs: true, saver: reflect.PointerTo(t).Implements(saverType)}
+	ti := &typeInfo{ptrs: true, saver: reflect.PointerTo(t).Implements(saverType), gc: gcPointers(t)}
 	w.info[t] = ti
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
@@ -271,7 +280,7 @@ func (w *walker) object(addr unsafe.Pointer, t reflect.Type) error {
 	}
 	cp := reflect.New(t)
 	cp.Elem().Set(reflect.NewAt(t, addr).Elem())
-	w.snap.objs = append(w.snap.objs, object{addr: addr, cp: cp, typ: t})
+	w.snap.objs = append(w.snap.objs, object{addr: addr, cp: cp, typ: t, raw: !ti.gc})
 	w.snap.bytes += int(t.Size())
 	if !ti.ptrs {
 		return nil
@@ -298,9 +307,9 @@ func (w *walker) array(addr unsafe.Pointer, t reflect.Type, n int) error {
 	w.arr[k] = len(w.snap.objs)
 	cp := reflect.New(at)
 	cp.Elem().Set(reflect.NewAt(at, addr).Elem())
-	w.snap.objs = append(w.snap.objs, object{addr: addr, cp: cp, typ: at})
-	w.snap.bytes += int(at.Size())
 	ti := w.typeInfo(t)
+	w.snap.objs = append(w.snap.objs, object{addr: addr, cp: cp, typ: at, raw: !ti.gc})
+	w.snap.bytes += int(at.Size())
 	if !ti.ptrs {
 		return nil
 	}
@@ -424,4 +433,22 @@ func (w *walker) mapValue(m reflect.Value) error {
 	}
 	w.snap.maps = append(w.snap.maps, savedMap{m: m, cp: cp})
 	return nil
+}
+
+// gcPointers reports whether a value of type t holds words the garbage
+// collector reads as pointers (every field, tagged or not, and strings).
+func gcPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer, reflect.String:
+		return true
+	case reflect.Array:
+		return t.Len() > 0 && gcPointers(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if gcPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -215,3 +215,22 @@ func TestPointerIntoSlice(t *testing.T) {
 		t.Fatalf("not restored: %d %d", root.first.id, root.all[1].id)
 	}
 }
+
+// Pointer-free objects are restored by copying bytes; strings are not
+// pointer-free.
+func TestRawAndStrings(t *testing.T) {
+	nums := &[4]int{1, 2, 3, 4}
+	named := &struct {
+		n    int
+		name string
+	}{1, "one"}
+	s, err := Take(nums, named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nums[2], named.n, named.name = 0, 2, strings.Repeat("x", 3)
+	s.Restore()
+	if *nums != [4]int{1, 2, 3, 4} || named.n != 1 || named.name != "one" {
+		t.Fatalf("not restored: %v %+v", *nums, *named)
+	}
+}
