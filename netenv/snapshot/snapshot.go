@@ -32,6 +32,17 @@
 // re-simulates every branch from time zero, which is correct and slower),
 // never silently restore half a state. Package-level variables are not
 // saved either: the simulator has none that a run writes.
+//
+// A tag is a claim the walk cannot check; the tests that matter are end to
+// end (netenv's TestSessionSnapshot over every CCAI, topology and link
+// model; the symbolic back-end's TestSnapshotAgrees), and they fail when a
+// tag hides state (tagging one PRNG fails 160 cases of the first).
+//
+// Take and Restore must run while the simulation is paused between events
+// and no other goroutine touches it. Memory that the roots reach but that
+// is not the run's own (a global table behind a slice, say) would be
+// written back by Restore, with the bytes it already holds; tag such fields
+// shared instead.
 package snapshot
 
 import (
