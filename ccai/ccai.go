@@ -185,6 +185,28 @@ type VarDesc struct {
 	Values []string
 }
 
+// StateSaver is implemented by an algorithm whose state a copy of its
+// fields does not capture. The symbolic back-end saves a whole simulation at
+// the start of a delay window and restores it for every branch (package
+// netenv/snapshot): it copies every field of the algorithm and everything
+// they point to (pointers, slices, maps, interfaces), which covers every
+// algorithm whose state is plain data, like all of this package's. What it
+// cannot copy is state behind a func value (a closure's captured
+// variables), a channel or an unsafe.Pointer: such an algorithm either tags
+// the field `snapshot:"shared"` when what it refers to never changes during
+// a run, or implements StateSaver. SaveState returns a function that puts
+// the algorithm back in the state it has now; it may be called any number of
+// times. Returning nil says the algorithm cannot be saved: the symbolic
+// back-end then runs every branch from time zero (correct, slower), and its
+// report says why. An algorithm with neither is refused the same way, never
+// restored half-way.
+//
+// The method set is the contract: netenv/snapshot recognizes it without
+// this package importing anything.
+type StateSaver interface {
+	SaveState() (restore func())
+}
+
 // VarExporter is implemented by algorithms that expose internal state by
 // name. ReadVars writes the current values, in the order of Vars, into dst,
 // which has len(Vars()) elements. It is called on every ACK: it must not

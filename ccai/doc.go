@@ -33,7 +33,11 @@
 //		})
 //	}
 //
-// See examples/custom-ccai in the repository for a complete module.
+// See examples/custom-ccai in the repository for a complete module. An
+// algorithm whose state is plain data needs nothing more for the symbolic
+// back-end's snapshots; one with closures, channels or unsafe pointers in
+// its state implements [StateSaver], or every branch of a symbolic window
+// runs from time zero.
 //
 // # Profiles
 //

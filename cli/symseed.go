@@ -57,7 +57,7 @@ type symSeedFlagVals struct {
 	seed, window, rng, reds, out *string
 	flow, maxBranches, maxSeeds  *int
 	res                          *float64
-	noSeeds, asJSON              *bool
+	noSeeds, asJSON, noSnap      *bool
 	timeLimit                    *time.Duration
 }
 
@@ -88,6 +88,7 @@ func symSeedFlags(stderr io.Writer) (*flag.FlagSet, symSeedFlagVals) {
 	f.maxBranches = fs.Int("max-branches", symbolic.DefaultMaxBranches, "stop after this many classes (the report is then incomplete)")
 	f.timeLimit = fs.Duration("time-limit", 0, "stop the exploration after this wall time (the report is then incomplete)")
 	f.asJSON = fs.Bool("json", false, "print the result as JSON")
+	f.noSnap = fs.Bool("no-snapshot", false, "run every class from time zero instead of from a snapshot at the window's start (to compare)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, strings.TrimPrefix(symSeedUsage, "\n"))
 		fs.PrintDefaults()
@@ -159,7 +160,7 @@ func symSeedRun(ctx context.Context, positional []string, f symSeedFlagVals, std
 	}
 	r, err := corpus.ExploreSeed(ctx, seed, corpus.SymSeedOptions{
 		Window: ws, Flow: *flow, Lo: lo, Hi: hi, Res: resD, Reductions: red,
-		MaxBranches: *maxBranches, TimeLimit: *timeLimit, OutDir: dir, Name: name, MaxSeeds: *f.maxSeeds,
+		MaxBranches: *maxBranches, TimeLimit: *timeLimit, OutDir: dir, Name: name, MaxSeeds: *f.maxSeeds, NoSnapshot: *f.noSnap,
 	})
 	var ue *corpus.UsageError
 	if errors.As(err, &ue) {
@@ -206,7 +207,10 @@ func writeSymSeed(w io.Writer, path, window string, r *corpus.SymSeedResult) {
 		complete = "INCOMPLETE: the classes do not cover every delay vector"
 	}
 	fmt.Fprintf(w, "classes      %d (%s)\n", rep.Branches, complete)
-	fmt.Fprintf(w, "runs %d, events %d, forks %d, wall time %.3f s\n", rep.Runs, rep.Events, rep.Forks, rep.WallSeconds)
+	fmt.Fprintf(w, "runs %d, events %d (%d simulated), forks %d, wall time %.3f s\n", rep.Runs, rep.Events, rep.EventsSimulated, rep.Forks, rep.WallSeconds)
+	if rep.Snapshot != "" {
+		fmt.Fprintf(w, "snapshot %s\n", rep.Snapshot)
+	}
 	if rep.Diverged > 0 {
 		fmt.Fprintf(w, "WARNING: %d classes diverged (a timer depends on a window delay): their classes are approximations\n", rep.Diverged)
 	}

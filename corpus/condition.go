@@ -137,18 +137,18 @@ type Condition struct {
 	ConditionSpec
 	when    condProg
 	while   *condProg // the stretch predicate, when it differs from when
-	stretch *Stretch
+	stretch *Stretch  // immutable
 	// Schema indices of time and srtt, which a stretch reads.
 	timeIdx, srttIdx int
 }
 
 // condProg is one compiled expression and the schema indices it reads.
 type condProg struct {
-	prog  *vm.Program
-	cur   []int // schema indices referenced as X
-	prev  []int // schema indices referenced as prev.X
-	first []int // schema indices referenced as first.X
-	param []int // parameter table indices referenced as p.X
+	prog  *vm.Program `snapshot:"shared"` // compiled: immutable
+	cur   []int       // schema indices referenced as X
+	prev  []int       // schema indices referenced as prev.X
+	first []int       // schema indices referenced as first.X
+	param []int       // parameter table indices referenced as p.X
 }
 
 func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {

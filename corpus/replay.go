@@ -29,9 +29,13 @@ type Watcher struct {
 	sched netenv.Schedule
 	phase int
 	// OnObservation, if set, sees every observation (after conditions).
-	OnObservation func(flow int, obs []float64, at time.Duration)
+	//
+	// A snapshot of a symbolic run (netenv/snapshot) restores the
+	// watcher but not what these functions captured: their owner saves
+	// that (seedWatch's hits are reached through the seedWatch itself).
+	OnObservation func(flow int, obs []float64, at time.Duration) `snapshot:"shared"`
 	// OnHit is called for each condition that holds on an observation.
-	OnHit func(flow int, cond *Condition, obs []float64, at time.Duration)
+	OnHit func(flow int, cond *Condition, obs []float64, at time.Duration) `snapshot:"shared"`
 	// Err is the first condition evaluation error.
 	Err   error
 	conds [][]*Condition

@@ -164,6 +164,8 @@ type SymSeedOptions struct {
 	Reductions  symbolic.Reductions
 	MaxBranches int
 	TimeLimit   time.Duration
+	// NoSnapshot runs every branch from time zero (symbolic.Options).
+	NoSnapshot bool
 	// OutDir receives the witness seeds ("": none are written); Name
 	// prefixes their file names.
 	OutDir, Name string
@@ -449,7 +451,7 @@ func ExploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions) (*SymSeedResu
 		return nil
 	}
 	rep, err := symbolic.Explore(ctx, sc, symbolic.Options{
-		Reductions: opt.Reductions, MaxBranches: opt.MaxBranches, TimeLimit: opt.TimeLimit,
+		Reductions: opt.Reductions, MaxBranches: opt.MaxBranches, TimeLimit: opt.TimeLimit, NoSnapshot: opt.NoSnapshot,
 		KeepBranches: -1, OnBranch: onBranch,
 	})
 	res.Report = rep

@@ -108,6 +108,9 @@ func TestExploreSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := r.Report
+	if !strings.HasPrefix(rep.Snapshot, "after ") {
+		t.Errorf("branches did not start from a snapshot: %s", rep.Snapshot)
+	}
 	if !rep.Complete || rep.Branches != len(engine) {
 		t.Fatalf("complete %v, %d classes, %d seen", rep.Complete, rep.Branches, len(engine))
 	}

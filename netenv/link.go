@@ -75,23 +75,28 @@ type LinkConfig[P LinkPacket] struct {
 	Seed, Index uint64
 	// Size, if set, replaces P's WireBytes (the UDP topologies' own
 	// per-packet overhead).
-	Size func(p P) uint32
+	//
+	// The functions of a link are shared by snapshots (netenv/snapshot):
+	// they capture the run's objects, which a snapshot of the run saves
+	// through the run itself, or (Hook) state that its owner saves.
+	Size func(p P) uint32 `snapshot:"shared"`
 	// Hook, if set, may replace the random queuing delay of a packet (and
 	// adds a delay on any kind of link).
-	Hook func(p P) (delay time.Duration, uncertain int16, ok bool)
+	Hook func(p P) (delay time.Duration, uncertain int16, ok bool) `snapshot:"shared"`
 	// HookAdds makes the hook's delay an extra delay on top of the random
 	// queuing delay, which is then drawn for hooked packets too: every
 	// other packet keeps the draw it has without the hook.
 	HookAdds bool
 	// Drop takes back a packet the link dropped (buffer overflow or
 	// random loss).
-	Drop func(p P)
+	Drop func(p P) `snapshot:"shared"`
 	// Deliver takes a packet that left the link: it reaches the far end
 	// after delay; uncertain is the hook's variable (0: none).
-	Deliver func(p P, delay time.Duration, uncertain int16)
+	Deliver func(p P, delay time.Duration, uncertain int16) `snapshot:"shared"`
 	// UserTraces are the loaded trace files link_trace user1 … user4 name
-	// (Config.LinkTraces).
-	UserTraces []*LinkTraceFile
+	// (Config.LinkTraces): immutable once loaded, and they hold a
+	// sync.Once.
+	UserTraces []*LinkTraceFile `snapshot:"shared"`
 }
 
 // Link is one direction of a link carrying packets of type P.

@@ -48,7 +48,7 @@ func (t *LinkTrace) UnmarshalText(b []byte) error {
 // opportunity that finds the link idle is lost (Mahimahi's semantics), and
 // trace time is simulated time multiplied by the scale, from time zero.
 type traceLink struct {
-	tr    *linktrace.Trace
+	tr    *linktrace.Trace `snapshot:"shared"` // shipped, immutable
 	scale float64
 	cycle int64 // the trace period the pointer is in
 	idx   int   // the next unused opportunity in that period

@@ -39,8 +39,11 @@ type Config struct {
 	// Scheduler replaces the default heap (the symbolic back-end).
 	Scheduler sim.Scheduler
 	// DelayHook replaces the random queuing delay of chosen packets on the
-	// bottleneck, in either direction (data or ACKs).
-	DelayHook DelayHook
+	// bottleneck, in either direction (data or ACKs). A snapshot of a
+	// Session (netenv/snapshot) does not see the hook's own state: a hook
+	// with state (counting packets, say) passes it to snapshot.Take as a
+	// root.
+	DelayHook DelayHook `snapshot:"shared"`
 	// DelayHookAdds makes DelayHook's delays extra delays on top of the
 	// random queuing delay, which hooked packets then draw too, so that
 	// every other packet keeps its random delay (symbolic plus random).
@@ -49,8 +52,9 @@ type Config struct {
 	// (native subject; ns-3 and gVisor always do).
 	Handshake bool
 	// LinkTraces are the user's trace files that link_trace user1 …
-	// user4 name (Setup.LinkTraces), loaded.
-	LinkTraces []*LinkTraceFile
+	// user4 name (Setup.LinkTraces), loaded: immutable (and each holds a
+	// sync.Once, which a snapshot must not copy back).
+	LinkTraces []*LinkTraceFile `snapshot:"shared"`
 }
 
 // FlowResult is the outcome of one flow.
@@ -167,27 +171,70 @@ type run struct {
 
 // Run simulates cfg, streaming every state record to obs (which may be
 // nil). A CCAI panic is returned as a *Fault.
-func Run(ctx context.Context, cfg Config, obs tcp.Observer) (res Result, err error) {
-	if err := cfg.Validate(); err != nil {
+func Run(ctx context.Context, cfg Config, obs tcp.Observer) (Result, error) {
+	s, err := NewSession(cfg, obs)
+	if err != nil {
 		return Result{}, err
+	}
+	return s.Finish(ctx)
+}
+
+// Session is a native run that stops between events when asked and goes
+// on: the symbolic back-end runs a window's prefix once, saves the session
+// with netenv/snapshot (the session is the root of everything the run
+// holds) and restores it for every branch. A CCAI panic is a *Fault, as in
+// Run.
+type Session struct {
+	r     *run
+	cfg   Config
+	start time.Time
+}
+
+// NewSession prepares cfg's run (everything Run does before the first
+// event).
+func NewSession(cfg Config, obs tcp.Observer) (s *Session, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	for i, f := range cfg.Flows {
 		if _, ok := ccai.Lookup(f.CCA); !ok {
-			return Result{}, fmt.Errorf("flow %d: unknown congestion control %q (known: %v)", i+1, f.CCA, ccai.Names())
+			return nil, fmt.Errorf("flow %d: unknown congestion control %q (known: %v)", i+1, f.CCA, ccai.Names())
 		}
 	}
-	start := time.Now()
-	defer func() {
-		if r := recover(); r != nil {
-			err = &Fault{Kind: "panic", Detail: fmt.Sprint(r), Stack: string(debug.Stack())}
-		}
-	}()
-	r := newRun(&cfg, obs)
-	if err := r.sim.Run(ctx); err != nil {
+	defer recoverFault(&err)
+	s = &Session{cfg: cfg, start: time.Now()}
+	s.r = newRun(&s.cfg, obs)
+	return s, nil
+}
+
+// recoverFault turns a panic of a run into a *Fault.
+func recoverFault(err *error) {
+	if r := recover(); r != nil {
+		*err = &Fault{Kind: "panic", Detail: fmt.Sprint(r), Stack: string(debug.Stack())}
+	}
+}
+
+// Events is the number of events executed so far.
+func (s *Session) Events() uint64 { return s.r.sim.Events() }
+
+// Now is the simulated time.
+func (s *Session) Now() time.Duration { return s.r.sim.Now() }
+
+// RunTo executes events until events have run in all, or the run ends.
+func (s *Session) RunTo(ctx context.Context, events uint64) (err error) {
+	defer recoverFault(&err)
+	return s.r.sim.RunTo(ctx, events)
+}
+
+// Finish runs to the end and returns the result; Wall counts from
+// NewSession.
+func (s *Session) Finish(ctx context.Context) (res Result, err error) {
+	defer recoverFault(&err)
+	if err := s.r.sim.Run(ctx); err != nil {
 		return Result{}, err
 	}
-	res = r.result()
-	res.Wall = time.Since(start)
+	res = s.r.result()
+	res.Wall = time.Since(s.start)
 	return res, nil
 }
 

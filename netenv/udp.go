@@ -226,15 +226,16 @@ type TopoConfig struct {
 	Limits sim.Limits
 	// Scheduler replaces the default heap (the symbolic back-end).
 	Scheduler sim.Scheduler
-	// DelayHook adds an extra delay to chosen packets on chosen hops.
-	DelayHook HopHook
+	// DelayHook adds an extra delay to chosen packets on chosen hops. As
+	// with Config.DelayHook, a snapshot does not see its own state.
+	DelayHook HopHook `snapshot:"shared"`
 	// HashTrace computes TopoResult.TraceSHA256 over every delivery.
 	HashTrace bool
 	// OnDelivery, if set, sees every packet that reaches its destination.
-	OnDelivery func(Delivery)
+	OnDelivery func(Delivery) `snapshot:"shared"`
 	// OnStart, if set, gets the run's state before the first event (the
 	// symbolic back-end's state hashing).
-	OnStart func(sim.StateSource)
+	OnStart func(sim.StateSource) `snapshot:"shared"`
 }
 
 // Delivery is one datagram reaching its destination: the packet-level trace
@@ -271,8 +272,26 @@ type TopoResult struct {
 
 // RunTopology simulates a topology with its CBR flows until the end time.
 func RunTopology(ctx context.Context, cfg TopoConfig) (TopoResult, error) {
-	if err := cfg.Validate(); err != nil {
+	s, err := NewTopoSession(cfg)
+	if err != nil {
 		return TopoResult{}, err
+	}
+	return s.Finish(ctx)
+}
+
+// TopoSession is a topology run that stops between events when asked and
+// goes on, as [Session] is for native runs: the symbolic back-end saves it
+// with netenv/snapshot at the start of a window.
+type TopoSession struct {
+	r   *topoRun
+	cfg TopoConfig
+}
+
+// NewTopoSession prepares cfg's run (everything RunTopology does before
+// the first event).
+func NewTopoSession(cfg TopoConfig) (*TopoSession, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	lim := cfg.Limits
 	if lim.MaxTime == 0 {
@@ -281,13 +300,32 @@ func RunTopology(ctx context.Context, cfg TopoConfig) (TopoResult, error) {
 	if lim.MaxEvents == 0 {
 		lim.MaxEvents = DefaultMaxEvents
 	}
-	r := newTopoRun(&cfg, sim.New(cfg.Scheduler, lim))
+	s := &TopoSession{cfg: cfg}
+	r := newTopoRun(&s.cfg, sim.New(s.cfg.Scheduler, lim))
+	s.r = r
 	if cfg.HashTrace {
 		r.hash = sha256.New()
 	}
 	if cfg.OnStart != nil {
 		cfg.OnStart(r)
 	}
+	return s, nil
+}
+
+// Events is the number of events executed so far.
+func (s *TopoSession) Events() uint64 { return s.r.sim.Events() }
+
+// Now is the simulated time.
+func (s *TopoSession) Now() time.Duration { return s.r.sim.Now() }
+
+// RunTo executes events until events have run in all, or the run ends.
+func (s *TopoSession) RunTo(ctx context.Context, events uint64) error {
+	return s.r.sim.RunTo(ctx, events)
+}
+
+// Finish runs to the end and returns the result.
+func (s *TopoSession) Finish(ctx context.Context) (TopoResult, error) {
+	r := s.r
 	if err := r.sim.Run(ctx); err != nil {
 		return TopoResult{}, err
 	}

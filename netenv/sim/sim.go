@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -99,9 +100,14 @@ func (s *Sim) Cancel(e *Event) {
 
 // Run executes events until the queue empties, Stop is called, a cap is hit
 // or ctx is cancelled. It returns ctx's error if cancelled.
-func (s *Sim) Run(ctx context.Context) error {
+func (s *Sim) Run(ctx context.Context) error { return s.RunTo(ctx, math.MaxUint64) }
+
+// RunTo is Run that also pauses, between two events, once events events
+// have executed in all: the symbolic back-end saves the simulator there
+// (netenv/snapshot) and goes on with Run or RunTo, once per branch.
+func (s *Sim) RunTo(ctx context.Context, events uint64) error {
 	const ctxEvery = 1 << 14
-	for !s.stopped {
+	for !s.stopped && s.events < events {
 		if s.limits.MaxEvents > 0 && s.events >= s.limits.MaxEvents {
 			s.capped = true
 			break

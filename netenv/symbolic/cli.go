@@ -64,6 +64,7 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	seedDir := fs.String("seeds", "", "write a replayable seed (JSON, CSV trace, PNG plot) into `DIR` for the first branch of every outcome and the worst and best case of every metric")
 	seedsEvery := fs.Bool("seeds-every-branch", false, "with --seeds: a seed for every kept branch (--keep) too")
+	noSnap := fs.Bool("no-snapshot", false, "run every branch from time zero instead of from a snapshot at the window's start (to compare)")
 	table := fs.Bool("table", false, "measure the branch-count tables (udp4 n=1…--n beside SEIB Table 2, tcp-bulk dmax 4…16384 ms); --time-limit bounds each cell (default 120s)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: actfuzz sym [flags] [SCENARIO.yaml]\n\nExplores every order of events that uncertain packet delays can cause (SEIB interval branching).\n\nflags:")
@@ -221,7 +222,7 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 	if *keep == 0 {
 		*keep = -1
 	}
-	rep, err := Explore(ctx, sc, Options{Reductions: red, MaxBranches: *maxBranches, Verify: *verify, KeepBranches: *keep, NodeGranularity: byNode, TimeLimit: *timeLimit})
+	rep, err := Explore(ctx, sc, Options{Reductions: red, MaxBranches: *maxBranches, Verify: *verify, KeepBranches: *keep, NodeGranularity: byNode, TimeLimit: *timeLimit, NoSnapshot: *noSnap})
 	if rep != nil {
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
@@ -279,7 +280,10 @@ func (r *Report) WriteText(w io.Writer, branches bool) {
 	if r.SolverGaveUp > 0 {
 		fmt.Fprintf(w, " (%d gave up)", r.SolverGaveUp)
 	}
-	fmt.Fprintf(w, ", runs %d, events %d\n", r.Runs, r.Events)
+	fmt.Fprintf(w, ", runs %d, events %d (%d simulated)\n", r.Runs, r.Events, r.EventsSimulated)
+	if r.Snapshot != "" {
+		fmt.Fprintf(w, "snapshot     %s\n", r.Snapshot)
+	}
 	if r.Merged > 0 || strings.Contains(r.Reductions, "H") {
 		fmt.Fprintf(w, "merged       %d runs stopped at a state an earlier run reached (H; %d states stored)\n", r.Merged, r.StatesStored)
 	}

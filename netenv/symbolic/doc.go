@@ -36,6 +36,14 @@
 // decisions without solver calls up to the fork that created them. Branches
 // are explored depth first, so memory stays small.
 //
+// No run but the first two simulates the prefix: up to the event whose
+// handler delays the window's first packet, every run executes the same
+// events, so the explorer saves the whole simulation there once
+// (netenv/snapshot) and starts every later run by restoring it
+// (prefix.go). A simulation whose state cannot be saved (a closure in a
+// user CCAI, say: ccai.StateSaver) runs every branch from time zero;
+// Report.Snapshot says which happened.
+//
 // Feasibility is decided exactly over the integers by Fourier–Motzkin
 // elimination with integer normalization and a backtracking assignment
 // (midpoint first, so witnesses avoid ties and boundaries): the solver

@@ -36,6 +36,11 @@ type Options struct {
 	// constraints, metrics and, when conditions hold in it, RangesMS; an
 	// error stops the exploration.
 	OnBranch func(b *Branch) error
+	// NoSnapshot runs every branch from time zero instead of from a
+	// snapshot at the window's start (prefix.go).
+	NoSnapshot bool
+
+	hashTrace bool // tests: every run computes its trace hash (Branch.hash)
 }
 
 // Defaults.
@@ -82,6 +87,7 @@ type Branch struct {
 
 	cons []lincon
 	w    [MaxVars]int64
+	hash string // trace SHA-256 (Options.hashTrace)
 }
 
 // Extreme is the worst and best value of a metric over all branches, each
@@ -123,7 +129,14 @@ type Report struct {
 	SolverGaveUp uint64 `json:"solver_gave_up"`
 	Runs         int    `json:"runs"`
 	Events       uint64 `json:"events"`
-	Diverged     int    `json:"diverged"`
+	// EventsSimulated is the part of Events the exploration executed:
+	// runs that start from the snapshot at the window's start do not
+	// execute the prefix (Snapshot).
+	EventsSimulated uint64 `json:"events_simulated"`
+	// Snapshot says where the prefix snapshot was taken and its size, or
+	// why every run started from time zero ("off: …").
+	Snapshot string `json:"snapshot,omitempty"`
+	Diverged int    `json:"diverged"`
 	// Merged counts the runs that state hashing (H) stopped at a state an
 	// earlier run had reached; they are not branches.
 	Merged       int     `json:"merged,omitempty"`
@@ -219,6 +232,9 @@ type explorer struct {
 	forks  uint64
 	sch    *sched                 // reused from run to run
 	seen   map[[2]uint64]struct{} // states reached (H)
+	pre    prefixSnap
+	// simulated counts the events executed (Report.EventsSimulated).
+	simulated uint64
 }
 
 func (x *explorer) push(j *job) { x.stack = append(x.stack, j) }
@@ -261,12 +277,31 @@ func (x *explorer) runOne(ctx context.Context, j *job, fixed bool) (*path, *outc
 	if s == nil || s.lay != lay {
 		s = newSched(p, x.opt.Reductions, x.vt, lay)
 		x.sch = s
+	}
+	if err := x.prepare(ctx, s, p); err != nil {
+		return nil, nil, nil, err
+	}
+	var r *scRun
+	if x.pre.snap != nil {
+		r = x.restore(p)
 	} else {
 		s.reset(p)
+		var err error
+		if r, err = x.c.start(s, &p.w, nil, x.opt.hashTrace); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	o, err := x.c.simulate(ctx, s, &p.w, nil)
+	before := r.events()
+	o, err := r.finish(ctx)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	x.simulated += o.events - before
+	if !x.pre.known {
+		x.pre.known = true
+		if s.sawUncertain {
+			x.pre.at = s.prefix
+		}
 	}
 	p.finishPrefix()
 	return p, o, s, nil
@@ -375,7 +410,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		if notable {
 			rep.notable[id] = &notableBranch{witness: w, cons: slices.Clone(p.pc), outcome: key}
 		}
-		b := Branch{ID: id, Outcome: key, Witness: w, Conditions: o.hits, Events: o.events, Diverged: p.diverged, cons: p.pc, w: p.w}
+		b := Branch{ID: id, Outcome: key, Witness: w, Conditions: o.hits, Events: o.events, Diverged: p.diverged, cons: p.pc, w: p.w, hash: o.hash}
 		if p.diverged {
 			rep.Diverged++
 		}
@@ -425,6 +460,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 	}
 	sample()
 	rep.StatesStored = len(x.seen)
+	rep.EventsSimulated, rep.Snapshot = x.simulated, x.pre.note
 	rep.Forks = x.forks
 	rep.SolverCalls = x.solver.calls
 	rep.SolverGaveUp = x.solver.unknown

@@ -2,404 +2,9 @@ package symbolic
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/actfuzz/actfuzz/netenv/sim"
 )
-
-// Reductions selects SEIB's techniques for eliminating unnecessary
-// comparisons (ACM TOMACS 2022, §4). The zero value is the original
-// simulator: one sorted event list, the two-comparison Before of
-// pseudocode 3, cancelled timers kept in the list until they expire, and
-// events beyond the end kept.
-type Reductions struct {
-	S   bool // pseudocode 4: one timestamp comparison per Before
-	Ce  bool // pseudocode 5: discard events beyond the end of the simulation
-	Cc  bool // pseudocode 6: remove cancelled timers at once
-	Coc bool // pseudocode 7: waiting lists for outstanding timers (implies Cc)
-	I   bool // pseudocode 8: per-node event lists, local synchronization, global deadlock recovery
-	// H is state hashing (the J-Sim thesis's state merging, not SEIB's):
-	// a run that reaches a state an earlier run reached, with the same
-	// constraints on the delays still pending, stops there, because the
-	// earlier run's subtree already covers its future.
-	H bool
-}
-
-// C reports whether all of technique C (Ce and Coc) is on.
-func (r Reductions) C() bool { return r.Ce && r.Coc }
-
-// String is the canonical name: "none", or the techniques in the order S,
-// C (or its parts Ce, Cc, Coc), I — "SCI", "SCeI", …
-func (r Reductions) String() string {
-	var b strings.Builder
-	if r.S {
-		b.WriteString("S")
-	}
-	switch {
-	case r.Ce && r.Coc:
-		b.WriteString("C")
-	default:
-		if r.Ce {
-			b.WriteString("Ce")
-		}
-		if r.Coc {
-			b.WriteString("Coc")
-		} else if r.Cc {
-			b.WriteString("Cc")
-		}
-	}
-	if r.I {
-		b.WriteString("I")
-	}
-	if r.H {
-		b.WriteString("H")
-	}
-	if b.Len() == 0 {
-		return "none"
-	}
-	return b.String()
-}
-
-// ParseReductions parses "none", or a concatenation of S, C, Ce, Cc, Coc and
-// I (for example "SCI", "SC", "CeI"), optionally separated by commas or '+'.
-func ParseReductions(s string) (Reductions, error) {
-	var r Reductions
-	t := strings.TrimSpace(s)
-	if t == "" || strings.EqualFold(t, "none") || t == "original" {
-		return r, nil
-	}
-	for len(t) > 0 {
-		switch {
-		case t[0] == ',' || t[0] == '+' || t[0] == ' ':
-			t = t[1:]
-		case strings.HasPrefix(t, "Coc"):
-			r.Coc, r.Cc = true, true
-			t = t[3:]
-		case strings.HasPrefix(t, "Cc"):
-			r.Cc = true
-			t = t[2:]
-		case strings.HasPrefix(t, "Ce"):
-			r.Ce = true
-			t = t[2:]
-		case t[0] == 'C':
-			r.Ce, r.Cc, r.Coc = true, true, true
-			t = t[1:]
-		case t[0] == 'S':
-			r.S = true
-			t = t[1:]
-		case t[0] == 'I':
-			r.I = true
-			t = t[1:]
-		case t[0] == 'H':
-			r.H = true
-			t = t[1:]
-		default:
-			return Reductions{}, fmt.Errorf("reductions %q: unknown technique at %q (want none, or letters from S, C, I and H; C's parts are Ce, Cc, Coc)", s, t)
-		}
-	}
-	return r, nil
-}
-
-// Layout tells the scheduler what it cannot see in an event: which state
-// component it belongs to, which node of the I decomposition owns that
-// component, which nodes can send packets to which, and which timers may be
-// cancelled.
-type Layout struct {
-	// Comps is the number of state components: sets of simulator state
-	// that only their own events read or write. Events of different
-	// components interact only through packet arrivals. (Ties are broken
-	// by insertion order whatever the components; see genrec.)
-	Comps int
-	// CompOf returns the component of a (non-control) event.
-	CompOf func(e *sim.Event) int
-	// Nodes is the number of nodes of the I decomposition, and NodeOf
-	// maps each component to its node (the identity when every component
-	// is a node of its own; a topology node per component for SEIB's
-	// node granularity).
-	Nodes  int
-	NodeOf []int
-	// InNeighbors[i] lists the nodes that can send packets to node i.
-	InNeighbors [][]int
-	// Timeout reports whether a timer event may be cancelled before it
-	// fires (an "outstanding timeout event" of SEIB §4.3.2).
-	Timeout func(e *sim.Event) bool
-}
-
-// entry flags.
-const (
-	fGhost   uint8 = 1 << iota // a cancelled timer kept in the list (no Cc)
-	fEnd                       // the end-of-simulation event or a node's end marker
-	fTimeout                   // an outstanding timeout event (Coc)
-	fArrival                   // a packet arrival
-)
-
-// Where an entry is.
-const (
-	inNone int32 = -1 - iota
-	inWaiting
-	inDiscarded
-)
-
-// entry is a queued event (or a ghost or end marker) with its symbolic
-// timestamp.
-type entry struct {
-	ev      *sim.Event
-	at      int64
-	vec     int32
-	flags   uint8
-	rec     *genrec // tie-break: where the event comes from
-	src     int32   // node that generated a packet arrival
-	dst     int32   // node that executes the event
-	list    int32   // list index, or inWaiting / inDiscarded / inNone
-	counted int32   // list whose arrival count includes this entry, or -1
-	owner   *entry  // timer whose waiting list holds this entry
-	waiting []*entry
-	slot    int32
-}
-
-// genrec records where an event comes from, for breaking ties between
-// equal timestamps exactly as the simulator's heap does: by insertion order
-// (sim.Event.Seq). In a global event list the events run in that order, so
-// Seq itself is the key. Under I the components run out of global order
-// and Seq means nothing; but the insertion order of two events is the order
-// in which their generating events ran (Before of the generators), then the
-// order of the calls within one handler, so it is computed from these
-// records, comparing generators only when two timestamps can tie.
-type genrec struct {
-	at   int64
-	vec  int32
-	seq  uint64  // sim.Event.Seq (valid without I)
-	gen  *genrec // the running event that scheduled it; nil before the run
-	idx  uint32  // its rank among gen's children (or among setup events)
-	kids uint32
-	I    bool
-}
-
-// concKeyLess is the insertion order of two events under the witness.
-func concKeyLess(a, b *genrec) bool {
-	if !a.I {
-		return a.seq < b.seq
-	}
-	for a != b {
-		if a.gen == b.gen {
-			return a.idx < b.idx
-		}
-		if a.gen == nil || b.gen == nil {
-			return a.gen == nil
-		}
-		a, b = a.gen, b.gen
-		if a.at != b.at {
-			return a.at < b.at
-		}
-	}
-	return false
-}
-
-// concBefore is Before under the witness: every decision a path takes
-// agrees with it, so every list is sorted by it.
-func concBefore(a, b *entry) bool {
-	return a.at < b.at || (a.at == b.at && concKeyLess(a.rec, b.rec))
-}
-
-// arena allocates the records of one run.
-type arena struct {
-	chunks [][]genrec
-	n      int
-}
-
-const arenaChunk = 4096
-
-func (ar *arena) new() *genrec {
-	c, k := ar.n/arenaChunk, ar.n%arenaChunk
-	if c == len(ar.chunks) {
-		ar.chunks = append(ar.chunks, make([]genrec, arenaChunk))
-	}
-	ar.n++
-	r := &ar.chunks[c][k]
-	*r = genrec{}
-	return r
-}
-
-func (ar *arena) reset() { ar.n = 0 }
-
-// elist is a sorted event list: a ring buffer (so that popping the head and
-// inserting near either end are cheap), plus the entries the linear
-// insertion of pseudocode 3 must look at even when it can skip the rest:
-// those whose timestamps differ from a concrete one by a non-constant
-// expression (sym) and the outstanding timeouts (timers).
-type elist struct {
-	buf    []*entry // power-of-two ring
-	head   int
-	n      int
-	sym    []*entry // entries with a non-zero vector, in list order
-	timers []*entry // outstanding timeouts, in list order
-}
-
-func (l *elist) len() int            { return l.n }
-func (l *elist) at(k int) *entry     { return l.buf[(l.head+k)&(len(l.buf)-1)] }
-func (l *elist) head0() *entry       { return l.buf[l.head] }
-func (l *elist) empty() bool         { return l.n == 0 }
-func (l *elist) set(k int, e *entry) { l.buf[(l.head+k)&(len(l.buf)-1)] = e }
-
-// reset empties the list, keeping its memory.
-func (l *elist) reset() {
-	for k := 0; k < l.n; k++ {
-		l.set(k, nil)
-	}
-	l.head, l.n = 0, 0
-	clear(l.sym)
-	l.sym = l.sym[:0]
-	clear(l.timers)
-	l.timers = l.timers[:0]
-}
-
-// search is the first index k ≥ from with concBefore(e, at(k)), or len.
-func (l *elist) search(e *entry, from int) int {
-	lo, hi := from, l.n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if concBefore(e, l.at(m)) {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
-}
-
-// index is the position of an entry of the list.
-func (l *elist) index(e *entry) int {
-	k := l.search(e, 0) - 1
-	if k < 0 || l.at(k) != e {
-		panic("symbolic: entry not in its list")
-	}
-	return k
-}
-
-func sortedInsert(xs []*entry, e *entry) []*entry {
-	lo, hi := 0, len(xs)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if concBefore(e, xs[m]) {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	xs = append(xs, nil)
-	copy(xs[lo+1:], xs[lo:])
-	xs[lo] = e
-	return xs
-}
-
-func sortedRemove(xs []*entry, e *entry) []*entry {
-	for i, x := range xs {
-		if x == e {
-			copy(xs[i:], xs[i+1:])
-			xs[len(xs)-1] = nil
-			return xs[:len(xs)-1]
-		}
-	}
-	return xs
-}
-
-func (l *elist) track(e *entry) {
-	if e.vec != 0 {
-		l.sym = sortedInsert(l.sym, e)
-	}
-	if e.flags&fTimeout != 0 {
-		l.timers = sortedInsert(l.timers, e)
-	}
-}
-
-func (l *elist) untrack(e *entry) {
-	if e.vec != 0 {
-		l.sym = sortedRemove(l.sym, e)
-	}
-	if e.flags&fTimeout != 0 {
-		l.timers = sortedRemove(l.timers, e)
-	}
-}
-
-func (l *elist) grow() {
-	nb := make([]*entry, max(16, 2*len(l.buf)))
-	for k := 0; k < l.n; k++ {
-		nb[k] = l.at(k)
-	}
-	l.buf, l.head = nb, 0
-}
-
-// debugCheck (tests) checks list order after every change and deferred
-// events before every run of an event.
-var debugCheck bool
-
-func (l *elist) check(what string) {
-	if !debugCheck {
-		return
-	}
-	for k := 1; k < l.n; k++ {
-		if !concBefore(l.at(k-1), l.at(k)) {
-			a, b := l.at(k-1), l.at(k)
-			panic(fmt.Sprintf("%s: unsorted at %d/%d: %d %v %d | %d %v %d (I=%v) ghost %v %v", what, k, l.n, a.at, a.rec.seq, a.rec.idx, b.at, b.rec.seq, b.rec.idx, a.rec.I, a.flags, b.flags))
-		}
-	}
-}
-
-func (l *elist) insertAt(k int, e *entry) {
-	if debugCheck {
-		defer l.check("insertAt")
-	}
-	if l.n == len(l.buf) {
-		l.grow()
-	}
-	mask := len(l.buf) - 1
-	if k < l.n/2 {
-		// Shift the k entries before the slot one step towards the front.
-		l.head = (l.head - 1) & mask
-		for i := 0; i < k; i++ {
-			l.buf[(l.head+i)&mask] = l.buf[(l.head+i+1)&mask]
-		}
-	} else {
-		for i := l.n; i > k; i-- {
-			l.buf[(l.head+i)&mask] = l.buf[(l.head+i-1)&mask]
-		}
-	}
-	l.buf[(l.head+k)&mask] = e
-	l.n++
-	l.track(e)
-}
-
-func (l *elist) removeAt(k int) *entry {
-	if debugCheck {
-		defer l.check("removeAt")
-	}
-	mask := len(l.buf) - 1
-	e := l.buf[(l.head+k)&mask]
-	if k < l.n/2 {
-		for i := k; i > 0; i-- {
-			l.buf[(l.head+i)&mask] = l.buf[(l.head+i-1)&mask]
-		}
-		l.buf[l.head] = nil
-		l.head = (l.head + 1) & mask
-	} else {
-		for i := k; i < l.n-1; i++ {
-			l.buf[(l.head+i)&mask] = l.buf[(l.head+i+1)&mask]
-		}
-		l.buf[(l.head+l.n-1)&mask] = nil
-	}
-	l.n--
-	l.untrack(e)
-	return e
-}
-
-// replace puts g at k instead of the entry there (a ghost for a cancelled
-// timer: same timestamp, so the order is unchanged).
-func (l *elist) replace(k int, g *entry) {
-	old := l.at(k)
-	l.untrack(old)
-	l.set(k, g)
-	l.track(g)
-}
 
 // sched is the symbolic scheduler. Its lists keep events sorted by Before
 // with linear insertion (pseudocode 3), so that it makes the comparisons
@@ -409,11 +14,14 @@ func (l *elist) replace(k int, g *entry) {
 // Ties between equal timestamps are broken as the simulator's heap breaks
 // them, by insertion order (see genrec), under every reduction setting, so
 // that they all simulate exactly what an ordinary run simulates.
+//
+// A prefix snapshot (prefix.go) saves and restores it with the run; the
+// path, the interned vectors and the layout are the explorer's, shared.
 type sched struct {
-	p   *path
+	p   *path `snapshot:"shared"` // set for every run
 	red Reductions
-	vt  *vecTable
-	lay *Layout
+	vt  *vecTable `snapshot:"shared"` // interning only grows
+	lay *Layout   `snapshot:"shared"` // immutable
 
 	hasCur    bool
 	curVec    int32
@@ -442,6 +50,13 @@ type sched struct {
 	src   sim.StateSource
 	taken uint64 // events handed to the simulator
 	hash  sim.StateHash
+
+	// prefix is the number of events executed before the one whose
+	// handler queued the first event with an uncertain delay: up to there
+	// every run of the window is the same (prefix.go). sawUncertain: it
+	// is known.
+	prefix       uint64
+	sawUncertain bool
 }
 
 func newSched(p *path, red Reductions, vt *vecTable, lay *Layout) *sched {
@@ -487,6 +102,7 @@ func (s *sched) reset(p *path) {
 	clear(s.closed)
 	s.cmps, s.inserts = 0, 0
 	s.src, s.taken = nil, 0
+	s.prefix, s.sawUncertain = 0, false
 }
 
 // place sets the node of an entry's event (through its component);
@@ -546,6 +162,12 @@ func (s *sched) Insert(ev *sim.Event) {
 	}
 	if u := int(ev.Uncertain); u > 0 && u <= s.p.n {
 		e.vec = s.vt.addUnit(e.vec, u-1)
+		if !s.sawUncertain {
+			s.sawUncertain = true
+			if s.hasCur {
+				s.prefix = s.taken - 1 // the running event is the taken-th
+			}
+		}
 	}
 	r.at, r.vec = e.at, e.vec
 	e.rec = r
@@ -955,147 +577,6 @@ func (s *sched) PopMin() *sim.Event {
 		}
 		return s.take(h)
 	}
-}
-
-// popI is FindEvent of pseudocode 8 (with 7's waiting lists under Coc):
-// local synchronization, then global deadlock recovery.
-func (s *sched) popI() *sim.Event {
-	for {
-		if e := s.localSync(); e != nil {
-			return e
-		}
-		e, again := s.recover()
-		if !again {
-			return e
-		}
-	}
-}
-
-// countsSafe: node i has a pending arrival from each of its in-neighbours
-// that can still send.
-func (s *sched) countsSafe(i int) bool {
-	for _, j := range s.lay.InNeighbors[i] {
-		if s.arrive[i][j] == 0 && !s.closed[j] {
-			return false
-		}
-	}
-	return true
-}
-
-// live: list i has an event to execute before the end.
-func (s *sched) live(i int) bool {
-	L := &s.lists[i]
-	return !L.empty() && L.head0().flags&fEnd == 0
-}
-
-// updateClosed computes the nodes that can never execute an event again: no
-// pending event before the end in their list, and every in-neighbour closed
-// too (the greatest such set). A closed node sends nothing, so its
-// neighbours need not wait for its arrivals. This is sound knowledge that
-// pseudocode 8 does not use: without it a node whose upstream sources have
-// stopped can only advance through global deadlock recovery, which compares
-// its events with every other node's.
-func (s *sched) updateClosed() {
-	if s.closed == nil {
-		s.closed = make([]bool, s.nodes)
-	}
-	if s.live(s.ctrl) {
-		clear(s.closed) // a control event may affect any node
-		return
-	}
-	for i := range s.closed {
-		s.closed[i] = !s.live(i)
-	}
-	for changed := true; changed; {
-		changed = false
-		for i := range s.closed {
-			if !s.closed[i] {
-				continue
-			}
-			for _, j := range s.lay.InNeighbors[i] {
-				if !s.closed[j] {
-					s.closed[i] = false
-					changed = true
-					break
-				}
-			}
-		}
-	}
-}
-
-func (s *sched) localSync() *sim.Event {
-	for {
-		s.updateClosed()
-		moved := false
-		for i := 0; i < s.nodes; i++ {
-			for s.live(i) && s.countsSafe(i) {
-				if s.needsFlush(i) {
-					s.flush(i)
-				}
-				h := s.lists[i].head0()
-				if s.live(s.ctrl) && !s.before(h, s.lists[s.ctrl].head0()) {
-					break
-				}
-				h = s.popHead(i)
-				switch {
-				case h.flags&fGhost != 0:
-					s.release(h)
-					continue
-				case h.flags&fArrival != 0 && int(h.dst) != i && int(h.dst) < s.nodes:
-					// Pseudocode 8 line 16: move an arrival to its
-					// destination, which keeps arrivals from each
-					// neighbour in non-decreasing order.
-					s.insertList(int(h.dst), h, 0)
-					moved = true
-					continue
-				}
-				return s.take(h)
-			}
-		}
-		if !moved {
-			return nil
-		}
-	}
-}
-
-// recover is GlobalDeadlockRecovery: the head that is Before every other
-// head is the globally earliest event. again=true: a ghost was dropped, look
-// again.
-func (s *sched) recover() (ev *sim.Event, again bool) {
-	var buf [16]int
-	cands := buf[:0]
-	for i := range s.lists {
-		if !s.live(i) {
-			continue
-		}
-		if s.needsFlush(i) {
-			s.flush(i)
-		}
-		cands = append(cands, i)
-	}
-	if len(cands) == 0 {
-		return s.takeEnd(), false
-	}
-	for _, i := range cands {
-		hi := s.lists[i].head0()
-		safe := true
-		for _, j := range cands {
-			if j != i && !s.before(hi, s.lists[j].head0()) {
-				safe = false
-				break
-			}
-		}
-		if !safe {
-			continue
-		}
-		h := s.popHead(i)
-		if h.flags&fGhost != 0 {
-			s.release(h)
-			return nil, true
-		}
-		return s.take(h), false
-	}
-	panic("symbolic: no earliest event among the node lists (inconsistent Before)")
 }
 
 var _ sim.Scheduler = (*sched)(nil)

@@ -38,7 +38,9 @@ type SenderConfig struct {
 	Algorithm ccai.Algorithm
 	Observer  Observer // may be nil
 	Out       Output
-	OnDone    func() // called once all data is acknowledged
+	// OnDone is called once all data is acknowledged. Snapshots
+	// (netenv/snapshot) share it: it captures the run, which they save.
+	OnDone func() `snapshot:"shared"`
 	// Handshake opens the connection with SYN and SYN-ACK first
 	// (handshake.go); otherwise the transfer starts at once.
 	Handshake bool
