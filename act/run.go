@@ -80,7 +80,12 @@ type Options struct {
 	OnCheckpoint func(*Report)
 	// onSymBranch, if set, is called after each branch of a symbolic
 	// window (tests: an interruption inside a window).
-	onSymBranch func()
+	onSymBranch func(*coverage.Batch)
+	// onSymWindow, if set, sees a window's branch batches as they are
+	// committed (tests).
+	onSymWindow func([]*coverage.Batch)
+	// symNoSnapshot runs symbolic branches from time zero (tests).
+	symNoSnapshot bool
 }
 
 // DefaultLag is the lag between selection and merge, in batches, of a
@@ -293,7 +298,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if rs.Sym == nil {
 			rs.Sym = &symState{}
 		}
-		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch}
+		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch, noSnapshot: opt.symNoSnapshot}
 		rep.Symbolic = &rs.Sym.SymbolicStats
 	}
 	// charged is the budget the symbolic step has spent, in
@@ -387,6 +392,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	// A window's results go into the campaign at once, in merge order.
 	commitSym := func(w *symWindow, t *symTrigger) {
+		if opt.onSymWindow != nil {
+			opt.onSymWindow(w.batches)
+		}
 		if len(w.batches) > 0 {
 			ids := make([]uint64, len(w.batches))
 			for i := range ids {

@@ -35,7 +35,10 @@ import (
 // it and the condition is left to coverage guidance alone.
 type Distance struct {
 	Name string
-	root dnode
+	// root is the compiled tree: immutable. Its p.X operands read
+	// params through the slice below, whose backing array a snapshot
+	// saves and restores in place.
+	root dnode `snapshot:"shared"`
 	// params are the parameters in force that p.X reads (SetEnv); NaN
 	// before SetEnv, whose distance is that of a state far away.
 	params []float64
