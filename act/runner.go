@@ -73,9 +73,11 @@ func (o *Outcome) String() string {
 // recorded as findings. A Runner is not safe for concurrent use; give
 // each goroutine its own.
 type Runner struct {
-	c     *Campaign
-	subj  netenv.Subject
-	space coverage.Space
+	// The campaign, subject and space are read only during a run, so a
+	// snapshot of a run (the symbolic step's) shares them.
+	c     *Campaign      `snapshot:"shared"`
+	subj  netenv.Subject `snapshot:"shared"`
+	space coverage.Space `snapshot:"shared"`
 	// Limits caps each run; zero fields take netenv's defaults, as in a
 	// campaign. Reaching netenv's default event cap is a subject fault
 	// ("event-cap"); reaching a cap set here is not.

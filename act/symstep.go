@@ -232,7 +232,10 @@ func (st *symState) meanEvents() float64 {
 type branchWatch struct {
 	r     *Runner
 	sched netenv.Schedule // the trigger's, which p.X conditions read
-	store *coverage.Store
+	// store is only read during a window (its results are committed
+	// after the last branch): a snapshot of a branch's run shares it
+	// rather than copy the campaign's whole coverage.
+	store *coverage.Store `snapshot:"shared"`
 	out   Outcome
 	batch *coverage.Batch
 }
