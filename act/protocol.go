@@ -44,10 +44,11 @@ import (
 	"math"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
 )
 
 // ProtocolVersion is the version of the worker protocol.
-const ProtocolVersion = 2 // 2: Result carries the directed step's best distances
+const ProtocolVersion = 3 // 2: Result carries the directed step's best distances; 3: states as differences (coverage batch encoding 2)
 
 // maxFrame bounds a frame (a Result holds one simulation's distinct states).
 const maxFrame = 1 << 30
@@ -107,6 +108,10 @@ type Result struct {
 	Hits   []Hit
 	Fault  *corpus.Finding // a fault of the subject (panic, nan, zero-cwnd, event-cap, …)
 	Capped bool            // stopped by the simulated-time cap
+	// Decoded, when set, is States already decoded by an Executor that
+	// had to decode them to validate the result, so that Run does not
+	// decode them again. It is not part of the message.
+	Decoded *coverage.Batch
 }
 
 // Done follows the last Result of a Work.

@@ -118,8 +118,8 @@ type Executor struct {
 	merged int                   // configurations below are merged
 	stats  Stats
 	start  sync.Once
-	check  *coverage.Batch
-	epoch  int64 // this executor's start: publications of another are not duplicates
+	free   chan *coverage.Batch // merged batches, for reuse (Recycle)
+	epoch  int64                // this executor's start: publications of another are not duplicates
 	// On resume: the results in the stream at the start, and how many
 	// messages were received since.
 	pending0, seen uint64
@@ -138,15 +138,14 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	check, err := coverage.NewBatch(c.Space)
-	if err != nil {
+	if _, err := coverage.NewBatch(c.Space); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: h, log: opt.Logger.With("campaign", opt.ID),
 		out: make(chan act.Result, 1024), fail: make(chan error, 1), pubq: make(chan *chunk, 1<<16),
 		chunks: map[int]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]jetstream.Msg{},
-		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, check: check, epoch: time.Now().UnixNano()}
+		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, free: make(chan *coverage.Batch, 1024), epoch: time.Now().UnixNano()}
 	for _, cs := range c.Conditions {
 		e.conds[cs.Name] = true
 	}
@@ -449,8 +448,6 @@ func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
 	switch {
 	case len(r.States) == 0 && r.Fault == nil:
 		return reject("no states")
-	case len(r.States) > 0 && e.check.UnmarshalBinary(r.States) != nil:
-		return reject("states outside the campaign's space")
 	case len(r.Mean) != 0 && len(r.Mean) != len(e.space.Vars):
 		return reject("mean state of another space")
 	case len(r.Hits) > 64*max(len(e.conds), 1):
@@ -460,6 +457,15 @@ func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
 		if !e.conds[h.Condition] {
 			return reject("hit of an unknown condition")
 		}
+	}
+	// Decoded here, once: Run merges this batch (Result.Decoded).
+	if len(r.States) > 0 {
+		b := e.batch()
+		if b.UnmarshalBinary(r.States) != nil {
+			e.Recycle(b)
+			return reject("states outside the campaign's space")
+		}
+		r.Decoded, r.States = b, nil
 	}
 	e.got[r.Index] = m
 	e.stats.Results++
@@ -506,6 +512,25 @@ func (e *Executor) deadLetter(m *nats.Msg) {
 		case <-e.ctx.Done():
 			return
 		}
+	}
+}
+
+// batch returns a batch for decoding a result's states.
+func (e *Executor) batch() *coverage.Batch {
+	select {
+	case b := <-e.free:
+		return b
+	default:
+		b, _ := coverage.NewBatch(e.space) // the space was checked in NewExecutor
+		return b
+	}
+}
+
+// Recycle implements act.BatchRecycler: Run has merged b.
+func (e *Executor) Recycle(b *coverage.Batch) {
+	select {
+	case e.free <- b:
+	default:
 	}
 }
 
