@@ -43,10 +43,19 @@
 // records each of its configurations that has no result yet as a "crash"
 // fault finding (its dead letter), so the campaign goes on. (A crash of a
 // worker *process* never gets that far: the host's supervisor makes it the
-// fault of its configuration, as on one machine.) A result over the
-// server's max_payload cannot be published: its host naks the chunk, which
-// ends the same way; raise the server's max_payload above the default 1 MB
-// (bench/cluster.sh sets 8 MB) so that it does not happen.
+// fault of its configuration, as on one machine.)
+//
+// A result over the server's max_payload (default 1 MB) goes in parts:
+// each part a message of at most max_payload less 1 KiB, with header
+// Actfuzz-Part "batch/index/i/n". The coordinator keeps the parts of a
+// configuration (checked as a whole result is: campaign, known chunk,
+// index, sum; a repeated part is a duplicate) until it has all n, then
+// validates the whole; the parts held at once are bounded by
+// 4×Options.MaxResult bytes, and a malformed part is rejected and counted.
+// The results do not depend on max_payload. A result over
+// Options.MaxResult (default 8 MiB, recorded in the KV record, so the host
+// knows it) is not published: its host naks the chunk, which ends as a
+// dead letter.
 //
 // # Results and determinism
 //
