@@ -131,3 +131,22 @@ func BenchmarkCoordinatorMerge(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1000/n, "cpu-ms/sim")
 	b.ReportMetric(float64(bytes)/float64(len(bodies)), "bytes/sim")
 }
+
+// BenchmarkCoordinatorDecode times the decoding part of
+// BenchmarkCoordinatorMerge alone: a result message and its states, per
+// simulation.
+//
+//	ACTFUZZ_BENCH_SIMS=64 go test ./act/cluster -run '^$' -bench CoordinatorDecode
+func BenchmarkCoordinatorDecode(b *testing.B) {
+	bodies, space := benchResults(b)
+	bt, _ := coverage.NewBatch(space)
+	for i := 0; b.Loop(); i++ {
+		m, err := act.DecodeMessage(bodies[i%len(bodies)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := bt.UnmarshalBinary(m.(act.Result).States); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
