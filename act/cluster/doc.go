@@ -130,9 +130,13 @@
 // all the coordinator's cores (16 shards per level; states outside S on a
 // goroutine of their own), so a coordinator with P cores feeds about
 // P·s/m worker cores, s a simulation's CPU and m the merge's per
-// simulation; but m stays tens of percent of s (figures in
-// bench/results/README.md), far from the 1% that 100 worker cores per
-// coordinator core would need. Feeding more takes the store off the
+// simulation, up to the parts that run on one goroutine each (decoding,
+// the states outside S, Run's loop; about 1 ms each). Measured on the
+// bench campaign (bench/results/README.md): about 6 ms of coordinator CPU
+// per simulation, 4.5 of them the merge, against 26 ms for the simulation,
+// so one coordinator core feeds about 4 worker cores and one coordinator
+// about 25; the 1% that 100 worker cores per coordinator core would need
+// is out of reach. Feeding more takes the store off the
 // coordinator, split over store processes. The design (not built):
 //
 //   - Partition. A store of S parts (a campaign setting like the shard
