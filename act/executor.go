@@ -54,8 +54,10 @@ type Executor interface {
 	// for long. gs belongs to the executor.
 	Dispatch(base int, gs []Config)
 	// Results delivers the results, each Index once. States is a
-	// coverage.Batch encoding (coverage.Batch.MarshalBinary); a Result
-	// with a Fault may have none.
+	// coverage.Batch encoding (coverage.Batch.MarshalBinary), or Decoded
+	// holds it decoded (then Run hands the batch back through Recycle
+	// once merged, if the Executor is a BatchRecycler); a Result with a
+	// Fault may have none.
 	Results() <-chan Result
 	// Failed delivers an error that stops the campaign.
 	Failed() <-chan error
@@ -67,7 +69,14 @@ type Executor interface {
 	Close()
 }
 
-// external adapts an Executor: it decodes the states of each Result.
+// BatchRecycler is an Executor that delivers decoded batches
+// (Result.Decoded) and takes them back for reuse once merged.
+type BatchRecycler interface {
+	Recycle(b *coverage.Batch)
+}
+
+// external adapts an Executor: it decodes the states of each Result that
+// the executor did not decode.
 type external struct {
 	x       Executor
 	space   coverage.Space
@@ -90,10 +99,11 @@ func newExternal(x Executor, space coverage.Space) *external {
 				if !ok {
 					return
 				}
-				b := e.batch()
 				var r result
 				var err error
-				if len(m.States) == 0 && m.Fault != nil {
+				if m.Decoded != nil {
+					r, err = fromMessage(m, nil)
+				} else if b := e.batch(); len(m.States) == 0 && m.Fault != nil {
 					r = result{idx: m.Index, batch: b, fault: m.Fault, hits: m.Hits, mean: m.Mean, capped: m.Capped, events: m.Events}
 				} else if r, err = fromMessage(m, b); err != nil {
 					// The executor validates what it delivers: this is a bug.
@@ -138,6 +148,10 @@ func (e *external) failed() <-chan error           { return e.fail }
 func (e *external) merged(upto int)                { e.x.Merged(upto) }
 
 func (e *external) recycle(b *coverage.Batch) {
+	if rc, ok := e.x.(BatchRecycler); ok {
+		rc.Recycle(b)
+		return
+	}
 	select {
 	case e.batches <- b:
 	default:

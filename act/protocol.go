@@ -41,17 +41,21 @@ import (
 	"encoding/binary"
 	"encoding/gob"
 	"fmt"
-	"github.com/actfuzz/actfuzz/netenv"
 	"io"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // ProtocolVersion is the version of the worker protocol.
-const ProtocolVersion = 3 // 2: Result carries the directed step's best distances; 3: and the simulated events
+// 2: Result carries the directed step's best distances; 3: and the
+// simulated events; 4: states as differences (coverage batch encoding 2)
+// and the campaign header carries the user's trace files.
+const ProtocolVersion = 4
 
 // maxFrame bounds a frame (a Result holds one simulation's distinct states).
 const maxFrame = 1 << 30
@@ -141,6 +145,10 @@ type Result struct {
 	// Events is the number of simulated events: the unit the symbolic
 	// step's cost is measured in (symstep.go).
 	Events uint64
+	// Decoded, when set, is States already decoded by an Executor that
+	// had to decode them to validate the result, so that Run does not
+	// decode them again. It is not part of the message.
+	Decoded *coverage.Batch
 }
 
 // Done follows the last Result of a Work.

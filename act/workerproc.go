@@ -188,9 +188,12 @@ func (r *result) message(batchID uint64) (Result, error) {
 	return Result{BatchID: batchID, Index: r.idx, States: states, Mean: r.mean, Best: r.best, BestAt: r.bestAt, Hits: r.hits, Fault: r.fault, Capped: r.capped, Events: r.events}, nil
 }
 
-// fromMessage is the result of a protocol Result, its states decoded into b.
+// fromMessage is the result of a protocol Result, its states decoded into
+// b (or m.Decoded, when b is nil).
 func fromMessage(m Result, b *coverage.Batch) (result, error) {
-	if err := b.UnmarshalBinary(m.States); err != nil {
+	if b == nil {
+		b = m.Decoded
+	} else if err := b.UnmarshalBinary(m.States); err != nil {
 		return result{}, err
 	}
 	return result{idx: m.Index, batch: b, mean: m.Mean, best: m.Best, bestAt: m.BestAt, hits: m.Hits, fault: m.Fault, capped: m.Capped, events: m.Events}, nil

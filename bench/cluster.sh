@@ -8,6 +8,8 @@
 #
 #   bench/cluster.sh 1 2 4
 #   CAMPAIGN=examples/make-run.yaml BUDGET=512 LAG=8 bench/cluster.sh 1 2
+#   BIN=/tmp/actfuzz-main bench/cluster.sh 1 2 4   # another build (before/after)
+#   PROFILE=/tmp/prof bench/cluster.sh 1            # coordinator CPU profiles: /tmp/prof/coord-N.pprof
 #
 # The default campaign is examples/make-run.yaml (CUBIC and Reno, the
 # paper's P and S) without its conditions: a finding costs the coordinator
@@ -24,8 +26,11 @@ LAG=${LAG:-8}
 PORT=${PORT:-14222}
 NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
 [ -x "$NATS" ] || { echo "bench/cluster.sh: no $NATS: run make nats" >&2; exit 2; }
-make --no-print-directory build >/dev/null
-BIN=$PWD/bin/actfuzz
+if [ -z "${BIN:-}" ]; then
+	make --no-print-directory build >/dev/null
+	BIN=$PWD/bin/actfuzz
+fi
+PROFILE=${PROFILE:-}
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -67,9 +72,14 @@ for n in "$@"; do
 		hp+=($!)
 		pids+=($!)
 	done
+	prof=()
+	if [ -n "$PROFILE" ]; then
+		mkdir -p "$PROFILE"
+		prof=(--cpuprofile "$PROFILE/coord-$n.pprof")
+	fi
 	start=$(date +%s.%N)
 	/usr/bin/time -f 'cpu %U %S' -o "$tmp/coord-$n.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
-		--nats "$URL" --quiet --json --out "$tmp/cluster-$n" >"$tmp/cluster-$n.json" || [ $? -le 1 ]
+		--nats "$URL" --quiet --json --out "$tmp/cluster-$n" "${prof[@]}" >"$tmp/cluster-$n.json" || [ $? -le 1 ]
 	end=$(date +%s.%N)
 	# The hosts leave on SIGINT (GNU time passes it on to none: signal
 	# each host, the child of its time process).
@@ -89,4 +99,5 @@ for n in "$@"; do
 		exit 1
 	fi
 done
+echo "# $(date -u +%FT%TZ) $(uptime)"
 echo "# hosts_ms_cpu/sim: the worker hosts and their worker processes; share: the coordinator's CPU over the hosts' (1% feeds 100 cores)"

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,9 +139,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	nf := addNATSFlags(fs, "coordinate a cluster: publish the simulations on this NATS JetStream `URL` (nats://host:4222, tls://host:4222) for `actfuzz worker --nats URL` hosts; default: run them here")
 	lag := fs.Int("lag", 0, "batches of 64 configurations chosen ahead of the merge; results depend on it (0: the checkpoint's when resuming, else 2, or 8 with --nats)")
 	campaignID := fs.String("campaign-id", "", "with --nats: the id that names the campaign's streams (default: derived from --out, the campaign file and --method)")
+	cpuProfile := fs.String("cpuprofile", "", "write this process's CPU profile (go tool pprof) to `FILE`: what a coordinator costs per simulation")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz run: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer stop()
 	}
 	quiet := verbosity.quiet
 	mem, ok := memoryFlag(*memory, stderr, "run")
@@ -259,6 +269,22 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// startCPUProfile profiles the process's CPU into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // defaultOut is run's output directory without --out:

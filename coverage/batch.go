@@ -1,5 +1,10 @@
 package coverage
 
+import (
+	"runtime"
+	"sync"
+)
+
 // Batch collects the distinct states visited by one simulation with the time
 // of their first visit. A worker fills it without touching the Store (Observe
 // only reads the Space), and [Store.AddBatch] then records each state once for
@@ -14,6 +19,11 @@ type Batch struct {
 	oorAt []int64
 	key   []uint64
 	okey  []uint64
+	// unindexed: the tables hold decoded keys without their hash index
+	// (UnmarshalBinary); Observe builds it first.
+	unindexed bool
+	words     []uint64 // decoding scratch: the keys of one table
+	seen      keySet   // decoding scratch: the duplicate check
 }
 
 // NewBatch returns an empty batch over space.
@@ -38,6 +48,11 @@ func newBatch(ly *layout) *Batch {
 // first visit time, the t_n of ACT §2.5. It panics if len(state) differs from
 // the number of variables.
 func (b *Batch) Observe(state []float64, at int64) bool {
+	if b.unindexed {
+		b.in.rehash(max(16, b.in.n*maxLoadDen/maxLoadNum*9/8))
+		b.oor.rehash(max(16, b.oor.n*maxLoadDen/maxLoadNum*9/8))
+		b.unindexed = false
+	}
 	if b.ly.encode(state, b.key) {
 		_, isNew := b.in.insert(b.key)
 		if isNew {
@@ -68,6 +83,7 @@ func (b *Batch) Reset() {
 	b.in.reset()
 	b.oor.reset()
 	b.inAt, b.oorAt = b.inAt[:0], b.oorAt[:0]
+	b.unindexed = false
 }
 
 // AddBatch records one visit by simulation config of every state in b, at its
@@ -104,23 +120,41 @@ func (s *Store) AddBatches(bs []*Batch, configs []uint64) []BatchResult {
 	m := &s.mg
 	m.reset(s, len(bs))
 	out := make([]BatchResult, len(bs))
+	cis := make([]uint32, len(bs))
+	oor := 0
 	for bi, b := range bs {
 		if b.ly != s.ly && !b.ly.sp.Equal(s.ly.sp) {
 			panic("coverage: batch and store have different spaces")
 		}
 		ci := s.intern(configs[bi])
+		cis[bi] = ci
 		for r := range b.in.n {
 			m.add(b.in.key(uint32(r)), b.inAt[r], ci, bi)
 		}
+		oor += b.oor.n
 	}
-	m.run(s)
-	for bi, b := range bs {
-		ci := s.intern(configs[bi])
-		for r := range b.oor.n {
-			if _, isNew := s.addOOR(b.oor.key(uint32(r)), s.ovc.enc(ci, b.oorAt[r])); isNew {
-				out[bi].NewStates++
+	// The states outside S touch nothing the merge of those inside does
+	// (their own table, codec and PRNG), so each keeps its order and
+	// both run at once.
+	mergeOOR := func() {
+		for bi, b := range bs {
+			for r := range b.oor.n {
+				if _, isNew := s.addOOR(b.oor.key(uint32(r)), s.ovc.enc(cis[bi], b.oorAt[r])); isNew {
+					out[bi].NewStates++
+				}
 			}
 		}
+	}
+	if oor > 0 && m.n >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
+		var wg sync.WaitGroup
+		wg.Go(mergeOOR)
+		m.run(s)
+		wg.Wait()
+	} else {
+		m.run(s)
+		mergeOOR()
+	}
+	for bi := range bs {
 		res := &out[bi]
 		res.Found = append([]uint64(nil), m.counts[bi*(m.L+1):(bi+1)*(m.L+1)]...)
 		res.LastAt = append([]int64(nil), m.last[bi*(m.L+1):(bi+1)*(m.L+1)]...)

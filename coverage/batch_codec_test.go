@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 )
@@ -50,6 +51,61 @@ func TestBatchCodecRoundTrip(t *testing.T) {
 	for _, bad := range [][]byte{nil, {9}, buf[:len(buf)-1], append(append([]byte{}, buf...), 0)} {
 		if err := b.UnmarshalBinary(bad); err == nil {
 			t.Errorf("accepted a corrupt encoding of %d bytes", len(bad))
+		}
+	}
+}
+
+// A decoded batch refuses what no batch of the space can hold, and can be
+// observed into afterwards like any other.
+func TestBatchCodecRejectsAndObserves(t *testing.T) {
+	sp := DefaultSpace()
+	a, _ := NewBatch(sp)
+	st := []float64{10, 2, 30, 4, 1}
+	a.Observe(st, 5)
+	a.Observe([]float64{11, 2, 30, 4, 1}, 6)
+	buf, _ := a.MarshalBinary()
+	b, _ := NewBatch(sp)
+	if err := b.UnmarshalBinary(buf); err != nil {
+		t.Fatal(err)
+	}
+	if b.Observe(st, 9) {
+		t.Error("a decoded state observed again counts as new")
+	}
+	if !b.Observe([]float64{12, 2, 30, 4, 1}, 9) || b.Len() != 3 {
+		t.Errorf("observing a new state into a decoded batch: %d states", b.Len())
+	}
+	ly := a.ly
+	enc := func(keys ...uint64) []byte {
+		out := []byte{batchCodecVersion}
+		out = binary.AppendUvarint(out, uint64(ly.kb))
+		out = binary.AppendUvarint(out, uint64(len(keys)))
+		var prev uint64
+		for _, k := range keys {
+			out = binary.AppendVarint(out, int64(k-prev))
+			out = binary.AppendVarint(out, 1)
+			prev = k
+		}
+		out = binary.AppendUvarint(out, uint64(8*ly.d))
+		return binary.AppendUvarint(out, 0)
+	}
+	if err := b.UnmarshalBinary(enc(1, 2, 3)); err != nil {
+		t.Fatalf("a valid hand-made batch: %v", err)
+	}
+	bads := map[string][]byte{
+		"repeated state":     enc(1, 2, 1),
+		"bit outside fields": enc(1, 1<<63),
+	}
+	for j := range ly.d {
+		if all := ly.fmask[j] >> ly.off[j]; uint64(ly.n[j]) <= all {
+			bads["granule past range"] = enc(ly.fmask[j]) // all ones: past n
+		}
+	}
+	if len(bads) != 3 {
+		t.Fatal("the default space has no variable whose field holds more than its granules")
+	}
+	for name, bad := range bads {
+		if err := b.UnmarshalBinary(bad); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

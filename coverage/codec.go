@@ -567,25 +567,3 @@ func equalKeys(a, b []uint64) bool {
 	}
 	return true
 }
-
-// validKey reports whether key is a well-formed in-range state key.
-func (ly *layout) validKey(key []uint64) bool {
-	var used [8]uint64
-	u := used[:0]
-	if ly.w > len(used) {
-		u = make([]uint64, 0, ly.w)
-	}
-	u = u[:ly.w]
-	for j := range ly.d {
-		u[ly.word[j]] |= ly.fmask[j]
-		if ly.field(key, j) >= uint64(ly.n[j]) {
-			return false
-		}
-	}
-	for i := range key {
-		if key[i]&^u[i] != 0 {
-			return false
-		}
-	}
-	return true
-}

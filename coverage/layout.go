@@ -29,6 +29,7 @@ type layout struct {
 	numeric []int    // indices of numerical variables
 	lmask   []uint64 // lmask[l*w+i]: level-l mask of word i
 	fmask   []uint64 // fmask[j]: mask of field j inside its word
+	used    []uint64 // used[i]: the bits of word i that some field holds
 }
 
 func newLayout(sp Space) (*layout, error) {
@@ -62,6 +63,10 @@ func newLayout(sp Space) (*layout, error) {
 		used += b
 	}
 	ly.w = word + 1
+	ly.used = make([]uint64, ly.w)
+	for i := range d {
+		ly.used[ly.word[i]] |= ly.fmask[i]
+	}
 	ly.kb = 8*word + max(1, int(used+7)/8)
 	ly.L = sp.MaxLevel()
 	if ly.L > 62 {
@@ -109,6 +114,22 @@ func (ly *layout) encode(state []float64, key []uint64) bool {
 			g = uint64(q)
 		}
 		key[ly.word[i]] |= g << ly.off[i]
+	}
+	return true
+}
+
+// validKey reports whether key is the key of a state in S: every field
+// within its variable's granules and no bit outside the fields.
+func (ly *layout) validKey(key []uint64) bool {
+	for i := range ly.w {
+		if key[i]&^ly.used[i] != 0 {
+			return false
+		}
+	}
+	for i := range ly.d {
+		if ly.field(key, i) >= uint64(ly.n[i]) {
+			return false
+		}
 	}
 	return true
 }

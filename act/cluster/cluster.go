@@ -28,7 +28,12 @@ const Bucket = "actfuzz-campaigns"
 const (
 	hdrCampaign = "Actfuzz-Campaign" // the campaign id
 	hdrWork     = "Actfuzz-Work"     // SHA-256 (hex) of the Work message a Result answers
+	hdrPart     = "Actfuzz-Part"     // "batch/index/i/n": part i of n of a result over max_payload
 )
+
+// partHeadroom is what a result part leaves of the server's max_payload
+// for its headers.
+const partHeadroom = 1024
 
 // Consumer names.
 const (
@@ -69,6 +74,9 @@ type record struct {
 	Proto  int
 	Header act.CampaignHeader
 	Chunk  int
+	// MaxResult is the largest result the coordinator takes
+	// (Options.MaxResult): a host does not publish a larger one.
+	MaxResult int
 }
 
 func encodeRecord(r record) ([]byte, error) {

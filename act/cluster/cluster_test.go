@@ -90,8 +90,14 @@ func coordinatorMain(args []string) int {
 // dir, on port (-1: any).
 func startServer(t *testing.T, dir string, port int) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+	return startServerWith(t, &server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
 		NoLog: true, NoSigs: true, MaxPayload: 8 << 20})
+}
+
+// startServerWith starts an embedded NATS server with opts.
+func startServerWith(t *testing.T, opts *server.Options) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,4 +727,43 @@ func TestCoordinatorKilled(t *testing.T) {
 		t.Fatalf("local:\n%s\nresumed after a kill:\n%s", a, b)
 	}
 	sameSeeds(t, ref, rep, refDir, dir)
+}
+
+// A result over the server's max_payload comes in parts, put together by
+// the coordinator: the campaign ends as the reference does. A malformed
+// or foreign part is rejected and counted.
+func TestResultsInParts(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: 2048})
+	hosts := startHosts(t, s.ClientURL(), 2, 1, "")
+	nc := connect(t, s.ClientURL())
+	dir := t.TempDir()
+	rep, ex := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "parts", Chunk: 2}, func(ex *Executor, h act.CampaignHeader) {
+		for _, part := range []string{"0/0/0", "0/0/5/2", "x/0/0/2", "0/0/0/99999999"} {
+			m := &nats.Msg{Subject: resultSubject("parts"), Header: nats.Header{}, Data: []byte{'R', 1}}
+			m.Header.Set(hdrCampaign, "parts")
+			m.Header.Set(hdrPart, part)
+			if _, err := ex.js.PublishMsg(context.Background(), m); err != nil {
+				t.Error(err)
+			}
+		}
+	}, act.Options{})
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	parted := 0
+	for _, h := range hosts {
+		parted += h.Stats().Parted
+	}
+	st := ex.Stats()
+	t.Logf("%+v; hosts published %d results in parts", st, parted)
+	if st.Assembled == 0 || st.Assembled != parted || st.Results != testBudget {
+		t.Fatalf("%d results put together from parts, hosts published %d in parts", st.Assembled, parted)
+	}
+	if st.Rejected["malformed part"] != 4 {
+		t.Fatalf("rejected %v, want 4 malformed parts", st.Rejected)
+	}
 }

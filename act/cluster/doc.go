@@ -43,10 +43,19 @@
 // records each of its configurations that has no result yet as a "crash"
 // fault finding (its dead letter), so the campaign goes on. (A crash of a
 // worker *process* never gets that far: the host's supervisor makes it the
-// fault of its configuration, as on one machine.) A result over the
-// server's max_payload cannot be published: its host naks the chunk, which
-// ends the same way; raise the server's max_payload above the default 1 MB
-// (bench/cluster.sh sets 8 MB) so that it does not happen.
+// fault of its configuration, as on one machine.)
+//
+// A result over the server's max_payload (default 1 MB) goes in parts:
+// each part a message of at most max_payload less 1 KiB, with header
+// Actfuzz-Part "batch/index/i/n". The coordinator keeps the parts of a
+// configuration (checked as a whole result is: campaign, known chunk,
+// index, sum; a repeated part is a duplicate) until it has all n, then
+// validates the whole; the parts held at once are bounded by
+// 4×Options.MaxResult bytes, and a malformed part is rejected and counted.
+// The results do not depend on max_payload. A result over
+// Options.MaxResult (default 8 MiB, recorded in the KV record, so the host
+// knows it) is not published: its host naks the chunk, which ends as a
+// dead letter.
 //
 // # Results and determinism
 //
@@ -100,4 +109,79 @@
 // (Stats.Skipped counts the others). With file storage the streams, the consumers and the KV bucket
 // survive a restart of the NATS server; nats.go reconnects and both sides
 // retry what failed meanwhile.
+//
+// # What a coordinator costs, and how to shard it
+//
+// Per simulation the coordinator receives one result, decodes its states
+// once (the executor validates them and hands the batch to Run,
+// act.Result.Decoded; decoding builds no hash index: a compact key set
+// finds a repeated state) and merges them into the store. The states are
+// sent as differences from the previous state (coverage batch encoding
+// 2): for the bench campaign (bench/cluster.sh: CUBIC and Reno, the
+// paper's P and S) a simulation visits about 12,200 distinct states in S
+// and 4,100 outside it, and its result shrank from 324 kB to 146 kB.
+// Selection costs little next to the merge.
+//
+// The merge is the floor of one coordinator: every visit of every
+// simulation updates its state's visit count and reservoir pool, and every
+// new region its exact set at its level, in tables of millions of keys
+// (cache misses, and the copies of their growth). Nothing of that can move
+// to the workers without a replica of the store on each. The merge runs on
+// all the coordinator's cores (16 shards per level; states outside S on a
+// goroutine of their own), so a coordinator with P cores feeds about
+// P·s/m worker cores, s a simulation's CPU and m the merge's per
+// simulation, up to the parts that run on one goroutine each (decoding,
+// the states outside S, Run's loop; about 1 ms each). Measured on the
+// bench campaign (bench/results/README.md): about 6 ms of coordinator CPU
+// per simulation, 4.5 of them the merge, against 26 ms for the simulation,
+// so one coordinator core feeds about 4 worker cores and one coordinator
+// about 25; the 1% that 100 worker cores per coordinator core would need
+// is out of reach. Feeding more takes the store off the
+// coordinator, split over store processes. The design (not built):
+//
+//   - Partition. A store of S parts (a campaign setting like the shard
+//     count today, recorded in the checkpoint) gives part j the states
+//     whose region at level h (say k = 16) hashes to j. Regions nest, so
+//     every level up to h is exact within a part and its count is the sum
+//     of the parts'; the coordinator keeps the levels above h (thousands
+//     of regions), fed by the new level-h regions the parts report. A
+//     local run uses the same partition as S goroutine groups, so local
+//     and cluster results stay identical (they differ from today's
+//     single store once, as a change of shard count does).
+//   - Transport. A worker host splits each result's states by part and
+//     publishes part j on actfuzz.ID.states.j (stream ACTFUZZ_ID_STATES,
+//     one durable consumer per store process, filtered by subject); the
+//     result the coordinator receives keeps the mean state, hits, fault
+//     and distances, plus each part's state count and SHA-256, so a part
+//     missing, repeated or forged is detected as results are today.
+//   - Order. Each store process merges its parts in configuration order,
+//     a batch of 64 at a time, only up to the batch the coordinator names
+//     (the lag is the same), and publishes per batch, on
+//     actfuzz.ID.merged.j, each simulation's new-region counts at levels
+//     up to h and its new level-h keys in first-visit order. The
+//     coordinator adds those keys to its upper levels per simulation, part
+//     0 first: a fixed order, so which simulation found which region is
+//     the same everywhere, and the per-simulation counts the adaptive
+//     schedule and the saturation test need are sums.
+//   - Selection. Steps 2 and 3 draw an unvisited region (by rejection:
+//     "is this region visited?" goes to the one part that owns it), then
+//     look for brackets along one variable or neighbours differing in one
+//     variable, at the smallest k that has some, drawn uniformly by
+//     region, and a visit from the chosen state's pool. The coordinator
+//     asks every part (request-reply on actfuzz.ID.query.j) about the
+//     store as of the batch just merged: first how many candidates each
+//     has at each k, then, with an index its own PRNG drew over the sum,
+//     the owner for that candidate and a visit of its pool (another index
+//     drawn by the coordinator). An answer is thus a function of the
+//     store and the query, and the PRNG draws what it draws today. The
+//     lag's batches chosen ahead hide these round trips (a few per
+//     configuration of steps 2 and 3, 0.1–1 ms each on a LAN).
+//   - Checkpoints. At a checkpoint the coordinator names the merged prefix;
+//     each part writes its store as of that prefix and replies with the
+//     SHA-256 of its file, which the coordinator's checkpoint records;
+//     --resume loads every part and refuses a mismatch.
+//
+// The store's CPU per simulation is then divided over S processes, and
+// the coordinator keeps the receipt of small results, selection and the
+// upper levels: well under 1% of a simulation.
 package cluster

@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +68,7 @@ type Stats struct {
 	Published  int            // Work messages (chunks)
 	Skipped    int            // chunks not published again on resume: their results were in the stream
 	Results    int            // results accepted
+	Assembled  int            // of which results that came in parts (over the server's max_payload)
 	Duplicates int            // results of a configuration already received (redeliveries)
 	Stale      int            // results of configurations merged before (a resume)
 	Rejected   map[string]int // by reason: never merged
@@ -112,14 +116,16 @@ type Executor struct {
 	subs []*nats.Subscription
 
 	mu     sync.Mutex
-	chunks map[int]*chunk        // by first index
-	bySeq  map[uint64]*chunk     // by work stream sequence
-	got    map[int]jetstream.Msg // received, not merged: the message to ack once merged (nil: dead letter)
-	merged int                   // configurations below are merged
+	chunks map[int]*chunk    // by first index
+	bySeq  map[uint64]*chunk // by work stream sequence
+	got    map[int]acker     // received, not merged: the message(s) to ack once merged (nil: dead letter)
+	parts  map[int]*partial  // results arriving in parts, by configuration index
+	partB  int               // bytes held in parts
+	merged int               // configurations below are merged
 	stats  Stats
 	start  sync.Once
-	check  *coverage.Batch
-	epoch  int64 // this executor's start: publications of another are not duplicates
+	free   chan *coverage.Batch // merged batches, for reuse (Recycle)
+	epoch  int64                // this executor's start: publications of another are not duplicates
 	// On resume: the results in the stream at the start, and how many
 	// messages were received since.
 	pending0, seen uint64
@@ -138,15 +144,14 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	check, err := coverage.NewBatch(c.Space)
-	if err != nil {
+	if _, err := coverage.NewBatch(c.Space); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: h, log: opt.Logger.With("campaign", opt.ID),
 		out: make(chan act.Result, 1024), fail: make(chan error, 1), pubq: make(chan *chunk, 1<<16),
-		chunks: map[int]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]jetstream.Msg{},
-		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, check: check, epoch: time.Now().UnixNano()}
+		chunks: map[int]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{},
+		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, free: make(chan *coverage.Batch, 1024), epoch: time.Now().UnixNano()}
 	for _, cs := range c.Conditions {
 		e.conds[cs.Name] = true
 	}
@@ -211,7 +216,7 @@ func (e *Executor) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
 	}
-	rec, err := encodeRecord(record{Proto: act.ProtocolVersion, Header: e.header, Chunk: e.opt.Chunk})
+	rec, err := encodeRecord(record{Proto: act.ProtocolVersion, Header: e.header, Chunk: e.opt.Chunk, MaxResult: e.opt.MaxResult})
 	if err != nil {
 		return err
 	}
@@ -383,14 +388,52 @@ func (e *Executor) consume() {
 	}
 }
 
+// acker acknowledges what a result came in: one message, or its parts.
+type acker interface{ Ack() error }
+
+// acks acknowledges the parts of a result.
+type acks []jetstream.Msg
+
+func (a acks) Ack() error {
+	var err error
+	for _, m := range a {
+		err = errors.Join(err, m.Ack())
+	}
+	return err
+}
+
+// partial is a result arriving in parts.
+type partial struct {
+	n     int
+	parts [][]byte
+	msgs  acks
+	have  int
+	size  int
+}
+
 // receive validates one message of the results stream.
 func (e *Executor) receive(m jetstream.Msg) {
-	r, reason := e.validate(m)
+	var r act.Result
+	var reason string
+	var ack acker = m
+	data, part := m.Data(), -1
+	if m.Headers().Get(hdrPart) != "" {
+		var parts acks
+		if data, part, parts, reason = e.assemble(m); reason == "" && data == nil {
+			return // more parts to come
+		}
+		if parts != nil {
+			ack = parts
+		}
+	}
+	if reason == "" {
+		r, reason = e.validate(data, m.Headers(), ack, part)
+	}
 	if reason != "" {
 		if reason != "duplicate" && reason != "stale" {
-			e.log.Warn("result rejected", "reason", reason, "bytes", len(m.Data()))
+			e.log.Warn("result rejected", "reason", reason, "bytes", len(data))
 		}
-		_ = m.Ack()
+		_ = ack.Ack()
 		return
 	}
 	select {
@@ -399,26 +442,103 @@ func (e *Executor) receive(m jetstream.Msg) {
 	}
 }
 
-func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
+// assemble keeps a part of a result; once it has them all, it returns the
+// result's body, its index (the parts') and its messages.
+func (e *Executor) assemble(m jetstream.Msg) ([]byte, int, acks, string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.seen++
+	var f [4]uint64
+	fields := strings.Split(m.Headers().Get(hdrPart), "/")
+	ok := len(fields) == 4
+	for i := 0; ok && i < 4; i++ {
+		var err error
+		f[i], err = strconv.ParseUint(fields[i], 10, 62)
+		ok = err == nil
+	}
+	batch, idx, i, n := int(f[0]), int(f[1]), int(f[2]), int(f[3])
+	c := e.chunks[batch]
+	data := m.Data()
+	reason := ""
+	switch {
+	case m.Headers().Get(hdrCampaign) != e.opt.ID:
+		reason = "another campaign"
+	case !ok || n < 2 || i >= n || n > e.opt.MaxResult/1024+1:
+		reason = "malformed part"
+	case c == nil && idx < e.merged:
+		reason = "stale"
+	case c == nil:
+		reason = "unknown batch"
+	case idx < c.first || idx >= c.first+c.n:
+		reason = "index outside its batch"
+	case m.Headers().Get(hdrWork) != c.sum:
+		reason = "configuration does not match its batch"
+	}
+	if _, dup := e.got[idx]; reason == "" && (dup || idx < e.merged) {
+		reason = "duplicate"
+	}
+	p := e.parts[idx]
+	switch {
+	case reason != "":
+	case p == nil && e.partB+len(data) > 4*e.opt.MaxResult:
+		reason = "parts over the coordinator's limit"
+	case p == nil:
+		p = &partial{n: n, parts: make([][]byte, n)}
+		e.parts[idx] = p
+	case p.n != n:
+		reason = "malformed part"
+	case p.parts[i] != nil:
+		reason = "duplicate"
+	}
+	if reason == "" && p.size+len(data) > e.opt.MaxResult {
+		reason = "oversized"
+	}
+	if reason != "" {
+		e.countRejected(reason)
+		return nil, 0, nil, reason
+	}
+	p.parts[i], p.msgs = data, append(p.msgs, m)
+	p.have++
+	p.size += len(data)
+	e.partB += len(data)
+	if p.have < p.n {
+		return nil, 0, nil, ""
+	}
+	delete(e.parts, idx)
+	e.partB -= p.size
+	e.stats.Assembled++
+	return bytes.Join(p.parts, nil), idx, p.msgs, ""
+}
+
+// countRejected counts a message rejected for reason (e.mu held).
+func (e *Executor) countRejected(reason string) {
+	switch reason {
+	case "duplicate":
+		e.stats.Duplicates++
+	case "stale":
+		e.stats.Stale++
+	default:
+		e.stats.Rejected[reason]++
+	}
+}
+
+// validate checks a result's message, or the result of configuration
+// part put together from parts (assemble counted their messages; -1 for
+// one message), and records ack as what to acknowledge once it is merged.
+func (e *Executor) validate(data []byte, hdr nats.Header, ack acker, part int) (act.Result, string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if part < 0 {
+		e.seen++
+	}
 	reject := func(reason string) (act.Result, string) {
-		switch reason {
-		case "duplicate":
-			e.stats.Duplicates++
-		case "stale":
-			e.stats.Stale++
-		default:
-			e.stats.Rejected[reason]++
-		}
+		e.countRejected(reason)
 		return act.Result{}, reason
 	}
-	data := m.Data()
 	if len(data) > e.opt.MaxResult {
 		return reject("oversized")
 	}
-	if m.Headers().Get(hdrCampaign) != e.opt.ID {
+	if hdr.Get(hdrCampaign) != e.opt.ID {
 		return reject("another campaign")
 	}
 	msg, err := act.DecodeMessage(data)
@@ -432,6 +552,9 @@ func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
 	if r.BatchID > uint64(1<<62) || r.Index < 0 {
 		return reject("unknown batch")
 	}
+	if part >= 0 && r.Index != part {
+		return reject("parts of another configuration")
+	}
 	c := e.chunks[int(r.BatchID)]
 	switch {
 	case c == nil && r.Index < e.merged:
@@ -440,7 +563,7 @@ func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
 		return reject("unknown batch")
 	case r.Index < c.first || r.Index >= c.first+c.n:
 		return reject("index outside its batch")
-	case m.Headers().Get(hdrWork) != c.sum:
+	case hdr.Get(hdrWork) != c.sum:
 		return reject("configuration does not match its batch")
 	}
 	if _, dup := e.got[r.Index]; dup || r.Index < e.merged {
@@ -449,8 +572,6 @@ func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
 	switch {
 	case len(r.States) == 0 && r.Fault == nil:
 		return reject("no states")
-	case len(r.States) > 0 && e.check.UnmarshalBinary(r.States) != nil:
-		return reject("states outside the campaign's space")
 	case len(r.Mean) != 0 && len(r.Mean) != len(e.space.Vars):
 		return reject("mean state of another space")
 	case len(r.Hits) > 64*max(len(e.conds), 1):
@@ -461,7 +582,16 @@ func (e *Executor) validate(m jetstream.Msg) (act.Result, string) {
 			return reject("hit of an unknown condition")
 		}
 	}
-	e.got[r.Index] = m
+	// Decoded here, once: Run merges this batch (Result.Decoded).
+	if len(r.States) > 0 {
+		b := e.batch()
+		if b.UnmarshalBinary(r.States) != nil {
+			e.Recycle(b)
+			return reject("states outside the campaign's space")
+		}
+		r.Decoded, r.States = b, nil
+	}
+	e.got[r.Index] = ack
 	e.stats.Results++
 	return r, ""
 }
@@ -509,6 +639,25 @@ func (e *Executor) deadLetter(m *nats.Msg) {
 	}
 }
 
+// batch returns a batch for decoding a result's states.
+func (e *Executor) batch() *coverage.Batch {
+	select {
+	case b := <-e.free:
+		return b
+	default:
+		b, _ := coverage.NewBatch(e.space) // the space was checked in NewExecutor
+		return b
+	}
+}
+
+// Recycle implements act.BatchRecycler: Run has merged b.
+func (e *Executor) Recycle(b *coverage.Batch) {
+	select {
+	case e.free <- b:
+	default:
+	}
+}
+
 // Results implements act.Executor.
 func (e *Executor) Results() <-chan act.Result { return e.out }
 
@@ -525,6 +674,12 @@ func (e *Executor) Merged(upto int) {
 			_ = m.Ack()
 		}
 		delete(e.got, i)
+		// Parts of a result that came whole too (a redelivery).
+		if p := e.parts[i]; p != nil {
+			_ = p.msgs.Ack()
+			e.partB -= p.size
+			delete(e.parts, i)
+		}
 	}
 	for first, c := range e.chunks {
 		if first+c.n <= upto {

@@ -18,7 +18,8 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 )
 
-// errTooLarge: a result over the server's max_payload.
+// errTooLarge: a result over the coordinator's limit (Options.MaxResult),
+// or a part over the server's max_payload.
 var errTooLarge = errors.New("result too large for the NATS server")
 
 // WorkerOptions configure a worker host.
@@ -46,6 +47,7 @@ type WorkerOptions struct {
 type WorkerStats struct {
 	Chunks   int               // chunks run and acked
 	Results  int               // results published
+	Parted   int               // of which results over the server's max_payload, published in parts
 	Rejected map[string]int    // Work messages terminated, by reason
 	Refused  map[string]string // campaign id → why it was refused
 }
@@ -288,25 +290,44 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		if err != nil {
 			return err
 		}
-		msg := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body}
-		msg.Header.Set(hdrCampaign, id)
-		msg.Header.Set(hdrWork, sum)
-		if err := retry(ctx, func() error {
-			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			_, err := w.js.PublishMsg(pctx, msg)
-			if err != nil && !errors.Is(err, context.Canceled) {
-				w.log.Warn("publishing a result", "index", r.Index, "bytes", len(body), "err", err)
-			}
-			if errors.Is(err, nats.ErrMaxPayload) {
-				return nil // cannot ever go: stop retrying
-			}
-			return err
-		}); err != nil {
-			return err
+		if rec.MaxResult > 0 && len(body) > rec.MaxResult {
+			return fmt.Errorf("%w: configuration %d: %d bytes, the coordinator takes at most %d", errTooLarge, r.Index, len(body), rec.MaxResult)
 		}
-		if len(body) > int(w.nc.MaxPayload()) {
-			return fmt.Errorf("%w: configuration %d: %d bytes, the server's max_payload is %d", errTooLarge, r.Index, len(body), w.nc.MaxPayload())
+		// A result over the server's max_payload goes in parts, which
+		// the coordinator puts together (Executor.assemble).
+		part := max(int(w.nc.MaxPayload())-partHeadroom, 1024)
+		n := (len(body) + part - 1) / part
+		for i := range n {
+			msg := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body[i*part : min(len(body), (i+1)*part)]}
+			msg.Header.Set(hdrCampaign, id)
+			msg.Header.Set(hdrWork, sum)
+			if n > 1 {
+				msg.Header.Set(hdrPart, fmt.Sprintf("%d/%d/%d/%d", r.BatchID, r.Index, i, n))
+			}
+			tooLarge := false
+			if err := retry(ctx, func() error {
+				pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				_, err := w.js.PublishMsg(pctx, msg)
+				if err != nil && !errors.Is(err, context.Canceled) {
+					w.log.Warn("publishing a result", "index", r.Index, "part", i, "bytes", len(msg.Data), "err", err)
+				}
+				if errors.Is(err, nats.ErrMaxPayload) {
+					tooLarge = true
+					return nil // cannot ever go: stop retrying
+				}
+				return err
+			}); err != nil {
+				return err
+			}
+			if tooLarge {
+				return fmt.Errorf("%w: configuration %d: a part of %d bytes, the server's max_payload is %d", errTooLarge, r.Index, len(msg.Data), w.nc.MaxPayload())
+			}
+		}
+		if n > 1 {
+			w.mu.Lock()
+			w.stats.Parted++
+			w.mu.Unlock()
 		}
 		published++
 		return nil
@@ -324,7 +345,7 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 			// A property of the chunk, not of this host: it is
 			// redelivered, and after MaxDeliver the coordinator
 			// makes crash faults of what has no result.
-			w.log.Error("a result is over the server's max_payload", "err", err)
+			w.log.Error("a result is too large", "err", err)
 			return nil
 		}
 		return err

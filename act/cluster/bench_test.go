@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/coverage"
+)
+
+// recorder is an act.Executor that runs simulations in this process and
+// keeps each result's message: real results for the coordinator benchmark.
+type recorder struct {
+	r      *act.Runner
+	space  coverage.Space
+	out    chan act.Result
+	bodies [][]byte
+}
+
+func (x *recorder) Dispatch(base int, gs []act.Config) {
+	for i, g := range gs {
+		b, _ := coverage.NewBatch(x.space)
+		o := x.r.Run(context.Background(), g, b)
+		states, _ := b.MarshalBinary()
+		m := act.Result{BatchID: uint64(base), Index: base + i, States: states, Mean: o.Mean, Best: o.Best, BestAt: o.BestAt, Hits: o.Hits, Fault: o.Fault, Capped: o.Capped}
+		body, _ := act.EncodeMessage(m)
+		x.bodies = append(x.bodies, body)
+		x.out <- m
+	}
+}
+func (x *recorder) Results() <-chan act.Result { return x.out }
+func (x *recorder) Failed() <-chan error       { return nil }
+func (x *recorder) Merged(int)                 {}
+func (x *recorder) Close()                     {}
+
+var (
+	benchOnce   sync.Once
+	benchBodies [][]byte
+	benchSpace  coverage.Space
+)
+
+// benchResults runs ACTFUZZ_BENCH_SIMS (default 640) simulations of the
+// bench campaign (bench/cluster.sh's: CUBIC and Reno, the paper's P and S)
+// once and returns their result messages.
+func benchResults(b *testing.B) ([][]byte, coverage.Space) {
+	benchOnce.Do(func() {
+		c, err := act.ParseCampaign("bench.yaml", []byte("ccai: [cubic, reno]\nwindow: 500\n"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := act.NewRunner(c, nil, c.Space)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sims := 640
+		if n, err := strconv.Atoi(os.Getenv("ACTFUZZ_BENCH_SIMS")); err == nil && n > 0 {
+			sims = n
+		}
+		x := &recorder{r: r, space: c.Space, out: make(chan act.Result, sims+64)}
+		if _, err := act.Run(context.Background(), c, act.Options{Budget: sims, Lag: 8,
+			Executor: func(context.Context, act.CampaignHeader) (act.Executor, error) { return x, nil }}); err != nil {
+			b.Fatal(err)
+		}
+		benchBodies, benchSpace = x.bodies, c.Space
+	})
+	return benchBodies, benchSpace
+}
+
+// cpuTime is the process's user and system CPU time so far: a cost that
+// other processes on a loaded machine change less than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCoordinatorMerge times what a coordinator does with each result
+// message, as the cluster executor and Run do it: decode the message,
+// decode its states (once: the executor hands the batch to Run), and
+// merge them into the store 64 simulations at a time, from an empty store
+// through the recorded simulations. It reports the CPU (all cores) and
+// the bytes per simulation.
+//
+//	go test ./act/cluster -run '^$' -bench CoordinatorMerge -benchtime 3x
+func BenchmarkCoordinatorMerge(b *testing.B) {
+	bodies, space := benchResults(b)
+	bytes := 0
+	for _, body := range bodies {
+		bytes += len(body)
+	}
+	var cpu time.Duration
+	for b.Loop() {
+		store, err := coverage.NewStore(space, coverage.Options{Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Batches are reused once merged, as Run recycles them.
+		free := make([]*coverage.Batch, 64)
+		for i := range free {
+			free[i], _ = coverage.NewBatch(space)
+		}
+		c0 := cpuTime()
+		var bs []*coverage.Batch
+		var ids []uint64
+		for i, body := range bodies {
+			m, err := act.DecodeMessage(body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bt := free[len(bs)]
+			if err := bt.UnmarshalBinary(m.(act.Result).States); err != nil {
+				b.Fatal(err)
+			}
+			bs, ids = append(bs, bt), append(ids, uint64(i))
+			if len(bs) == 64 || i == len(bodies)-1 {
+				store.AddBatches(bs, ids)
+				for _, x := range bs {
+					x.Reset()
+				}
+				bs, ids = bs[:0], ids[:0]
+			}
+		}
+		cpu += cpuTime() - c0
+	}
+	n := float64(b.N * len(bodies))
+	b.ReportMetric(float64(cpu.Microseconds())/1000/n, "cpu-ms/sim")
+	b.ReportMetric(float64(bytes)/float64(len(bodies)), "bytes/sim")
+}
+
+// BenchmarkCoordinatorDecode times the decoding part of
+// BenchmarkCoordinatorMerge alone: a result message and its states, per
+// simulation.
+//
+//	ACTFUZZ_BENCH_SIMS=64 go test ./act/cluster -run '^$' -bench CoordinatorDecode
+func BenchmarkCoordinatorDecode(b *testing.B) {
+	bodies, space := benchResults(b)
+	bt, _ := coverage.NewBatch(space)
+	for i := 0; b.Loop(); i++ {
+		m, err := act.DecodeMessage(bodies[i%len(bodies)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := bt.UnmarshalBinary(m.(act.Result).States); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
