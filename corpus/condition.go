@@ -318,8 +318,9 @@ func envFor(schema Schema) map[string]any {
 // Evaluator evaluates compiled conditions over a stream of observations. It
 // re-runs an expression only when a variable it reads has changed.
 type Evaluator struct {
-	schema Schema
-	conds  []*Condition
+	// Immutable: shared by a snapshot (see Watcher.Schemas).
+	schema Schema       `snapshot:"shared"`
+	conds  []*Condition `snapshot:"shared"`
 	env    map[string]any
 	prev   map[string]any
 	first  map[string]any

@@ -18,7 +18,11 @@ import (
 // them, per flow, remembering each flow's previous observation. It is the
 // one place where campaigns and replay evaluate conditions, so both agree.
 type Watcher struct {
-	Schemas []Schema // per flow
+	// Schemas (per flow) and conds are immutable once compiled; a
+	// snapshot shares them, which matters because a schema's Values can
+	// be a package-level table that other goroutines read (restoring
+	// it, even with the same bytes, would race with them).
+	Schemas []Schema `snapshot:"shared"`
 	evals   []*Evaluator
 	cur     [][]float64
 	prev    [][]float64
@@ -38,7 +42,7 @@ type Watcher struct {
 	OnHit func(flow int, cond *Condition, obs []float64, at time.Duration) `snapshot:"shared"`
 	// Err is the first condition evaluation error.
 	Err   error
-	conds [][]*Condition
+	conds [][]*Condition `snapshot:"shared"`
 }
 
 // NewWatcher compiles specs for every flow's CCAI on the native subject.

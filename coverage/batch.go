@@ -12,7 +12,9 @@ import (
 // of the same one. A Batch is not safe for concurrent use; give each worker
 // its own and Reset it between simulations.
 type Batch struct {
-	ly    *layout
+	// ly is immutable and may be the store's, read by other goroutines:
+	// a snapshot shares it.
+	ly    *layout `snapshot:"shared"`
 	in    table
 	inAt  []int64
 	oor   table
