@@ -238,7 +238,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  %-16s %s\n", p.Name, doc)
 	}
-	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record; a subject with a state: line above reports only those):")
+	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record, first.X at the start of a for: stretch, p.X the parameter X in force; a subject with a state: line above reports only those):")
 	for _, v := range l.State {
 		doc := v.Doc
 		if len(v.Values) > 0 {
