@@ -115,9 +115,9 @@ func (b *stepBandit) reward(s Step, r float64) {
 func (b *stepBandit) yieldScore(fine, deep uint64) float64 {
 	r := 0.0
 	for l, n := range [2]float64{float64(fine), float64(deep)} {
-		switch mean := b.Yield[l] / max(b.YieldW, 1e-300); {
-		case mean > 0:
-			r += min(1, n/mean) / 2
+		switch {
+		case b.Yield[l] > 0: // then YieldW > 0 too
+			r += min(1, n/(b.Yield[l]/b.YieldW)) / 2
 		case n > 0:
 			r += 0.5
 		}

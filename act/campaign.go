@@ -130,21 +130,21 @@ type campaignFile struct {
 
 // readLinkTraces sets the setup's user trace files (link_trace user1 …)
 // from the campaign's link_traces: paths, or from traces read before.
-func (c *Campaign) readLinkTraces(path string, paths []string, traces []*netenv.LinkTraceFile, line func(int) int) error {
+func (c *Campaign) readLinkTraces(path string, paths []string, traces []*netenv.LinkTraceFile, line int) error {
 	if len(paths) > netenv.MaxLinkTraceFiles {
-		return fmt.Errorf("%s:%d: link_traces: %d files, at most %d (link_trace user1 … user%d)", path, line(0), len(paths), netenv.MaxLinkTraceFiles, netenv.MaxLinkTraceFiles)
+		return fmt.Errorf("%s:%d: link_traces: %d files, at most %d (link_trace user1 … user%d)", path, line, len(paths), netenv.MaxLinkTraceFiles, netenv.MaxLinkTraceFiles)
 	}
 	if traces != nil {
 		if len(traces) != len(paths) {
-			return fmt.Errorf("%s:%d: link_traces: %d files named, %d carried", path, line(0), len(paths), len(traces))
+			return fmt.Errorf("%s:%d: link_traces: %d files named, %d carried", path, line, len(paths), len(traces))
 		}
 		for i, f := range traces {
 			if f == nil || f.Name != filepath.Base(paths[i]) {
-				return fmt.Errorf("%s:%d: link_traces[%d]: %s: the carried file is another", path, line(i), i, paths[i])
+				return fmt.Errorf("%s:%d: link_traces[%d]: %s: the carried file is another", path, line, i, paths[i])
 			}
 		}
 		if err := netenv.LoadLinkTraces(traces); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line(0), err)
+			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		c.LinkTraces = traces
 		return nil
@@ -155,7 +155,7 @@ func (c *Campaign) readLinkTraces(path string, paths []string, traces []*netenv.
 		}
 		f, err := netenv.ReadLinkTraceFile(p)
 		if err != nil {
-			return fmt.Errorf("%s:%d: link_traces[%d]: %w", path, line(i), i, err)
+			return fmt.Errorf("%s:%d: link_traces[%d]: %w", path, line, i, err)
 		}
 		c.LinkTraces = append(c.LinkTraces, f)
 	}
@@ -249,7 +249,7 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 		c.SACK = *cf.SACK
 	}
 	c.Handshake = cf.Handshake
-	if err := c.readLinkTraces(path, cf.LinkTraces, traces, func(i int) int { return lineOf("link_traces") }); err != nil {
+	if err := c.readLinkTraces(path, cf.LinkTraces, traces, lineOf("link_traces")); err != nil {
 		return nil, err
 	}
 	for name, r := range cf.Params {

@@ -325,8 +325,10 @@ type Evaluator struct {
 	prev   map[string]any
 	first  map[string]any
 	p      map[string]any
-	// params are the parameters in force (SetEnv), nil until set.
+	// params are the parameters in force (SetEnv); hasEnv says whether
+	// they were set for this simulation.
 	params []float64
+	hasEnv bool
 	when   []progCache
 	while  []progCache
 	// Per condition with a stretch: whether one is open, and the
@@ -361,6 +363,7 @@ func (e *Evaluator) SetEnv(env *netenv.Env) {
 	if e.params == nil {
 		e.params = make([]float64, netenv.NumParams)
 	}
+	e.hasEnv = true
 	for i := range e.params {
 		e.params[i] = env.Get(i)
 	}
@@ -369,7 +372,7 @@ func (e *Evaluator) SetEnv(env *netenv.Env) {
 // Reset forgets the previous observation, every open stretch and the
 // parameters (start of a new simulation).
 func (e *Evaluator) Reset() {
-	e.params = nil
+	e.hasEnv = false
 	for i := range e.conds {
 		e.when[i].seen = false
 		e.while[i].seen = false
@@ -388,10 +391,6 @@ func (e *Evaluator) value(i int, x float64) any {
 	return x
 }
 
-func (e *Evaluator) varName(i int) string { return e.schema[i].Name }
-
-func paramName(i int) string { return netenv.ParamAt(i).Name }
-
 func paramValue(i int, x float64) any {
 	p := netenv.ParamAt(i)
 	if p.Kind == netenv.Categorical {
@@ -404,45 +403,39 @@ func paramValue(i int, x float64) any {
 }
 
 // run evaluates p on cur, prev and first, or returns the cached result
-// when none of the values it reads changed.
+// when none of the values it reads changed (the common case, on every
+// state record: no map is written and nothing runs).
 func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) (bool, error) {
-	if len(p.param) > 0 && e.params == nil {
+	if len(p.param) > 0 && !e.hasEnv {
 		return false, errors.New("reads p.X, but the environment is not known (internal: SetEnv was not called)")
 	}
-	groups := [4]struct {
-		idx  []int
-		vals []float64
-		m    map[string]any
-		name func(int) string
-		val  func(int, float64) any
-	}{{p.cur, cur, e.env, e.varName, e.value}, {p.prev, prev, e.prev, e.varName, e.value},
-		{p.first, first, e.first, e.varName, e.value}, {p.param, e.params, e.p, paramName, paramValue}}
-	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param)
-	changed := !pc.seen
-	if !changed {
-		k := 0
-		for _, g := range groups {
-			for _, i := range g.idx {
-				if !same(pc.last[k], g.vals[i]) {
-					changed = true
-				}
-				k++
-			}
-		}
-	}
-	if !changed {
+	// The four kinds of operand, in the order of pc.last.
+	idx := [4][]int{p.cur, p.prev, p.first, p.param}
+	vals := [4][]float64{cur, prev, first, e.params}
+	if pc.seen && pc.same(idx, vals) {
 		return pc.result, nil
 	}
+	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param)
 	if cap(pc.last) < n {
 		pc.last = make([]float64, n)
 	}
 	pc.last = pc.last[:n]
 	k := 0
-	for _, g := range groups {
-		for _, i := range g.idx {
-			pc.last[k] = g.vals[i]
-			g.m[g.name(i)] = g.val(i, g.vals[i])
+	for g, is := range idx {
+		for _, i := range is {
+			x := vals[g][i]
+			pc.last[k] = x
 			k++
+			switch g {
+			case 0:
+				e.env[e.schema[i].Name] = e.value(i, x)
+			case 1:
+				e.prev[e.schema[i].Name] = e.value(i, x)
+			case 2:
+				e.first[e.schema[i].Name] = e.value(i, x)
+			default:
+				e.p[netenv.ParamAt(i).Name] = paramValue(i, x)
+			}
 		}
 	}
 	pc.seen = true
@@ -453,6 +446,20 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 	}
 	pc.result, _ = out.(bool)
 	return pc.result, nil
+}
+
+// same says whether the operands hold the values of the last run.
+func (pc *progCache) same(idx [4][]int, vals [4][]float64) bool {
+	k := 0
+	for g, is := range idx {
+		for _, i := range is {
+			if !same(pc.last[k], vals[g][i]) {
+				return false
+			}
+			k++
+		}
+	}
+	return true
 }
 
 // Eval evaluates every condition on the current and previous observations
