@@ -224,7 +224,8 @@ type explorer struct {
 	c      *compiled
 	opt    Options
 	n      int
-	res    int64
+	res    int64 // R
+	unit   int64 // u = R/D (path.go)
 	lo, hi [MaxVars]int64
 	vt     *vecTable
 	solver solver
@@ -253,7 +254,11 @@ func Explore(ctx context.Context, sc *Scenario, opt Options) (*Report, error) {
 }
 
 func newExplorer(c *compiled, opt Options) *explorer {
-	x := &explorer{c: c, opt: opt, n: c.n, res: c.res, lo: c.lo, hi: c.hi, vt: newVecTable()}
+	scale := int64(1)
+	if c.sc.TCP != nil {
+		scale = unitScale(c.res) // rtt.go's divisions need it
+	}
+	x := &explorer{c: c, opt: opt, n: c.n, res: c.res, unit: c.res / scale, lo: c.lo, hi: c.hi, vt: newVecTable(int32(scale))}
 	return x
 }
 
