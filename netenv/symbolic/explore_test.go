@@ -477,3 +477,28 @@ func testSampled(t *testing.T, sc *Scenario) {
 		t.Logf("%s: %d branches, %d outcomes, %d diverged", s.name, rep.Branches, len(rep.Outcomes), rep.Diverged)
 	}
 }
+
+// TestTCPBulkTimeoutBruteForce: windows whose delays cross the
+// retransmission timeout, so that the RTO armed on their ACKs is computed
+// from RTT samples that depend on the delays (rtt.go). The classes must be
+// exact: no divergence, nothing concretized, every vector in exactly one
+// class with its outcome.
+func TestTCPBulkTimeoutBruteForce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brute force over thousands of TCP runs")
+	}
+	for _, tc := range []struct {
+		name string
+		n    int
+		res  time.Duration
+	}{
+		{"one packet at 1 ms", 1, time.Millisecond},
+		{"two packets at 32 ms", 2, 32 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := TCPBulk(tc.n, 4096*time.Millisecond)
+			sc.Window.Lo, sc.Window.Res = tc.res, tc.res
+			testBruteForce(t, sc, 3)
+		})
+	}
+}

@@ -129,6 +129,9 @@ type path struct {
 	fixed    bool
 	diverged bool
 	merged   bool // stopped by state hashing (H)
+	// concretized: a timer offset that may depend on the delays was
+	// taken at its witness value (rtt.go).
+	concretized bool
 	// statistics of the new (non-replayed) part of the run
 	symCmp  uint64 // comparisons of timestamps differing by a non-constant expression
 	overlap uint64 // those the interval bounds could not decide
