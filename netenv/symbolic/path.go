@@ -36,11 +36,10 @@ type vecTable struct {
 	vecs  [][MaxVars]int32
 	index map[[MaxVars]int32]int32
 	plus  [][MaxVars]int32 // plus[id][i]: id of vecs[id] + D·e_i, or -1
-	sums  map[[2]int32]int32
 }
 
 func newVecTable(unit int32) *vecTable {
-	t := &vecTable{unit: unit, index: map[[MaxVars]int32]int32{}, sums: map[[2]int32]int32{}}
+	t := &vecTable{unit: unit, index: map[[MaxVars]int32]int32{}}
 	t.intern([MaxVars]int32{})
 	return t
 }
