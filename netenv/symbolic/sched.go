@@ -179,12 +179,15 @@ func (s *sched) Insert(ev *sim.Event) {
 	if s.arm.ev == ev {
 		// The retransmission timer, RTO after now: its offset is a form
 		// too (rtt.go).
-		if int64(ev.At) == s.arm.at {
-			if v, ok := s.vt.addVec(e.vec, &s.arm.a); ok {
-				e.vec = v
-			} else {
-				s.concretize()
-			}
+		v, ok := s.vt.addVec(e.vec, &s.arm.a)
+		switch {
+		case int64(ev.At) != s.arm.at:
+			s.rttMismatch++ // not the timer announced
+			s.concretize()
+		case !ok:
+			s.concretize()
+		default:
+			e.vec = v
 		}
 		s.arm = armed{}
 	}
