@@ -28,7 +28,7 @@ import (
 //     running event's, sent's that of the event that ran at the send time
 //     (the sched keeps the forms of the times it handed out; when two
 //     events with different forms ran at that time, which one sent is not
-//     known, and the sample is concretized);
+//     known, and the estimator is concretized);
 //   - srtt += (m − srtt)/8 and the RTTVAR update are sums of forms and of
 //     forms divided by 8 or 4 (RFC 6298 §2.3's α = 1/8, β = 1/4, kept as
 //     srtt and 4·RTTVAR by Linux's tcp_rtt_estimator). Go's integer division
@@ -49,9 +49,15 @@ import (
 // against the forms' values at the witness; an estimator whose forms
 // disagree (which would be a bug here) or cannot be kept exactly takes the
 // concrete values from then on, and a timer armed from it gets a constant
-// offset, as every offset did before: the run is marked Concretized. Comparisons the sender makes itself with these values (idle
-// restart and cwnd validation against RTO(), the minimum RTT, the largest
-// SACK RTT sample) remain concrete, as doc.go says.
+// offset, as every offset did before: the run is marked Concretized.
+//
+// Comparisons the sender makes itself with these values (idle restart and
+// cwnd validation against RTO(), the minimum RTT) remain concrete, as
+// doc.go says. Which segment a sample times is chosen by sequence order and
+// by the largest SACK RTT, which compares send times: segments never
+// retransmitted were sent in sequence order, so that choice is the same on
+// the whole class, except between segments sent at one instant, whose
+// forms are then ambiguous (above).
 
 // form is a linear form over the delays: its value at the run's witness
 // (ns) and its coefficients (units of u = R/D).
