@@ -211,6 +211,9 @@ func writeSymSeed(w io.Writer, path, window string, r *corpus.SymSeedResult) {
 	if rep.Snapshot != "" {
 		fmt.Fprintf(w, "snapshot %s\n", rep.Snapshot)
 	}
+	if rep.Concretized > 0 {
+		fmt.Fprintf(w, "note: %d classes took an RTT-dependent timer offset at its witness value: they may be approximations\n", rep.Concretized)
+	}
 	if rep.Diverged > 0 {
 		fmt.Fprintf(w, "WARNING: %d classes diverged (a timer depends on a window delay): their classes are approximations\n", rep.Diverged)
 	}

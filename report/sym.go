@@ -70,6 +70,9 @@ func symSection(file string, r *symbolic.Report) symInfo {
 	if r.Diverged > 0 || r.Unsound > 0 {
 		si.Summary = append(si.Summary, kv{"diverged, unsound branches", fmt.Sprintf("%d, %d", r.Diverged, r.Unsound)})
 	}
+	if r.Concretized > 0 {
+		si.Summary = append(si.Summary, kv{"branches with a concretized RTT timer", fmtInt(int64(r.Concretized))})
+	}
 	per := map[string]int{}
 	for _, b := range r.BranchList {
 		per[b.Outcome]++

@@ -28,7 +28,8 @@
 // event, its concrete timestamp under the witness and an interned
 // coefficient vector a: an event inherits the vector of the event that
 // scheduled it, plus the unit vector of d_i when the link hook delayed it by
-// d_i (sim.Event.Uncertain). A comparison of two timestamps whose vectors
+// d_i (sim.Event.Uncertain), or plus the vector of the timeout when it is a
+// retransmission timer (below). A comparison of two timestamps whose vectors
 // differ is a potential fork: if the answer the witness does not give is
 // feasible under the path condition (an integer point exists), the other
 // branch is pushed with a witness computed from its constraints, and the
@@ -54,15 +55,32 @@
 // breaks them (insertion order), so classes agree with ordinary runs of the
 // same delays (Replay), including ties.
 //
-// What the linear model does not see: a handler that computes a delay from
-// the uncertain times (TCP's retransmission timeout from an RTT sample of a
-// delayed packet) makes the offset depend on d, and a handler that compares
-// times itself (TCP's idle and cwnd-validation checks) decides outside the
-// scheduler. Both are concretized at the witness, as concolic testing does.
-// A child that does not follow its parent's recorded decisions, or finds a
-// fork where its parent found none, is flagged Diverged; Options.Verify
-// re-runs extreme points of each class to check them. UDP scenarios are
-// exact; TCP windows become approximate once dmax exceeds the timeout.
+// # RTT-dependent timers
+//
+// A handler that computes a delay from the uncertain times makes the offset
+// depend on d: TCP's retransmission timeout, computed from RTT samples of
+// delayed packets. The scheduler implements tcp.RTTTracker (rtt.go): it
+// replays the sender's RFC 6298 estimator on linear forms, deciding its sign
+// tests and clamps on the path like any comparison, and gives the timer the
+// form now + RTO. This stays exact while the estimator's divisions by 8 and 4
+// come out even on the coefficients, which are kept in units of R/D with D
+// the power of two in R (path.go): for a 1 ms resolution, the samples of a
+// few delayed packets. Beyond that the estimator's values are taken at the
+// witness, and a branch whose timer is armed from them is flagged
+// Concretized.
+//
+// # What the linear model does not see
+//
+// A handler that compares times itself (TCP's idle and cwnd-validation
+// checks against the RTO, the minimum RTT, the largest SACK RTT sample)
+// decides outside the scheduler, and a concretized timer is ordered by its
+// value at the witness, as concolic testing does. A child that does not
+// follow its parent's recorded decisions, or finds a fork where its parent
+// found none, is flagged Diverged; Options.Verify re-runs extreme points of
+// each class to check them. UDP scenarios are exact. TCP windows where no
+// branch is Diverged or Concretized have agreed with brute force wherever
+// it could be run (windows that cross the timeout, explore_test.go); the
+// handlers' own comparisons are what remains unseen.
 //
 // # Reductions
 //

@@ -78,6 +78,11 @@ type Branch struct {
 	// the branch it was forked from, which means a handler computed a
 	// delay from the uncertain delays (the linear model does not hold).
 	Diverged bool `json:"diverged,omitempty"`
+	// Concretized: the run took a timer offset that may depend on the
+	// delays (an RTO from an RTT sample the linear forms could not
+	// follow, rtt.go) at its witness value, so the class may be an
+	// approximation even when no child diverged.
+	Concretized bool `json:"concretized,omitempty"`
 	// RangesMS is, per uncertain delay, its least and greatest value (ms)
 	// over the class (Options.OnBranch, branches where conditions hold).
 	RangesMS [][2]float64 `json:"ranges_ms,omitempty"`
@@ -137,6 +142,9 @@ type Report struct {
 	// why every run started from time zero ("off: …").
 	Snapshot string `json:"snapshot,omitempty"`
 	Diverged int    `json:"diverged"`
+	// Concretized counts the branches whose run concretized a timer
+	// offset that may depend on the delays (Branch.Concretized).
+	Concretized int `json:"concretized"`
 	// Merged counts the runs that state hashing (H) stopped at a state an
 	// earlier run had reached; they are not branches.
 	Merged       int     `json:"merged,omitempty"`
@@ -144,6 +152,9 @@ type Report struct {
 	Unsound      int     `json:"unsound"`
 	WallSeconds  float64 `json:"wall_s"`
 	PeakHeapMB   float64 `json:"peak_heap_mb"`
+	// rttMismatch counts RTT forms whose witness value disagreed with
+	// the sender's (rtt.go; a bug: the tests want 0).
+	rttMismatch uint64
 	// Outcomes is the sorted list of distinct outcomes.
 	Outcomes []string  `json:"outcomes"`
 	Extremes []Extreme `json:"extremes"`
@@ -224,7 +235,8 @@ type explorer struct {
 	c      *compiled
 	opt    Options
 	n      int
-	res    int64
+	res    int64 // R
+	unit   int64 // u = R/D (path.go)
 	lo, hi [MaxVars]int64
 	vt     *vecTable
 	solver solver
@@ -253,7 +265,11 @@ func Explore(ctx context.Context, sc *Scenario, opt Options) (*Report, error) {
 }
 
 func newExplorer(c *compiled, opt Options) *explorer {
-	x := &explorer{c: c, opt: opt, n: c.n, res: c.res, lo: c.lo, hi: c.hi, vt: newVecTable()}
+	scale := int64(1)
+	if c.sc.TCP != nil {
+		scale = unitScale(c.res) // rtt.go's divisions need it
+	}
+	x := &explorer{c: c, opt: opt, n: c.n, res: c.res, unit: c.res / scale, lo: c.lo, hi: c.hi, vt: newVecTable(int32(scale))}
 	return x
 }
 
@@ -379,6 +395,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		rep.Comparisons += p.symCmp
 		rep.Overlapping += p.overlap
 		rep.AllComparisons += s.cmps
+		rep.rttMismatch += s.rttMismatch
 		rep.Events += o.events
 		if p.merged {
 			rep.Merged++
@@ -410,9 +427,12 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		if notable {
 			rep.notable[id] = &notableBranch{witness: w, cons: slices.Clone(p.pc), outcome: key}
 		}
-		b := Branch{ID: id, Outcome: key, Witness: w, Conditions: o.hits, Events: o.events, Diverged: p.diverged, cons: p.pc, w: p.w, hash: o.hash}
+		b := Branch{ID: id, Outcome: key, Witness: w, Conditions: o.hits, Events: o.events, Diverged: p.diverged, Concretized: p.concretized, cons: p.pc, w: p.w, hash: o.hash}
 		if p.diverged {
 			rep.Diverged++
+		}
+		if p.concretized {
+			rep.Concretized++
 		}
 		if opt.Verify > 0 {
 			bad, err := x.verify(ctx, &b, p, key)

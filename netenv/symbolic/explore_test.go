@@ -171,6 +171,14 @@ func testBruteForce(t *testing.T, sc *Scenario, minOutcomes int) {
 // bruteForceSettings compares every reduction setting with brute force;
 // approx: see checkClasses.
 func bruteForceSettings(t *testing.T, sc *Scenario, minOutcomes int, approx bool) {
+	t.Helper()
+	bruteForceCheck(t, sc, minOutcomes, approx, false)
+}
+
+// bruteForceCheck is bruteForceSettings; exact also wants no branch
+// flagged (diverged or concretized): a window whose RTT-dependent timers
+// rtt.go follows exactly.
+func bruteForceCheck(t *testing.T, sc *Scenario, minOutcomes int, approx, exact bool) {
 	c, err := sc.compile()
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +191,7 @@ func bruteForceSettings(t *testing.T, sc *Scenario, minOutcomes int, approx bool
 	if len(all) < minOutcomes {
 		t.Fatalf("the window is too dull to test anything: outcomes %q", all)
 	}
-	counts := map[string]int{}
+	counts := map[string]string{}
 	for _, s := range settings {
 		red, err := ParseReductions(s.red)
 		if err != nil {
@@ -220,9 +228,15 @@ func bruteForceSettings(t *testing.T, sc *Scenario, minOutcomes int, approx bool
 		if (sc.TCP == nil && rep.Diverged != 0) || rep.SolverGaveUp != 0 {
 			t.Errorf("%s: %d diverged branches, solver gave up %d times", s.name, rep.Diverged, rep.SolverGaveUp)
 		}
-		counts[s.name] = rep.Branches
+		// RTT-dependent timers are followed exactly (rtt.go) unless
+		// the report says otherwise; the forms' values never disagree
+		// with the sender's.
+		if exact && (rep.Diverged != 0 || rep.Concretized != 0) || rep.rttMismatch != 0 {
+			t.Errorf("%s: %d diverged, %d concretized branches, %d mismatched RTT forms", s.name, rep.Diverged, rep.Concretized, rep.rttMismatch)
+		}
+		counts[s.name] = fmt.Sprintf("%d/%d/%d", rep.Branches, rep.Diverged, rep.Concretized)
 	}
-	t.Logf("branches: %v; outcomes %q", counts, all)
+	t.Logf("branches/diverged/concretized: %v; outcomes %q", counts, all)
 }
 
 // TestUDP4BruteForce: n=2 over [1, 64] ms, every reduction setting, against
@@ -475,5 +489,34 @@ func testSampled(t *testing.T, sc *Scenario) {
 			}
 		}
 		t.Logf("%s: %d branches, %d outcomes, %d diverged", s.name, rep.Branches, len(rep.Outcomes), rep.Diverged)
+	}
+}
+
+// TestTCPBulkTimeoutBruteForce: windows whose delays cross the
+// retransmission timeout, so that the RTO armed on their ACKs is computed
+// from RTT samples that depend on the delays (rtt.go). The classes must be
+// exact: no divergence, nothing concretized, every vector in exactly one
+// class with its outcome.
+func TestTCPBulkTimeoutBruteForce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brute force over thousands of TCP runs")
+	}
+	for _, tc := range []struct {
+		name        string
+		n           int
+		lo, hi, res time.Duration
+	}{
+		{"one packet at 1 ms", 1, time.Millisecond, 4096 * time.Millisecond, time.Millisecond},
+		{"two packets at 32 ms", 2, 32 * time.Millisecond, 4096 * time.Millisecond, 32 * time.Millisecond},
+		// Where the timeout fires on some vectors and not on others
+		// (tcp-bulk's six outcomes), at the resolution of the built-in
+		// scenario, whose coefficients allow fewer divisions.
+		{"two packets at 1 ms", 2, 2400 * time.Millisecond, 2527 * time.Millisecond, time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := TCPBulk(tc.n, tc.hi)
+			sc.Window.Lo, sc.Window.Res = tc.lo, tc.res
+			bruteForceCheck(t, sc, 3, false, true)
+		})
 	}
 }

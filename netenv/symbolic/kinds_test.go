@@ -1,6 +1,7 @@
 package symbolic
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,42 @@ func TestWindowKindErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one saying %q", tc.w, err, tc.want)
 		}
+	}
+}
+
+// appLimitedTCP is a short transfer whose application writes slower than
+// the link: the sender idles between writes, and the timer it arms on
+// each write and ACK is the RTO that the window's delay moves (rtt.go).
+func appLimitedTCP(app float64, from int) *Scenario {
+	return &Scenario{
+		Name: "app-limited",
+		TCP: &TCPSpec{
+			Flows: []netenv.Flow{{CCA: "reno", Bytes: 16 * 1448}},
+			Env:   netenv.Env{BW: 10, Delay: 20, Buffer: 100, App: app},
+			SACK:  true,
+		},
+		End:     20 * time.Second,
+		Window:  Window{N: 1, Select: "range", From: from, Lo: time.Millisecond, Hi: time.Second, Res: time.Millisecond},
+		Metrics: []string{"cwnd", "ssthresh", "done"},
+	}
+}
+
+// TestAppLimitedBruteForce: windows near the end of application-limited
+// transfers; their classes must be exact. (Windows earlier in such
+// transfers are concretized: more samples follow than the coefficients'
+// powers of two allow, rtt.go. Some also diverge first at the sender's
+// send timer, which an application-limited sender schedules at an
+// absolute time (ScheduleAt) and the scheduler gives the form of the
+// event that scheduled it.)
+func TestAppLimitedBruteForce(t *testing.T) {
+	for _, tc := range []struct {
+		app  float64
+		from int
+	}{
+		{1, 13}, {2, 13}, {4, 13}, {1, 14},
+	} {
+		t.Run(fmt.Sprintf("app %v from %d", tc.app, tc.from), func(t *testing.T) {
+			bruteForceCheck(t, appLimitedTCP(tc.app, tc.from), 2, false, true)
+		})
 	}
 }

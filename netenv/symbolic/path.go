@@ -2,25 +2,44 @@ package symbolic
 
 // A timestamp is a linear expression over the uncertain delays,
 //
-//	t(x) = c + R·Σ a_i·x_i,
+//	t(x) = c + u·Σ a_i·x_i,
 //
-// where x_i is delay d_i in units of the resolution R (ns) and a_i a small
-// integer. The scheduler stores, for each queued event, its concrete
-// timestamp At under the run's witness w and the interned coefficient vector
-// a; the constant is then c = At − R·Σ a_i·w_i. An event inherits the vector
-// of the event that scheduled it (the offset the handler added is a constant
-// of this execution path) plus the unit vector of d_i when the link hook
-// delayed it by d_i.
+// where x_i is delay d_i in units of the resolution R (ns), u = R/D the unit
+// of the coefficients (ns) and a_i a small integer. D is 1 for topology
+// scenarios; TCP scenarios take the largest power of two dividing R (at most
+// maxScale), so that a delay d_i is D·e_i and the RTT estimator's divisions
+// by 2, 4 and 8 stay integral for a few samples (rtt.go). The scheduler
+// stores, for each queued event, its concrete timestamp At under the run's
+// witness w and the interned coefficient vector a; the constant is then
+// c = At − u·Σ a_i·w_i. An event inherits the vector of the event that
+// scheduled it (the offset the handler added is a constant of this
+// execution path, or a linear form rtt.go computed) plus D·e_i when the
+// link hook delayed it by d_i.
+
+// maxScale bounds D: RTO forms are shifted by the backoff, and coefficients
+// are int32.
+const maxScale = 1 << 10
+
+// unitScale is D for a resolution of res ns: the largest power of two that
+// divides it, at most maxScale.
+func unitScale(res int64) int64 {
+	d := int64(1)
+	for d < maxScale && res%(2*d) == 0 {
+		d *= 2
+	}
+	return d
+}
 
 // vecTable interns coefficient vectors; id 0 is the zero vector.
 type vecTable struct {
+	unit  int32 // D: the coefficient of one delay
 	vecs  [][MaxVars]int32
 	index map[[MaxVars]int32]int32
-	plus  [][MaxVars]int32 // plus[id][i]: id of vecs[id] + e_i, or -1
+	plus  [][MaxVars]int32 // plus[id][i]: id of vecs[id] + D·e_i, or -1
 }
 
-func newVecTable() *vecTable {
-	t := &vecTable{index: map[[MaxVars]int32]int32{}}
+func newVecTable(unit int32) *vecTable {
+	t := &vecTable{unit: unit, index: map[[MaxVars]int32]int32{}}
 	t.intern([MaxVars]int32{})
 	return t
 }
@@ -40,16 +59,33 @@ func (t *vecTable) intern(v [MaxVars]int32) int32 {
 	return id
 }
 
-// addUnit returns the id of vecs[id] + e_i.
+// addUnit returns the id of vecs[id] + D·e_i.
 func (t *vecTable) addUnit(id int32, i int) int32 {
 	if r := t.plus[id][i]; r >= 0 {
 		return r
 	}
 	v := t.vecs[id]
-	v[i]++
+	v[i] += t.unit
 	r := t.intern(v)
 	t.plus[id][i] = r
 	return r
+}
+
+// addVec returns the id of the coefficient vector v + vecs[id], or false
+// when a coefficient would overflow.
+func (t *vecTable) addVec(id int32, v *[MaxVars]int32) (int32, bool) {
+	if *v == ([MaxVars]int32{}) {
+		return id, true
+	}
+	r := t.vecs[id]
+	for i := range r {
+		s := int64(r[i]) + int64(v[i])
+		if s != int64(int32(s)) {
+			return 0, false
+		}
+		r[i] = int32(s)
+	}
+	return t.intern(r), true
 }
 
 // Condition kinds: the two comparisons a Before makes.
@@ -78,9 +114,9 @@ type job struct {
 type path struct {
 	x      *explorer
 	n      int
-	res    int64 // R, ns per unit
+	res    int64 // u, ns per coefficient unit (R/D)
 	w      [MaxVars]int64
-	wns    [MaxVars]int64
+	wns    [MaxVars]int64 // w_i·u
 	pc     []lincon
 	bx     box
 	prefix []forkRec
@@ -92,13 +128,16 @@ type path struct {
 	fixed    bool
 	diverged bool
 	merged   bool // stopped by state hashing (H)
+	// concretized: a timer offset that may depend on the delays was
+	// taken at its witness value (rtt.go).
+	concretized bool
 	// statistics of the new (non-replayed) part of the run
 	symCmp  uint64 // comparisons of timestamps differing by a non-constant expression
 	overlap uint64 // those the interval bounds could not decide
 }
 
 func (x *explorer) newPath(j *job, fixed bool) *path {
-	p := &path{x: x, n: x.n, res: x.res, w: j.witness, prefix: j.prefix, fixed: fixed}
+	p := &path{x: x, n: x.n, res: x.unit, w: j.witness, prefix: j.prefix, fixed: fixed}
 	for i := 0; i < p.n; i++ {
 		p.wns[i] = p.w[i] * p.res
 		if fixed {
@@ -114,13 +153,13 @@ func (x *explorer) newPath(j *job, fixed bool) *path {
 }
 
 // sides returns the constraints for the true and the false outcome of a
-// condition on t_a − t_b = c + R·Σ lin_i·x_i.
+// condition on t_a − t_b = c + u·Σ lin_i·x_i.
 func (p *path) sides(kind uint8, lin *[MaxVars]int32, c int64) (t, f lincon) {
 	t.a = *lin
 	for i := range lin {
 		f.a[i] = -lin[i]
 	}
-	// lin·x ≤ q  ⇔  R·lin·x ≤ R·q, so bounds divide by R rounding down.
+	// lin·x ≤ q  ⇔  u·lin·x ≤ u·q, so bounds divide by u rounding down.
 	if kind == condLT {
 		t.b = floorDiv(-1-c, p.res) // value ≤ −1
 		f.b = floorDiv(c, p.res)    // value ≥ 0
@@ -215,7 +254,7 @@ func (p *path) finishPrefix() {
 	}
 }
 
-// canBeZero reports whether c + R·Σ lin_i·x_i = 0 has an integer solution
+// canBeZero reports whether c + u·Σ lin_i·x_i = 0 has an integer solution
 // on this path (a query: it never forks).
 func (p *path) canBeZero(lin *[MaxVars]int32, c int64) bool {
 	if c%p.res != 0 {

@@ -57,10 +57,20 @@ type sched struct {
 	// is known.
 	prefix       uint64
 	sawUncertain bool
+
+	// RTT-dependent timers (rtt.go).
+	curAt         int64       // the running event's time
+	rtt           []rttMirror // per flow
+	arm           armed       // the timer ArmRTO announced
+	marks         []timeMark  // forms of the instants handed out
+	marksUnsorted bool
+	anyVec        bool   // a mark has a non-zero vector
+	rttConcrete   uint64 // RTT forms concretized
+	rttMismatch   uint64 // forms whose value disagreed with the sender's (a bug)
 }
 
 func newSched(p *path, red Reductions, vt *vecTable, lay *Layout) *sched {
-	s := &sched{p: p, red: red, vt: vt, lay: lay}
+	s := &sched{p: p, red: red, vt: vt, lay: lay, marks: []timeMark{{}}}
 	if red.Coc {
 		s.red.Cc = true
 	}
@@ -103,6 +113,12 @@ func (s *sched) reset(p *path) {
 	s.cmps, s.inserts = 0, 0
 	s.src, s.taken = nil, 0
 	s.prefix, s.sawUncertain = 0, false
+	s.curAt = 0
+	s.rtt = s.rtt[:0]
+	s.arm = armed{}
+	s.marks = append(s.marks[:0], timeMark{}) // setup runs at time 0
+	s.marksUnsorted, s.anyVec = false, false
+	s.rttConcrete, s.rttMismatch = 0, 0
 }
 
 // place sets the node of an entry's event (through its component);
@@ -159,6 +175,21 @@ func (s *sched) Insert(ev *sim.Event) {
 	} else {
 		r.idx = s.setupKids
 		s.setupKids++
+	}
+	if s.arm.ev == ev {
+		// The retransmission timer, RTO after now: its offset is a form
+		// too (rtt.go).
+		v, ok := s.vt.addVec(e.vec, &s.arm.a)
+		switch {
+		case int64(ev.At) != s.arm.at:
+			s.rttMismatch++ // not the timer announced
+			s.concretize()
+		case !ok:
+			s.concretize()
+		default:
+			e.vec = v
+		}
+		s.arm = armed{}
 	}
 	if u := int(ev.Uncertain); u > 0 && u <= s.p.n {
 		e.vec = s.vt.addUnit(e.vec, u-1)
@@ -533,6 +564,8 @@ func (s *sched) take(h *entry) *sim.Event {
 	ev := h.ev
 	s.hasCur = true
 	s.curVec = h.vec
+	s.curAt = h.at
+	s.noteTime(h.at, h.vec)
 	s.curNode, s.curRec = h.dst, h.rec
 	ev.SetIndex(-1)
 	s.queue--

@@ -2,6 +2,7 @@ package symbolic
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -208,8 +209,12 @@ type solver struct {
 }
 
 // maxTries bounds the values tried for one variable before the search
-// gives up on a branch of the assignment.
-const maxTries = 48
+// gives up on a branch of the assignment; exhaustiveBudget bounds the
+// nodes of the exhaustive search that follows.
+const (
+	maxTries         = 48
+	exhaustiveBudget = 1 << 16
+)
 
 // point finds an integer point of cons inside bx, preferring the middle of
 // each projected interval (so that witnesses avoid ties and boundaries when
@@ -229,7 +234,18 @@ func (s *solver) point(n int, bx *box, cons []lincon) (x [MaxVars]int64, ok bool
 		sys = append(sys, up, dn)
 	}
 	budget := 4096
-	res, st := s.assign(n, 0, sys, x, &budget)
+	res, st := s.assign(n, 0, sys, x, &budget, maxTries)
+	if st == gaveUp {
+		// The sampled values missed. Forms with coefficients like 17
+		// and 8 (RTT estimates, rtt.go) cut thin strips whose integer
+		// points follow residues the samples need not hit, and whose
+		// real shadow is much wider than their integer one; every such
+		// search seen so far was infeasible and took about a thousand
+		// nodes to enumerate. Enumerate every value then, within a
+		// larger budget.
+		budget = exhaustiveBudget
+		res, st = s.assign(n, 0, sys, x, &budget, math.MaxInt64)
+	}
 	switch st {
 	case found:
 		return res, true
@@ -247,7 +263,10 @@ const (
 	gaveUp
 )
 
-func (s *solver) assign(n, k int, sys []lincon, x [MaxVars]int64, budget *int) ([MaxVars]int64, status) {
+// assign tries the values of x_k: all of them when its projected interval
+// is narrower than tries, else maxTries-2 of them from the middle and the
+// two ends (giving up when none extends to a point).
+func (s *solver) assign(n, k int, sys []lincon, x [MaxVars]int64, budget *int, tries int64) ([MaxVars]int64, status) {
 	if k == n {
 		for i := range sys {
 			if sys[i].b < 0 && sys[i].zero() {
@@ -260,7 +279,10 @@ func (s *solver) assign(n, k int, sys []lincon, x [MaxVars]int64, budget *int) (
 	if !ok || lo > hi {
 		return x, none
 	}
-	exhaustive := hi-lo < maxTries
+	exhaustive := hi-lo < tries
+	if exhaustive && hi-lo >= int64(*budget) {
+		return x, gaveUp // the enumeration cannot finish
+	}
 	sub := make([]lincon, len(sys))
 	res := none
 	for _, v := range candidates(lo, hi, exhaustive) {
@@ -276,7 +298,7 @@ func (s *solver) assign(n, k int, sys []lincon, x [MaxVars]int64, budget *int) (
 			}
 		}
 		x[k] = v
-		r, st := s.assign(n, k+1, sub, x, budget)
+		r, st := s.assign(n, k+1, sub, x, budget, tries)
 		if st == found {
 			return r, found
 		}

@@ -118,7 +118,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 		s.sock.OneWayDelay = (p.TSVal - 1) - (p.TSEcr - 1)
 	}
 	if rttSample >= 0 {
-		s.rtt.sample(rttSample)
+		s.sampleRTT(rttSample)
 		s.backoff = 0
 		s.sock.SRTT = s.rtt.srtt
 		s.sock.RTTVar = s.rtt.rttvar()
@@ -126,7 +126,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	}
 	if a.unaAdvanced {
 		if s.sock.PacketsOut > 0 {
-			s.sim.Schedule(s.rtoEv, s.RTO())
+			s.armRTO()
 		} else {
 			s.sim.Cancel(s.rtoEv)
 		}

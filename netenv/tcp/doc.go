@@ -14,7 +14,8 @@
 //     retransmit, fast recovery with PRR (RFC 6937), NewReno without SACK
 //     (RFC 6582), undo (RFC 2883 D-SACK, RFC 3522 Eifel with timestamps);
 //   - rto.go: RTO estimation per RFC 6298 with Linux's 200 ms minimum and
-//     exponential backoff;
+//     exponential backoff, and the RTTTracker through which the symbolic
+//     back-end follows it;
 //   - receiver.go: cumulative and selective ACKs, D-SACK, delayed ACKs with
 //     Linux's quick-ACK start, RFC 7323 timestamps;
 //   - trace.go: the state record. Every change is observed once, in

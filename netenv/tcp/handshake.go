@@ -72,9 +72,9 @@ func (s *Sender) onSynAck(p *sim.Packet) {
 	// The receiver always echoes, so RFC 6298 §5.7's 3 s fallback for a
 	// handshake without a sample never applies here.
 	if s.synRetries == 0 {
-		s.rtt.sample(now - s.synSentAt)
+		s.sampleRTT(now - s.synSentAt)
 	} else {
-		s.rtt.sample(now - (p.TSEcr - 1))
+		s.sampleRTT(now - (p.TSEcr - 1))
 	}
 	s.sock.SRTT = s.rtt.srtt
 	s.sock.RTTVar = s.rtt.rttvar()

@@ -429,7 +429,7 @@ func (s *Sender) onRTO() {
 	s.emit(ReasonRTO)
 	s.nextPace = 0
 	s.output()
-	s.sim.Schedule(s.rtoEv, s.RTO())
+	s.armRTO()
 }
 
 // emit sends a state record to the observer.

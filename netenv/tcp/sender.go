@@ -88,6 +88,7 @@ type Sender struct {
 	cwrPending bool
 
 	rtt     rttEstimator
+	track   RTTTracker // nil but under the symbolic back-end
 	backoff uint32
 	rtoEv   *sim.Event
 	sendEv  *sim.Event
@@ -162,6 +163,7 @@ func NewSender(s *sim.Sim, cfg SenderConfig) *Sender {
 		snd.vars = make([]float64, len(snd.vexp.Vars()))
 		snd.varsNow = make([]float64, len(snd.vars))
 	}
+	snd.track, _ = s.Scheduler().(RTTTracker)
 	snd.rtoEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerRTO, snd)
 	snd.sendEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerSend, snd)
 	snd.sock = ccai.Sock{
@@ -371,7 +373,7 @@ func (s *Sender) transmit(seg *segment, retx bool) {
 		s.nextPace = max(s.nextPace, now) + gap
 	}
 	if !s.rtoEv.Queued() {
-		s.sim.Schedule(s.rtoEv, s.RTO())
+		s.armRTO()
 	}
 	s.cfg.Out.Send(p)
 }
