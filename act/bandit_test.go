@@ -1,6 +1,7 @@
 package act
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -56,5 +57,37 @@ func TestStepBandit(t *testing.T) {
 			t.Errorf("%s: not deterministic: %v then %v", tc.name, last, again)
 		}
 		t.Logf("%s: last 1000 picks %v", tc.name, last)
+	}
+}
+
+func TestYieldScore(t *testing.T) {
+	type sim struct{ fine, deep uint64 }
+	for _, tc := range []struct {
+		name  string
+		prior []sim // simulations scored before, forming the recent mean
+		score sim
+		want  float64
+	}{
+		{"first, nothing new", nil, sim{0, 0}, 0},
+		{"first, fine only", nil, sim{5, 0}, 0.5},
+		{"first, both", nil, sim{5, 1}, 1},
+		{"at the mean", []sim{{100, 10}}, sim{100, 10}, 1.0 / yieldCap},
+		{"nothing new", []sim{{100, 10}}, sim{0, 0}, 0},
+		{"at the cap", []sim{{100, 10}}, sim{100 * yieldCap, 10 * yieldCap}, 1},
+		{"beyond the cap counts as the cap", []sim{{100, 10}}, sim{1e6, 0}, 0.5},
+		{"deep only, twice the mean", []sim{{100, 10}}, sim{0, 20}, 2.0 / (2 * yieldCap)},
+		// The mean is discounted: after a rich run and a barren one, the
+		// mean is (100·γ + 0)/(γ + 1) fine states per simulation.
+		{"discounted mean", []sim{{100, 10}, {0, 0}}, sim{100, 10}, min(yieldCap, (banditGamma+1)/banditGamma) / yieldCap},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newStepBandit(StepRandom, StepConcatenation)
+			for _, s := range tc.prior {
+				b.yieldScore(s.fine, s.deep)
+			}
+			if got := b.yieldScore(tc.score.fine, tc.score.deep); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("yieldScore(%d, %d) = %v, want %v", tc.score.fine, tc.score.deep, got, tc.want)
+			}
+		})
 	}
 }
