@@ -20,8 +20,9 @@ import (
 // The symbolic step (issue 22 item 2): when a simulation goes where no
 // earlier one went — a region at k = 16 (κ when S has no k = 16) that no
 // configuration had, or, with directed ACT, a best distance to a condition
-// lower than any before — the n data segments of flow 0 just before that
-// moment get symbolic extra delays. For new regions the moment is the
+// lower than any before — the n data segments just before that moment of
+// the flow whose state record it is (corpus.FlowAtHit) get symbolic extra
+// delays. For new regions the moment is the
 // latest first visit of one (coverage.BatchResult.LastAt): the earliest is
 // mostly a run's first record in a fresh part of P, before any segment is
 // acknowledged and so before any window; the latest is the deepest point
@@ -387,7 +388,7 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 	seen := map[string]bool{}
 	res, err := corpus.ExploreSeed(ctx, base, corpus.SymSeedOptions{
 		Window: corpus.WindowSpec{Text: fmt.Sprintf("last %d before hit", s.spec.N), Kind: "before", N: s.spec.N},
-		Flow:   0, Lo: s.spec.Lo, Hi: s.spec.Hi, Res: s.spec.Res, Reductions: s.spec.Reductions,
+		Flow:   corpus.FlowAtHit, Lo: s.spec.Lo, Hi: s.spec.Hi, Res: s.spec.Res, Reductions: s.spec.Reductions,
 		MaxBranches: maxB, At: time.Duration(t.At), Conditions: s.c.Conditions, Watch: bw,
 		NoSnapshot: s.noSnapshot,
 		OnBranch: func(b *symbolic.Branch, pin *corpus.PinnedDelays) error {

@@ -155,10 +155,20 @@ func ParseRangeMS(s string) (lo, hi time.Duration, err error) {
 	return lo, hi, nil
 }
 
+// FlowAtHit, as SymSeedOptions.Flow with the window "last N before hit",
+// puts the window on the flow that emitted a state record at the hit time:
+// ACT's symbolic step knows when a simulation went somewhere new (a state
+// record's time) but not whose record it was, and on a shared bottleneck
+// the flow that got there is the one whose packets' orders matter. When
+// several flows recorded at that very nanosecond the lowest is taken, and
+// flow 0 when none did.
+const FlowAtHit = -2
+
 // SymSeedOptions configure ExploreSeed.
 type SymSeedOptions struct {
 	Window WindowSpec
-	// Flow is the window's flow (-1: the finding's, else 0).
+	// Flow is the window's flow (-1: the finding's, else 0;
+	// FlowAtHit: the flow of the state record at the hit).
 	Flow        int
 	Lo, Hi, Res time.Duration
 	Reductions  symbolic.Reductions
@@ -261,19 +271,24 @@ func seedConditions(s *Seed) []ConditionSpec {
 	return nil
 }
 
-// lastBefore is the index of the highest data segment of flow that an
+// lastBefore gives, per flow, the index of the highest data segment that an
 // ACK (its cumulative ACK or a SACK block) reports received, among the ACKs
 // that can have reached the sender by t: sent by the receiver at least the
 // propagation delay in force at t before it. The window "last N before
 // hit" ends there, with packets whose arrivals and ACKs precede the hit
-// (-1: none). It comes from a concrete run of the seed. Only ACKs crossing
-// the bottleneck's hooked link are seen, which every flow's do except on a
-// parking lot (flow 0's do there too).
-func lastBefore(ctx context.Context, cfg netenv.Config, flow int, t time.Duration) (int64, uint64, error) {
-	last := int64(-1)
-	t -= time.Duration(EnvAt(cfg.Schedule, t).Delay * float64(time.Millisecond))
+// (-1: none). It also gives the lowest flow that emitted a state record at
+// exactly t (-1: none; FlowAtHit). It comes from a concrete run of the
+// seed. Only ACKs crossing the bottleneck's hooked link are seen, which
+// every flow's do except on a parking lot (flow 0's do there too).
+func lastBefore(ctx context.Context, cfg netenv.Config, t time.Duration) (last []int64, atHit int, events uint64, err error) {
+	last = make([]int64, len(cfg.Flows))
+	for i := range last {
+		last[i] = -1
+	}
+	atHit = -1
+	ackBy := t - time.Duration(EnvAt(cfg.Schedule, t).Delay*float64(time.Millisecond))
 	cfg.DelayHook = func(p *sim.Packet) (time.Duration, int16, bool) {
-		if int(p.Flow) != flow || !p.IsAck || p.SYN || p.SentAt > t {
+		if int(p.Flow) >= len(last) || !p.IsAck || p.SYN || p.SentAt > ackBy {
 			return 0, 0, false
 		}
 		end := p.Ack // one past the highest byte reported received
@@ -284,15 +299,28 @@ func lastBefore(ctx context.Context, cfg netenv.Config, flow int, t time.Duratio
 			end = max(end, p.SACK[i].End)
 		}
 		if end > 0 {
-			last = max(last, int64((end+tcp.DefaultMSS-1)/tcp.DefaultMSS)-1)
+			last[p.Flow] = max(last[p.Flow], int64((end+tcp.DefaultMSS-1)/tcp.DefaultMSS)-1)
 		}
 		return 0, 0, false
 	}
-	r, err := netenv.Run(ctx, cfg, nil)
+	rec := recordAt{t: t, flow: -1}
+	r, err := netenv.Run(ctx, cfg, &rec)
 	if err != nil {
-		return 0, r.Events, err
+		return nil, -1, r.Events, err
 	}
-	return last, r.Events, nil
+	return last, rec.flow, r.Events, nil
+}
+
+// recordAt notes the lowest flow with a state record at time t.
+type recordAt struct {
+	t    time.Duration
+	flow int
+}
+
+func (r *recordAt) Observe(rec *tcp.StateRecord) {
+	if rec.Time == r.t && (r.flow < 0 || int(rec.Flow) < r.flow) {
+		r.flow = int(rec.Flow)
+	}
 }
 
 // ExploreSeed explores a window of a seed's packets; see the file comment.
@@ -309,9 +337,12 @@ func ExploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions) (*SymSeedResu
 		return nil, &UsageError{"--seed", err.Error()}
 	}
 	flow := opt.Flow
+	if opt.Flow == FlowAtHit && opt.Window.Kind != "before" {
+		return nil, &UsageError{"--flow", "the flow at the hit needs the window 'last N before hit'"}
+	}
 	if flow < 0 {
 		flow = 0
-		if s.Finding != nil {
+		if s.Finding != nil && opt.Flow != FlowAtHit {
 			flow = s.Finding.Flow
 		}
 	}
@@ -329,11 +360,16 @@ func ExploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions) (*SymSeedResu
 			}
 			at = time.Duration(s.Finding.TimeNS)
 		}
-		last, events, err := lastBefore(ctx, base, flow, at)
+		lasts, atHit, events, err := lastBefore(ctx, base, at)
 		locate = events
 		if err != nil {
 			return &SymSeedResult{LocateEvents: locate}, err
 		}
+		if opt.Flow == FlowAtHit && atHit >= 0 {
+			flow = atHit
+			win.Flow = flow
+		}
+		last := lasts[flow]
 		if last+1 < int64(opt.Window.N) {
 			return &SymSeedResult{LocateEvents: locate}, &UsageError{"--window", fmt.Sprintf("%q: no ACK of flow %d that can have reached the sender before the hit at %v reports more than %d data segments received", opt.Window.Text, flow, at, last+1)}
 		}

@@ -242,6 +242,41 @@ func TestExploreSeedTopologies(t *testing.T) {
 	}
 }
 
+// TestExploreSeedFlowAtHit: with FlowAtHit the window goes on the flow
+// whose state record is at the hit time (ACT's symbolic step), whichever
+// flow the seed's finding is on.
+func TestExploreSeedFlowAtHit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores windows")
+	}
+	ctx := context.Background()
+	st := netenv.Setup{CCAI: []string{"cubic", "reno"}, Topology: netenv.TopoDumbbell, Bytes: 40 * 1448, SACK: true}
+	s := symTestSeedOn(t, st, `flow == 1 && cwnd >= 20`)
+	at := map[int]time.Duration{1: time.Duration(s.Finding.TimeNS)}
+	at[0] = time.Duration(symTestSeedOn(t, st, `flow == 0 && cwnd >= 20`).Finding.TimeNS)
+	if at[0] == at[1] {
+		t.Fatalf("both flows' hits at %v: the test cannot tell them apart", at[0])
+	}
+	for _, want := range []int{0, 1} {
+		r, err := ExploreSeed(ctx, s, SymSeedOptions{
+			Window: WindowSpec{Text: "last 2 before hit", Kind: "before", N: 2}, Flow: FlowAtHit, At: at[want],
+			Lo: time.Millisecond, Hi: 4 * time.Millisecond, Res: time.Millisecond, MaxBranches: 4,
+		})
+		if err != nil {
+			t.Fatalf("hit of flow %d at %v: %v", want, at[want], err)
+		}
+		if r.Flow != want {
+			t.Errorf("hit of flow %d at %v: the window is on flow %d", want, at[want], r.Flow)
+		}
+	}
+	_, err := ExploreSeed(ctx, s, SymSeedOptions{Window: WindowSpec{Text: "data 4..5", Kind: "data", From: 4, To: 5}, Flow: FlowAtHit,
+		Lo: time.Millisecond, Hi: 4 * time.Millisecond})
+	var ue *UsageError
+	if !errors.As(err, &ue) || ue.Flag != "--flow" {
+		t.Fatalf("FlowAtHit with a data window: %v", err)
+	}
+}
+
 // TestExploreSeedBruteForce: on a box where classes hold several points,
 // the classes that hit cover exactly the points that hit when run
 // concretely (the default scheduler): same extreme extra delays, and at
