@@ -298,7 +298,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if rs.Sym == nil {
 			rs.Sym = &symState{}
 		}
-		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch, noSnapshot: opt.symNoSnapshot}
+		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch, noSnapshot: opt.symNoSnapshot,
+			watchdog: opt.IsolateOptions.Watchdog}
 		rep.Symbolic = &rs.Sym.SymbolicStats
 	}
 	// charged is the budget the symbolic step has spent, in

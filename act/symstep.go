@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
@@ -202,6 +203,9 @@ type SymbolicStats struct {
 	// pinned replay on the default scheduler did not hit (no finding).
 	Hits     int `json:"hits"`
 	Mismatch int `json:"mismatch"`
+	// Hangs counts the windows abandoned by the watchdog (symStep.
+	// watchdog): after one, the step runs no more windows.
+	Hangs int `json:"hangs,omitempty"`
 }
 
 // symState is the step's bookkeeping, checkpointed.
@@ -294,6 +298,13 @@ type symStep struct {
 	onBranch func(*coverage.Batch)
 	// noSnapshot runs every branch from time zero (Options.symNoSnapshot).
 	noSnapshot bool
+	// watchdog is the wall-clock time a window may go without finishing
+	// a simulation (its locating run, a branch, a witness replay) before
+	// it counts as hung: windows run on the coordinator, in process, so a
+	// CCAI that loops for ever on one branch would otherwise stop the
+	// campaign. The isolated workers' watchdog (IsolateOptions), else
+	// defaultWatchdog.
+	watchdog time.Duration
 }
 
 // consider records simulation idx's trigger, if it is one (merge order).
@@ -356,7 +367,8 @@ func (s *symStep) runPending(ctx context.Context, rep *Report, merged, budget in
 			return err
 		}
 		if ran {
-			s.st.Next = merged + s.spec.Every
+			// max: a hung window stopped the step (hung).
+			s.st.Next = max(s.st.Next, merged+s.spec.Every)
 			s.st.Pending = nil
 			return nil
 		}
@@ -386,12 +398,16 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 	bw := &branchWatch{r: s.run, sched: t.G.Schedule, store: s.store}
 	w := &symWindow{repeats: map[string]int{}}
 	seen := map[string]bool{}
-	res, err := corpus.ExploreSeed(ctx, base, corpus.SymSeedOptions{
+	live := &windowLiveness{beat: make(chan struct{}, 1)}
+	res, err, hung := s.explore(ctx, live, base, corpus.SymSeedOptions{
 		Window: corpus.WindowSpec{Text: fmt.Sprintf("last %d before hit", s.spec.N), Kind: "before", N: s.spec.N},
 		Flow:   corpus.FlowAtHit, Lo: s.spec.Lo, Hi: s.spec.Hi, Res: s.spec.Res, Reductions: s.spec.Reductions,
 		MaxBranches: maxB, At: time.Duration(t.At), Conditions: s.c.Conditions, Watch: bw,
 		NoSnapshot: s.noSnapshot,
 		OnBranch: func(b *symbolic.Branch, pin *corpus.PinnedDelays) error {
+			if err := live.tick(); err != nil {
+				return err
+			}
 			s.run.finish()
 			// A copy: when branches restore a snapshot of the window's
 			// start, the runner (reached through the sender's observer)
@@ -409,11 +425,15 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 			if s.onBranch != nil {
 				s.onBranch(batch)
 			}
-			return s.branchFindings(ctx, base, pin, &bw.out, w, rep, seen)
+			return s.branchFindings(ctx, live, base, pin, &bw.out, w, rep, seen)
 		},
 	})
 	if ctx.Err() != nil {
 		return false, ctx.Err()
+	}
+	if hung {
+		s.hung(t, base, add)
+		return true, nil
 	}
 	if res != nil {
 		w.events += res.LocateEvents
@@ -453,6 +473,86 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 	return true, nil
 }
 
+// windowLiveness is how a window's goroutine shows progress to the
+// watchdog (tick after every simulation), and how it learns that it was
+// abandoned: from then on it must not touch the campaign (tick fails).
+type windowLiveness struct {
+	beat      chan struct{}
+	abandoned atomic.Bool
+}
+
+var errWindowAbandoned = errors.New("symbolic window abandoned by the watchdog")
+
+func (l *windowLiveness) tick() error {
+	if l.abandoned.Load() {
+		return errWindowAbandoned
+	}
+	select {
+	case l.beat <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// explore runs corpus.ExploreSeed on a goroutine of its own and waits for
+// it while it makes progress: hung is true when no simulation of the
+// window finished within the watchdog. Go cannot stop a goroutine that
+// spins inside a CCAI, so a hung window's goroutine is abandoned (its
+// context cancelled, in case it ever checks) and keeps running.
+func (s *symStep) explore(ctx context.Context, live *windowLiveness, base *corpus.Seed, opt corpus.SymSeedOptions) (res *corpus.SymSeedResult, err error, hung bool) {
+	type outcome struct {
+		res *corpus.SymSeedResult
+		err error
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() {
+		r, err := corpus.ExploreSeed(wctx, base, opt)
+		done <- outcome{r, err}
+	}()
+	wd := s.watchdog
+	if wd <= 0 {
+		wd = defaultWatchdog
+	}
+	timer := time.NewTimer(wd)
+	defer timer.Stop()
+	for {
+		select {
+		case o := <-done:
+			return o.res, o.err, false
+		case <-live.beat:
+			timer.Reset(wd)
+		case <-timer.C:
+			live.abandoned.Store(true)
+			return nil, nil, true
+		case <-ctx.Done():
+			live.abandoned.Store(true)
+			return nil, ctx.Err(), false
+		}
+	}
+}
+
+// hung records a window abandoned by the watchdog: a hang fault of the
+// trigger's configuration, whose finding names the window (its time and
+// flow), so that `actfuzz sym --seed SEED --window 'last n before hit'`
+// explores the same window again. The runner stays with the abandoned
+// goroutine, and the step runs no more windows: that goroutine keeps a
+// core busy for the rest of the campaign.
+func (s *symStep) hung(t *symTrigger, base *corpus.Seed, add func(w *symWindow, t *symTrigger)) {
+	wd := s.watchdog
+	if wd <= 0 {
+		wd = defaultWatchdog
+	}
+	s.run = nil
+	s.st.Hangs++
+	s.st.Next = math.MaxInt
+	s.log.Warn("symbolic window hung: abandoned, and the symbolic step stops", "sim", t.Idx, "at", time.Duration(t.At), "watchdog", wd)
+	ns := *base
+	ns.Finding = &corpus.Finding{Kind: corpus.FaultHang, TimeNS: t.At, Detail: fmt.Sprintf("symbolic window 'last %d before hit' at %v: no simulation of the window finished within the watchdog of %v (wall clock); which branch hung is not known, and a replay of this configuration does not hang: explore the window again with actfuzz sym --seed (--flow: the flow with a state record at that time)", s.spec.N, time.Duration(t.At), wd)}
+	add(&symWindow{repeats: map[string]int{}, findings: []symFinding{{key: "fault|" + corpus.FaultHang + "|symbolic", seed: &ns}}}, t)
+}
+
 // charge counts events against the budget in simulation-equivalents:
 // events ÷ the mean events of the ordinary simulations merged so far,
 // rounded up.
@@ -466,7 +566,7 @@ func (s *symStep) charge(events uint64) {
 // branchFindings turns a branch's hits and fault into findings: a hit of a
 // new group is replayed with the window pinned, and kept when the replay
 // hits too.
-func (s *symStep) branchFindings(ctx context.Context, base *corpus.Seed, pin *corpus.PinnedDelays, out *Outcome, w *symWindow, rep *Report, seen map[string]bool) error {
+func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base *corpus.Seed, pin *corpus.PinnedDelays, out *Outcome, w *symWindow, rep *Report, seen map[string]bool) error {
 	for _, h := range out.Hits {
 		w.hits++
 		key := h.Condition + "|" + regionKey(s.c.Space, h.State)
@@ -481,6 +581,9 @@ func (s *symStep) branchFindings(ctx context.Context, base *corpus.Seed, pin *co
 			}
 		}
 		ws, hit, events, err := corpus.PinnedSeed(ctx, base, pin, spec)
+		if err == nil {
+			err = live.tick()
+		}
 		w.events += events
 		if err != nil {
 			return err
@@ -530,6 +633,9 @@ func (st *SymbolicStats) String() string {
 	}
 	if st.Errors > 0 {
 		fmt.Fprintf(&b, "; %d stopped on an error", st.Errors)
+	}
+	if st.Hangs > 0 {
+		fmt.Fprintf(&b, "; %d abandoned by the watchdog (the step stopped there)", st.Hangs)
 	}
 	fmt.Fprintf(&b, "; %d branch hits", st.Hits)
 	if st.Mismatch > 0 {

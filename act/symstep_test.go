@@ -322,3 +322,36 @@ func TestSymbolicKeys(t *testing.T) {
 		t.Fatalf("%+v", sp)
 	}
 }
+
+// A window that finishes no simulation within the watchdog is abandoned:
+// the campaign goes on without the symbolic step, with a hang fault of the
+// trigger's configuration that names the window. The abandoned goroutine
+// here finishes on its own and must then touch nothing (the race
+// detector checks); a CCAI spinning for ever would keep it running.
+func TestSymbolicWatchdog(t *testing.T) {
+	c := symCampaign(t)
+	const budget = 256
+	out := t.TempDir()
+	rep, err := Run(context.Background(), c, Options{Budget: budget, Workers: 2, Out: out, IsolateOptions: IsolateOptions{Watchdog: time.Microsecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rep.Symbolic
+	if st == nil || st.Hangs != 1 || st.Windows != 0 || st.Branches != 0 || st.Charged != 0 {
+		t.Fatalf("want one hung window and no other: %+v", st)
+	}
+	if rep.Sims != budget {
+		t.Fatalf("%d sims of a budget of %d", rep.Sims, budget)
+	}
+	i := slices.IndexFunc(rep.Findings, func(g *FindingGroup) bool { return g.key == "fault|hang|symbolic" })
+	if i < 0 {
+		t.Fatalf("no hang finding among %d groups", len(rep.Findings))
+	}
+	f := rep.Findings[i].Seed.Finding
+	if f.Kind != corpus.FaultHang || f.TimeNS <= 0 || !strings.Contains(f.Detail, "watchdog") || rep.Findings[i].Step != StepSymbolic {
+		t.Fatalf("finding %+v (step %v)", f, rep.Findings[i].Step)
+	}
+	if !strings.Contains(st.String(), "abandoned by the watchdog") {
+		t.Fatalf("the step's summary does not say so: %s", st)
+	}
+}
