@@ -1,18 +1,14 @@
 package cluster
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
-
-	"github.com/actfuzz/actfuzz/act"
 )
 
 // operator is a NATS operator-mode setup (decentralized JWT auth, as NGS
@@ -133,37 +129,5 @@ func TestCredsFile(t *testing.T) {
 		t.Logf("%s: %v", name, err)
 	}
 
-	c := testCampaign(t)
-	ref, refDir := reference(t, c)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	hc, err := Connect(ConnectOptions{URL: url, Creds: good, Name: t.Name() + "-host"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hc.Close()
-	host, err := NewWorker(hc, WorkerOptions{Procs: 1, Poll: 100 * time.Millisecond, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- host.Serve(ctx) }()
-	nc, err := Connect(ConnectOptions{URL: url, Creds: good, Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	dir := t.TempDir()
-	rep, ex := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "creds"}, nil, act.Options{})
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\ncluster with a credentials file:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
-	if st := ex.Stats(); st.Results != testBudget || host.Stats().Chunks == 0 {
-		t.Fatalf("%+v; the host ran %d chunks", st, host.Stats().Chunks)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	campaignOver(t, ConnectOptions{URL: url, Creds: good}, "creds", "with a credentials file")
 }

@@ -115,11 +115,21 @@ func TestTLSAndPassword(t *testing.T) {
 		t.Logf("%s: %v", name, err)
 	}
 
+	campaignOver(t, good, "tls", "over TLS")
+}
+
+// campaignOver runs the test campaign with one worker host and a
+// coordinator, each connected with o, and checks that it ends as the
+// local reference does (how says what the connection is, for messages).
+func campaignOver(t *testing.T, o ConnectOptions, id, how string) {
+	t.Helper()
 	c := testCampaign(t)
 	ref, refDir := reference(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hc, err := Connect(good)
+	ho := o
+	ho.Name = t.Name() + "-host"
+	hc, err := Connect(ho)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,15 +140,17 @@ func TestTLSAndPassword(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- host.Serve(ctx) }()
-	nc, err := Connect(good)
+	co := o
+	co.Name = t.Name()
+	nc, err := Connect(co)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	dir := t.TempDir()
-	rep, ex := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "tls"}, nil, act.Options{})
+	rep, ex := clusterRun(t, context.Background(), c, nc, dir, Options{ID: id}, nil, act.Options{})
 	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\ncluster over TLS:\n%s", a, b)
+		t.Fatalf("local:\n%s\ncluster %s:\n%s", a, how, b)
 	}
 	sameSeeds(t, ref, rep, refDir, dir)
 	if st := ex.Stats(); st.Results != testBudget || host.Stats().Chunks == 0 {
