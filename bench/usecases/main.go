@@ -3,7 +3,8 @@
 // condition the found-rate (seeds with a hit within the budget) and the
 // median number of simulations to the first hit (over the seeds that found
 // it; a seed that did not counts as budget+1 in the "all" median). wall_s is
-// the wall time of the mode over all its seeds.
+// the wall time of the mode over all its seeds; first_hits lists each
+// seed's first hit ("-": none).
 //
 //	go run ./bench/usecases [-seeds 5] [-budgets 2000,10000] [-modes paper,adaptive,directed,ran] [-workers N] CAMPAIGN.yaml...
 //
@@ -48,7 +49,7 @@ func main() {
 		}
 		bs = append(bs, b)
 	}
-	fmt.Printf("%-18s %-22s %7s %-9s %6s %10s %10s %8s\n", "campaign", "condition", "budget", "mode", "found", "median_hit", "median_all", "wall_s")
+	fmt.Printf("%-18s %-22s %7s %-9s %6s %10s %10s %8s  %s\n", "campaign", "condition", "budget", "mode", "found", "median_hit", "median_all", "wall_s", "first_hits")
 	for _, path := range flag.Args() {
 		for _, budget := range bs {
 			for _, mode := range strings.Split(*modes, ",") {
@@ -121,8 +122,15 @@ func one(path string, budget int, mode string, seeds, workers int) error {
 				all = append(all, budget+1)
 			}
 		}
-		fmt.Printf("%-18s %-22s %7d %-9s %3d/%-2d %10s %10s %8.0f\n", strings.TrimSuffix(filepath.Base(path), ".yaml"), cond.Name, budget, mode,
-			len(got), len(hits), median(got), median(all), wall.Seconds())
+		per := make([]string, len(hits))
+		for i, h := range hits {
+			per[i] = "-"
+			if h > 0 {
+				per[i] = strconv.Itoa(h)
+			}
+		}
+		fmt.Printf("%-18s %-22s %7d %-9s %3d/%-2d %10s %10s %8.0f  %s\n", strings.TrimSuffix(filepath.Base(path), ".yaml"), cond.Name, budget, mode,
+			len(got), len(hits), median(got), median(all), wall.Seconds(), strings.Join(per, ","))
 	}
 	return nil
 }
