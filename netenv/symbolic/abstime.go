@@ -84,12 +84,22 @@ func (s *sched) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
 		return
 	}
 	if !s.sign(condLT, &d) {
-		// now ≥ appSince + q: ScheduleAt takes now. (The sender only
-		// arms the timer when the application has not yet written
-		// the segment, which is now < appSince + q; so this side is
-		// the exception, but deciding it costs nothing.)
+		// now ≥ appSince + q: ScheduleAt takes now.
 		f = now
 	}
+	// The sender arms the timer only when the application has not yet
+	// written the segment: rate·(now − appSince) < 8e9·(bytes missing),
+	// which over the integers is now < appSince + q (q is rounded up).
+	// That comparison the sender made itself, outside the scheduler;
+	// deciding it here puts it on the path, so that the vectors on
+	// which the sender would have sent at once are not silently in this
+	// class. A child forked here takes the sender's other path, which
+	// does not replay its parent's decisions from here: it is flagged
+	// Diverged, which is what a handler's own comparison earns
+	// (doc.go). (Without the decision, two BBR windows with an
+	// application-limited sender had vectors in classes whose outcome
+	// they do not give, flagged only as Concretized by the RTT
+	// estimator.)
 	s.arm = armed{ev: ev, at: f.at, a: f.a, abs: true}
 }
 
