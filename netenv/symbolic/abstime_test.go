@@ -85,3 +85,94 @@ func bruteForceUndiverged(t *testing.T, sc *Scenario, minOutcomes int) {
 	}
 	t.Logf("branches/diverged/concretized: %v", counts)
 }
+
+// clockCase is one flow's instant and now, as forms over one delay x in
+// units of u: c + a·u·x.
+type clockCase struct {
+	name   string
+	c1, a1 int64 // the instant (nextPace, or appSince)
+	c2, a2 int64 // now
+	k      int64 // the gap, or q
+}
+
+// clockCases cross each other inside [0, 64] or not at all.
+var clockCases = []clockCase{
+	{"constant instant, now moving up", 40_000_000, 0, 1_000_000, 64, 3_000_000},
+	{"instant moving up, constant now", 7_000_000, 64, 50_000_000, 0, 12_000_000},
+	{"both moving, crossing at 32", 0, 128, 32_000_000, 64, 1_000_000},
+	{"both moving, never crossing", 2_000_000_000, 64, 0, 64, 1_000_000},
+	{"same form", 5_000_000, 64, 5_000_000, 64, 2_000_000},
+}
+
+// clockRun runs f on a sched whose path has witness x = w, with the flow's
+// instant and now set from tc, and returns the path and the sched.
+func clockRun(w int64, tc clockCase, f func(s *sched, inst form)) (*path, *sched) {
+	const res, scale = 1_000_000, 64
+	u := int64(res / scale)
+	x := &explorer{n: 1, res: res, unit: u, vt: newVecTable(scale)}
+	x.lo[0], x.hi[0] = 0, 64
+	p := x.newPath(&job{witness: [MaxVars]int64{w}}, false)
+	s := &sched{p: p, vt: x.vt}
+	inst := form{at: tc.c1 + tc.a1*u*w}
+	inst.a[0] = int32(tc.a1)
+	var nv [MaxVars]int32
+	nv[0] = int32(tc.a2)
+	s.hasCur, s.curAt, s.curVec = true, tc.c2+tc.a2*u*w, x.vt.intern(nv)
+	f(s, inst)
+	return p, s
+}
+
+// valueAt is a form's value at x = y.
+func (f *form) valueAt(s *sched, y int64) int64 {
+	return s.constPart(f) + int64(f.a[0])*s.p.res*y
+}
+
+// TestClockFormsExact: the forms abstime.go gives nextPace, the
+// application's timer and the pacing timer are, on every vector of the
+// class the decisions leave (for every witness), the values the sender
+// computes there: max(nextPace, now) + gap, max(appSince + q, now), and
+// the sender's comparison now < nextPace is the same on the whole class.
+func TestClockFormsExact(t *testing.T) {
+	for _, tc := range clockCases {
+		t.Run(tc.name, func(t *testing.T) {
+			for w := int64(0); w <= 64; w++ {
+				var pace, timer form
+				var wait bool
+				p, s := clockRun(w, tc, func(s *sched, inst form) {
+					now := s.nowForm()
+					// nextPace = max(inst, now) + k, then the
+					// sender compares now < nextPace.
+					s.clockFor(0).pace = inst
+					s.PaceAdvance(0, time.Duration(tc.k), time.Duration(max(inst.at, now.at)+tc.k))
+					pace = s.clocks[0].pace
+					s.clocks[0].pace = inst
+					wait = now.at < inst.at
+					s.PaceCheck(0, nil, wait)
+					// The application's timer: appSince = inst.
+					s.clocks[0].app = inst
+					s.ArmAppWrite(0, nil, time.Duration(inst.at+tc.k))
+					timer = form{at: s.arm.at, a: s.arm.a}
+				})
+				if s.rttMismatch != 0 || p.concretized {
+					t.Fatalf("w=%d: %d mismatches, concretized %v", w, s.rttMismatch, p.concretized)
+				}
+				u := p.res
+				for y := int64(0); y <= 64; y++ {
+					if !classHolds(p.pc, []int64{y}) {
+						continue
+					}
+					inst, now := tc.c1+tc.a1*u*y, tc.c2+tc.a2*u*y
+					if got, want := pace.valueAt(s, y), max(inst, now)+tc.k; got != want {
+						t.Fatalf("w=%d, x=%d: nextPace's form gives %d, the sender %d", w, y, got, want)
+					}
+					if got := now < inst; got != wait {
+						t.Fatalf("w=%d, x=%d: now < nextPace is %v, %v at the witness, on one class", w, y, got, wait)
+					}
+					if got, want := timer.valueAt(s, y), max(inst+tc.k, now); got != want {
+						t.Fatalf("w=%d, x=%d: the application timer's form gives %d, ScheduleAt %d", w, y, got, want)
+					}
+				}
+			}
+		})
+	}
+}
