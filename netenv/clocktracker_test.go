@@ -24,7 +24,7 @@ type clockHeap struct {
 	armed *sim.Event
 	armAt time.Duration
 	// counts of calls, so that the test knows what it exercised
-	apps, writes, advances, checks, waits int
+	apps, writes, cuts, advances, checks, waits int
 }
 
 func (h *clockHeap) AppClock(flow int32, since time.Duration) {
@@ -45,6 +45,8 @@ func (h *clockHeap) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
 	h.writes++
 	h.arm(ev, max(at, h.now()))
 }
+
+func (h *clockHeap) AppCut(flow int32) { h.cuts++ }
 
 func (h *clockHeap) PaceAdvance(flow int32, gap, next time.Duration) {
 	h.advances++
@@ -93,12 +95,13 @@ func TestClockTracker(t *testing.T) {
 		// environment switch: SetAppRate restarts its clock)
 		fast bool
 		// what the run must exercise
-		writes, waits bool
+		writes, waits, cuts bool
 	}{
-		{"application-limited reno", "reno", 2, 0, false, true, false},
-		{"application-limited reno, then not", "reno", 2, 0, true, true, false},
-		{"paced bbr", "bbr", 0, 0.01, false, false, true},
-		{"paced, application-limited bbr", "bbr", 5, 0, true, true, true},
+		{"application-limited reno", "reno", 2, 0, false, true, false, false},
+		{"application-limited reno, then not", "reno", 2, 0, true, true, false, false},
+		{"reno with runts", "reno", 0.1, 0, false, true, false, true},
+		{"paced bbr", "bbr", 0, 0.01, false, false, true, false},
+		{"paced, application-limited bbr", "bbr", 5, 0, true, true, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := netenv.DefaultEnv()
@@ -134,10 +137,10 @@ func TestClockTracker(t *testing.T) {
 			if res.TraceSHA256 != plain.TraceSHA256 {
 				t.Errorf("trace %s with the tracker, %s without", res.TraceSHA256, plain.TraceSHA256)
 			}
-			if tc.fast && h.apps < 2 || h.apps == 0 || tc.writes && h.writes < 10 || tc.waits && (h.advances < 100 || h.waits < 10) {
-				t.Errorf("%d clock restarts, %d application timers, %d pacing advances, %d waits of %d checks: the run exercises too little", h.apps, h.writes, h.advances, h.waits, h.checks)
+			if tc.fast && h.apps < 2 || h.apps == 0 || tc.writes && h.writes < 10 || tc.waits && (h.advances < 100 || h.waits < 10) || tc.cuts && h.cuts < 10 {
+				t.Errorf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks: the run exercises too little", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks)
 			}
-			t.Logf("%d clock restarts, %d application timers, %d pacing advances, %d waits of %d checks", h.apps, h.writes, h.advances, h.waits, h.checks)
+			t.Logf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks)
 		})
 	}
 }

@@ -103,6 +103,19 @@ func (s *sched) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
 	s.arm = armed{ev: ev, at: f.at, a: f.a, abs: true}
 }
 
+// AppCut: a runt whose size is what the application wrote between
+// appSince and now. When that span's form is not a constant, the size,
+// every later sequence number and the q of every later application timer
+// vary over the class in a way no linear form follows: the run is
+// concretized, as an RTO offset that cannot be followed is (rtt.go).
+func (s *sched) AppCut(flow int32) {
+	c := s.clockFor(flow)
+	now := s.nowForm()
+	if d, ok := comb(1, &now, -1, &c.app); !ok || !d.constant() {
+		s.concretize()
+	}
+}
+
 // PaceAdvance: nextPace = max(nextPace, now) + gap.
 func (s *sched) PaceAdvance(flow int32, gap, next time.Duration) {
 	c := s.clockFor(flow)

@@ -38,6 +38,13 @@ type ClockTracker interface {
 	// application takes to write the next segment at its rate):
 	// max(at, now), since ScheduleAt never schedules in the past.
 	ArmAppWrite(flow int32, ev *sim.Event, at time.Duration)
+	// AppCut: the sender of flow is about to send a segment shorter than
+	// the MSS because its application has written no more by now (a
+	// runt, which Nagle's algorithm, RFC 896, lets go when nothing is in
+	// flight). Its size, and so every later sequence number and the
+	// instant the application writes the next segment, is a function
+	// of now − appSince.
+	AppCut(flow int32)
 	// PaceAdvance: the sender of flow sent a packet now and set nextPace
 	// = max(nextPace, now) + gap, which is next.
 	PaceAdvance(flow int32, gap, next time.Duration)
@@ -64,6 +71,15 @@ func (s *Sender) scheduleAppWrite(at time.Duration) {
 		s.clock.ArmAppWrite(s.cfg.Flow, s.sendEv, at)
 	}
 	s.sim.ScheduleAt(s.sendEv, at)
+}
+
+// noteAppCut reports a segment the application's rate cut short: one
+// whose end is what the application had written by now (not the end of
+// the transfer, not the send buffer's limit, at which it would block).
+func (s *Sender) noteAppCut() {
+	if s.clock != nil && s.appRate > 0 && !s.appBlocked {
+		s.clock.AppCut(s.cfg.Flow)
+	}
 }
 
 // advancePace spaces the next packet gap after this one, or after the

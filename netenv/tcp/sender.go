@@ -267,6 +267,9 @@ func (s *Sender) output() {
 			}
 			return
 		}
+		if size < s.cfg.MSS && !tail {
+			s.noteAppCut()
+		}
 		s.sendNew(size)
 	}
 }
