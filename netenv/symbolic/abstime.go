@@ -36,10 +36,14 @@ import (
 // timer gets the form appSince's + q, nextPace's, or now's, and the class
 // is the set of vectors on which the sender made the same comparisons.
 // The gap and q are taken as the sender computed them at the witness:
-// constants of the path, as a link's transmission time is. (A pacing
-// rate computed from delivery-rate samples of delayed packets makes the
-// gap depend on the delays, which no form here follows: such a class is
-// what Options.Verify is for.)
+// constants of the path, as a link's transmission time is. q is one as
+// long as the sequence numbers are: a runt (a segment the application's
+// rate cut short, sent when nothing is in flight, RFC 896) has the size
+// the application wrote from appSince to now, so when that span is not a
+// constant the run is concretized (AppCut). A pacing rate computed from
+// delivery-rate samples of delayed packets makes the gap depend on the
+// delays, which no form here follows and nothing flags: such a class is
+// what Options.Verify is for.
 //
 // The concrete values are checked against the forms' witness values; a
 // form that disagrees (a bug) or overflows is replaced by its concrete

@@ -81,14 +81,15 @@
 // nextPace per flow, decides the maxima and the sender's own comparisons
 // with them on the path, and gives the timer the form of the instant it
 // was set to. The gap and the application's write time are taken at the
-// witness, as constants of the path.
+// witness, as constants of the path; a run that sends a runt whose size
+// follows a delayed arrival is flagged Concretized.
 //
 // # What the linear model does not see
 //
 // A handler that compares times itself (TCP's idle and cwnd-validation
 // checks against the RTO, the minimum RTT, the largest SACK RTT sample,
-// how much the application has written by now, which decides a partial
-// segment's size) decides outside the scheduler; a pacing rate computed
+// whether the application has written a whole segment by an ACK's
+// arrival) decides outside the scheduler; a pacing rate computed
 // from delivery-rate samples makes the pacing gap depend on the delays;
 // and a concretized timer is ordered by its value at the witness, as
 // concolic testing does. A child that does not
