@@ -69,12 +69,30 @@
 // witness, and a branch whose timer is armed from them is flagged
 // Concretized.
 //
+// # Timers at an absolute time
+//
+// A TCP sender also schedules timers at an absolute time: an
+// application-limited sender's send timer at the instant its application
+// will have written the next segment (on the application's clock, from the
+// instant it last started, blocked or woke), and the pacing timer at
+// nextPace = max(nextPace, now) + gap. Such a timer does not have the form
+// of the event that armed it. The scheduler implements tcp.ClockTracker
+// (abstime.go): it keeps the forms of the application's clock and of
+// nextPace per flow, decides the maxima and the sender's own comparisons
+// with them on the path, and gives the timer the form of the instant it
+// was set to. The gap and the application's write time are taken at the
+// witness, as constants of the path; a run that sends a runt whose size
+// follows a delayed arrival is flagged Concretized.
+//
 // # What the linear model does not see
 //
 // A handler that compares times itself (TCP's idle and cwnd-validation
-// checks against the RTO, the minimum RTT, the largest SACK RTT sample)
-// decides outside the scheduler, and a concretized timer is ordered by its
-// value at the witness, as concolic testing does. A child that does not
+// checks against the RTO, the minimum RTT, the largest SACK RTT sample,
+// whether the application has written a whole segment by an ACK's
+// arrival) decides outside the scheduler; a pacing rate computed
+// from delivery-rate samples makes the pacing gap depend on the delays;
+// and a concretized timer is ordered by its value at the witness, as
+// concolic testing does. A child that does not
 // follow its parent's recorded decisions, or finds a fork where its parent
 // found none, is flagged Diverged; Options.Verify re-runs extreme points of
 // each class to check them. UDP scenarios are exact. TCP windows where no

@@ -102,10 +102,9 @@ func appLimitedTCP(app float64, from int) *Scenario {
 // TestAppLimitedBruteForce: windows near the end of application-limited
 // transfers; their classes must be exact. (Windows earlier in such
 // transfers are concretized: more samples follow than the coefficients'
-// powers of two allow, rtt.go. Some also diverge first at the sender's
-// send timer, which an application-limited sender schedules at an
-// absolute time (ScheduleAt) and the scheduler gives the form of the
-// event that scheduled it.)
+// powers of two allow, rtt.go. The sender's send timer, which an
+// application-limited sender schedules at an absolute time, has its own
+// form, abstime.go; TestAbsoluteTimersBruteForce checks earlier windows.)
 func TestAppLimitedBruteForce(t *testing.T) {
 	for _, tc := range []struct {
 		app  float64

@@ -87,11 +87,13 @@ type rttMirror struct {
 }
 
 // armed is the timer ArmRTO announced, for Insert: its timestamp and the
-// form of its offset.
+// form of its offset; abs: the form of its time (a timer at an absolute
+// time, abstime.go).
 type armed struct {
-	ev *sim.Event
-	at int64
-	a  [MaxVars]int32
+	ev  *sim.Event
+	at  int64
+	a   [MaxVars]int32
+	abs bool
 }
 
 // timeMark is the form of an instant: the time and coefficient vector of

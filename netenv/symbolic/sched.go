@@ -67,6 +67,9 @@ type sched struct {
 	anyVec        bool   // a mark has a non-zero vector
 	rttConcrete   uint64 // RTT forms concretized
 	rttMismatch   uint64 // forms whose value disagreed with the sender's (a bug)
+
+	// Timers at an absolute time (abstime.go).
+	clocks []clockForms // per flow
 }
 
 func newSched(p *path, red Reductions, vt *vecTable, lay *Layout) *sched {
@@ -115,6 +118,7 @@ func (s *sched) reset(p *path) {
 	s.prefix, s.sawUncertain = 0, false
 	s.curAt = 0
 	s.rtt = s.rtt[:0]
+	s.clocks = s.clocks[:0]
 	s.arm = armed{}
 	s.marks = append(s.marks[:0], timeMark{}) // setup runs at time 0
 	s.marksUnsorted, s.anyVec = false, false
@@ -178,8 +182,13 @@ func (s *sched) Insert(ev *sim.Event) {
 	}
 	if s.arm.ev == ev {
 		// The retransmission timer, RTO after now: its offset is a form
-		// too (rtt.go).
-		v, ok := s.vt.addVec(e.vec, &s.arm.a)
+		// too (rtt.go). Or a timer at an absolute time, whose form is
+		// its own (abstime.go).
+		base := e.vec
+		if s.arm.abs {
+			base = 0
+		}
+		v, ok := s.vt.addVec(base, &s.arm.a)
 		switch {
 		case int64(ev.At) != s.arm.at:
 			s.rttMismatch++ // not the timer announced

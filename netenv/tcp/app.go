@@ -35,7 +35,7 @@ func (s *Sender) SetAppRate(rate uint64) {
 	} else {
 		s.appBase = s.appWrite(now)
 	}
-	s.appSince = now
+	s.setAppSince(now)
 	s.appRate = rate
 	if !s.stats.Done {
 		s.output()
@@ -56,7 +56,8 @@ func (s *Sender) appWrite(now time.Duration) uint64 {
 	if p >= limit && limit < s.cfg.Bytes {
 		// Blocked: what it has written is what fitted.
 		s.appBlocked = true
-		s.appBase, s.appSince = limit, now
+		s.appBase = limit
+		s.setAppSince(now)
 		return limit
 	}
 	return min(p, limit)
@@ -76,7 +77,7 @@ func (s *Sender) sndBufLimit() uint64 {
 func (s *Sender) appWake(now time.Duration) {
 	if s.appBlocked {
 		s.appBlocked = false
-		s.appSince = now
+		s.setAppSince(now)
 	}
 }
 

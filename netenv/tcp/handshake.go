@@ -91,7 +91,7 @@ func (s *Sender) onSynAck(p *sim.Packet) {
 
 // establish starts the transfer: Start without a handshake, or the SYN-ACK.
 func (s *Sender) establish() {
-	s.appSince = s.sim.Now()
+	s.setAppSince(s.sim.Now())
 	s.sock.Now = s.sim.Now()
 	s.ca.Init(&s.sock)
 	s.output()

@@ -427,7 +427,7 @@ func (s *Sender) onRTO() {
 	s.setState(ccai.StateLoss)
 	s.inRTO = false
 	s.emit(ReasonRTO)
-	s.nextPace = 0
+	s.resetPace()
 	s.output()
 	s.armRTO()
 }

@@ -88,7 +88,8 @@ type Sender struct {
 	cwrPending bool
 
 	rtt     rttEstimator
-	track   RTTTracker // nil but under the symbolic back-end
+	track   RTTTracker   // nil but under the symbolic back-end
+	clock   ClockTracker // nil but under the symbolic back-end (abstime.go)
 	backoff uint32
 	rtoEv   *sim.Event
 	sendEv  *sim.Event
@@ -164,6 +165,7 @@ func NewSender(s *sim.Sim, cfg SenderConfig) *Sender {
 		snd.varsNow = make([]float64, len(snd.vars))
 	}
 	snd.track, _ = s.Scheduler().(RTTTracker)
+	snd.clock, _ = s.Scheduler().(ClockTracker)
 	snd.rtoEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerRTO, snd)
 	snd.sendEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerSend, snd)
 	snd.sock = ccai.Sock{
@@ -235,8 +237,7 @@ func (s *Sender) output() {
 			s.validateCwnd(true)
 			return
 		}
-		if s.sock.PacingRate > 0 && now < s.nextPace {
-			s.sim.ScheduleAt(s.sendEv, s.nextPace)
+		if s.sock.PacingRate > 0 && s.paceWait(now) {
 			return
 		}
 		if !s.frtoNewData {
@@ -262,9 +263,12 @@ func (s *Sender) output() {
 			// blocked one writes when an ACK frees the buffer.
 			if written < s.cfg.Bytes && s.appRate > 0 && !s.appBlocked {
 				next := min(s.sndNxt+uint64(s.cfg.MSS), s.cfg.Bytes)
-				s.sim.ScheduleAt(s.sendEv, s.appTimeFor(next))
+				s.scheduleAppWrite(s.appTimeFor(next))
 			}
 			return
+		}
+		if size < s.cfg.MSS && !tail {
+			s.noteAppCut()
 		}
 		s.sendNew(size)
 	}
@@ -370,7 +374,7 @@ func (s *Sender) transmit(seg *segment, retx bool) {
 	s.stats.SegmentsSent++
 	if s.sock.PacingRate > 0 {
 		gap := time.Duration(uint64(p.WireBytes()) * uint64(time.Second) / s.sock.PacingRate)
-		s.nextPace = max(s.nextPace, now) + gap
+		s.advancePace(now, gap)
 	}
 	if !s.rtoEv.Queued() {
 		s.armRTO()

@@ -1,0 +1,179 @@
+package symbolic
+
+import (
+	"time"
+
+	"github.com/actfuzz/actfuzz/netenv/sim"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// Timers at an absolute time.
+//
+// An event scheduled with an offset after now has now's form plus the
+// offset's; Insert gives every event that by default. A TCP sender also
+// schedules two timers at an absolute instant (sim.ScheduleAt), and for
+// them the running event's form is wrong:
+//
+//   - an application-limited sender arms its send timer at appSince + q,
+//     when the application will have written the next segment (tcp's
+//     appTimeFor: q is the time the rate takes to write the bytes still
+//     missing, a constant of the path). appSince is the instant the
+//     application's clock last restarted (its start, a new rate at an
+//     environment switch, blocking on the full send buffer, waking on an
+//     ACK), whose form is the form of the event that ran then: a constant
+//     while the application runs on its own clock, which is the usual
+//     case of RFC 7661's application-limited periods, and an ACK's form
+//     after it woke. ScheduleAt never schedules in the past, so the time
+//     is max(appSince + q, now);
+//   - pacing arms the send timer at nextPace, and each packet sets
+//     nextPace = max(nextPace, now) + gap (Linux's earliest departure
+//     time). The sender first compares now < nextPace itself.
+//
+// The sched implements tcp.ClockTracker: it keeps, per flow, the forms of
+// appSince and nextPace, and decides the maxima and the sender's own
+// comparison now < nextPace on the path (path.decide: a fork, or a
+// constraint, exactly as a comparison of two timestamps), so that the
+// timer gets the form appSince's + q, nextPace's, or now's, and the class
+// is the set of vectors on which the sender made the same comparisons.
+// The gap and q are taken as the sender computed them at the witness:
+// constants of the path, as a link's transmission time is. q is one as
+// long as the sequence numbers are: a runt (a segment the application's
+// rate cut short, sent when nothing is in flight, RFC 896) has the size
+// the application wrote from appSince to now, so when that span is not a
+// constant the run is concretized (AppCut). A pacing rate computed from
+// delivery-rate samples of delayed packets makes the gap depend on the
+// delays, which no form here follows and nothing flags: such a class is
+// what Options.Verify is for.
+//
+// The concrete values are checked against the forms' witness values; a
+// form that disagrees (a bug) or overflows is replaced by its concrete
+// value and a timer armed from it keeps the running event's form, as every
+// absolute timer did before: the run is marked Concretized.
+
+// clockForms are one flow's absolute instants.
+type clockForms struct {
+	app  form // appSince
+	pace form // nextPace
+	// paceLost: nextPace's form could not be followed; it holds the
+	// concrete value until the next reset.
+	paceLost bool
+}
+
+// clockFor is flow's forms; a flow starts with appSince = nextPace = 0.
+func (s *sched) clockFor(flow int32) *clockForms {
+	for int(flow) >= len(s.clocks) {
+		s.clocks = append(s.clocks, clockForms{})
+	}
+	return &s.clocks[flow]
+}
+
+// AppClock: appSince = now, whose form is the running event's.
+func (s *sched) AppClock(flow int32, since time.Duration) {
+	c := s.clockFor(flow)
+	c.app = s.nowForm()
+	if c.app.at != int64(since) {
+		s.rttMismatch++ // not reachable: the sender passes its now
+		c.app = constForm(since)
+	}
+}
+
+// ArmAppWrite: ev at max(appSince + q, now).
+func (s *sched) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
+	c := s.clockFor(flow)
+	f := form{at: int64(at), a: c.app.a} // appSince + q
+	now := s.nowForm()
+	d, ok := comb(1, &now, -1, &f)
+	if !ok {
+		s.concretize()
+		return
+	}
+	if !s.sign(condLT, &d) {
+		// now ≥ appSince + q: ScheduleAt takes now.
+		f = now
+	}
+	// The sender arms the timer only when the application has not yet
+	// written the segment: rate·(now − appSince) < 8e9·(bytes missing),
+	// which over the integers is now < appSince + q (q is rounded up).
+	// That comparison the sender made itself, outside the scheduler;
+	// deciding it here puts it on the path, so that the vectors on
+	// which the sender would have sent at once are not silently in this
+	// class. A child forked here takes the sender's other path, which
+	// does not replay its parent's decisions from here: it is flagged
+	// Diverged, which is what a handler's own comparison earns
+	// (doc.go). (Without the decision, two BBR windows with an
+	// application-limited sender had vectors in classes whose outcome
+	// they do not give, flagged only as Concretized by the RTT
+	// estimator.)
+	s.arm = armed{ev: ev, at: f.at, a: f.a, abs: true}
+}
+
+// AppCut: a runt whose size is what the application wrote between
+// appSince and now. When that span's form is not a constant, the size,
+// every later sequence number and the q of every later application timer
+// vary over the class in a way no linear form follows: the run is
+// concretized, as an RTO offset that cannot be followed is (rtt.go).
+func (s *sched) AppCut(flow int32) {
+	c := s.clockFor(flow)
+	now := s.nowForm()
+	if d, ok := comb(1, &now, -1, &c.app); !ok || !d.constant() {
+		s.concretize()
+	}
+}
+
+// PaceAdvance: nextPace = max(nextPace, now) + gap.
+func (s *sched) PaceAdvance(flow int32, gap, next time.Duration) {
+	c := s.clockFor(flow)
+	if !c.paceLost {
+		now := s.nowForm()
+		d, ok := comb(1, &c.pace, -1, &now)
+		if ok {
+			if s.sign(condLT, &d) {
+				c.pace = now // nextPace < now
+			}
+			c.pace.at += int64(gap)
+			ok = c.pace.at == int64(next)
+			if !ok {
+				s.rttMismatch++
+			}
+		}
+		c.paceLost = !ok
+	}
+	if c.paceLost {
+		c.pace = constForm(next)
+	}
+}
+
+// PaceReset: nextPace = 0.
+func (s *sched) PaceReset(flow int32) {
+	c := s.clockFor(flow)
+	c.pace, c.paceLost = form{}, false
+}
+
+// PaceCheck: the sender compared now < nextPace; when it waits, ev goes at
+// nextPace.
+func (s *sched) PaceCheck(flow int32, ev *sim.Event, wait bool) {
+	c := s.clockFor(flow)
+	if c.paceLost {
+		// The sender's comparison is made on a value whose form is
+		// lost: the class may hold vectors on which it goes the
+		// other way.
+		s.concretize()
+		return
+	}
+	now := s.nowForm()
+	d, ok := comb(1, &now, -1, &c.pace)
+	if !ok {
+		s.concretize()
+		return
+	}
+	if s.sign(condLT, &d) != wait {
+		s.rttMismatch++ // not reachable: sign answers as the witness does
+		s.concretize()
+		return
+	}
+	if wait {
+		s.arm = armed{ev: ev, at: c.pace.at, a: c.pace.a, abs: true}
+	}
+}
+
+var _ tcp.ClockTracker = (*sched)(nil)
