@@ -1,7 +1,6 @@
 package netenv_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -116,27 +115,8 @@ func TestClockTracker(t *testing.T) {
 				cfg.Schedule = netenv.Schedule{{Env: env, Until: time.Second}, {Env: later}}
 			}
 			cfg.Handshake = true // establish restarts the clock at the SYN-ACK
-			plain, _ := run(t, cfg)
 			h := &clockHeap{Heap: sim.NewHeap(256), t: t, pace: map[int32]time.Duration{}}
-			var s *netenv.Session
-			h.now = func() time.Duration {
-				if s == nil {
-					return 0 // NewSession starts the senders at time 0
-				}
-				return s.Now()
-			}
-			cfg.Scheduler = h
-			s, err := netenv.NewSession(cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := s.Finish(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.TraceSHA256 != plain.TraceSHA256 {
-				t.Errorf("trace %s with the tracker, %s without", res.TraceSHA256, plain.TraceSHA256)
-			}
+			sameTraceWith(t, cfg, h, &h.now)
 			if tc.fast && h.apps < 2 || h.apps == 0 || tc.writes && h.writes < 10 || tc.waits && (h.advances < 100 || h.waits < 10) || tc.cuts && h.cuts < 10 {
 				t.Errorf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks: the run exercises too little", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks)
 			}

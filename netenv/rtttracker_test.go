@@ -73,10 +73,21 @@ func TestRTTTracker(t *testing.T) {
 	env.Loss = 0.1 // timeouts, so that backoff shows
 	cfg := single("reno", env, 2_000_000, 7)
 	cfg.Handshake = true // the SYN's sample too
-	plain, _ := run(t, cfg)
 	h := &trackingHeap{Heap: sim.NewHeap(256), t: t, state: map[int32]tcp.RTTState{}}
+	sameTraceWith(t, cfg, h, &h.sim)
+	if h.samples < 100 || h.arms < 100 || h.timeouts == 0 {
+		t.Errorf("%d samples, %d armings, %d after a timeout: the run exercises too little", h.samples, h.arms, h.timeouts)
+	}
+}
+
+// sameTraceWith runs cfg on the scheduler h, whose clock (*now) reads the
+// session's, and checks that the trace is the default heap's: a tracker
+// must watch the run, never change it.
+func sameTraceWith(t *testing.T, cfg netenv.Config, h sim.Scheduler, now *func() time.Duration) {
+	t.Helper()
+	plain, _ := run(t, cfg)
 	var s *netenv.Session
-	h.sim = func() time.Duration {
+	*now = func() time.Duration {
 		if s == nil {
 			return 0 // NewSession starts the senders at time 0
 		}
@@ -93,8 +104,5 @@ func TestRTTTracker(t *testing.T) {
 	}
 	if res.TraceSHA256 != plain.TraceSHA256 {
 		t.Errorf("trace %s with the tracker, %s without", res.TraceSHA256, plain.TraceSHA256)
-	}
-	if h.samples < 100 || h.arms < 100 || h.timeouts == 0 {
-		t.Errorf("%d samples, %d armings, %d after a timeout: the run exercises too little", h.samples, h.arms, h.timeouts)
 	}
 }
