@@ -299,7 +299,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			rs.Sym = &symState{}
 		}
 		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch, noSnapshot: opt.symNoSnapshot,
-			watchdog: opt.IsolateOptions.Watchdog}
+			watchdog: cmp.Or(opt.IsolateOptions.Watchdog, defaultWatchdog)}
 		rep.Symbolic = &rs.Sym.SymbolicStats
 	}
 	// charged is the budget the symbolic step has spent, in

@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
@@ -399,16 +399,13 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 	w := &symWindow{repeats: map[string]int{}}
 	seen := map[string]bool{}
 	live := &windowLiveness{beat: make(chan struct{}, 1)}
-	res, err, hung := s.explore(ctx, live, base, corpus.SymSeedOptions{
+	res, hung, err := s.explore(ctx, live, base, corpus.SymSeedOptions{
 		Window: corpus.WindowSpec{Text: fmt.Sprintf("last %d before hit", s.spec.N), Kind: "before", N: s.spec.N},
 		Flow:   corpus.FlowAtHit, Lo: s.spec.Lo, Hi: s.spec.Hi, Res: s.spec.Res, Reductions: s.spec.Reductions,
 		MaxBranches: maxB, At: time.Duration(t.At), Conditions: s.c.Conditions, Watch: bw,
 		NoSnapshot: s.noSnapshot,
 		OnBranch: func(b *symbolic.Branch, pin *corpus.PinnedDelays) error {
-			if err := live.tick(); err != nil {
-				return err
-			}
-			s.run.finish()
+			bw.r.finish()
 			// A copy: when branches restore a snapshot of the window's
 			// start, the runner (reached through the sender's observer)
 			// is restored too, and every branch writes into the one
@@ -422,10 +419,14 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 			if b.Events >= netenv.DefaultMaxEvents {
 				w.evCapped++
 			}
-			if s.onBranch != nil {
-				s.onBranch(batch)
+			if err := live.guard(func() {
+				if s.onBranch != nil {
+					s.onBranch(batch)
+				}
+			}); err != nil {
+				return err
 			}
-			return s.branchFindings(ctx, live, base, pin, &bw.out, w, rep, seen)
+			return s.branchFindings(ctx, live, base, pin, &bw.out, w, seen)
 		},
 	})
 	if ctx.Err() != nil {
@@ -474,24 +475,38 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 }
 
 // windowLiveness is how a window's goroutine shows progress to the
-// watchdog (tick after every simulation), and how it learns that it was
-// abandoned: from then on it must not touch the campaign (tick fails).
+// watchdog, and how it is cut off from the campaign once abandoned. What
+// the goroutine touches of the campaign (its finding groups, which Run's
+// goroutine adds to; the test hooks) it touches inside guard; abandon
+// waits for a guarded function to end, and none runs after it. A guarded
+// function never simulates, so abandon never waits for a simulation.
 type windowLiveness struct {
 	beat      chan struct{}
-	abandoned atomic.Bool
+	mu        sync.Mutex
+	abandoned bool
 }
 
 var errWindowAbandoned = errors.New("symbolic window abandoned by the watchdog")
 
-func (l *windowLiveness) tick() error {
-	if l.abandoned.Load() {
+// guard runs f unless the window was abandoned, and counts as progress.
+func (l *windowLiveness) guard(f func()) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.abandoned {
 		return errWindowAbandoned
 	}
 	select {
 	case l.beat <- struct{}{}:
 	default:
 	}
+	f()
 	return nil
+}
+
+func (l *windowLiveness) abandon() {
+	l.mu.Lock()
+	l.abandoned = true
+	l.mu.Unlock()
 }
 
 // explore runs corpus.ExploreSeed on a goroutine of its own and waits for
@@ -499,7 +514,7 @@ func (l *windowLiveness) tick() error {
 // window finished within the watchdog. Go cannot stop a goroutine that
 // spins inside a CCAI, so a hung window's goroutine is abandoned (its
 // context cancelled, in case it ever checks) and keeps running.
-func (s *symStep) explore(ctx context.Context, live *windowLiveness, base *corpus.Seed, opt corpus.SymSeedOptions) (res *corpus.SymSeedResult, err error, hung bool) {
+func (s *symStep) explore(ctx context.Context, live *windowLiveness, base *corpus.Seed, opt corpus.SymSeedOptions) (res *corpus.SymSeedResult, hung bool, err error) {
 	type outcome struct {
 		res *corpus.SymSeedResult
 		err error
@@ -511,24 +526,20 @@ func (s *symStep) explore(ctx context.Context, live *windowLiveness, base *corpu
 		r, err := corpus.ExploreSeed(wctx, base, opt)
 		done <- outcome{r, err}
 	}()
-	wd := s.watchdog
-	if wd <= 0 {
-		wd = defaultWatchdog
-	}
-	timer := time.NewTimer(wd)
+	timer := time.NewTimer(s.watchdog)
 	defer timer.Stop()
 	for {
 		select {
 		case o := <-done:
-			return o.res, o.err, false
+			return o.res, false, o.err
 		case <-live.beat:
-			timer.Reset(wd)
+			timer.Reset(s.watchdog)
 		case <-timer.C:
-			live.abandoned.Store(true)
-			return nil, nil, true
+			live.abandon()
+			return nil, true, nil
 		case <-ctx.Done():
-			live.abandoned.Store(true)
-			return nil, ctx.Err(), false
+			live.abandon()
+			return nil, false, ctx.Err()
 		}
 	}
 }
@@ -540,16 +551,12 @@ func (s *symStep) explore(ctx context.Context, live *windowLiveness, base *corpu
 // goroutine, and the step runs no more windows: that goroutine keeps a
 // core busy for the rest of the campaign.
 func (s *symStep) hung(t *symTrigger, base *corpus.Seed, add func(w *symWindow, t *symTrigger)) {
-	wd := s.watchdog
-	if wd <= 0 {
-		wd = defaultWatchdog
-	}
 	s.run = nil
 	s.st.Hangs++
 	s.st.Next = math.MaxInt
-	s.log.Warn("symbolic window hung: abandoned, and the symbolic step stops", "sim", t.Idx, "at", time.Duration(t.At), "watchdog", wd)
+	s.log.Warn("symbolic window hung: abandoned, and the symbolic step stops", "sim", t.Idx, "at", time.Duration(t.At), "watchdog", s.watchdog)
 	ns := *base
-	ns.Finding = &corpus.Finding{Kind: corpus.FaultHang, TimeNS: t.At, Detail: fmt.Sprintf("symbolic window 'last %d before hit' at %v: no simulation of the window finished within the watchdog of %v (wall clock); which branch hung is not known, and a replay of this configuration does not hang: explore the window again with actfuzz sym --seed (--flow: the flow with a state record at that time)", s.spec.N, time.Duration(t.At), wd)}
+	ns.Finding = &corpus.Finding{Kind: corpus.FaultHang, TimeNS: t.At, Detail: fmt.Sprintf("symbolic window 'last %d before hit' at %v: no simulation of the window finished within the watchdog of %v (wall clock); which branch hung is not known, and a replay of this configuration does not hang: explore the window again with actfuzz sym --seed (--flow: the flow with a state record at that time)", s.spec.N, time.Duration(t.At), s.watchdog)}
 	add(&symWindow{repeats: map[string]int{}, findings: []symFinding{{key: "fault|" + corpus.FaultHang + "|symbolic", seed: &ns}}}, t)
 }
 
@@ -566,11 +573,20 @@ func (s *symStep) charge(events uint64) {
 // branchFindings turns a branch's hits and fault into findings: a hit of a
 // new group is replayed with the window pinned, and kept when the replay
 // hits too.
-func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base *corpus.Seed, pin *corpus.PinnedDelays, out *Outcome, w *symWindow, rep *Report, seen map[string]bool) error {
+func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base *corpus.Seed, pin *corpus.PinnedDelays, out *Outcome, w *symWindow, seen map[string]bool) error {
+	// The campaign's groups grow on Run's goroutine: read them under the
+	// window's guard (an abandoned window reads nothing more).
+	known := func(key string) (bool, error) {
+		var in bool
+		err := live.guard(func() { in = seen[key] || s.groups[key] != nil })
+		return in, err
+	}
 	for _, h := range out.Hits {
 		w.hits++
 		key := h.Condition + "|" + regionKey(s.c.Space, h.State)
-		if seen[key] || s.groups[key] != nil {
+		if in, err := known(key); err != nil {
+			return err
+		} else if in {
 			w.repeats[key]++
 			continue
 		}
@@ -581,9 +597,6 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 			}
 		}
 		ws, hit, events, err := corpus.PinnedSeed(ctx, base, pin, spec)
-		if err == nil {
-			err = live.tick()
-		}
 		w.events += events
 		if err != nil {
 			return err
@@ -594,7 +607,9 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 		}
 		// The replay's hit is the seed's finding: group by its state.
 		key = h.Condition + "|" + regionKey(s.c.Space, ws.Finding.State)
-		if seen[key] || s.groups[key] != nil {
+		if in, err := known(key); err != nil {
+			return err
+		} else if in {
 			w.repeats[key]++
 			continue
 		}
@@ -603,7 +618,9 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 	}
 	if f := out.Fault; f != nil {
 		key := "fault|" + f.Kind
-		if seen[key] || s.groups[key] != nil {
+		if in, err := known(key); err != nil {
+			return err
+		} else if in {
 			w.repeats[key]++
 			return nil
 		}

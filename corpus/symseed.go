@@ -276,11 +276,12 @@ func seedConditions(s *Seed) []ConditionSpec {
 // that can have reached the sender by t: sent by the receiver at least the
 // propagation delay in force at t before it. The window "last N before
 // hit" ends there, with packets whose arrivals and ACKs precede the hit
-// (-1: none). It also gives the lowest flow that emitted a state record at
-// exactly t (-1: none; FlowAtHit). It comes from a concrete run of the
+// (-1: none). With flowAtHit it also gives the lowest flow that emitted a
+// state record at exactly t (-1: none, or not asked; FlowAtHit): only then
+// does the run emit records. It comes from a concrete run of the
 // seed. Only ACKs crossing the bottleneck's hooked link are seen, which
 // every flow's do except on a parking lot (flow 0's do there too).
-func lastBefore(ctx context.Context, cfg netenv.Config, t time.Duration) (last []int64, atHit int, events uint64, err error) {
+func lastBefore(ctx context.Context, cfg netenv.Config, t time.Duration, flowAtHit bool) (last []int64, atHit int, events uint64, err error) {
 	last = make([]int64, len(cfg.Flows))
 	for i := range last {
 		last[i] = -1
@@ -304,7 +305,11 @@ func lastBefore(ctx context.Context, cfg netenv.Config, t time.Duration) (last [
 		return 0, 0, false
 	}
 	rec := recordAt{t: t, flow: -1}
-	r, err := netenv.Run(ctx, cfg, &rec)
+	var obs tcp.Observer
+	if flowAtHit {
+		obs = &rec
+	}
+	r, err := netenv.Run(ctx, cfg, obs)
 	if err != nil {
 		return nil, -1, r.Events, err
 	}
@@ -360,7 +365,7 @@ func ExploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions) (*SymSeedResu
 			}
 			at = time.Duration(s.Finding.TimeNS)
 		}
-		lasts, atHit, events, err := lastBefore(ctx, base, at)
+		lasts, atHit, events, err := lastBefore(ctx, base, at, opt.Flow == FlowAtHit)
 		locate = events
 		if err != nil {
 			return &SymSeedResult{LocateEvents: locate}, err

@@ -48,42 +48,8 @@ func TestAbsoluteTimersBruteForce(t *testing.T) {
 		{"paced from 5", pacedTCP(5)},
 		{"paced from 6", pacedTCP(6)},
 	} {
-		t.Run(tc.name, func(t *testing.T) { bruteForceUndiverged(t, tc.sc, 2) })
+		t.Run(tc.name, func(t *testing.T) { bruteForceCheck(t, tc.sc, 2, false, noDiverged) })
 	}
-}
-
-// bruteForceUndiverged compares every setting with brute force, letting no
-// vector pass, and wants no branch diverged and no form mismatched.
-func bruteForceUndiverged(t *testing.T, sc *Scenario, minOutcomes int) {
-	t.Helper()
-	c, err := sc.compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	truth := bruteForce(t, c)
-	if all := distinct(truth); len(all) < minOutcomes {
-		t.Fatalf("the window is too dull to test anything: outcomes %q", all)
-	}
-	counts := map[string]string{}
-	for _, s := range settings {
-		red, err := ParseReductions(s.red)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if red.H {
-			continue // state hashing needs a topology scenario
-		}
-		rep, err := Explore(context.Background(), sc, Options{Reductions: red, NodeGranularity: s.byNode})
-		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
-		}
-		checkClasses(t, s.name, rep, truth, false)
-		if rep.Diverged != 0 || rep.rttMismatch != 0 || rep.SolverGaveUp != 0 {
-			t.Errorf("%s: %d diverged branches, %d mismatched forms, solver gave up %d times", s.name, rep.Diverged, rep.rttMismatch, rep.SolverGaveUp)
-		}
-		counts[s.name] = fmt.Sprintf("%d/%d/%d", rep.Branches, rep.Diverged, rep.Concretized)
-	}
-	t.Logf("branches/diverged/concretized: %v", counts)
 }
 
 // clockCase is one flow's instant and now, as forms over one delay x in

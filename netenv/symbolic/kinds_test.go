@@ -113,7 +113,7 @@ func TestAppLimitedBruteForce(t *testing.T) {
 		{1, 13}, {2, 13}, {4, 13}, {1, 14},
 	} {
 		t.Run(fmt.Sprintf("app %v from %d", tc.app, tc.from), func(t *testing.T) {
-			bruteForceCheck(t, appLimitedTCP(tc.app, tc.from), 2, false, true)
+			bruteForceCheck(t, appLimitedTCP(tc.app, tc.from), 2, false, noFlags)
 		})
 	}
 }
