@@ -53,6 +53,12 @@ func TestLinuxSubjectCLI(t *testing.T) {
 	if err := os.WriteFile(wideBW, []byte("ccai: [cubic]\nparams:\n  bw: {min: 1, max: 1000, step: 1}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A modern-profile campaign over CUBIC's target, which TCP_INFO lacks
+	// (examples/make-run.yaml runs linux-3.10, refused for its profile first).
+	withTarget := filepath.Join(t.TempDir(), "target.yaml")
+	if err := os.WriteFile(withTarget, []byte("ccai: [cubic, reno]\nconditions:\n  - {name: cubic-aggressive, when: \"cwnd > ssthresh && target > 2*cwnd\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -65,7 +71,7 @@ func TestLinuxSubjectCLI(t *testing.T) {
 		{"confirm beyond the emulator", []string{"confirm", writeSeed(t, "cubic", "cwnd > 1", fast), "--runs", "1"}, 2, "bw = 5000"},
 		{"confirm bad runs", []string{"confirm", writeSeed(t, "cubic", "cwnd > 1", env), "--runs", "0"}, 2, "--runs"},
 		{"campaign beyond the emulator", []string{"run", wideBW, "--subject", "linux", "--budget", "1", "--out", filepath.Join(t.TempDir(), "o")}, 2, "at most 200 Mbit/s"},
-		{"campaign on a variable the kernel lacks", []string{"compare", filepath.Join("..", "examples", "make-run.yaml"), "--subject", "linux", "--budget", "1"}, 2, "the linux subject does not provide target"},
+		{"campaign on a variable the kernel lacks", []string{"compare", withTarget, "--subject", "linux", "--budget", "1"}, 2, "the linux subject does not provide target"},
 		{"campaign with a profile", []string{"compare", filepath.Join("..", "examples", "cubic-aggressive.yaml"), "--subject", "linux", "--budget", "1"}, 2, "profile linux-3.10 does not apply to the linux subject"},
 		{"confirm held", []string{"confirm", writeSeed(t, "reno", "cwnd >= 10", env), "--runs", "2", "--workers", "2"}, 0, "held in 2/2 runs on linux (kernel "},
 		{"confirm never", []string{"confirm", writeSeed(t, "reno", "cwnd > 1e7", env), "--runs", "1"}, 1, "held in 0/1 runs"},
