@@ -124,3 +124,50 @@ func TestClockTracker(t *testing.T) {
 		})
 	}
 }
+
+// rateHeap is the default heap with a tcp.RateTracker that checks what
+// the senders report of their rate samples: instants in the past, a send
+// phase that starts before the segment that defines the sample, and
+// samples only where an algorithm takes them (a ccai.CongController).
+type rateHeap struct {
+	*sim.Heap
+	t       *testing.T
+	now     func() time.Duration
+	samples int
+}
+
+func (h *rateHeap) RateSample(flow int32, priorTime, firstSent, sent time.Duration) {
+	h.samples++
+	now := h.now()
+	if priorTime < 0 || priorTime > now || sent > now || firstSent > sent {
+		h.t.Errorf("flow %d: sample at %v with delivered time %v, send phase %v…%v", flow, now, priorTime, firstSent, sent)
+	}
+}
+
+var _ tcp.RateTracker = (*rateHeap)(nil)
+
+// TestRateTracker: a scheduler that implements tcp.RateTracker sees the
+// rate samples of an algorithm that takes them (BBR) and none of one that
+// does not (CUBIC), consistently, and the run is the run of the default
+// heap (same trace hash).
+func TestRateTracker(t *testing.T) {
+	for _, tc := range []struct {
+		cca  string
+		want bool // samples expected
+	}{
+		{"bbr", true},
+		{"cubic", false},
+	} {
+		t.Run(tc.cca, func(t *testing.T) {
+			env := netenv.DefaultEnv()
+			env.Loss = 0.01
+			cfg := single(tc.cca, env, 1_000_000, 7)
+			h := &rateHeap{Heap: sim.NewHeap(256), t: t}
+			sameTraceWith(t, cfg, h, &h.now)
+			if tc.want && h.samples < 100 || !tc.want && h.samples != 0 {
+				t.Errorf("%d rate samples; want samples: %v", h.samples, tc.want)
+			}
+			t.Logf("%d rate samples", h.samples)
+		})
+	}
+}

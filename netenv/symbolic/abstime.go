@@ -40,10 +40,29 @@ import (
 // long as the sequence numbers are: a runt (a segment the application's
 // rate cut short, sent when nothing is in flight, RFC 896) has the size
 // the application wrote from appSince to now, so when that span is not a
-// constant the run is concretized (AppCut). A pacing rate computed from
-// delivery-rate samples of delayed packets makes the gap depend on the
-// delays, which no form here follows and nothing flags: such a class is
-// what Options.Verify is for.
+// constant the run is concretized (AppCut).
+//
+// The gap is wire bytes / PacingRate, and the rate is the algorithm's:
+// BBR paces at pacing_gain·BtlBw, a windowed maximum of delivery-rate
+// samples, each delivered / max(send elapsed, ACK elapsed)
+// (draft-cheng-iccrg-delivery-rate-estimation §3.3), and before its first
+// RTT sample at the initial window over SRTT (Linux's
+// bbr_init_pacing_rate_from_rtt). When such an interval, or an RTT sample,
+// is not a constant of the class, the rate and so the gap may differ
+// between its vectors, and nextPace's form, built with the witness's gap,
+// is not the pacing timer's time on them: a class whose decisions look
+// alike may hold vectors on which the timer runs elsewhere among the
+// other events. No linear form follows a quotient by the delays, so the
+// sched notes, per flow, when a rate sample it is told of (tcp.RateTracker)
+// has an interval whose operands are not constants of the class (or whose
+// instants have no known form), or when an RTT sample does (rtt.go: SRTT
+// and the minimum RTT then vary too); from then on every gap that flow
+// computes is taken at the witness and the run is concretized
+// (Report.PaceConcretized counts these branches). The mark is never
+// lifted: the algorithm's state (BtlBw's ten-round window) may keep the
+// sample, and nothing here can tell when it has left. The maxima are not
+// decided on the path: that would fork every TCP window on rate samples
+// that most algorithms never read.
 //
 // The concrete values are checked against the forms' witness values; a
 // form that disagrees (a bug) or overflows is replaced by its concrete
@@ -57,6 +76,9 @@ type clockForms struct {
 	// paceLost: nextPace's form could not be followed; it holds the
 	// concrete value until the next reset.
 	paceLost bool
+	// rateVaries: a rate sample or RTT sample the flow's algorithm was
+	// given may differ over the class, and so may its pacing rate.
+	rateVaries bool
 }
 
 // clockFor is flow's forms; a flow starts with appSince = nextPace = 0.
@@ -123,6 +145,12 @@ func (s *sched) AppCut(flow int32) {
 // PaceAdvance: nextPace = max(nextPace, now) + gap.
 func (s *sched) PaceAdvance(flow int32, gap, next time.Duration) {
 	c := s.clockFor(flow)
+	if c.rateVaries {
+		// The gap is taken at the witness (above); the run is
+		// concretized (path.concretized is kept for the other
+		// causes, so that the tests can tell this one apart).
+		s.p.paceConcretized = true
+	}
 	if !c.paceLost {
 		now := s.nowForm()
 		d, ok := comb(1, &c.pace, -1, &now)
@@ -176,4 +204,41 @@ func (s *sched) PaceCheck(flow int32, ev *sim.Event, wait bool) {
 	}
 }
 
+// RateSample: the interval max(sent − firstSent, now − priorTime) may
+// vary over the class unless both differences are constants of it.
+func (s *sched) RateSample(flow int32, priorTime, firstSent, sent time.Duration) {
+	c := s.clockFor(flow)
+	if c.rateVaries {
+		return
+	}
+	now := s.nowForm()
+	c.rateVaries = !s.constSpan(&now, int64(priorTime)) || !s.constSpanAt(int64(sent), int64(firstSent))
+}
+
+// constSpan reports whether f − (instant t) is a constant of the class:
+// false when it is not, or when t's form is unknown.
+func (s *sched) constSpan(f *form, t int64) bool {
+	g, ok := s.timeForm(t)
+	return ok && f.a == g.a
+}
+
+// constSpanAt is constSpan for instant u − instant t.
+func (s *sched) constSpanAt(u, t int64) bool {
+	f, ok := s.timeForm(u)
+	return ok && s.constSpan(&f, t)
+}
+
+// noteRTTSample marks flow's rate as varying when the RTT sample now −
+// sent does: the algorithm reads SRTT and the minimum RTT (BBR paces
+// from SRTT before its first sample, and a rate sample shorter than the
+// minimum RTT is discarded, tcp's onAck).
+func (s *sched) noteRTTSample(flow int32, sent time.Duration) {
+	c := s.clockFor(flow)
+	if !c.rateVaries {
+		now := s.nowForm()
+		c.rateVaries = !s.constSpan(&now, int64(sent))
+	}
+}
+
 var _ tcp.ClockTracker = (*sched)(nil)
+var _ tcp.RateTracker = (*sched)(nil)

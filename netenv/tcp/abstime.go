@@ -56,6 +56,30 @@ type ClockTracker interface {
 	PaceCheck(flow int32, ev *sim.Event, wait bool)
 }
 
+// RateTracker follows what a pacing rate may be computed from. The pacing
+// gap is wire bytes / PacingRate, and the rate is the algorithm's: BBR's
+// is pacing_gain·BtlBw, a windowed maximum of delivery-rate samples
+// (draft-cheng-iccrg-delivery-rate-estimation §3.3: delivered over
+// max(send elapsed, ACK elapsed), both differences of instants). A
+// scheduler whose instants are expressions of uncertain delays needs to
+// know when such an interval is not a constant: the gap, and so the
+// pacing timer, may then differ between delay vectors that made every
+// other decision alike (the symbolic back-end flags the run,
+// netenv/symbolic/abstime.go).
+//
+// A sender finds it by asking its simulator's scheduler (NewSender). With
+// the default heap it is nil: one nil check per rate sample, and nothing
+// else changes.
+type RateTracker interface {
+	// RateSample: the sender of flow is about to give its algorithm (a
+	// ccai.CongController: no other sees samples) the delivery-rate
+	// sample of an ACK now, whose interval is max(sent − firstSent,
+	// now − priorTime): priorTime is the delivered time stamped on the
+	// segment that defines the sample, sent its transmission and
+	// firstSent the start of its send phase.
+	RateSample(flow int32, priorTime, firstSent, sent time.Duration)
+}
+
 // setAppSince restarts the application's clock now.
 func (s *Sender) setAppSince(now time.Duration) {
 	s.appSince = now
