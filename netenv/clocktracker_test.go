@@ -24,6 +24,7 @@ type clockHeap struct {
 	armAt time.Duration
 	// counts of calls, so that the test knows what it exercised
 	apps, writes, cuts, advances, checks, waits int
+	appChecks, reached                          int
 }
 
 func (h *clockHeap) AppClock(flow int32, since time.Duration) {
@@ -43,6 +44,16 @@ func (h *clockHeap) arm(ev *sim.Event, at time.Duration) {
 func (h *clockHeap) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
 	h.writes++
 	h.arm(ev, max(at, h.now()))
+}
+
+func (h *clockHeap) AppCheck(flow int32, at time.Duration, reached bool) {
+	h.appChecks++
+	if reached != (h.now() >= at) {
+		h.t.Errorf("flow %d: application check at %v, now %v: reached %v", flow, at, h.now(), reached)
+	}
+	if reached {
+		h.reached++
+	}
 }
 
 func (h *clockHeap) AppCut(flow int32) { h.cuts++ }
@@ -117,10 +128,11 @@ func TestClockTracker(t *testing.T) {
 			cfg.Handshake = true // establish restarts the clock at the SYN-ACK
 			h := &clockHeap{Heap: sim.NewHeap(256), t: t, pace: map[int32]time.Duration{}}
 			sameTraceWith(t, cfg, h, &h.now)
-			if tc.fast && h.apps < 2 || h.apps == 0 || tc.writes && h.writes < 10 || tc.waits && (h.advances < 100 || h.waits < 10) || tc.cuts && h.cuts < 10 {
+			if tc.fast && h.apps < 2 || h.apps == 0 || tc.writes && h.writes < 10 || tc.waits && (h.advances < 100 || h.waits < 10) || tc.cuts && h.cuts < 10 ||
+				tc.writes && (h.reached < 10 || h.appChecks-h.reached < 10) {
 				t.Errorf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks: the run exercises too little", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks)
 			}
-			t.Logf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks)
+			t.Logf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks, %d of %d application checks reached", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks, h.reached, h.appChecks)
 		})
 	}
 }

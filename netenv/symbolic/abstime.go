@@ -31,7 +31,9 @@ import (
 //
 // The sched implements tcp.ClockTracker: it keeps, per flow, the forms of
 // appSince and nextPace, and decides the maxima and the sender's own
-// comparison now < nextPace on the path (path.decide: a fork, or a
+// comparisons — now < nextPace, and now against appSince + q for the
+// segment (or the runt's first byte) output's next step needs (AppCheck)
+// — on the path (path.decide: a fork, or a
 // constraint, exactly as a comparison of two timestamps), so that the
 // timer gets the form appSince's + q, nextPace's, or now's, and the class
 // is the set of vectors on which the sender made the same comparisons.
@@ -116,17 +118,34 @@ func (s *sched) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
 	// The sender arms the timer only when the application has not yet
 	// written the segment: rate·(now − appSince) < 8e9·(bytes missing),
 	// which over the integers is now < appSince + q (q is rounded up).
-	// That comparison the sender made itself, outside the scheduler;
-	// deciding it here puts it on the path, so that the vectors on
-	// which the sender would have sent at once are not silently in this
-	// class. A child forked here takes the sender's other path, which
-	// does not replay its parent's decisions from here: it is flagged
-	// Diverged, which is what a handler's own comparison earns
-	// (doc.go). (Without the decision, two BBR windows with an
-	// application-limited sender had vectors in classes whose outcome
-	// they do not give, flagged only as Concretized by the RTT
-	// estimator.)
+	// AppCheck has put that comparison on the path already, where the
+	// sender made it, so the maximum above is decided without a fork.
+	// (Before AppCheck it was decided here only, after the sender had
+	// taken its step: a child forked here took the sender's other step,
+	// which does not reach this point, and was flagged Diverged; and the
+	// step that sends at once decided nothing.)
 	s.arm = armed{ev: ev, at: f.at, a: f.a, abs: true}
+}
+
+// AppCheck: the sender found now ≥ appSince + q (reached), or not. The
+// comparison is decided on the path like a comparison of two timestamps,
+// wherever the sender makes it, whichever way it goes: a child forked
+// here replays its parent's decisions up to and including this one, then
+// takes the sender's other step (it sends where its parent waited, or
+// the reverse), and is as exact as any other child.
+func (s *sched) AppCheck(flow int32, at time.Duration, reached bool) {
+	c := s.clockFor(flow)
+	f := form{at: int64(at), a: c.app.a} // appSince + q
+	now := s.nowForm()
+	d, ok := comb(1, &now, -1, &f)
+	if !ok {
+		s.concretize()
+		return
+	}
+	if s.sign(condLT, &d) == reached {
+		s.rttMismatch++ // not reachable: sign answers as the witness does
+		s.concretize()
+	}
 }
 
 // AppCut: a runt whose size is what the application wrote between

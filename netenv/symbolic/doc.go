@@ -80,7 +80,11 @@
 // (abstime.go): it keeps the forms of the application's clock and of
 // nextPace per flow, decides the maxima and the sender's own comparisons
 // with them on the path, and gives the timer the form of the instant it
-// was set to. The gap and the application's write time are taken at the
+// was set to. The sender's own comparisons of now with the instants its
+// application will have written a segment (or a runt's first byte) by
+// (tcp's AppCheck) are decided on the path where it makes them, so that
+// a child forked there replays its parent exactly and takes the other
+// step. The gap and the application's write time are taken at the
 // witness, as constants of the path; a run that sends a runt whose size
 // follows a delayed arrival is flagged Concretized. So is a run that
 // computes a pacing gap after its flow's algorithm was given a
@@ -94,8 +98,8 @@
 //
 // A handler that compares times itself (TCP's idle and cwnd-validation
 // checks against the RTO, the minimum RTT, the largest SACK RTT sample,
-// whether the application has written a whole segment by an ACK's
-// arrival) decides outside the scheduler, as does an algorithm that
+// whether an application blocks on the full send buffer) decides outside
+// the scheduler, as does an algorithm that
 // reads its own samples (BBR's cwnd from the minimum RTT and its
 // bandwidth filter: only the pacing gap they give is flagged); and a
 // concretized timer is ordered by its value at the witness, as

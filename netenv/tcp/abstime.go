@@ -38,6 +38,12 @@ type ClockTracker interface {
 	// application takes to write the next segment at its rate):
 	// max(at, now), since ScheduleAt never schedules in the past.
 	ArmAppWrite(flow int32, ev *sim.Event, at time.Duration)
+	// AppCheck: the sender of flow compared now with at = appSince + a
+	// constant, the instant its application will have written the bytes
+	// its next step needs (appTimeFor), and found reached = now ≥ at: a
+	// whole segment (or the transfer's tail) to send, or, with nothing in
+	// flight, a runt (RFC 896). What output does next follows from it.
+	AppCheck(flow int32, at time.Duration, reached bool)
 	// AppCut: the sender of flow is about to send a segment shorter than
 	// the MSS because its application has written no more by now (a
 	// runt, which Nagle's algorithm, RFC 896, lets go when nothing is in
@@ -95,6 +101,32 @@ func (s *Sender) scheduleAppWrite(at time.Duration) {
 		s.clock.ArmAppWrite(s.cfg.Flow, s.sendEv, at)
 	}
 	s.sim.ScheduleAt(s.sendEv, at)
+}
+
+// noteAppChecks reports the comparisons of now with the instants the
+// application writes at that decide output's next step, given what it has
+// written by now: whether a whole segment (or the tail) is there, and,
+// with nothing in flight and no whole segment, whether a runt is (Nagle's
+// algorithm, RFC 896, lets one go only then). They are the sender's own
+// decisions, made by arithmetic on appSince rather than by comparing
+// timestamps, so a scheduler whose timestamps are expressions of the
+// delays would not see them otherwise. None is reported while the clock
+// does not run (an unlimited or blocked application, a send buffer's
+// limit below the segment, bytes the application had written before
+// appSince): then no time decides.
+func (s *Sender) noteAppChecks(written uint64) {
+	if s.clock == nil || s.appRate == 0 || s.appBlocked || s.sndNxt >= s.cfg.Bytes {
+		return
+	}
+	next := min(s.sndNxt+uint64(s.cfg.MSS), s.cfg.Bytes)
+	if next > s.sndBufLimit() || next <= s.appBase {
+		return
+	}
+	full := written >= next
+	s.clock.AppCheck(s.cfg.Flow, s.appTimeFor(next), full)
+	if one := s.sndNxt + 1; !full && s.sock.PacketsOut == 0 && next > one && one > s.appBase {
+		s.clock.AppCheck(s.cfg.Flow, s.appTimeFor(one), written >= one)
+	}
 }
 
 // noteAppCut reports a segment the application's rate cut short: one

@@ -249,6 +249,7 @@ func (s *Sender) output() {
 			}
 		}
 		written := s.appWrite(now)
+		s.noteAppChecks(written)
 		avail := written - s.sndNxt
 		if s.sndNxt >= written {
 			avail = 0
