@@ -112,6 +112,9 @@ func TestClockTracker(t *testing.T) {
 		{"reno with runts", "reno", 0.1, 0, false, true, false, true},
 		{"paced bbr", "bbr", 0, 0.01, false, false, true, false},
 		{"paced, application-limited bbr", "bbr", 5, 0, true, true, true, false},
+		// An application faster than the link fills the 4 MB send
+		// buffer and blocks on it, and wakes on the ACKs that free it.
+		{"reno blocking on the send buffer", "reno", 200, 0, false, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := netenv.DefaultEnv()
@@ -119,7 +122,11 @@ func TestClockTracker(t *testing.T) {
 				env.App = tc.app
 			}
 			env.Loss = tc.loss
-			cfg := single(tc.cca, env, 1_000_000, 7)
+			bytes := uint64(1_000_000)
+			if tc.app > 100 {
+				bytes = 6 << 20 // beyond tcp.DefaultSndBuf
+			}
+			cfg := single(tc.cca, env, bytes, 7)
 			if tc.fast {
 				later := env
 				later.App = 100

@@ -32,8 +32,9 @@ import (
 // The sched implements tcp.ClockTracker: it keeps, per flow, the forms of
 // appSince and nextPace, and decides the maxima and the sender's own
 // comparisons — now < nextPace, and now against appSince + q for the
-// segment (or the runt's first byte) output's next step needs (AppCheck)
-// — on the path (path.decide: a fork, or a
+// segment (or the runt's first byte) output's next step needs, or for
+// the send buffer's limit, at which the application blocks (AppCheck) —
+// on the path (path.decide: a fork, or a
 // constraint, exactly as a comparison of two timestamps), so that the
 // timer gets the form appSince's + q, nextPace's, or now's, and the class
 // is the set of vectors on which the sender made the same comparisons.

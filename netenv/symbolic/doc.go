@@ -81,10 +81,10 @@
 // nextPace per flow, decides the maxima and the sender's own comparisons
 // with them on the path, and gives the timer the form of the instant it
 // was set to. The sender's own comparisons of now with the instants its
-// application will have written a segment (or a runt's first byte) by
-// (tcp's AppCheck) are decided on the path where it makes them, so that
-// a child forked there replays its parent exactly and takes the other
-// step. The gap and the application's write time are taken at the
+// application will have written a segment, a runt's first byte or the
+// send buffer's limit (at which it blocks) by (tcp's AppCheck) are
+// decided on the path where it makes them, so that a child forked there
+// replays its parent exactly and takes the other step. The gap and the application's write time are taken at the
 // witness, as constants of the path; a run that sends a runt whose size
 // follows a delayed arrival is flagged Concretized. So is a run that
 // computes a pacing gap after its flow's algorithm was given a
@@ -97,13 +97,11 @@
 // # What the linear model does not see
 //
 // A handler that compares times itself (TCP's idle and cwnd-validation
-// checks against the RTO, the minimum RTT, the largest SACK RTT sample,
-// whether an application blocks on the full send buffer) decides outside
-// the scheduler, as does an algorithm that
-// reads its own samples (BBR's cwnd from the minimum RTT and its
-// bandwidth filter: only the pacing gap they give is flagged); and a
-// concretized timer is ordered by its value at the witness, as
-// concolic testing does. A child that does not
+// checks against the RTO, the minimum RTT, the largest SACK RTT sample)
+// decides outside the scheduler, as does an algorithm that reads its own
+// samples (BBR's cwnd from the minimum RTT and its bandwidth filter: only
+// the pacing gap they give is flagged); and a concretized timer is
+// ordered by its value at the witness, as concolic testing does. A child that does not
 // follow its parent's recorded decisions, or finds a fork where its parent
 // found none, is flagged Diverged; Options.Verify re-runs extreme points of
 // each class to check them. UDP scenarios are exact. TCP windows where no

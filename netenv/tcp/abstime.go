@@ -42,7 +42,8 @@ type ClockTracker interface {
 	// constant, the instant its application will have written the bytes
 	// its next step needs (appTimeFor), and found reached = now ≥ at: a
 	// whole segment (or the transfer's tail) to send, or, with nothing in
-	// flight, a runt (RFC 896). What output does next follows from it.
+	// flight, a runt (RFC 896), or the send buffer's limit, at which the
+	// application blocks. What the sender does next follows from it.
 	AppCheck(flow int32, at time.Duration, reached bool)
 	// AppCut: the sender of flow is about to send a segment shorter than
 	// the MSS because its application has written no more by now (a
@@ -126,6 +127,17 @@ func (s *Sender) noteAppChecks(written uint64) {
 	s.clock.AppCheck(s.cfg.Flow, s.appTimeFor(next), full)
 	if one := s.sndNxt + 1; !full && s.sock.PacketsOut == 0 && next > one && one > s.appBase {
 		s.clock.AppCheck(s.cfg.Flow, s.appTimeFor(one), written >= one)
+	}
+}
+
+// noteAppBlock reports the comparison that decides whether the
+// application blocks on the full send buffer now: it has produced limit
+// bytes, the buffer's limit, by appTimeFor(limit). Blocking restarts its
+// clock (appSince = now), so the instants it writes at later follow from
+// this decision too.
+func (s *Sender) noteAppBlock(limit uint64, block bool) {
+	if s.clock != nil && limit > s.appBase {
+		s.clock.AppCheck(s.cfg.Flow, s.appTimeFor(limit), block)
 	}
 }
 
