@@ -525,11 +525,19 @@ func exploreWatched(ctx context.Context, live *windowLiveness, watchdog time.Dur
 		res *corpus.SymSeedResult
 		err error
 	}
+	// The exploration gets a seed of its own: its snapshot restores
+	// write into the slices of the configuration it holds, and an
+	// abandoned one goes on doing so while the caller (a campaign, a
+	// later replay) reads the seed it passed.
+	own, err := base.Clone()
+	if err != nil {
+		return nil, false, err
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan outcome, 1)
 	go func() {
-		r, err := corpus.ExploreSeed(wctx, base, opt)
+		r, err := corpus.ExploreSeed(wctx, own, opt)
 		done <- outcome{r, err}
 	}()
 	timer := time.NewTimer(watchdog)

@@ -277,6 +277,22 @@ func (s *Seed) Write(path string) error {
 	return WriteFileAtomic(path, b.Bytes())
 }
 
+// Clone is a deep copy of the seed (through its JSON form, which
+// round-trips exactly): one that shares no slice with s, for a run that
+// may outlive its caller's use of s (an abandoned symbolic window keeps
+// restoring snapshots that hold its configuration's slices).
+func (s *Seed) Clone() (*Seed, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var c Seed
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
 // EnvAt returns the environment in force at time t.
 func EnvAt(sched netenv.Schedule, t time.Duration) netenv.Env {
 	for i, ph := range sched {

@@ -276,3 +276,21 @@ func TestSeedSetupRoundTrip(t *testing.T) {
 		t.Fatalf("Config() = %+v, want %+v", cfg, want)
 	}
 }
+
+// Clone is equal to the seed and shares none of its slices.
+func TestSeedClone(t *testing.T) {
+	s := hangSeed()
+	c, err := s.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, s) {
+		t.Fatalf("clone %+v, want %+v", c, s)
+	}
+	c.Schedule[0].Env.BW++
+	c.CCAI[0] = "reno"
+	c.SymWindow.MaxBranches++
+	if s.Schedule[0].Env.BW == c.Schedule[0].Env.BW || s.CCAI[0] != "cubic" || s.SymWindow.MaxBranches != 6 {
+		t.Fatal("the clone shares memory with the seed")
+	}
+}
