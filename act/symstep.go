@@ -398,8 +398,8 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 	bw := &branchWatch{r: s.run, sched: t.G.Schedule, store: s.store}
 	w := &symWindow{repeats: map[string]int{}}
 	seen := map[string]bool{}
-	live := &windowLiveness{beat: make(chan struct{}, 1)}
-	res, hung, err := s.explore(ctx, live, base, corpus.SymSeedOptions{
+	live := newWindowLiveness()
+	opt := corpus.SymSeedOptions{
 		Window: corpus.WindowSpec{Text: fmt.Sprintf("last %d before hit", s.spec.N), Kind: "before", N: s.spec.N},
 		Flow:   corpus.FlowAtHit, Lo: s.spec.Lo, Hi: s.spec.Hi, Res: s.spec.Res, Reductions: s.spec.Reductions,
 		MaxBranches: maxB, At: time.Duration(t.At), Conditions: s.c.Conditions, Watch: bw,
@@ -428,12 +428,13 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 			}
 			return s.branchFindings(ctx, live, base, pin, &bw.out, w, seen)
 		},
-	})
+	}
+	res, hung, err := exploreWatched(ctx, live, s.watchdog, base, opt)
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
 	if hung {
-		s.hung(t, base, add)
+		s.hung(t, base, &opt, add)
 		return true, nil
 	}
 	if res != nil {
@@ -486,6 +487,10 @@ type windowLiveness struct {
 	abandoned bool
 }
 
+func newWindowLiveness() *windowLiveness {
+	return &windowLiveness{beat: make(chan struct{}, 1)}
+}
+
 var errWindowAbandoned = errors.New("symbolic window abandoned by the watchdog")
 
 // guard runs f unless the window was abandoned, and counts as progress.
@@ -509,31 +514,40 @@ func (l *windowLiveness) abandon() {
 	l.mu.Unlock()
 }
 
-// explore runs corpus.ExploreSeed on a goroutine of its own and waits for
-// it while it makes progress: hung is true when no simulation of the
-// window finished within the watchdog. Go cannot stop a goroutine that
-// spins inside a CCAI, so a hung window's goroutine is abandoned (its
-// context cancelled, in case it ever checks) and keeps running.
-func (s *symStep) explore(ctx context.Context, live *windowLiveness, base *corpus.Seed, opt corpus.SymSeedOptions) (res *corpus.SymSeedResult, hung bool, err error) {
+// exploreWatched runs corpus.ExploreSeed on a goroutine of its own and
+// waits for it while it makes progress (opt.OnBranch shows it through
+// live.guard): hung is true when no simulation of the window finished
+// within the watchdog. Go cannot stop a goroutine that spins inside a
+// CCAI, so a hung window's goroutine is abandoned (its context cancelled,
+// in case it ever checks) and keeps running.
+func exploreWatched(ctx context.Context, live *windowLiveness, watchdog time.Duration, base *corpus.Seed, opt corpus.SymSeedOptions) (res *corpus.SymSeedResult, hung bool, err error) {
 	type outcome struct {
 		res *corpus.SymSeedResult
 		err error
+	}
+	// The exploration gets a seed of its own: its snapshot restores
+	// write into the slices of the configuration it holds, and an
+	// abandoned one goes on doing so while the caller (a campaign, a
+	// later replay) reads the seed it passed.
+	own, err := base.Clone()
+	if err != nil {
+		return nil, false, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan outcome, 1)
 	go func() {
-		r, err := corpus.ExploreSeed(wctx, base, opt)
+		r, err := corpus.ExploreSeed(wctx, own, opt)
 		done <- outcome{r, err}
 	}()
-	timer := time.NewTimer(s.watchdog)
+	timer := time.NewTimer(watchdog)
 	defer timer.Stop()
 	for {
 		select {
 		case o := <-done:
 			return o.res, false, o.err
 		case <-live.beat:
-			timer.Reset(s.watchdog)
+			timer.Reset(watchdog)
 		case <-timer.C:
 			live.abandon()
 			return nil, true, nil
@@ -545,18 +559,23 @@ func (s *symStep) explore(ctx context.Context, live *windowLiveness, base *corpu
 }
 
 // hung records a window abandoned by the watchdog: a hang fault of the
-// trigger's configuration, whose finding names the window (its time and
-// flow), so that `actfuzz sym --seed SEED --window 'last n before hit'`
-// explores the same window again. The runner stays with the abandoned
-// goroutine, and the step runs no more windows: that goroutine keeps a
-// core busy for the rest of the campaign.
-func (s *symStep) hung(t *symTrigger, base *corpus.Seed, add func(w *symWindow, t *symTrigger)) {
+// trigger's configuration whose seed carries the window (corpus.SymWindow:
+// n, the moment, the flow at the hit, range, resolution, reductions, the
+// branch cap and the watchdog), since an ordinary run of the
+// configuration does not hang, one of the window's branches did: `actfuzz
+// replay` of the seed explores the same window again under the watchdog
+// (ReplaySymbolicWindow). The runner stays with the abandoned goroutine,
+// and the step runs no more windows: that goroutine keeps a core busy for
+// the rest of the campaign.
+func (s *symStep) hung(t *symTrigger, base *corpus.Seed, opt *corpus.SymSeedOptions, add func(w *symWindow, t *symTrigger)) {
 	s.run = nil
 	s.st.Hangs++
 	s.st.Next = math.MaxInt
 	s.log.Warn("symbolic window hung: abandoned, and the symbolic step stops", "sim", t.Idx, "at", time.Duration(t.At), "watchdog", s.watchdog)
 	ns := *base
-	ns.Finding = &corpus.Finding{Kind: corpus.FaultHang, TimeNS: t.At, Detail: fmt.Sprintf("symbolic window 'last %d before hit' at %v: no simulation of the window finished within the watchdog of %v (wall clock); which branch hung is not known, and a replay of this configuration does not hang: explore the window again with actfuzz sym --seed (--flow: the flow with a state record at that time)", s.spec.N, time.Duration(t.At), s.watchdog)}
+	ns.Version = corpus.SeedVersion
+	ns.SymWindow = corpus.NewSymWindow(opt, s.watchdog)
+	ns.Finding = &corpus.Finding{Kind: corpus.FaultHang, TimeNS: t.At, Detail: fmt.Sprintf("symbolic window 'last %d before hit' at %v: no simulation of the window finished within the watchdog of %v (wall clock); which branch hung is not known, and an ordinary run of this configuration does not hang: actfuzz replay explores the window (symbolic_window) again under the watchdog", s.spec.N, time.Duration(t.At), s.watchdog)}
 	add(&symWindow{repeats: map[string]int{}, findings: []symFinding{{key: "fault|" + corpus.FaultHang + "|symbolic", seed: &ns}}}, t)
 }
 

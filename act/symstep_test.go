@@ -354,4 +354,49 @@ func TestSymbolicWatchdog(t *testing.T) {
 	if !strings.Contains(st.String(), "abandoned by the watchdog") {
 		t.Fatalf("the step's summary does not say so: %s", st)
 	}
+	// The seed carries the window, which an ordinary replay of the
+	// configuration would not explore.
+	seed := rep.Findings[i].Seed
+	w := seed.SymWindow
+	if w == nil || w.Window != "last 2 before hit" || w.AtNS != f.TimeNS || w.Flow != nil || w.LoMS != 1 || w.HiMS != 50 || w.ResMS != 1 ||
+		w.Reductions != "SCI" || w.MaxBranches != 6 || w.WatchdogNS != int64(time.Microsecond) {
+		t.Fatalf("symbolic_window %+v", w)
+	}
+	path := filepath.Join(t.TempDir(), "hang.json")
+	if err := seed.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	read, err := corpus.ReadSeed(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Replayed under the campaign's watchdog, the window hangs again;
+	// under a watchdog it cannot reach, it finishes and says what it ran.
+	for _, tc := range []struct {
+		watchdog time.Duration
+		hung     bool
+	}{
+		{0, true}, // the seed's: 1 µs
+		{time.Hour, false},
+	} {
+		r, err := ReplaySymbolicWindow(context.Background(), read, tc.watchdog)
+		if err != nil {
+			t.Fatalf("watchdog %v: %v", tc.watchdog, err)
+		}
+		if r.Hung != tc.hung {
+			t.Fatalf("watchdog %v: hung %v, want %v (%+v)", tc.watchdog, r.Hung, tc.hung, r)
+		}
+		if !tc.hung && (r.Branches == 0 || r.N != 2 || r.Kind != "data" || r.Events == 0) {
+			t.Fatalf("watchdog %v: %+v", tc.watchdog, r)
+		}
+		if tc.hung && r.Watchdog != time.Microsecond {
+			t.Fatalf("watchdog %v: replayed under %v, want the seed's 1µs", tc.watchdog, r.Watchdog)
+		}
+	}
+	// A seed without the window is refused.
+	bare := *read
+	bare.SymWindow = nil
+	if _, err := ReplaySymbolicWindow(context.Background(), &bare, time.Hour); err == nil || !strings.Contains(err.Error(), "symbolic_window") {
+		t.Fatalf("a seed without symbolic_window: %v", err)
+	}
 }

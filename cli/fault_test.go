@@ -110,3 +110,53 @@ func TestIsolateFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// `actfuzz replay` of a hang of a window of ACT's symbolic step explores
+// the window its seed names (symbolic_window) again under the watchdog:
+// the seed's (here 1 µs: it hangs again), or --watchdog's (here long
+// enough to finish: reported plainly as not hanging this time). Bad
+// windows exit 2 naming the field.
+func TestReplaySymbolicHang(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, edit func(w *corpus.SymWindow)) string {
+		s := &corpus.Seed{Version: corpus.SeedVersion, Program: corpus.ProgramVersion(), Subject: "native", CCAI: []string{"reno"},
+			Profile: "linux", Topology: netenv.TopoSingleLink, Bytes: 1_000_000, SACK: true, Seed: 7,
+			Schedule: netenv.Constant(netenv.DefaultEnv()), Finding: &corpus.Finding{Kind: corpus.FaultHang, TimeNS: 1e9},
+			SymWindow: &corpus.SymWindow{Window: "last 2 before hit", AtNS: 1e9, LoMS: 1, HiMS: 50, ResMS: 1, Reductions: "SCI",
+				MaxBranches: 4, WatchdogNS: int64(time.Microsecond)}}
+		if edit != nil {
+			edit(s.SymWindow)
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := s.Write(path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good", nil)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string // stdout, or stderr when code is exitUsage
+	}{
+		{"the seed's watchdog", []string{"replay", good}, 0, "reproduced: hang: symbolic window \"last 2 before hit\""},
+		{"a longer watchdog", []string{"replay", good, "--watchdog", "10m"}, 1, "NOT reproduced: hang: symbolic window \"last 2 before hit\" at 1s (data "},
+		{"json", []string{"replay", "--json", good, "--watchdog", "10m"}, 1, `"reproduced": false`},
+		{"bad resolution", []string{"replay", write("res", func(w *corpus.SymWindow) { w.ResMS = 0 })}, exitUsage, "symbolic_window.res_ms"},
+		{"too early", []string{"replay", write("early", func(w *corpus.SymWindow) { w.AtNS = 1 }), "--watchdog", "10m"}, exitUsage, "symbolic_window: --window"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := dispatch(context.Background(), tc.args, &out, &errb)
+			got := out.String()
+			if tc.code == exitUsage {
+				got = errb.String()
+			}
+			if code != tc.code || !strings.Contains(got, tc.out) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %d and %q", code, out.String(), errb.String(), tc.code, tc.out)
+			}
+			t.Logf("%s", strings.TrimSpace(out.String()+errb.String()))
+		})
+	}
+}

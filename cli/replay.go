@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -61,6 +62,18 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if seed.Witness != nil {
 		return replayWitness(ctx, seed, *tracePath, *plotPath, *asJSON, stdout, stderr)
+	}
+	if seed.SymWindow != nil && seed.Finding != nil && seed.Finding.Kind == corpus.FaultHang {
+		// A hang of a window of ACT's symbolic step: the window, not
+		// the configuration, is what hung. --watchdog when given, else
+		// the campaign's.
+		wd := time.Duration(0)
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "watchdog" {
+				wd = iso.Watchdog
+			}
+		})
+		return replaySymbolicHang(ctx, seed, wd, *asJSON, stdout, stderr)
 	}
 	if seed.Finding != nil && corpus.ProcessFault(seed.Finding.Kind) {
 		return replayProcessFault(ctx, seed, iso, *asJSON, stdout, stderr)
@@ -211,6 +224,44 @@ func replayProcessFault(ctx context.Context, seed *corpus.Seed, iso act.IsolateO
 		fmt.Fprintf(stdout, "NOT reproduced: %s: %s\n", want, got)
 	}
 	if !reproduced {
+		return 1
+	}
+	return 0
+}
+
+// replaySymbolicHang explores the window a symbolic-step hang seed names
+// again under the watchdog (act.ReplaySymbolicWindow) and says whether it
+// hung this time. Exit 0 when it did, 1 when it did not.
+func replaySymbolicHang(ctx context.Context, seed *corpus.Seed, watchdog time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+	r, err := act.ReplaySymbolicWindow(ctx, seed, watchdog)
+	if err != nil {
+		var ue *corpus.UsageError
+		if errors.As(err, &ue) {
+			// The window cannot be located in this configuration
+			// (an edited seed, or another program's simulator).
+			fmt.Fprintf(stderr, "actfuzz replay: symbolic_window: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
+		return exitInternal
+	}
+	w := seed.SymWindow
+	switch {
+	case asJSON:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"reproduced": r.Hung, "symbolic_window": r})
+	case r.Hung:
+		fmt.Fprintf(stdout, "reproduced: hang: symbolic window %q at %v: no simulation of the window finished within the watchdog of %v (the window's goroutine is abandoned)\n", w.Window, time.Duration(w.AtNS), r.Watchdog)
+	default:
+		complete := "complete"
+		if !r.Complete {
+			complete = fmt.Sprintf("capped at max_branches %d", w.MaxBranches)
+		}
+		fmt.Fprintf(stdout, "NOT reproduced: hang: symbolic window %q at %v (%s %d..%d of flow %d) finished this time within the watchdog of %v: %d classes (%s), %d events. A hang depends on wall clock (load, the watchdog's length): this does not show that the window cannot hang.\n",
+			w.Window, time.Duration(w.AtNS), r.Kind, r.From, r.From+uint64(max(r.N, 1))-1, r.Flow, r.Watchdog, r.Branches, complete, r.Events)
+	}
+	if !r.Hung {
 		return 1
 	}
 	return 0

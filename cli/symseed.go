@@ -213,6 +213,9 @@ func writeSymSeed(w io.Writer, path, window string, r *corpus.SymSeedResult) {
 	}
 	if rep.Concretized > 0 {
 		fmt.Fprintf(w, "note: %d classes took an RTT-dependent timer offset at its witness value: they may be approximations\n", rep.Concretized)
+		if rep.PaceConcretized > 0 {
+			fmt.Fprintf(w, "note: %d of them took a pacing gap whose rate follows a sample that varies with the delays\n", rep.PaceConcretized)
+		}
 	}
 	if rep.Diverged > 0 {
 		fmt.Fprintf(w, "WARNING: %d classes diverged (a timer depends on a window delay): their classes are approximations\n", rep.Diverged)

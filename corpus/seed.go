@@ -16,8 +16,10 @@ import (
 )
 
 // SeedVersion is the version of the seed file format written by this
-// program. Readers accept versions up to it. Version 2 added witness.
-const SeedVersion = 2
+// program. Readers accept versions up to it. Version 2 added witness,
+// version 3 symbolic_window; both are optional, so every earlier seed
+// reads as it did.
+const SeedVersion = 3
 
 // Seed is a replayable simulation configuration (schema version 2):
 //
@@ -35,6 +37,7 @@ const SeedVersion = 2
 //	  "finding": {...}               // present for findings
 //	  "witness": {...}               // symbolic witnesses: see Witness
 //	  "pinned_delays": {...}         // actfuzz sym --seed witnesses: see PinnedDelays
+//	  "symbolic_window": {...}       // the window of ACT's symbolic step a hang was found in: see SymWindow
 //	}
 //
 // A seed written by the symbolic back-end carries a Witness (its scenario
@@ -65,6 +68,10 @@ type Seed struct {
 	// delays on top of the seed's own random ones (actfuzz sym --seed):
 	// see PinnedDelays.
 	Pinned *PinnedDelays `json:"pinned_delays,omitempty"`
+	// SymWindow, on a native seed, names the window of ACT's symbolic
+	// step its finding was found in (a hang of the window): `actfuzz
+	// replay` explores that window again. See SymWindow.
+	SymWindow *SymWindow `json:"symbolic_window,omitempty"`
 }
 
 // Finding is what a condition hit adds to a seed.
@@ -190,6 +197,10 @@ func (s *Seed) Validate() error {
 		return s.validateWitness()
 	case s.Pinned != nil && s.Subject != "native":
 		return fmt.Errorf("subject %q: pinned_delays need the native simulator (want native)", s.Subject)
+	case s.SymWindow != nil && s.Subject != "native":
+		return fmt.Errorf("subject %q: symbolic_window needs the native simulator (want native)", s.Subject)
+	case s.SymWindow != nil && s.Pinned != nil:
+		return errors.New("symbolic_window: the seed pins a window's delays already (pinned_delays); give one or the other")
 	case len(s.CCAI) == 0:
 		return errors.New("ccai: missing")
 	case s.Bytes == 0:
@@ -213,6 +224,14 @@ func (s *Seed) Validate() error {
 	}
 	if s.Finding != nil && (s.Finding.Flow < 0 || s.Finding.Flow >= len(s.CCAI)) {
 		return fmt.Errorf("finding.flow: %d: want 0–%d (one per ccai entry)", s.Finding.Flow, len(s.CCAI)-1)
+	}
+	if w := s.SymWindow; w != nil {
+		if _, err := w.Options(); err != nil {
+			return err
+		}
+		if w.Flow != nil && *w.Flow >= len(s.CCAI) {
+			return fmt.Errorf("symbolic_window.flow: %d: want 0–%d (one per ccai entry)", *w.Flow, len(s.CCAI)-1)
+		}
 	}
 	_, err := s.Config()
 	return err
@@ -256,6 +275,22 @@ func (s *Seed) Write(path string) error {
 		return err
 	}
 	return WriteFileAtomic(path, b.Bytes())
+}
+
+// Clone is a deep copy of the seed (through its JSON form, which
+// round-trips exactly): one that shares no slice with s, for a run that
+// may outlive its caller's use of s (an abandoned symbolic window keeps
+// restoring snapshots that hold its configuration's slices).
+func (s *Seed) Clone() (*Seed, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var c Seed
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // EnvAt returns the environment in force at time t.

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -80,7 +81,7 @@ func TestMalformedSeeds(t *testing.T) {
 		{"truncated", string(good[:len(good)/2]), "malformed seed file"},
 		{"not json", "hello", "malformed seed file"},
 		{"unknown field", strings.Replace(string(good), `"version"`, `"colour": 1, "version"`, 1), "unknown field"},
-		{"future version", strings.Replace(string(good), `"version": 2`, `"version": 99`, 1), "version 99"},
+		{"future version", strings.Replace(string(good), fmt.Sprintf(`"version": %d`, SeedVersion), `"version": 99`, 1), "version 99"},
 		{"bad ccai", strings.Replace(string(good), `"cubic"`, `"nope"`, 1), "unknown congestion control"},
 		{"negative time", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": -1, "flow": 0},`, 1), "finding.time_ns"},
 		{"flow out of range", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": 5, "flow": 3},`, 1), "finding.flow"},
@@ -96,16 +97,105 @@ func TestMalformedSeeds(t *testing.T) {
 	}
 }
 
-// Seeds of format version 1 (before witness) still read.
-func TestSeedVersion1Reads(t *testing.T) {
-	s := testSeed(1)
-	s.Version = 1
-	p := filepath.Join(t.TempDir(), "v1.json")
-	if err := s.Write(p); err != nil {
+// Seeds of format versions 1 (before witness) and 2 (before
+// symbolic_window) still read.
+func TestSeedOldVersionsRead(t *testing.T) {
+	for v := 1; v < SeedVersion; v++ {
+		s := testSeed(1)
+		s.Version = v
+		p := filepath.Join(t.TempDir(), fmt.Sprintf("v%d.json", v))
+		if err := s.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadSeed(p); err != nil {
+			t.Fatalf("version %d: %v", v, err)
+		}
+	}
+}
+
+// hangSeed is a seed of a window of ACT's symbolic step that hung.
+func hangSeed() *Seed {
+	s := testSeed(3)
+	s.Finding = &Finding{Kind: FaultHang, TimeNS: 150_000_000, Detail: "symbolic window"}
+	s.SymWindow = &SymWindow{Window: "last 2 before hit", AtNS: 150_000_000, LoMS: 1, HiMS: 50, ResMS: 1, Reductions: "SCI", MaxBranches: 6, WatchdogNS: 1000}
+	return s
+}
+
+// A seed's symbolic_window round-trips, and gives ExploreSeed the window
+// the symbolic step explored.
+func TestSymWindowRoundTrip(t *testing.T) {
+	s := hangSeed()
+	path := filepath.Join(t.TempDir(), "hang.json")
+	if err := s.Write(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadSeed(p); err != nil {
+	got, err := ReadSeed(path)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("round trip changed the seed:\n%+v\n%+v", got.SymWindow, s.SymWindow)
+	}
+	opt, err := got.SymWindow.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Window.Kind != "before" || opt.Window.N != 2 || opt.Flow != FlowAtHit || opt.At != 150*time.Millisecond ||
+		opt.Lo != time.Millisecond || opt.Hi != 50*time.Millisecond || opt.Res != time.Millisecond || opt.Reductions.String() != "SCI" || opt.MaxBranches != 6 {
+		t.Fatalf("options %+v", opt)
+	}
+	// NewSymWindow is Options' inverse.
+	if back := NewSymWindow(&opt, time.Duration(s.SymWindow.WatchdogNS)); !reflect.DeepEqual(back, s.SymWindow) {
+		t.Fatalf("NewSymWindow(Options()) = %+v, want %+v", back, s.SymWindow)
+	}
+}
+
+// Bad symbolic_window fields are refused naming the field.
+func TestMalformedSymWindow(t *testing.T) {
+	one := 1
+	neg := -1
+	for _, tc := range []struct {
+		name string
+		edit func(s *Seed)
+		want string
+	}{
+		{"bad window", func(s *Seed) { s.SymWindow.Window = "first 2" }, "symbolic_window.window"},
+		{"no moment", func(s *Seed) { s.SymWindow.AtNS = 0 }, "symbolic_window.at_ns"},
+		{"negative flow", func(s *Seed) { s.SymWindow.Flow = &neg }, "symbolic_window.flow"},
+		{"flow out of range", func(s *Seed) { s.SymWindow.Flow = &one }, "symbolic_window.flow"},
+		{"flow at hit of a data window", func(s *Seed) { s.SymWindow.Window = "data 3..4" }, "symbolic_window.flow"},
+		{"NaN lo", func(s *Seed) { s.SymWindow.LoMS = math.NaN() }, "symbolic_window.lo_ms"},
+		{"hi below lo", func(s *Seed) { s.SymWindow.HiMS = 0.5 }, "symbolic_window.hi_ms"},
+		{"zero resolution", func(s *Seed) { s.SymWindow.ResMS = 0 }, "symbolic_window.res_ms"},
+		{"off the resolution", func(s *Seed) { s.SymWindow.ResMS = 3 }, "symbolic_window.res_ms"},
+		{"no branches", func(s *Seed) { s.SymWindow.MaxBranches = 0 }, "symbolic_window.max_branches"},
+		{"bad reductions", func(s *Seed) { s.SymWindow.Reductions = "XYZ" }, "symbolic_window.reductions"},
+		{"state hashing", func(s *Seed) { s.SymWindow.Reductions = "SH" }, "symbolic_window.reductions"},
+		{"negative watchdog", func(s *Seed) { s.SymWindow.WatchdogNS = -1 }, "symbolic_window.watchdog_ns"},
+		{"not native", func(s *Seed) { s.Subject = "ns3" }, "symbolic_window"},
+		{"pinned too", func(s *Seed) {
+			s.Pinned = &PinnedDelays{Flow: 0, Kind: "data", From: 1, DelaysMS: []float64{1}}
+		}, "symbolic_window"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := hangSeed()
+			tc.edit(s)
+			if math.IsNaN(s.SymWindow.LoMS) {
+				// JSON has no NaN: check the value directly.
+				if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want %q", err, tc.want)
+				}
+				return
+			}
+			p := filepath.Join(t.TempDir(), "s.json")
+			if err := s.Write(p); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadSeed(p)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
 
@@ -184,5 +274,23 @@ func TestSeedSetupRoundTrip(t *testing.T) {
 	want := st.Config(42, sched)
 	if !reflect.DeepEqual(cfg, want) || len(cfg.Flows) != 2 || cfg.Flows[1] != (netenv.Flow{CCA: "cubic", Bytes: 123456}) {
 		t.Fatalf("Config() = %+v, want %+v", cfg, want)
+	}
+}
+
+// Clone is equal to the seed and shares none of its slices.
+func TestSeedClone(t *testing.T) {
+	s := hangSeed()
+	c, err := s.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, s) {
+		t.Fatalf("clone %+v, want %+v", c, s)
+	}
+	c.Schedule[0].Env.BW++
+	c.CCAI[0] = "reno"
+	c.SymWindow.MaxBranches++
+	if s.Schedule[0].Env.BW == c.Schedule[0].Env.BW || s.CCAI[0] != "cubic" || s.SymWindow.MaxBranches != 6 {
+		t.Fatal("the clone shares memory with the seed")
 	}
 }

@@ -24,6 +24,7 @@ type clockHeap struct {
 	armAt time.Duration
 	// counts of calls, so that the test knows what it exercised
 	apps, writes, cuts, advances, checks, waits int
+	appChecks, reached                          int
 }
 
 func (h *clockHeap) AppClock(flow int32, since time.Duration) {
@@ -43,6 +44,16 @@ func (h *clockHeap) arm(ev *sim.Event, at time.Duration) {
 func (h *clockHeap) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
 	h.writes++
 	h.arm(ev, max(at, h.now()))
+}
+
+func (h *clockHeap) AppCheck(flow int32, at time.Duration, reached bool) {
+	h.appChecks++
+	if reached != (h.now() >= at) {
+		h.t.Errorf("flow %d: application check at %v, now %v: reached %v", flow, at, h.now(), reached)
+	}
+	if reached {
+		h.reached++
+	}
 }
 
 func (h *clockHeap) AppCut(flow int32) { h.cuts++ }
@@ -101,6 +112,9 @@ func TestClockTracker(t *testing.T) {
 		{"reno with runts", "reno", 0.1, 0, false, true, false, true},
 		{"paced bbr", "bbr", 0, 0.01, false, false, true, false},
 		{"paced, application-limited bbr", "bbr", 5, 0, true, true, true, false},
+		// An application faster than the link fills the 4 MB send
+		// buffer and blocks on it, and wakes on the ACKs that free it.
+		{"reno blocking on the send buffer", "reno", 200, 0, false, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := netenv.DefaultEnv()
@@ -108,7 +122,11 @@ func TestClockTracker(t *testing.T) {
 				env.App = tc.app
 			}
 			env.Loss = tc.loss
-			cfg := single(tc.cca, env, 1_000_000, 7)
+			bytes := uint64(1_000_000)
+			if tc.app > 100 {
+				bytes = 6 << 20 // beyond tcp.DefaultSndBuf
+			}
+			cfg := single(tc.cca, env, bytes, 7)
 			if tc.fast {
 				later := env
 				later.App = 100
@@ -117,10 +135,58 @@ func TestClockTracker(t *testing.T) {
 			cfg.Handshake = true // establish restarts the clock at the SYN-ACK
 			h := &clockHeap{Heap: sim.NewHeap(256), t: t, pace: map[int32]time.Duration{}}
 			sameTraceWith(t, cfg, h, &h.now)
-			if tc.fast && h.apps < 2 || h.apps == 0 || tc.writes && h.writes < 10 || tc.waits && (h.advances < 100 || h.waits < 10) || tc.cuts && h.cuts < 10 {
+			if tc.fast && h.apps < 2 || h.apps == 0 || tc.writes && h.writes < 10 || tc.waits && (h.advances < 100 || h.waits < 10) || tc.cuts && h.cuts < 10 ||
+				tc.writes && (h.reached < 10 || h.appChecks-h.reached < 10) {
 				t.Errorf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks: the run exercises too little", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks)
 			}
-			t.Logf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks)
+			t.Logf("%d clock restarts, %d application timers, %d runts, %d pacing advances, %d waits of %d checks, %d of %d application checks reached", h.apps, h.writes, h.cuts, h.advances, h.waits, h.checks, h.reached, h.appChecks)
+		})
+	}
+}
+
+// rateHeap is the default heap with a tcp.RateTracker that checks what
+// the senders report of their rate samples: instants in the past, a send
+// phase that starts before the segment that defines the sample, and
+// samples only where an algorithm takes them (a ccai.CongController).
+type rateHeap struct {
+	*sim.Heap
+	t       *testing.T
+	now     func() time.Duration
+	samples int
+}
+
+func (h *rateHeap) RateSample(flow int32, priorTime, firstSent, sent time.Duration) {
+	h.samples++
+	now := h.now()
+	if priorTime < 0 || priorTime > now || sent > now || firstSent > sent {
+		h.t.Errorf("flow %d: sample at %v with delivered time %v, send phase %v…%v", flow, now, priorTime, firstSent, sent)
+	}
+}
+
+var _ tcp.RateTracker = (*rateHeap)(nil)
+
+// TestRateTracker: a scheduler that implements tcp.RateTracker sees the
+// rate samples of an algorithm that takes them (BBR) and none of one that
+// does not (CUBIC), consistently, and the run is the run of the default
+// heap (same trace hash).
+func TestRateTracker(t *testing.T) {
+	for _, tc := range []struct {
+		cca  string
+		want bool // samples expected
+	}{
+		{"bbr", true},
+		{"cubic", false},
+	} {
+		t.Run(tc.cca, func(t *testing.T) {
+			env := netenv.DefaultEnv()
+			env.Loss = 0.01
+			cfg := single(tc.cca, env, 1_000_000, 7)
+			h := &rateHeap{Heap: sim.NewHeap(256), t: t}
+			sameTraceWith(t, cfg, h, &h.now)
+			if tc.want && h.samples < 100 || !tc.want && h.samples != 0 {
+				t.Errorf("%d rate samples; want samples: %v", h.samples, tc.want)
+			}
+			t.Logf("%d rate samples", h.samples)
 		})
 	}
 }

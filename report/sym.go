@@ -72,6 +72,9 @@ func symSection(file string, r *symbolic.Report) symInfo {
 	}
 	if r.Concretized > 0 {
 		si.Summary = append(si.Summary, kv{"branches with a concretized RTT timer", fmtInt(int64(r.Concretized))})
+		if r.PaceConcretized > 0 {
+			si.Summary = append(si.Summary, kv{"of them with a pacing gap that follows the delays", fmtInt(int64(r.PaceConcretized))})
+		}
 	}
 	per := map[string]int{}
 	for _, b := range r.BranchList {

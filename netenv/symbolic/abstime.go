@@ -31,7 +31,10 @@ import (
 //
 // The sched implements tcp.ClockTracker: it keeps, per flow, the forms of
 // appSince and nextPace, and decides the maxima and the sender's own
-// comparison now < nextPace on the path (path.decide: a fork, or a
+// comparisons — now < nextPace, and now against appSince + q for the
+// segment (or the runt's first byte) output's next step needs, or for
+// the send buffer's limit, at which the application blocks (AppCheck) —
+// on the path (path.decide: a fork, or a
 // constraint, exactly as a comparison of two timestamps), so that the
 // timer gets the form appSince's + q, nextPace's, or now's, and the class
 // is the set of vectors on which the sender made the same comparisons.
@@ -40,10 +43,29 @@ import (
 // long as the sequence numbers are: a runt (a segment the application's
 // rate cut short, sent when nothing is in flight, RFC 896) has the size
 // the application wrote from appSince to now, so when that span is not a
-// constant the run is concretized (AppCut). A pacing rate computed from
-// delivery-rate samples of delayed packets makes the gap depend on the
-// delays, which no form here follows and nothing flags: such a class is
-// what Options.Verify is for.
+// constant the run is concretized (AppCut).
+//
+// The gap is wire bytes / PacingRate, and the rate is the algorithm's:
+// BBR paces at pacing_gain·BtlBw, a windowed maximum of delivery-rate
+// samples, each delivered / max(send elapsed, ACK elapsed)
+// (draft-cheng-iccrg-delivery-rate-estimation §3.3), and before its first
+// RTT sample at the initial window over SRTT (Linux's
+// bbr_init_pacing_rate_from_rtt). When such an interval, or an RTT sample,
+// is not a constant of the class, the rate and so the gap may differ
+// between its vectors, and nextPace's form, built with the witness's gap,
+// is not the pacing timer's time on them: a class whose decisions look
+// alike may hold vectors on which the timer runs elsewhere among the
+// other events. No linear form follows a quotient by the delays, so the
+// sched notes, per flow, when a rate sample it is told of (tcp.RateTracker)
+// has an interval whose operands are not constants of the class (or whose
+// instants have no known form), or when an RTT sample does (rtt.go: SRTT
+// and the minimum RTT then vary too); from then on every gap that flow
+// computes is taken at the witness and the run is concretized
+// (Report.PaceConcretized counts these branches). The mark is never
+// lifted: the algorithm's state (BtlBw's ten-round window) may keep the
+// sample, and nothing here can tell when it has left. The maxima are not
+// decided on the path: that would fork every TCP window on rate samples
+// that most algorithms never read.
 //
 // The concrete values are checked against the forms' witness values; a
 // form that disagrees (a bug) or overflows is replaced by its concrete
@@ -57,6 +79,9 @@ type clockForms struct {
 	// paceLost: nextPace's form could not be followed; it holds the
 	// concrete value until the next reset.
 	paceLost bool
+	// rateVaries: a rate sample or RTT sample the flow's algorithm was
+	// given may differ over the class, and so may its pacing rate.
+	rateVaries bool
 }
 
 // clockFor is flow's forms; a flow starts with appSince = nextPace = 0.
@@ -94,17 +119,34 @@ func (s *sched) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
 	// The sender arms the timer only when the application has not yet
 	// written the segment: rate·(now − appSince) < 8e9·(bytes missing),
 	// which over the integers is now < appSince + q (q is rounded up).
-	// That comparison the sender made itself, outside the scheduler;
-	// deciding it here puts it on the path, so that the vectors on
-	// which the sender would have sent at once are not silently in this
-	// class. A child forked here takes the sender's other path, which
-	// does not replay its parent's decisions from here: it is flagged
-	// Diverged, which is what a handler's own comparison earns
-	// (doc.go). (Without the decision, two BBR windows with an
-	// application-limited sender had vectors in classes whose outcome
-	// they do not give, flagged only as Concretized by the RTT
-	// estimator.)
+	// AppCheck has put that comparison on the path already, where the
+	// sender made it, so the maximum above is decided without a fork.
+	// (Before AppCheck it was decided here only, after the sender had
+	// taken its step: a child forked here took the sender's other step,
+	// which does not reach this point, and was flagged Diverged; and the
+	// step that sends at once decided nothing.)
 	s.arm = armed{ev: ev, at: f.at, a: f.a, abs: true}
+}
+
+// AppCheck: the sender found now ≥ appSince + q (reached), or not. The
+// comparison is decided on the path like a comparison of two timestamps,
+// wherever the sender makes it, whichever way it goes: a child forked
+// here replays its parent's decisions up to and including this one, then
+// takes the sender's other step (it sends where its parent waited, or
+// the reverse), and is as exact as any other child.
+func (s *sched) AppCheck(flow int32, at time.Duration, reached bool) {
+	c := s.clockFor(flow)
+	f := form{at: int64(at), a: c.app.a} // appSince + q
+	now := s.nowForm()
+	d, ok := comb(1, &now, -1, &f)
+	if !ok {
+		s.concretize()
+		return
+	}
+	if s.sign(condLT, &d) == reached {
+		s.rttMismatch++ // not reachable: sign answers as the witness does
+		s.concretize()
+	}
 }
 
 // AppCut: a runt whose size is what the application wrote between
@@ -123,6 +165,12 @@ func (s *sched) AppCut(flow int32) {
 // PaceAdvance: nextPace = max(nextPace, now) + gap.
 func (s *sched) PaceAdvance(flow int32, gap, next time.Duration) {
 	c := s.clockFor(flow)
+	if c.rateVaries {
+		// The gap is taken at the witness (above); the run is
+		// concretized (path.concretized is kept for the other
+		// causes, so that the tests can tell this one apart).
+		s.p.paceConcretized = true
+	}
 	if !c.paceLost {
 		now := s.nowForm()
 		d, ok := comb(1, &c.pace, -1, &now)
@@ -176,4 +224,41 @@ func (s *sched) PaceCheck(flow int32, ev *sim.Event, wait bool) {
 	}
 }
 
+// RateSample: the interval max(sent − firstSent, now − priorTime) may
+// vary over the class unless both differences are constants of it.
+func (s *sched) RateSample(flow int32, priorTime, firstSent, sent time.Duration) {
+	c := s.clockFor(flow)
+	if c.rateVaries {
+		return
+	}
+	now := s.nowForm()
+	c.rateVaries = !s.constSpan(&now, int64(priorTime)) || !s.constSpanAt(int64(sent), int64(firstSent))
+}
+
+// constSpan reports whether f − (instant t) is a constant of the class:
+// false when it is not, or when t's form is unknown.
+func (s *sched) constSpan(f *form, t int64) bool {
+	g, ok := s.timeForm(t)
+	return ok && f.a == g.a
+}
+
+// constSpanAt is constSpan for instant u − instant t.
+func (s *sched) constSpanAt(u, t int64) bool {
+	f, ok := s.timeForm(u)
+	return ok && s.constSpan(&f, t)
+}
+
+// noteRTTSample marks flow's rate as varying when the RTT sample now −
+// sent does: the algorithm reads SRTT and the minimum RTT (BBR paces
+// from SRTT before its first sample, and a rate sample shorter than the
+// minimum RTT is discarded, tcp's onAck).
+func (s *sched) noteRTTSample(flow int32, sent time.Duration) {
+	c := s.clockFor(flow)
+	if !c.rateVaries {
+		now := s.nowForm()
+		c.rateVaries = !s.constSpan(&now, int64(sent))
+	}
+}
+
 var _ tcp.ClockTracker = (*sched)(nil)
+var _ tcp.RateTracker = (*sched)(nil)

@@ -290,6 +290,9 @@ func (r *Report) WriteText(w io.Writer, branches bool) {
 	fmt.Fprintf(w, "wall time    %.3f s, peak heap %.1f MB\n", r.WallSeconds, r.PeakHeapMB)
 	if r.Concretized > 0 {
 		fmt.Fprintf(w, "note: %d branches took an RTT-dependent timer offset at its witness value (not linear in the delays), so their classes may be approximations\n", r.Concretized)
+		if r.PaceConcretized > 0 {
+			fmt.Fprintf(w, "note: %d of them took a pacing gap whose rate follows a delivery-rate or RTT sample that varies with the delays\n", r.PaceConcretized)
+		}
 	}
 	if r.Diverged > 0 {
 		fmt.Fprintf(w, "WARNING: %d branches diverged from the path they were forked from: a handler computed a delay from the uncertain delays, so their classes are approximations\n", r.Diverged)

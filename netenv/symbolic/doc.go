@@ -80,19 +80,28 @@
 // (abstime.go): it keeps the forms of the application's clock and of
 // nextPace per flow, decides the maxima and the sender's own comparisons
 // with them on the path, and gives the timer the form of the instant it
-// was set to. The gap and the application's write time are taken at the
+// was set to. The sender's own comparisons of now with the instants its
+// application will have written a segment, a runt's first byte or the
+// send buffer's limit (at which it blocks) by (tcp's AppCheck) are
+// decided on the path where it makes them, so that a child forked there
+// replays its parent exactly and takes the other step. The gap and the application's write time are taken at the
 // witness, as constants of the path; a run that sends a runt whose size
-// follows a delayed arrival is flagged Concretized.
+// follows a delayed arrival is flagged Concretized. So is a run that
+// computes a pacing gap after its flow's algorithm was given a
+// delivery-rate sample whose interval, or an RTT sample, is not a
+// constant of the class (tcp.RateTracker): BBR's pacing rate follows
+// both (its bandwidth filter, and SRTT before the first sample), and a
+// quotient by the delays has no linear form. Report.PaceConcretized
+// counts these branches.
 //
 // # What the linear model does not see
 //
 // A handler that compares times itself (TCP's idle and cwnd-validation
-// checks against the RTO, the minimum RTT, the largest SACK RTT sample,
-// whether the application has written a whole segment by an ACK's
-// arrival) decides outside the scheduler; a pacing rate computed
-// from delivery-rate samples makes the pacing gap depend on the delays;
-// and a concretized timer is ordered by its value at the witness, as
-// concolic testing does. A child that does not
+// checks against the RTO, the minimum RTT, the largest SACK RTT sample)
+// decides outside the scheduler, as does an algorithm that reads its own
+// samples (BBR's cwnd from the minimum RTT and its bandwidth filter: only
+// the pacing gap they give is flagged); and a concretized timer is
+// ordered by its value at the witness, as concolic testing does. A child that does not
 // follow its parent's recorded decisions, or finds a fork where its parent
 // found none, is flagged Diverged; Options.Verify re-runs extreme points of
 // each class to check them. UDP scenarios are exact. TCP windows where no

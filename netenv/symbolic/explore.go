@@ -80,7 +80,8 @@ type Branch struct {
 	Diverged bool `json:"diverged,omitempty"`
 	// Concretized: the run took a timer offset that may depend on the
 	// delays (an RTO from an RTT sample the linear forms could not
-	// follow, rtt.go) at its witness value, so the class may be an
+	// follow, rtt.go; a pacing gap from a rate that follows the delays,
+	// abstime.go) at its witness value, so the class may be an
 	// approximation even when no child diverged.
 	Concretized bool `json:"concretized,omitempty"`
 	// RangesMS is, per uncertain delay, its least and greatest value (ms)
@@ -93,6 +94,8 @@ type Branch struct {
 	cons []lincon
 	w    [MaxVars]int64
 	hash string // trace SHA-256 (Options.hashTrace)
+	// paceOnly: concretized only for a pacing gap (abstime.go).
+	paceOnly bool
 }
 
 // Extreme is the worst and best value of a metric over all branches, each
@@ -145,6 +148,11 @@ type Report struct {
 	// Concretized counts the branches whose run concretized a timer
 	// offset that may depend on the delays (Branch.Concretized).
 	Concretized int `json:"concretized"`
+	// PaceConcretized counts those of them whose run took a pacing gap
+	// at its witness value because the pacing rate may depend on the
+	// delays (a delivery-rate or RTT sample that varies over the class,
+	// abstime.go).
+	PaceConcretized int `json:"pace_concretized,omitempty"`
 	// Merged counts the runs that state hashing (H) stopped at a state an
 	// earlier run had reached; they are not branches.
 	Merged       int     `json:"merged,omitempty"`
@@ -427,12 +435,15 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		if notable {
 			rep.notable[id] = &notableBranch{witness: w, cons: slices.Clone(p.pc), outcome: key}
 		}
-		b := Branch{ID: id, Outcome: key, Witness: w, Conditions: o.hits, Events: o.events, Diverged: p.diverged, Concretized: p.concretized, cons: p.pc, w: p.w, hash: o.hash}
+		b := Branch{ID: id, Outcome: key, Witness: w, Conditions: o.hits, Events: o.events, Diverged: p.diverged, Concretized: p.concretized || p.paceConcretized, cons: p.pc, w: p.w, hash: o.hash, paceOnly: p.paceConcretized && !p.concretized}
 		if p.diverged {
 			rep.Diverged++
 		}
-		if p.concretized {
+		if b.Concretized {
 			rep.Concretized++
+		}
+		if p.paceConcretized {
+			rep.PaceConcretized++
 		}
 		if opt.Verify > 0 {
 			bad, err := x.verify(ctx, &b, p, key)

@@ -131,6 +131,10 @@ type path struct {
 	// concretized: a timer offset that may depend on the delays was
 	// taken at its witness value (rtt.go).
 	concretized bool
+	// paceConcretized: a pacing gap whose rate may depend on the delays
+	// was taken at its witness value (abstime.go); the branch is
+	// Concretized as for the causes above, kept apart for the report.
+	paceConcretized bool
 	// statistics of the new (non-replayed) part of the run
 	symCmp  uint64 // comparisons of timestamps differing by a non-constant expression
 	overlap uint64 // those the interval bounds could not decide

@@ -241,6 +241,7 @@ func (s *sched) mirror(flow int32) *rttMirror {
 
 // RTTSample replays tcp's rttEstimator.sample on forms.
 func (s *sched) RTTSample(flow int32, sent time.Duration, before, after tcp.RTTState) {
+	s.noteRTTSample(flow, sent) // abstime.go: pacing rates
 	m := s.mirror(flow)
 	m.cached = false
 	if m.srtt.at != int64(before.SRTT) || m.mdev.at != int64(before.MDev) {

@@ -25,6 +25,9 @@ type ackInfo struct {
 	rs           ccai.RateSample
 	rsPriorTime  time.Duration
 	rsSendElapse time.Duration
+	// rsSent, rsFirstSent: the instants rsSendElapse is the difference
+	// of, for a RateTracker (abstime.go).
+	rsSent, rsFirstSent time.Duration
 }
 
 // stampRate records the delivery state at transmission
@@ -51,6 +54,7 @@ func (s *Sender) deliver(seg *segment, a *ackInfo) {
 		a.rs.IsAppLimited = seg.flags&segAppLimited != 0
 		a.rs.IsRetrans = seg.flags&segEverRetx != 0
 		a.rsSendElapse = seg.sentAt - seg.firstSentTime
+		a.rsSent, a.rsFirstSent = seg.sentAt, seg.firstSentTime
 		a.rs.Delivered = 0
 		s.firstSent = seg.sentAt
 	}
@@ -166,6 +170,10 @@ func (s *Sender) onAck(p *sim.Packet) {
 		if a.rs.Interval < s.rtt.minRTT {
 			a.rs.Interval = -1
 			a.rs.Delivered = -1
+		}
+		// Only a CongController is given the sample (below).
+		if s.rate != nil && s.cc != nil {
+			s.rate.RateSample(s.cfg.Flow, a.rsPriorTime, a.rsFirstSent, a.rsSent)
 		}
 	}
 	a.rs.RTT = a.caRTT

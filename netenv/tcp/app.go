@@ -53,6 +53,9 @@ func (s *Sender) appWrite(now time.Duration) uint64 {
 		return s.appBase
 	}
 	p := s.appProduced(now)
+	if limit < s.cfg.Bytes {
+		s.noteAppBlock(limit, p >= limit)
+	}
 	if p >= limit && limit < s.cfg.Bytes {
 		// Blocked: what it has written is what fitted.
 		s.appBlocked = true

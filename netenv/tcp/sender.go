@@ -90,6 +90,7 @@ type Sender struct {
 	rtt     rttEstimator
 	track   RTTTracker   // nil but under the symbolic back-end
 	clock   ClockTracker // nil but under the symbolic back-end (abstime.go)
+	rate    RateTracker  // nil but under the symbolic back-end (abstime.go)
 	backoff uint32
 	rtoEv   *sim.Event
 	sendEv  *sim.Event
@@ -166,6 +167,7 @@ func NewSender(s *sim.Sim, cfg SenderConfig) *Sender {
 	}
 	snd.track, _ = s.Scheduler().(RTTTracker)
 	snd.clock, _ = s.Scheduler().(ClockTracker)
+	snd.rate, _ = s.Scheduler().(RateTracker)
 	snd.rtoEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerRTO, snd)
 	snd.sendEv = sim.NewEvent(cfg.Node, sim.KindTimer, timerSend, snd)
 	snd.sock = ccai.Sock{
@@ -247,6 +249,7 @@ func (s *Sender) output() {
 			}
 		}
 		written := s.appWrite(now)
+		s.noteAppChecks(written)
 		avail := written - s.sndNxt
 		if s.sndNxt >= written {
 			avail = 0
