@@ -104,12 +104,8 @@ func (s *sched) AppClock(flow int32, since time.Duration) {
 
 // ArmAppWrite: ev at max(appSince + q, now).
 func (s *sched) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
-	c := s.clockFor(flow)
-	f := form{at: int64(at), a: c.app.a} // appSince + q
-	now := s.nowForm()
-	d, ok := comb(1, &now, -1, &f)
+	f, now, d, ok := s.sinceApp(flow, at)
 	if !ok {
-		s.concretize()
 		return
 	}
 	if !s.sign(condLT, &d) {
@@ -135,18 +131,27 @@ func (s *sched) ArmAppWrite(flow int32, ev *sim.Event, at time.Duration) {
 // takes the sender's other step (it sends where its parent waited, or
 // the reverse), and is as exact as any other child.
 func (s *sched) AppCheck(flow int32, at time.Duration, reached bool) {
-	c := s.clockFor(flow)
-	f := form{at: int64(at), a: c.app.a} // appSince + q
-	now := s.nowForm()
-	d, ok := comb(1, &now, -1, &f)
+	_, _, d, ok := s.sinceApp(flow, at)
 	if !ok {
-		s.concretize()
 		return
 	}
 	if s.sign(condLT, &d) == reached {
 		s.rttMismatch++ // not reachable: sign answers as the witness does
 		s.concretize()
 	}
+}
+
+// sinceApp returns the forms of at = appSince + q (q, at's offset from
+// appSince, is a constant of the path), of now, and of now − at. When now −
+// at has no form (an overflow) the run is concretized and ok is false.
+func (s *sched) sinceApp(flow int32, at time.Duration) (f, now, d form, ok bool) {
+	c := s.clockFor(flow)
+	f = form{at: int64(at), a: c.app.a}
+	now = s.nowForm()
+	if d, ok = comb(1, &now, -1, &f); !ok {
+		s.concretize()
+	}
+	return f, now, d, ok
 }
 
 // AppCut: a runt whose size is what the application wrote between
