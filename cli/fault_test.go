@@ -145,6 +145,7 @@ func TestReplaySymbolicHang(t *testing.T) {
 		{"json", []string{"replay", "--json", good, "--watchdog", "10m"}, 1, `"reproduced": false`},
 		{"bad resolution", []string{"replay", write("res", func(w *corpus.SymWindow) { w.ResMS = 0 })}, exitUsage, "symbolic_window.res_ms"},
 		{"too early", []string{"replay", write("early", func(w *corpus.SymWindow) { w.AtNS = 1 }), "--watchdog", "10m"}, exitUsage, "symbolic_window: --window"},
+		{"minimize", []string{"minimize", good}, exitUsage, "a hang of a symbolic window"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer

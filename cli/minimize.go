@@ -49,6 +49,13 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "actfuzz minimize: %s: the seed pins a window's extra delays (actfuzz sym --seed); minimize the seed it came from\n", positional[0])
 		return exitUsage
 	}
+	if seed.SymWindow != nil {
+		// Its finding is a hang of the window's exploration (wall clock),
+		// which no replay of the configuration shows: minimizing needs a
+		// replay that hits.
+		fmt.Fprintf(stderr, "actfuzz minimize: %s: the seed's finding is a hang of a symbolic window, which replays of its configuration do not show; actfuzz replay explores the window again\n", positional[0])
+		return exitUsage
+	}
 	min, rep, err := corpus.Minimize(ctx, subj, seed, *runs)
 	if errors.Is(err, corpus.ErrNoHit) {
 		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
