@@ -92,8 +92,17 @@ type conditionInfo struct {
 	Name   string
 	When   string
 	Hits   int
-	Groups []findingInfo
+	Groups []findingInfo // shown in full (at most maxCards), newest first
+	// Rest are the older groups past maxCards, one table row each: a
+	// condition that holds all over a campaign (the paper's
+	// cubic-aggressive finds a hundred groups in 200 simulations) would
+	// otherwise make the page a hundred plots long.
+	Rest  []findingInfo
+	Total int // len(Groups) + len(Rest)
 }
+
+// maxCards is how many groups of a condition the page shows in full.
+const maxCards = 10
 
 type findingInfo struct {
 	ID        string
@@ -377,6 +386,10 @@ func findings(out, dir string, rep *act.Report, program string) (conds []conditi
 		ci.Groups = append(ci.Groups, fi)
 	}
 	for _, ci := range byCond {
+		ci.Total = len(ci.Groups)
+		if len(ci.Groups) > maxCards {
+			ci.Groups, ci.Rest = ci.Groups[:maxCards], ci.Groups[maxCards:]
+		}
 		conds = append(conds, *ci)
 	}
 	slices.SortFunc(conds, func(a, b conditionInfo) int { return cmp.Compare(a.Name, b.Name) })

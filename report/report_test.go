@@ -220,6 +220,10 @@ func TestFindingsLayout(t *testing.T) {
 			[]string{"a-cond: 1 group, 2 hits", "a-cond · simulation 3", "b-cond: 2 groups, 4 hits", "b-cond · simulation 9",
 				"b-cond · simulation 5", `id="faults"`, "fault: panic · simulation 7", "flow 1 (reno) on native", "detail of panic"},
 			[]string{"No condition hit.", "No fault"}},
+		{"many groups", manyGroups(group, maxCards+3),
+			[]string{"c: 13 groups, 26 hits", "the 10 newest in full, the 3 older below them in a table", "c · simulation 112",
+				"c · simulation 103", "3 older groups of c", `<td class="num">102</td>`, `<td class="num">100</td>`},
+			[]string{"c · simulation 102", "c · simulation 100"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := c.Space
@@ -253,6 +257,15 @@ func TestFindingsLayout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyGroups is n groups of condition c, at simulations 100 … 100+n−1.
+func manyGroups(group func(cond, kind string, sim int) *act.FindingGroup, n int) []*act.FindingGroup {
+	gs := make([]*act.FindingGroup, n)
+	for i := range gs {
+		gs[i] = group("c", "condition", 100+i)
+	}
+	return gs
 }
 
 // TestSym: a sym --json report in the directory gets a section with its
