@@ -23,6 +23,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // TestMain makes the test binary its own worker process ("worker", as
@@ -33,7 +34,13 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case "worker":
 			os.Exit(act.WorkerMain(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr,
-				func(string) (netenv.Subject, error) { return netenv.Native{}, nil }))
+				func(string) (netenv.Subject, error) {
+					if s := os.Getenv(crashSeedEnv); s != "" {
+						seed, err := strconv.ParseUint(s, 10, 64)
+						return crashOn{seed: seed}, err
+					}
+					return netenv.Native{}, nil
+				}))
 		case "host":
 			os.Exit(hostMain(os.Args[2:]))
 		case "coordinator":
@@ -41,6 +48,25 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// crashSeedEnv, in a worker process's environment, makes it die on the
+// configurations of that seed (crashOn).
+const crashSeedEnv = "ACTFUZZ_TEST_CRASH_SEED"
+
+// crashOn is the native subject, except that the worker process exits (a
+// crash, as a signal would be) when it comes to a configuration of seed.
+type crashOn struct {
+	netenv.Native
+	seed uint64
+}
+
+func (c crashOn) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+	if cfg.Seed == c.seed {
+		fmt.Fprintf(os.Stderr, "crashOn: seed %d\n", c.seed)
+		os.Exit(1)
+	}
+	return c.Native.Run(ctx, cfg, obs)
 }
 
 func hostMain(args []string) int {
@@ -161,6 +187,13 @@ func outcome(rep *act.Report) string {
 // sameSeeds fails unless the seed files of two runs are byte-identical.
 func sameSeeds(t *testing.T, a, b *act.Report, dirA, dirB string) {
 	t.Helper()
+	sameSeedsBut(t, a, b, dirA, dirB, "")
+}
+
+// sameSeedsBut is sameSeeds, except for a's seed file skip (which b must
+// have too).
+func sameSeedsBut(t *testing.T, a, b *act.Report, dirA, dirB, skip string) {
+	t.Helper()
 	if len(a.Findings) != len(b.Findings) {
 		t.Fatalf("%d finding groups, want %d", len(b.Findings), len(a.Findings))
 	}
@@ -171,6 +204,9 @@ func sameSeeds(t *testing.T, a, b *act.Report, dirA, dirB string) {
 			t.Fatal(err)
 		}
 		y, err := os.ReadFile(filepath.Join(dirB, rel))
+		if g.Path == skip && err == nil {
+			continue
+		}
 		if err != nil || string(x) != string(y) {
 			t.Fatalf("seed file %s differs (%v)", rel, err)
 		}
@@ -219,8 +255,9 @@ func clusterRun(t *testing.T, ctx context.Context, c *act.Campaign, nc *nats.Con
 }
 
 // startHosts starts n worker hosts of procs processes each, in this
-// process; they stop at the end of the test.
-func startHosts(t *testing.T, url string, n, procs int, program string) []*Worker {
+// process; they stop at the end of the test. setup, if any, is called with
+// each before it serves.
+func startHosts(t *testing.T, url string, n, procs int, program string, setup ...func(*Worker)) []*Worker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -230,6 +267,9 @@ func startHosts(t *testing.T, url string, n, procs int, program string) []*Worke
 		w, err := NewWorker(connect(t, url), WorkerOptions{Procs: procs, Poll: 100 * time.Millisecond, Program: program, Logger: testLogger(t)})
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, f := range setup {
+			f(w)
 		}
 		ws = append(ws, w)
 		wg.Add(1)
@@ -314,7 +354,8 @@ func TestHostilePublisher(t *testing.T) {
 	wantCoord := map[string]int{"malformed": 2, "another campaign": 1, "unknown batch": 1,
 		"configuration does not match its batch": 1, "index outside its batch": 1, "not a result": 1,
 		"states outside the campaign's space": 1}
-	wantHost := map[string]int{"malformed": 1, "another campaign header": 1, "batch id does not match its configurations": 1, "another campaign": 1}
+	wantHost := map[string]int{"malformed": 1, "another campaign header": 1, "batch id does not match its configurations": 1, "another campaign": 1,
+		"chunk size": 1}
 	after := func(ex *Executor, h act.CampaignHeader) {
 		rs, ws := resultSubject(id), workSubject(id)
 		pub(rs, id, "", []byte("garbage"))
@@ -349,6 +390,9 @@ func TestHostilePublisher(t *testing.T) {
 		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: other, BatchID: 1 << 30, Items: []act.WorkItem{{Index: 1 << 30}}}))
 		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: 5, Items: []act.WorkItem{{Index: 1 << 30}}}))
 		pub(ws, "someone-else", "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: 1 << 30, Items: []act.WorkItem{{Index: 1 << 30}}}))
+		// A retry (after a dead letter) of two configurations.
+		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: retryBit | 1<<30,
+			Items: []act.WorkItem{{Index: 1 << 30}, {Index: 1<<30 + 1}}}))
 	}
 	dir := t.TempDir()
 	// The executor registers chunk 0 (whose sum the forgeries use) in its
@@ -618,8 +662,9 @@ func TestServerRestart(t *testing.T) {
 }
 
 // A chunk whose hosts all die on it (they take it and never ack) is a dead
-// letter after MaxDeliver deliveries: its configurations become crash
-// fault results, and it leaves the work stream.
+// letter after MaxDeliver deliveries: it leaves the work stream, its
+// configurations are published again one by one, and each of those that
+// is a dead letter too becomes a crash fault result.
 func TestDeadLetter(t *testing.T) {
 	c := testCampaign(t)
 	s := startServer(t, t.TempDir(), -1)
@@ -652,15 +697,18 @@ func TestDeadLetter(t *testing.T) {
 	for len(got) < 5 {
 		select {
 		case r := <-ex.Results():
-			if r.Fault == nil || r.Fault.Kind != "crash" || !strings.Contains(r.Fault.Detail, "dead letter") || r.Index < 100 || r.Index >= 105 {
-				t.Fatalf("result %+v, want a crash fault of configurations 100–104", r)
+			if r.Index < 100 || r.Index >= 105 || got[r.Index] || r.Fault == nil || r.Fault.Kind != "crash" ||
+				!strings.Contains(r.Fault.Detail, fmt.Sprintf("configuration %d delivered 2 times", r.Index)) ||
+				!strings.Contains(r.Fault.Detail, "after its chunk of configurations 100–104 was a dead letter") {
+				t.Fatalf("result %+v, want one crash fault for each of configurations 100–104", r)
 			}
 			got[r.Index] = true
 		case <-ctx.Done():
 			t.Fatalf("%d of 5 crash faults; %+v", len(got), ex.Stats())
 		}
 	}
-	if st := ex.Stats(); st.DeadLetter != 1 {
+	// The chunk, then each of its configurations alone.
+	if st := ex.Stats(); st.DeadLetter != 6 || st.Retried != 5 || st.Crashes != 5 {
 		t.Fatalf("%+v", st)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -765,5 +813,122 @@ func TestResultsInParts(t *testing.T) {
 	}
 	if st.Rejected["malformed part"] != 4 {
 		t.Fatalf("rejected %v, want 4 malformed parts", st.Rejected)
+	}
+}
+
+// One configuration of a chunk kills every worker host that comes to it
+// (the others of the chunk are innocent): the chunk is a dead letter, its
+// configurations without a result are run again one by one, and only the
+// guilty one, a dead letter alone too, is charged a crash fault. The
+// campaign then ends as a local campaign (isolated worker processes) in
+// which that configuration crashes its worker process: the same regions
+// at every k, the same findings, byte-identical seed files but the crash's
+// own (its detail says how it crashed: a worker process died locally, a
+// host on each delivery here).
+func TestDeadLetterChargesOneConfiguration(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	// Configuration 100, the fifth of chunk 96–103: the four before it
+	// get results from the first delivery, the three after it none.
+	const guilty = 100
+	var mu sync.Mutex
+	seeds := map[uint64]map[int]bool{} // of every configuration the hosts saw
+	startHosts(t, s.ClientURL(), 2, 1, "", func(w *Worker) {
+		w.dies = func(it act.WorkItem) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			if seeds[it.Config.Seed] == nil {
+				seeds[it.Config.Seed] = map[int]bool{}
+			}
+			seeds[it.Config.Seed][it.Index] = true
+			return it.Index == guilty
+		}
+	})
+	dir := t.TempDir()
+	start := time.Now()
+	// An AckWait long enough that a loaded machine's heartbeats keep an
+	// innocent chunk from being redelivered MaxDeliver times.
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir,
+		Options{ID: "guilty", AckWait: 2 * time.Second, MaxDeliver: 2}, nil, act.Options{})
+	st := ex.Stats()
+	t.Logf("cluster: %d sims in %v; %+v", rep.Sims, time.Since(start).Round(time.Millisecond), st)
+	if st.DeadLetter != 2 || st.Retried != 4 || st.Crashes != 1 || st.RejectedTotal() != 0 {
+		t.Errorf("%+v: want 2 dead letters (the chunk, then configuration %d alone), 4 configurations retried, 1 crash", st, guilty)
+	}
+	var crash *act.FindingGroup
+	for _, g := range rep.Findings {
+		if g.Seed.Finding.Kind == "crash" {
+			if crash != nil {
+				t.Fatalf("two crash finding groups: %s and %s", crash.Path, g.Path)
+			}
+			crash = g
+		}
+	}
+	if crash == nil || crash.Count != 1 || crash.FirstSim != guilty ||
+		!strings.Contains(crash.Seed.Finding.Detail, fmt.Sprintf("configuration %d delivered 2 times", guilty)) ||
+		!strings.Contains(crash.Seed.Finding.Detail, "a host died on it each time") {
+		t.Fatalf("crash finding %+v, want one, of configuration %d", crash, guilty)
+	}
+	t.Logf("crash: %s", crash.Seed.Finding.Detail)
+	// The local run crashes the worker process on the guilty
+	// configuration's seed: it must be that configuration's alone.
+	seed := crash.Seed.Seed
+	mu.Lock()
+	owners := seeds[seed]
+	mu.Unlock()
+	if len(owners) != 1 || !owners[guilty] {
+		t.Fatalf("seed %d is that of configurations %v: pick another guilty configuration", seed, owners)
+	}
+	t.Setenv(crashSeedEnv, strconv.FormatUint(seed, 10))
+	refDir := t.TempDir()
+	ref, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Workers: 2, Isolate: true, Lag: testLag, Out: refDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local, configuration %d crashing:\n%s\ncluster, configuration %d killing its hosts:\n%s", guilty, a, guilty, b)
+	}
+	var local *act.FindingGroup
+	for _, g := range ref.Findings {
+		if g.Seed.Finding.Kind == "crash" {
+			local = g
+		}
+	}
+	if local == nil || local.FirstSim != guilty || !strings.Contains(local.Seed.Finding.Detail, "worker died") {
+		t.Fatalf("the local crash: %+v", local)
+	}
+	sameSeedsBut(t, ref, rep, refDir, dir, local.Path)
+}
+
+// A configuration retried alone has an id and a sum that depend only on
+// it: a coordinator that never published the retry (a resumed one) finds
+// its predecessor's, and an id that is no retry of a known chunk is not.
+func TestRetryChunkID(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "retry", Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	gs := make([]act.Config, 16)
+	for i := range gs {
+		gs[i].Seed = uint64(1000 + i)
+	}
+	ex.Dispatch(64, gs)
+	want := workSum(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: retryBit | 70, Items: []act.WorkItem{{Index: 70, Config: gs[6]}}})
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if r := ex.lookup(retryBit | 70); r == nil || r.first != 70 || r.n != 1 || r.sum != want || r.of == nil || r.of.first != 64 {
+		t.Fatalf("retry of configuration 70: %+v", r)
+	}
+	if ex.chunks[retryBit|70] == nil || ex.lookup(64) == nil || ex.lookup(64).sum == want {
+		t.Fatal("the retry is not registered, or is confused with chunk 64")
+	}
+	for _, id := range []uint64{retryBit | 200, retryBit<<1 | 70, retryBit | 63, 70} {
+		if ex.lookup(id) != nil {
+			t.Errorf("batch id %#x found", id)
+		}
 	}
 }

@@ -39,11 +39,23 @@
 // results do not depend on which host ran a chunk, nor on how often.
 // After MaxDeliver deliveries without an ack (a chunk that keeps killing
 // its hosts) the server publishes a max-deliveries advisory: the
-// coordinator, subscribed to it, deletes the chunk from the stream and
-// records each of its configurations that has no result yet as a "crash"
-// fault finding (its dead letter), so the campaign goes on. (A crash of a
-// worker *process* never gets that far: the host's supervisor makes it the
-// fault of its configuration, as on one machine.)
+// coordinator, subscribed to it, deletes the chunk from the stream (its
+// dead letter). Usually one configuration kills the hosts and the others
+// of its chunk are innocent, so the chunk is not charged: each of its
+// configurations that has no result yet is published again alone, as a
+// chunk of one whose BatchID is retryBit (2^62) | its index — an id no
+// chunk of a batch has (indices stay below 2^62), that depends only on
+// the configuration, and that the coordinator checks like any chunk's
+// (its sum covers that id). Only a configuration alone (such a retry, or
+// a chunk of one) that reaches MaxDeliver becomes a "crash" fault finding,
+// whose detail names it and says a host died on it each time; so the
+// campaign goes on. The innocent configurations' results are merged in
+// configuration order like any others: the findings and regions are those
+// of a local run in which the guilty configuration crashed its worker
+// process (TestDeadLetterChargesOneConfiguration). Finding the guilty one
+// costs MaxDeliver more deliveries, each an AckWait. (A crash of a worker
+// *process* never gets that far: the host's supervisor makes it the fault
+// of its configuration, as on one machine.)
 //
 // A result over the server's max_payload (default 1 MB) goes in parts:
 // each part a message of at most max_payload less 1 KiB, with header
@@ -55,7 +67,8 @@
 // The results do not depend on max_payload. A result over
 // Options.MaxResult (default 8 MiB, recorded in the KV record, so the host
 // knows it) is not published: its host naks the chunk, which ends as a
-// dead letter.
+// dead letter, and the configuration, retried alone, as a crash fault
+// (no host could deliver its result).
 //
 // # Results and determinism
 //

@@ -63,6 +63,13 @@ type Worker struct {
 	mu      sync.Mutex
 	stats   WorkerStats
 	refused map[string]uint64 // campaign id → KV revision refused
+
+	// dies, if set (tests), makes the host behave as if it died when it
+	// comes to a configuration for which it returns true: it publishes
+	// the results of the configurations before it in the chunk, then
+	// neither acks nor sends heartbeats, so the chunk is redelivered after
+	// AckWait, as a host killed by that configuration would leave it.
+	dies func(act.WorkItem) bool
 }
 
 // NewWorker returns a worker host on nc.
@@ -284,8 +291,15 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 			}
 		}
 	}()
+	run := wk
+	died := false
+	if w.dies != nil {
+		if k := slices.IndexFunc(wk.Items, w.dies); k >= 0 {
+			run.Items, died = wk.Items[:k], true
+		}
+	}
 	published := 0
-	err := pool.Run(ctx, wk, func(r act.Result) error {
+	err := pool.Run(ctx, run, func(r act.Result) error {
 		body, err := act.EncodeMessage(r)
 		if err != nil {
 			return err
@@ -336,6 +350,10 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 	w.mu.Lock()
 	w.stats.Results += published
 	w.mu.Unlock()
+	if died && err == nil {
+		w.log.Debug("chunk abandoned: the host died (test)", "campaign", id, "batch", wk.BatchID)
+		return nil
+	}
 	if err != nil {
 		_ = m.Nak()
 		if ctx.Err() != nil {
@@ -385,8 +403,11 @@ func (w *Worker) validate(id string, rec record, m jetstream.Msg) (act.Work, str
 		return act.Work{}, "another campaign header"
 	case len(wk.Items) == 0 || len(wk.Items) > 4096:
 		return act.Work{}, "chunk size"
-	case wk.BatchID != uint64(wk.Items[0].Index) || wk.Items[0].Index < 0:
+	case wk.BatchID&^retryBit != uint64(wk.Items[0].Index) || wk.Items[0].Index < 0:
 		return act.Work{}, "batch id does not match its configurations"
+	case wk.BatchID&retryBit != 0 && len(wk.Items) != 1:
+		// A retry (after a dead letter) runs one configuration alone.
+		return act.Work{}, "chunk size"
 	}
 	for i, it := range wk.Items {
 		if it.Index != wk.Items[0].Index+i {
