@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -931,4 +932,146 @@ func TestRetryChunkID(t *testing.T) {
 			t.Errorf("batch id %#x found", id)
 		}
 	}
+}
+
+// traceCampaign is a campaign over two trace files of the user's, written
+// in a directory of its own: lte.trace (49 kB gzipped) and wifi.trace.
+func traceCampaign(t *testing.T) *act.Campaign {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"lte.trace", "wifi.trace"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "netenv", "linktrace", "traces", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(`
+ccai: [reno]
+profile: linux-3.10
+bytes: 300000
+link_traces: [lte.trace, wifi.trace]
+params:
+  link_trace: {values: [user1, user2, steady]}
+  delay: {min: 1, max: 200, step: 1}
+conditions:
+  - {name: undo-increase, when: 'prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd'}
+  - {name: slow, when: 'srtt > 150'}
+window: 64
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := act.LoadCampaign(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A campaign whose trace files are larger than the server's max_payload
+// runs as it runs locally: the trace files do not travel in the KV record
+// nor in the work messages.
+func TestTraceFilesOverMaxPayload(t *testing.T) {
+	c := traceCampaign(t)
+	const budget, maxPayload = 128, 16 << 10
+	h := c.Header("native")
+	size := 0
+	for _, f := range h.LinkTraces {
+		size += len(f.Gzip)
+	}
+	if size <= maxPayload {
+		t.Fatalf("trace files of %d bytes: the test wants more than max_payload", size)
+	}
+	refDir := t.TempDir()
+	ref, err := act.Run(context.Background(), c, act.Options{Budget: budget, Workers: 1, Lag: testLag, Out: refDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Findings) == 0 {
+		t.Fatal("the reference found nothing: the test wants findings to compare")
+	}
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: maxPayload})
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	nc := connect(t, s.ClientURL())
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var ex *Executor
+	rep, err := act.Run(ctx, c, act.Options{Budget: budget, Lag: testLag, Out: dir,
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			var err error
+			ex, err = NewExecutor(ctx, nc, c, h, Options{ID: "traces", Logger: testLogger(t)})
+			return ex, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d bytes of trace files, max_payload %d: %+v", size, maxPayload, ex.Stats())
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	// A finished campaign leaves no trace file behind.
+	obs, err := traces(context.Background(), ex.js, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := obs.List(context.Background()); err == nil && len(l) > 0 {
+		t.Errorf("%d trace files left after the campaign", len(l))
+	}
+}
+
+// A worker host checks the trace files it reads against the SHA-256 the
+// campaign header names: another content is refused, and no work taken.
+func TestTraceFileTampered(t *testing.T) {
+	c := traceCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	h := c.Header("native")
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "tampered", Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	obs, err := traces(context.Background(), ex.js, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lte.trace's object gets wifi.trace's content (well-formed, so only
+	// the sum tells).
+	if _, err := obs.PutBytes(context.Background(), traceObject("tampered", 0), h.LinkTraces[1].Gzip); err != nil {
+		t.Fatal(err)
+	}
+	ex.Dispatch(0, []act.Config{{}})
+	hosts := startHosts(t, s.ClientURL(), 1, 1, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for ex.Stats().Refusals == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	why := hosts[0].Stats().Refused["tampered"]
+	if ex.Stats().Refusals == 0 || !strings.Contains(why, "lte.trace") || !strings.Contains(why, "does not match its sha256") {
+		t.Fatalf("coordinator saw %d refusals; the host says %q", ex.Stats().Refusals, why)
+	}
+	if hosts[0].Stats().Chunks != 0 {
+		t.Fatalf("the host ran %d chunks", hosts[0].Stats().Chunks)
+	}
+	t.Logf("refused: %s", why)
+}
+
+// A campaign file too large for one message of the server is refused at
+// the start, naming its size and the limit.
+func TestCampaignFileOverMaxPayload(t *testing.T) {
+	c := testCampaign(t)
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: 2048})
+	h := act.CampaignHeader{Path: c.Path, Source: append([]byte("# "+strings.Repeat("x", 4096)+"\n"), c.Source...), Subject: "native", Program: "p"}
+	_, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "large", Logger: testLogger(t)})
+	if !errors.Is(err, ErrHeaderTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("campaign file c.yaml: %d bytes", len(h.Source))) ||
+		!strings.Contains(err.Error(), "max_payload 2048") {
+		t.Fatalf("error %v", err)
+	}
+	t.Log(err)
 }

@@ -14,12 +14,32 @@
 // streams again). Several campaigns share one NATS system:
 //
 //	KV bucket  actfuzz-campaigns, key ID   the campaign header: act.CampaignHeader (campaign file,
-//	                                       subject, build revision), the chunk size, the protocol version
+//	                                       subject, build revision, the trace files' names and SHA-256),
+//	                                       the chunk size, the protocol version
+//	objects    actfuzz-traces, ID/i        trace file i of the campaign (link_traces:), gzipped
 //	stream     ACTFUZZ_ID_WORK             subject actfuzz.ID.work, work-queue retention: configuration batches
 //	consumer   workers (on the work stream) durable pull consumer shared by every worker host
 //	stream     ACTFUZZ_ID_RESULTS          subject actfuzz.ID.results, work-queue retention: one Result a message
 //	consumer   coordinator                 durable pull consumer of the coordinator
 //	subject    actfuzz.ID.refused          (core NATS) a worker host that refuses the campaign says why
+//
+// # The campaign header's size
+//
+// The user's trace files can be megabytes, more than a message may hold
+// (the server's max_payload, 1 MB by default), so they travel neither in
+// the KV record nor in the Work messages: those carry each file's name
+// and SHA-256 only (the sums that identify a campaign, workSum and the
+// hosts' header check, depend on nothing else), and the content is in the
+// object store actfuzz-traces, cut into chunks of max_payload less 1 KiB
+// (the coordinator puts it before the KV record, and deletes it at Close).
+// A worker host that accepts a campaign reads its trace files (at most
+// 256 MiB each), checks each against the SHA-256 the record names and
+// refuses the campaign if one differs (TestTraceFileTampered). What is
+// left in the record is the campaign file: a record over max_payload
+// (or 1 MiB) is refused when the coordinator starts, naming its size and
+// the limit (ErrHeaderTooLarge; `run` exits 3). A chunk that cannot be
+// published (over max_payload) stops the campaign with an error naming
+// its size and the limit instead of being retried for ever.
 //
 // # Work
 //

@@ -162,7 +162,8 @@ type Executor struct {
 	res    jetstream.Consumer
 	space  coverage.Space
 	conds  map[string]bool
-	header act.CampaignHeader
+	header act.CampaignHeader // without the trace files' content (light)
+	full   act.CampaignHeader // with it
 	log    *slog.Logger
 
 	out  chan act.Result
@@ -204,7 +205,7 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: h, log: opt.Logger.With("campaign", opt.ID),
+	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: light(h), full: h, log: opt.Logger.With("campaign", opt.ID),
 		out: make(chan act.Result, 1024), fail: make(chan error, 1), pubq: make(chan *chunk, 1<<16),
 		chunks: map[uint64]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{},
 		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, free: make(chan *coverage.Batch, 1024), epoch: time.Now().UnixNano()}
@@ -275,6 +276,27 @@ func (e *Executor) setup(ctx context.Context) error {
 	rec, err := encodeRecord(record{Proto: act.ProtocolVersion, Header: e.header, Chunk: e.opt.Chunk, MaxResult: e.opt.MaxResult})
 	if err != nil {
 		return err
+	}
+	// The record is one message (the trace files are not in it: only
+	// the campaign file could make it too large).
+	if limit := min(maxRecord, int(e.nc.MaxPayload())); len(rec) > limit {
+		return fmt.Errorf("%w: %d bytes (campaign file %s: %d bytes), the limit is %d (the server's max_payload %d, at most %d)",
+			ErrHeaderTooLarge, len(rec), e.header.Path, len(e.header.Source), limit, e.nc.MaxPayload(), maxRecord)
+	}
+	// The trace files go first: a worker host that sees the record finds
+	// them.
+	if len(e.full.LinkTraces) > 0 {
+		obs, err := traces(sctx, e.js, true)
+		if err != nil {
+			return fmt.Errorf("object store %s: %w", TraceBucket, err)
+		}
+		chunk := uint32(max(int(e.nc.MaxPayload())-partHeadroom, 1024))
+		for i, f := range e.full.LinkTraces {
+			if _, err := obs.Put(sctx, jetstream.ObjectMeta{Name: traceObject(id, i), Description: f.Name + " (gzip)",
+				Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(f.Gzip)); err != nil {
+				return fmt.Errorf("object store %s: trace file %s: %w", TraceBucket, f.Name, err)
+			}
+		}
 	}
 	if _, err := e.kv.Put(sctx, id, rec); err != nil {
 		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
@@ -392,6 +414,12 @@ func (e *Executor) publish() {
 			// The message id makes a retried publication (a lost ack)
 			// land once.
 			ack, err = e.js.PublishMsg(pctx, m, jetstream.WithMsgID(fmt.Sprintf("%s-%d-%d-%s", e.opt.ID, e.epoch, c.id, c.sum[:16])))
+			if errors.Is(err, nats.ErrMaxPayload) {
+				// It can never go: retrying would hang the campaign.
+				e.failWith(fmt.Errorf("chunk of configurations %d–%d: %d bytes, over the NATS server's max_payload of %d", c.first, c.first+c.n-1, len(c.body), e.nc.MaxPayload()))
+				e.cancel()
+				return err
+			}
 			if err != nil {
 				e.log.Warn("publishing a chunk", "first", c.first, "err", err)
 			}
@@ -815,6 +843,15 @@ func (e *Executor) Close() {
 	defer cancel()
 	if err := e.kv.Delete(ctx, e.opt.ID); err != nil {
 		e.log.Warn("removing the campaign header", "err", err)
+	}
+	if len(e.full.LinkTraces) > 0 {
+		if obs, err := traces(ctx, e.js, false); err == nil {
+			for i := range e.full.LinkTraces {
+				if err := obs.Delete(ctx, traceObject(e.opt.ID, i)); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+					e.log.Warn("removing a trace file", "object", traceObject(e.opt.ID, i), "err", err)
+				}
+			}
+		}
 	}
 	// Everything dispatched was merged (the budget is spent): nothing to
 	// resume from, so the streams go.

@@ -166,6 +166,19 @@ func (w *Worker) pick(ctx context.Context) (string, record, uint64, bool) {
 				id, rec.Header.Program, w.host, w.opt.Program))
 			continue
 		}
+		full, bad, err := fetchTraces(ctx, w.js, id, rec.Header)
+		switch {
+		case bad:
+			w.refuse(id, ent.Revision(), fmt.Sprintf("campaign %s: %v", id, err))
+			continue
+		case err != nil:
+			// Not there yet, or the server is away: try again later.
+			if ctx.Err() == nil {
+				w.log.Warn("reading the campaign's trace files", "campaign", id, "err", err)
+			}
+			continue
+		}
+		rec.Header = full
 		return id, rec, ent.Revision(), true
 	}
 	return "", record{}, 0, false
