@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -1074,4 +1075,116 @@ func TestCampaignFileOverMaxPayload(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 	t.Log(err)
+}
+
+// runCampaign runs c through a cluster executor of id on nc with budget
+// (safe off the test's goroutine).
+func runCampaign(ctx context.Context, t *testing.T, c *act.Campaign, nc *nats.Conn, id, out string, budget int, progress func(act.Status)) (*act.Report, error) {
+	return act.Run(ctx, c, act.Options{Budget: budget, Lag: testLag, Out: out, Progress: progress,
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: id, Logger: testLogger(t)})
+		}})
+}
+
+// One worker host serves two campaigns at once: the second completes
+// while the first, which sorts first by id, is held (a host serving one
+// campaign at a time would serve only the first: the test would end at
+// its timeout), and both end as they end locally.
+func TestWorkerServesTwoCampaigns(t *testing.T) {
+	a, b := testCampaign(t), traceCampaign(t)
+	const budgetB = 128
+	refA, refDirA := reference(t, a)
+	refDirB := t.TempDir()
+	refB, err := act.Run(context.Background(), b, act.Options{Budget: budgetB, Workers: 1, Lag: testLag, Out: refDirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, t.TempDir(), -1)
+	hosts := startHosts(t, s.ClientURL(), 1, 2, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dirA, dirB := t.TempDir(), t.TempDir()
+	bDone := make(chan struct{})
+	var repB *act.Report
+	var errB error
+	go func() {
+		defer close(bDone)
+		repB, errB = runCampaign(ctx, t, b, connect(t, s.ClientURL()), "b-second", dirB, budgetB, nil)
+	}()
+	held := false
+	repA, err := runCampaign(ctx, t, a, connect(t, s.ClientURL()), "a-first", dirA, testBudget, func(st act.Status) {
+		if st.Sims >= 64 && !held {
+			held = true
+			select {
+			case <-bDone:
+			case <-ctx.Done():
+			}
+		}
+	})
+	<-bDone
+	if err != nil {
+		t.Fatalf("campaign a-first: %v (b-second, which a-first waited for: %v)", err, errB)
+	}
+	if errB != nil {
+		t.Fatalf("campaign b-second, while a-first was held: %v", errB)
+	}
+	t.Logf("host: %+v", hosts[0].Stats())
+	if x, y := outcome(refA), outcome(repA); x != y {
+		t.Fatalf("a-first, local:\n%s\ncluster:\n%s", x, y)
+	}
+	sameSeeds(t, refA, repA, refDirA, dirA)
+	if x, y := outcome(refB), outcome(repB); x != y {
+		t.Fatalf("b-second, local:\n%s\ncluster:\n%s", x, y)
+	}
+	sameSeeds(t, refB, repB, refDirB, dirB)
+}
+
+// The host's slots go to the waiting campaign that holds the fewest.
+func TestShareFair(t *testing.T) {
+	ctx := context.Background()
+	sh := newShare(2)
+	for range 2 {
+		if err := sh.acquire(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both wait; a asked first.
+	got := make(chan string, 2)
+	var wg sync.WaitGroup
+	ask := func(id string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if sh.acquire(ctx, id) == nil {
+				got <- id
+			}
+		}()
+		for { // until it waits
+			sh.mu.Lock()
+			n := len(sh.waiters)
+			waits := n > 0 && sh.waiters[n-1].id == id
+			sh.mu.Unlock()
+			if waits {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	ask("a")
+	ask("b")
+	sh.release("a") // a holds 1, b none: b's turn
+	if id := <-got; id != "b" {
+		t.Fatalf("the slot went to %s, want b", id)
+	}
+	sh.release("a") // a holds none, b one: a's turn
+	if id := <-got; id != "a" {
+		t.Fatalf("the slot went to %s, want a", id)
+	}
+	wg.Wait()
+	// A waiter whose context ends leaves the queue.
+	cctx, ccancel := context.WithCancel(ctx)
+	ccancel()
+	if err := sh.acquire(cctx, "c"); err == nil || len(sh.waiters) != 0 || sh.free != 0 {
+		t.Fatalf("cancelled acquire: %v, %d waiters, %d free", err, len(sh.waiters), sh.free)
+	}
 }

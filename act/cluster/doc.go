@@ -123,13 +123,29 @@
 // NATS permissions: credentials (--nats-creds) that let only worker hosts
 // publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work.
 //
+// # Several campaigns on one host
+//
+// A worker host serves at once every campaign of the KV bucket it
+// accepts (`--campaign ID` restricts it to one), each with its own pool
+// of worker processes (they run one campaign header each). Its --procs N
+// are slots shared between them (share): a chunk fetched waits for a
+// slot (its heartbeats keep it the host's meanwhile) and runs its
+// configurations one at a time in it, so the host runs at most N
+// simulations at once however many campaigns it serves (it may keep up to
+// N processes per campaign, N of them busy). A free slot goes to the
+// waiting campaign that holds the fewest, so campaigns that all have work
+// get equal shares (to one slot), and one without work holds none: it
+// asks for a slot only once it has fetched a chunk. Where a chunk runs
+// does not change its results (TestWorkerServesTwoCampaigns).
+//
 // # Build revisions
 //
 // Seeds replay only on the build that wrote them, so a worker host whose
 // corpus.ProgramVersion differs from the header's refuses the campaign: it
 // logs "campaign ID was started by build X; this worker is build Y",
 // publishes that on actfuzz.ID.refused (the coordinator logs and counts
-// it) and never pulls its work.
+// it) and never pulls its work; it goes on serving the campaigns it
+// accepts.
 //
 // # Coordinator death and server restarts
 //

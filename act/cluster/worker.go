@@ -24,12 +24,17 @@ var errTooLarge = errors.New("result too large for the NATS server")
 
 // WorkerOptions configure a worker host.
 type WorkerOptions struct {
-	// Procs is the number of worker processes (default 1).
+	// Procs is the number of simulations the host runs at once (default
+	// 1), shared between the campaigns it serves; each campaign has a
+	// pool of up to Procs worker processes of its own (its header), so a
+	// host serving c campaigns may keep c·Procs processes, Procs of them
+	// busy.
 	Procs int
 	// Subject serves only campaigns of this subject (native, ns3,
 	// gvisor); "" serves any.
 	Subject string
-	// Campaign serves only the campaign of this id; "" serves any.
+	// Campaign serves only the campaign of this id; "" serves every
+	// campaign the host accepts, at once (Procs shared between them).
 	Campaign string
 	// Program is this host's build revision (default
 	// corpus.ProgramVersion()); a campaign of another is refused.
@@ -37,8 +42,8 @@ type WorkerOptions struct {
 	// Isolate configures the worker processes (watchdog, memory limit,
 	// command).
 	Isolate act.IsolateOptions
-	// Poll is how often the host looks for campaigns and checks that the
-	// one it serves is still there (default 1 s).
+	// Poll is how often the host looks for campaigns and checks that
+	// those it serves are still there (default 1 s).
 	Poll   time.Duration
 	Logger *slog.Logger
 }
@@ -105,19 +110,44 @@ func (w *Worker) Stats() WorkerStats {
 }
 
 // Serve serves campaigns until ctx ends (nil) or the worker processes
-// cannot run (an error). Campaigns come and go; the host serves one at a
-// time, the first in id order that it accepts.
+// cannot run (an error). Campaigns come and go; the host serves at once
+// every campaign it accepts, its Procs slots shared fairly between them
+// (share).
 func (w *Worker) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	sh := newShare(w.opt.Procs)
+	serving := map[string]bool{}
+	done := make(chan string)
+	fatal := make(chan error, 1)
 	for ctx.Err() == nil {
-		id, rec, rev, ok := w.pick(ctx)
-		if ok {
-			w.log.Info("serving campaign", "campaign", id, "file", rec.Header.Path, "subject", rec.Header.Subject)
-			if err := w.serveCampaign(ctx, id, rec, rev); err != nil {
-				return fmt.Errorf("campaign %s: %w", id, err)
-			}
-			continue
+		for _, c := range w.pick(ctx, serving) {
+			serving[c.id] = true
+			w.log.Info("serving campaign", "campaign", c.id, "file", c.rec.Header.Path, "subject", c.rec.Header.Subject)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := w.serveCampaign(ctx, c.id, c.rec, c.rev, sh); err != nil {
+					select {
+					case fatal <- fmt.Errorf("campaign %s: %w", c.id, err):
+					default:
+					}
+				}
+				select {
+				case done <- c.id:
+				case <-ctx.Done():
+				}
+			}()
 		}
 		select {
+		case id := <-done:
+			delete(serving, id)
+		case err := <-fatal:
+			return err
 		case <-ctx.Done():
 		case <-time.After(w.opt.Poll):
 		}
@@ -125,22 +155,31 @@ func (w *Worker) Serve(ctx context.Context) error {
 	return nil
 }
 
-// pick finds a campaign to serve, refusing those of another build.
-func (w *Worker) pick(ctx context.Context) (string, record, uint64, bool) {
+// accepted is a campaign a host accepts to serve.
+type accepted struct {
+	id  string
+	rec record
+	rev uint64
+}
+
+// pick finds the campaigns to serve that are not served yet (in id
+// order), refusing those of another build.
+func (w *Worker) pick(ctx context.Context, serving map[string]bool) []accepted {
 	kv, err := campaigns(ctx, w.js, false)
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrBucketNotFound) && ctx.Err() == nil {
 			w.log.Warn("looking for campaigns", "err", err)
 		}
-		return "", record{}, 0, false
+		return nil
 	}
 	keys, err := kv.Keys(ctx)
 	if err != nil {
-		return "", record{}, 0, false
+		return nil
 	}
 	slices.Sort(keys)
+	var cs []accepted
 	for _, id := range keys {
-		if w.opt.Campaign != "" && id != w.opt.Campaign {
+		if serving[id] || (w.opt.Campaign != "" && id != w.opt.Campaign) {
 			continue
 		}
 		if ValidID(id) != nil {
@@ -179,9 +218,81 @@ func (w *Worker) pick(ctx context.Context) (string, record, uint64, bool) {
 			continue
 		}
 		rec.Header = full
-		return id, rec, ent.Revision(), true
+		cs = append(cs, accepted{id: id, rec: rec, rev: ent.Revision()})
 	}
-	return "", record{}, 0, false
+	return cs
+}
+
+// share shares a host's Procs slots between the campaigns it serves. A
+// slot runs one chunk, one configuration at a time (Worker.handle), so
+// the host never runs more than Procs simulations at once whatever the
+// number of campaigns. A free slot goes to the waiting campaign that
+// holds the fewest (the first to ask among those): campaigns that all
+// have work get shares that differ by one slot at most, and a campaign
+// without work leaves its slots to the others.
+type share struct {
+	mu      sync.Mutex
+	free    int
+	held    map[string]int
+	waiters []*shareWaiter
+}
+
+type shareWaiter struct {
+	id      string
+	granted chan struct{} // closed when the slot is granted
+}
+
+func newShare(procs int) *share { return &share{free: procs, held: map[string]int{}} }
+
+// acquire waits for a slot for campaign id, or for ctx to end (an error).
+func (s *share) acquire(ctx context.Context, id string) error {
+	s.mu.Lock()
+	wt := &shareWaiter{id: id, granted: make(chan struct{})}
+	s.waiters = append(s.waiters, wt)
+	s.grant()
+	s.mu.Unlock()
+	select {
+	case <-wt.granted:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if i := slices.Index(s.waiters, wt); i >= 0 {
+		s.waiters = slices.Delete(s.waiters, i, i+1)
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+	s.mu.Unlock()
+	s.release(id) // granted meanwhile
+	return ctx.Err()
+}
+
+// release frees a slot of campaign id.
+func (s *share) release(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[id]--; s.held[id] <= 0 {
+		delete(s.held, id)
+	}
+	s.free++
+	s.grant()
+}
+
+// grant hands the free slots to the waiters (s.mu held).
+func (s *share) grant() {
+	for s.free > 0 && len(s.waiters) > 0 {
+		best := 0
+		for i, wt := range s.waiters {
+			if s.held[wt.id] < s.held[s.waiters[best].id] {
+				best = i
+			}
+		}
+		wt := s.waiters[best]
+		s.waiters = slices.Delete(s.waiters, best, best+1)
+		s.free--
+		s.held[wt.id]++
+		close(wt.granted)
+	}
 }
 
 // refuse says once per header revision why a campaign is refused.
@@ -200,7 +311,7 @@ func (w *Worker) refuse(id string, rev uint64, why string) {
 
 // serveCampaign pulls and runs the campaign's chunks until its header
 // leaves the KV bucket (or changes), its streams go, or ctx ends.
-func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev uint64) error {
+func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev uint64, sh *share) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pool, err := act.NewWorkerPool(ctx, rec.Header, w.opt.Isolate, w.opt.Procs, w.log)
@@ -226,7 +337,6 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 	}
 	ackWait := cons.CachedInfo().Config.AckWait
 	fatal := make(chan error, 1)
-	slots := make(chan struct{}, w.opt.Procs)
 	lastCheck := time.Now()
 	for {
 		if time.Since(lastCheck) >= w.opt.Poll {
@@ -237,15 +347,16 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			}
 		}
 		select {
-		case slots <- struct{}{}:
-		case err := <-fatal:
+		case err := <-fatal: // a handler's, which cancelled ctx
 			return err
 		case <-ctx.Done():
 			return nil
+		default:
 		}
+		// The chunk is fetched before a slot is asked for: a campaign
+		// without work then holds none while it waits for some.
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(w.opt.Poll))
 		if err != nil {
-			<-slots
 			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
 				return nil
 			}
@@ -255,14 +366,19 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			}
 			continue
 		}
-		n := 0
 		for m := range batch.Messages() {
-			n++
+			// Heartbeats keep the chunk ours while it waits for a slot.
+			stopHB := heartbeat(ctx, m, ackWait)
+			if sh.acquire(ctx, id) != nil {
+				stopHB()
+				_ = m.Nak() // leaving: another host may take it at once
+				continue
+			}
 			handlers.Add(1)
 			go func() {
 				defer handlers.Done()
-				defer func() { <-slots }()
-				if err := w.handle(ctx, id, rec, pool, m, ackWait); err != nil {
+				defer sh.release(id)
+				if err := w.handle(ctx, id, rec, pool, m, stopHB); err != nil {
 					select {
 					case fatal <- err:
 					default:
@@ -271,27 +387,13 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 				}
 			}()
 		}
-		if n == 0 {
-			<-slots
-		}
 	}
 }
 
-// handle validates and runs one Work message; an error stops the host.
-func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.WorkerPool, m jetstream.Msg, ackWait time.Duration) error {
-	wk, reason := w.validate(id, rec, m)
-	if reason != "" {
-		w.mu.Lock()
-		w.stats.Rejected[reason]++
-		w.mu.Unlock()
-		w.log.Warn("work rejected", "campaign", id, "reason", reason, "bytes", len(m.Data()))
-		_ = m.Term()
-		return nil
-	}
-	sum := workSum(wk)
-	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
-	hbCtx, stopHB := context.WithCancel(ctx)
-	defer stopHB()
+// heartbeat tells the server every ackWait/3 that m is being worked on,
+// until the returned function is called or ctx ends.
+func heartbeat(ctx context.Context, m jetstream.Msg, ackWait time.Duration) (stop func()) {
+	ctx, stop = context.WithCancel(ctx)
 	go func() {
 		t := time.NewTicker(max(ackWait/3, 10*time.Millisecond))
 		defer t.Stop()
@@ -299,11 +401,30 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 			select {
 			case <-t.C:
 				_ = m.InProgress()
-			case <-hbCtx.Done():
+			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+	return stop
+}
+
+// handle validates and runs one Work message, whose heartbeats stopHB
+// stops; an error stops the host.
+func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.WorkerPool, m jetstream.Msg, stopHB func()) error {
+	defer stopHB()
+	wk, reason := w.validate(id, rec, m)
+	if reason != "" {
+		w.mu.Lock()
+		w.stats.Rejected[reason]++
+		w.mu.Unlock()
+		w.log.Warn("work rejected", "campaign", id, "reason", reason, "bytes", len(m.Data()))
+		stopHB()
+		_ = m.Term()
+		return nil
+	}
+	sum := workSum(wk)
+	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
 	run := wk
 	died := false
 	if w.dies != nil {
@@ -312,7 +433,7 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		}
 	}
 	published := 0
-	err := pool.Run(ctx, run, func(r act.Result) error {
+	emit := func(r act.Result) error {
 		body, err := act.EncodeMessage(r)
 		if err != nil {
 			return err
@@ -358,7 +479,18 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		}
 		published++
 		return nil
-	})
+	}
+	// One configuration at a time: the chunk holds one of the host's
+	// slots (share), so the host runs at most Procs simulations whatever
+	// the campaigns it serves.
+	var err error
+	for _, it := range run.Items {
+		one := run
+		one.Items = []act.WorkItem{it}
+		if err = pool.Run(ctx, one, emit); err != nil {
+			break
+		}
+	}
 	stopHB()
 	w.mu.Lock()
 	w.stats.Results += published
