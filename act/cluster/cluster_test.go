@@ -1188,3 +1188,23 @@ func TestShareFair(t *testing.T) {
 		t.Fatalf("cancelled acquire: %v, %d waiters, %d free", err, len(sh.waiters), sh.free)
 	}
 }
+
+// A chunk over the server's max_payload can never be published: the
+// campaign stops with an error naming its size and the limit (it used to
+// be retried for ever).
+func TestChunkOverMaxPayload(t *testing.T) {
+	c := testCampaign(t)
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: 2048})
+	nc := connect(t, s.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := act.Run(ctx, c, act.Options{Budget: 64, Lag: 1, Out: t.TempDir(),
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: "bigchunk", Chunk: 64, Logger: testLogger(t)})
+		}})
+	if err == nil || !strings.Contains(err.Error(), "chunk of configurations 0–63") || !strings.Contains(err.Error(), "max_payload of 2048") {
+		t.Fatalf("error %v", err)
+	}
+	t.Log(err)
+}

@@ -205,6 +205,14 @@ func (w *Worker) pick(ctx context.Context, serving map[string]bool) []accepted {
 				id, rec.Header.Program, w.host, w.opt.Program))
 			continue
 		}
+		w.mu.Lock()
+		refused := w.refused[id] == ent.Revision()
+		w.mu.Unlock()
+		if refused {
+			// Its trace files, or its worker processes, failed: they
+			// would again (and trace files can be large).
+			continue
+		}
 		full, bad, err := fetchTraces(ctx, w.js, id, rec.Header)
 		switch {
 		case bad:
