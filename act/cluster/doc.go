@@ -128,15 +128,17 @@
 // A worker host serves at once every campaign of the KV bucket it
 // accepts (`--campaign ID` restricts it to one), each with its own pool
 // of worker processes (they run one campaign header each). Its --procs N
-// are slots shared between them (share): a chunk fetched waits for a
-// slot (its heartbeats keep it the host's meanwhile) and runs its
-// configurations one at a time in it, so the host runs at most N
-// simulations at once however many campaigns it serves (it may keep up to
-// N processes per campaign, N of them busy). A free slot goes to the
-// waiting campaign that holds the fewest, so campaigns that all have work
-// get equal shares (to one slot), and one without work holds none: it
-// asks for a slot only once it has fetched a chunk. Where a chunk runs
-// does not change its results (TestWorkerServesTwoCampaigns).
+// are slots shared between them (share): a chunk runs its configurations
+// one at a time in a slot, so the host runs at most N simulations at once
+// however many campaigns it serves (it may keep up to N processes per
+// campaign, N of them busy). A free slot goes to the waiting campaign
+// that holds the fewest, so campaigns that all have work get equal shares
+// (to one slot). A campaign takes a slot, then a chunk if one is there at
+// once; if none is, it gives the slot back and waits for a chunk without
+// one (so a campaign without work holds none), then asks for a slot with
+// that chunk in hand, its heartbeats keeping it the host's meanwhile.
+// Where a chunk runs does not change its results
+// (TestWorkerServesTwoCampaigns).
 //
 // # Build revisions
 //

@@ -361,27 +361,7 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			return nil
 		default:
 		}
-		// The chunk is fetched before a slot is asked for: a campaign
-		// without work then holds none while it waits for some.
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(w.opt.Poll))
-		if err != nil {
-			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-				return nil
-			}
-			select {
-			case <-time.After(250 * time.Millisecond):
-			case <-ctx.Done():
-			}
-			continue
-		}
-		for m := range batch.Messages() {
-			// Heartbeats keep the chunk ours while it waits for a slot.
-			stopHB := heartbeat(ctx, m, ackWait)
-			if sh.acquire(ctx, id) != nil {
-				stopHB()
-				_ = m.Nak() // leaving: another host may take it at once
-				continue
-			}
+		run := func(m jetstream.Msg, stopHB func()) {
 			handlers.Add(1)
 			go func() {
 				defer handlers.Done()
@@ -395,7 +375,57 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 				}
 			}()
 		}
+		// A slot first, then a chunk if one is there at once: a busy
+		// host holds no chunk it does not run.
+		if sh.acquire(ctx, id) != nil {
+			continue
+		}
+		batch, err := cons.FetchNoWait(1)
+		if m := first(batch, err); m != nil {
+			run(m, heartbeat(ctx, m, ackWait))
+			continue
+		}
+		sh.release(id)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil
+		}
+		// No work now: wait for some without a slot, so that a campaign
+		// without work holds none; heartbeats keep the chunk ours while
+		// it waits for one.
+		batch, err = cons.Fetch(1, jetstream.FetchMaxWait(w.opt.Poll))
+		m := first(batch, err)
+		if m == nil {
+			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+				return nil
+			}
+			if err != nil {
+				select {
+				case <-time.After(250 * time.Millisecond):
+				case <-ctx.Done():
+				}
+			}
+			continue
+		}
+		stopHB := heartbeat(ctx, m, ackWait)
+		if sh.acquire(ctx, id) != nil {
+			stopHB()
+			_ = m.Nak() // leaving: another host may take it at once
+			continue
+		}
+		run(m, stopHB)
 	}
+}
+
+// first returns the message of a fetch of one, or nil.
+func first(batch jetstream.MessageBatch, err error) jetstream.Msg {
+	if err != nil {
+		return nil
+	}
+	var m jetstream.Msg
+	for x := range batch.Messages() {
+		m = x
+	}
+	return m
 }
 
 // heartbeat tells the server every ackWait/3 that m is being worked on,
