@@ -121,7 +121,9 @@
 // publisher that knows a chunk can publish a plausible result for it
 // before the worker host does. Keeping such publishers out is the job of
 // NATS permissions: credentials (--nats-creds) that let only worker hosts
-// publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work.
+// publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work
+// and write the buckets (the KV bucket, and the object store of trace
+// files: its subjects $O.actfuzz-traces.>, which hosts only read).
 //
 // # Several campaigns on one host
 //
