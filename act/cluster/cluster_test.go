@@ -1100,7 +1100,28 @@ func TestWorkerServesTwoCampaigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServer(t, t.TempDir(), -1)
-	hosts := startHosts(t, s.ClientURL(), 1, 2, "")
+	var mu sync.Mutex
+	running, most := 0, 0
+	hosts := startHosts(t, s.ClientURL(), 1, 2, "", func(w *Worker) {
+		w.running = func(uint64, act.WorkItem) func() {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			return func() {
+				mu.Lock()
+				running--
+				mu.Unlock()
+			}
+		}
+	})
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if most > 2 {
+			t.Errorf("%d simulations ran at once on a host of 2 procs serving two campaigns", most)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dirA, dirB := t.TempDir(), t.TempDir()
@@ -1137,6 +1158,64 @@ func TestWorkerServesTwoCampaigns(t *testing.T) {
 		t.Fatalf("b-second, local:\n%s\ncluster:\n%s", x, y)
 	}
 	sameSeeds(t, refB, repB, refDirB, dirB)
+}
+
+// A host's slot runs a configuration, not a chunk: the configurations of
+// one chunk run at once in the slots of a host (--procs 4) that serves one
+// campaign, never more than its procs at once, and the campaign ends as
+// the reference. The first configuration of the first chunk holds its
+// slot until another of its chunk starts: a host that ran a chunk's
+// configurations one at a time would keep it waiting (the test fails
+// then, after a timeout).
+func TestChunkRunsOverSlots(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	const procs = 4
+	var mu sync.Mutex
+	running, most, mostOfChunk := 0, 0, 0
+	ofChunk := map[uint64]int{}
+	together := make(chan struct{}) // closed when two configurations of a chunk run at once
+	var once sync.Once
+	startHosts(t, s.ClientURL(), 1, procs, "", func(w *Worker) {
+		w.running = func(batch uint64, it act.WorkItem) func() {
+			mu.Lock()
+			running++
+			ofChunk[batch]++
+			most, mostOfChunk = max(most, running), max(mostOfChunk, ofChunk[batch])
+			if ofChunk[batch] > 1 {
+				once.Do(func() { close(together) })
+			}
+			mu.Unlock()
+			if it.Index == 0 {
+				select {
+				case <-together:
+				case <-time.After(20 * time.Second):
+				}
+			}
+			return func() {
+				mu.Lock()
+				running--
+				ofChunk[batch]--
+				mu.Unlock()
+			}
+		}
+	})
+	dir := t.TempDir()
+	rep, _ := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "slots", Chunk: 8}, nil, act.Options{})
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("at most %d simulations at once, %d of one chunk", most, mostOfChunk)
+	if mostOfChunk < 2 {
+		t.Errorf("the configurations of a chunk ran one at a time (at most %d at once)", mostOfChunk)
+	}
+	if most > procs {
+		t.Errorf("%d simulations ran at once on a host of %d procs", most, procs)
+	}
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
 }
 
 // The host's slots go to the waiting campaign that holds the fewest.

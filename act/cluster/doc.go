@@ -37,7 +37,7 @@
 // refuses the campaign if one differs (TestTraceFileTampered). What is
 // left in the record is the campaign file: a record over max_payload
 // (or 1 MiB) is refused when the coordinator starts, naming its size and
-// the limit (ErrHeaderTooLarge; `run` exits 3). A chunk that cannot be
+// the limit (ErrHeaderTooLarge; `run` exits 2: bad input). A chunk that cannot be
 // published (over max_payload) stops the campaign with an error naming
 // its size and the limit instead of being retried for ever.
 //
@@ -130,16 +130,28 @@
 // A worker host serves at once every campaign of the KV bucket it
 // accepts (`--campaign ID` restricts it to one), each with its own pool
 // of worker processes (they run one campaign header each). Its --procs N
-// are slots shared between them (share): a chunk runs its configurations
-// one at a time in a slot, so the host runs at most N simulations at once
-// however many campaigns it serves (it may keep up to N processes per
-// campaign, N of them busy). A free slot goes to the waiting campaign
-// that holds the fewest, so campaigns that all have work get equal shares
-// (to one slot). A campaign takes a slot, then a chunk if one is there at
-// once; if none is, it gives the slot back and waits for a chunk without
-// one (so a campaign without work holds none), then asks for a slot with
-// that chunk in hand, its heartbeats keeping it the host's meanwhile.
-// Where a chunk runs does not change its results
+// are slots shared between them (share), and a slot runs one
+// configuration: the host runs at most N simulations at once however
+// many campaigns it serves (it may keep up to N processes per campaign,
+// N of them busy), and the configurations of one chunk run at once in as
+// many slots as are free (TestChunkRunsOverSlots), so a host of many
+// procs keeps them busy with few chunks in flight, and a chunk's results
+// come after one simulation's time, not its size's. A campaign holds the
+// chunks it fetched, their configurations waiting in order for slots; a
+// chunk's heartbeats go on while any of its configurations waits or runs,
+// and it is acked once the results of all of them are published (naked,
+// for another delivery, if one fails; the configurations of it not
+// started are then not run). A free slot goes to the waiting campaign
+// that holds the fewest, so campaigns that all have work get equal
+// shares (to one slot). A campaign takes a slot, then runs in it a
+// configuration it holds, or one of a chunk it fetches if one is there at
+// once (it fetches only when none of its configurations waits, so a
+// campaign's configurations that wait are of one chunk at most); if none
+// is, it
+// gives the slot back and waits for a chunk without one (so a campaign
+// without work holds none), then asks for slots for its configurations,
+// their chunk's heartbeats keeping it the host's meanwhile. Where and in
+// what order a chunk's configurations run does not change its results
 // (TestWorkerServesTwoCampaigns).
 //
 // # Build revisions

@@ -75,6 +75,10 @@ type Worker struct {
 	// neither acks nor sends heartbeats, so the chunk is redelivered after
 	// AckWait, as a host killed by that configuration would leave it.
 	dies func(act.WorkItem) bool
+	// running, if set (tests), is called when a configuration of the
+	// chunk of batch id batch starts in its slot; the function it returns
+	// when the configuration ends.
+	running func(batch uint64, it act.WorkItem) (ended func())
 }
 
 // NewWorker returns a worker host on nc.
@@ -232,9 +236,9 @@ func (w *Worker) pick(ctx context.Context, serving map[string]bool) []accepted {
 }
 
 // share shares a host's Procs slots between the campaigns it serves. A
-// slot runs one chunk, one configuration at a time (Worker.handle), so
-// the host never runs more than Procs simulations at once whatever the
-// number of campaigns. A free slot goes to the waiting campaign that
+// slot runs one configuration (Worker.runOne), so the host never runs
+// more than Procs simulations at once whatever the number of campaigns,
+// and a chunk's configurations run in as many slots as they get. A free slot goes to the waiting campaign that
 // holds the fewest (the first to ask among those): campaigns that all
 // have work get shares that differ by one slot at most, and a campaign
 // without work leaves its slots to the others.
@@ -317,8 +321,12 @@ func (w *Worker) refuse(id string, rev uint64, why string) {
 	_ = w.nc.Publish(refusedSubject(id), []byte(why))
 }
 
-// serveCampaign pulls and runs the campaign's chunks until its header
-// leaves the KV bucket (or changes), its streams go, or ctx ends.
+// serveCampaign pulls the campaign's chunks and runs their configurations
+// until its header leaves the KV bucket (or changes), its streams go, or
+// ctx ends. The unit of a slot is a configuration: the configurations of
+// the chunks the campaign holds wait in a queue, each for a slot of its
+// own, so a chunk's configurations run in parallel on a host whose slots
+// are free, and the host still runs at most Procs simulations at once.
 func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev uint64, sh *share) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -328,8 +336,20 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 		return nil
 	}
 	var handlers sync.WaitGroup
+	// The configurations of fetched chunks waiting for a slot (in
+	// order: chunk by chunk, by index); only this goroutine touches it.
+	var queue []queued
 	defer pool.Close()
 	defer handlers.Wait()
+	defer func() {
+		// Leaving: the chunks of the configurations that wait are
+		// given back (another host may take them at once) once those
+		// running end.
+		for _, q := range queue {
+			_ = w.finish(ctx, id, q.c, context.Canceled)
+		}
+		queue = nil
+	}()
 	defer cancel()
 	kv, err := campaigns(ctx, w.js, false)
 	if err != nil {
@@ -345,6 +365,32 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 	}
 	ackWait := cons.CachedInfo().Config.AckWait
 	fatal := make(chan error, 1)
+	// run runs q in the slot the campaign holds for it, and frees the
+	// slot after.
+	run := func(q queued) {
+		handlers.Add(1)
+		go func() {
+			defer handlers.Done()
+			err := w.runOne(ctx, id, rec, pool, q)
+			sh.release(id)
+			if err := w.finish(ctx, id, q.c, err); err != nil {
+				select {
+				case fatal <- err:
+				default:
+				}
+				cancel()
+			}
+		}()
+	}
+	// take validates a fetched chunk, starts its heartbeats and queues
+	// its configurations.
+	take := func(m jetstream.Msg, stopHB func()) {
+		if c := w.take(ctx, id, rec, m, stopHB); c != nil {
+			for _, it := range c.run {
+				queue = append(queue, queued{c: c, it: it})
+			}
+		}
+	}
 	lastCheck := time.Now()
 	for {
 		if time.Since(lastCheck) >= w.opt.Poll {
@@ -361,38 +407,33 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			return nil
 		default:
 		}
-		run := func(m jetstream.Msg, stopHB func()) {
-			handlers.Add(1)
-			go func() {
-				defer handlers.Done()
-				defer sh.release(id)
-				if err := w.handle(ctx, id, rec, pool, m, stopHB); err != nil {
-					select {
-					case fatal <- err:
-					default:
-					}
-					cancel()
-				}
-			}()
-		}
-		// A slot first, then a chunk if one is there at once: a busy
-		// host holds no chunk it does not run.
+		// A slot first, then a configuration: one the campaign holds,
+		// or one of a chunk that is there at once. A busy host holds
+		// no more chunks than the one whose configurations wait for
+		// its slots.
 		if sh.acquire(ctx, id) != nil {
 			continue
 		}
-		batch, err := cons.FetchNoWait(1)
-		if m := first(batch, err); m != nil {
-			run(m, heartbeat(ctx, m, ackWait))
+		if len(queue) == 0 {
+			batch, err := cons.FetchNoWait(1)
+			if m := first(batch, err); m != nil {
+				take(m, heartbeat(ctx, m, ackWait))
+			} else if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+				sh.release(id)
+				return nil
+			}
+		}
+		if len(queue) > 0 {
+			q := queue[0]
+			queue = queue[1:]
+			run(q)
 			continue
 		}
 		sh.release(id)
-		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil
-		}
 		// No work now: wait for some without a slot, so that a campaign
 		// without work holds none; heartbeats keep the chunk ours while
-		// it waits for one.
-		batch, err = cons.Fetch(1, jetstream.FetchMaxWait(w.opt.Poll))
+		// its configurations wait for slots.
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(w.opt.Poll))
 		m := first(batch, err)
 		if m == nil {
 			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -406,13 +447,7 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			}
 			continue
 		}
-		stopHB := heartbeat(ctx, m, ackWait)
-		if sh.acquire(ctx, id) != nil {
-			stopHB()
-			_ = m.Nak() // leaving: another host may take it at once
-			continue
-		}
-		run(m, stopHB)
+		take(m, heartbeat(ctx, m, ackWait))
 	}
 }
 
@@ -447,10 +482,32 @@ func heartbeat(ctx context.Context, m jetstream.Msg, ackWait time.Duration) (sto
 	return stop
 }
 
-// handle validates and runs one Work message, whose heartbeats stopHB
-// stops; an error stops the host.
-func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.WorkerPool, m jetstream.Msg, stopHB func()) error {
-	defer stopHB()
+// held is a chunk (a Work message) a host holds: its configurations run
+// each in a slot of their own, and it is acked once all their results are
+// published.
+type held struct {
+	m      jetstream.Msg
+	wk     act.Work
+	sum    string         // workSum(wk)
+	run    []act.WorkItem // the configurations to run (wk.Items, or those before the one dies picked)
+	died   bool           // dies picked one of its configurations (tests)
+	stopHB func()         // stops its heartbeats
+
+	mu   sync.Mutex
+	left int   // configurations not finished
+	err  error // the first configuration's error: those not started are not run
+}
+
+// queued is a configuration of a chunk, waiting for a slot.
+type queued struct {
+	c  *held
+	it act.WorkItem
+}
+
+// take validates a Work message whose heartbeats stopHB stops and returns
+// its chunk, or nil if it is rejected (terminated) or has nothing to run
+// (settled).
+func (w *Worker) take(ctx context.Context, id string, rec record, m jetstream.Msg, stopHB func()) *held {
 	wk, reason := w.validate(id, rec, m)
 	if reason != "" {
 		w.mu.Lock()
@@ -461,85 +518,114 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		_ = m.Term()
 		return nil
 	}
-	sum := workSum(wk)
-	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
-	run := wk
-	died := false
+	c := &held{m: m, wk: wk, sum: workSum(wk), run: wk.Items, stopHB: stopHB}
 	if w.dies != nil {
 		if k := slices.IndexFunc(wk.Items, w.dies); k >= 0 {
-			run.Items, died = wk.Items[:k], true
+			c.run, c.died = wk.Items[:k], true
 		}
 	}
-	published := 0
-	emit := func(r act.Result) error {
-		body, err := act.EncodeMessage(r)
-		if err != nil {
-			return err
-		}
-		if rec.MaxResult > 0 && len(body) > rec.MaxResult {
-			return fmt.Errorf("%w: configuration %d: %d bytes, the coordinator takes at most %d", errTooLarge, r.Index, len(body), rec.MaxResult)
-		}
-		// A result over the server's max_payload goes in parts, which
-		// the coordinator puts together (Executor.assemble).
-		part := max(int(w.nc.MaxPayload())-partHeadroom, 1024)
-		n := (len(body) + part - 1) / part
-		for i := range n {
-			msg := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body[i*part : min(len(body), (i+1)*part)]}
-			msg.Header.Set(hdrCampaign, id)
-			msg.Header.Set(hdrWork, sum)
-			if n > 1 {
-				msg.Header.Set(hdrPart, fmt.Sprintf("%d/%d/%d/%d", r.BatchID, r.Index, i, n))
-			}
-			tooLarge := false
-			if err := retry(ctx, func() error {
-				pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				defer cancel()
-				_, err := w.js.PublishMsg(pctx, msg)
-				if err != nil && !errors.Is(err, context.Canceled) {
-					w.log.Warn("publishing a result", "index", r.Index, "part", i, "bytes", len(msg.Data), "err", err)
-				}
-				if errors.Is(err, nats.ErrMaxPayload) {
-					tooLarge = true
-					return nil // cannot ever go: stop retrying
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-			if tooLarge {
-				return fmt.Errorf("%w: configuration %d: a part of %d bytes, the server's max_payload is %d", errTooLarge, r.Index, len(msg.Data), w.nc.MaxPayload())
-			}
-		}
-		if n > 1 {
-			w.mu.Lock()
-			w.stats.Parted++
-			w.mu.Unlock()
-		}
-		published++
+	c.left = len(c.run)
+	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
+	if c.left == 0 {
+		c.left = 1
+		_ = w.finish(ctx, id, c, nil) // the host "dies" at its first configuration
 		return nil
 	}
-	// One configuration at a time: the chunk holds one of the host's
-	// slots (share), so the host runs at most Procs simulations whatever
-	// the campaigns it serves.
-	var err error
-	for _, it := range run.Items {
-		one := run
-		one.Items = []act.WorkItem{it}
-		if err = pool.Run(ctx, one, emit); err != nil {
-			break
+	return c
+}
+
+// runOne runs configuration q.it of its chunk and publishes its result,
+// unless a configuration of the chunk failed (nil: not run).
+func (w *Worker) runOne(ctx context.Context, id string, rec record, pool *act.WorkerPool, q queued) error {
+	c := q.c
+	c.mu.Lock()
+	failed := c.err != nil
+	c.mu.Unlock()
+	if failed {
+		return nil
+	}
+	if w.running != nil {
+		defer w.running(c.wk.BatchID, q.it)()
+	}
+	one := c.wk
+	one.Items = []act.WorkItem{q.it}
+	return pool.Run(ctx, one, func(r act.Result) error { return w.publish(ctx, id, rec, c, r) })
+}
+
+// publish publishes the result r of a configuration of chunk c.
+func (w *Worker) publish(ctx context.Context, id string, rec record, c *held, r act.Result) error {
+	body, err := act.EncodeMessage(r)
+	if err != nil {
+		return err
+	}
+	if rec.MaxResult > 0 && len(body) > rec.MaxResult {
+		return fmt.Errorf("%w: configuration %d: %d bytes, the coordinator takes at most %d", errTooLarge, r.Index, len(body), rec.MaxResult)
+	}
+	// A result over the server's max_payload goes in parts, which the
+	// coordinator puts together (Executor.assemble).
+	part := max(int(w.nc.MaxPayload())-partHeadroom, 1024)
+	n := (len(body) + part - 1) / part
+	for i := range n {
+		msg := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body[i*part : min(len(body), (i+1)*part)]}
+		msg.Header.Set(hdrCampaign, id)
+		msg.Header.Set(hdrWork, c.sum)
+		if n > 1 {
+			msg.Header.Set(hdrPart, fmt.Sprintf("%d/%d/%d/%d", r.BatchID, r.Index, i, n))
+		}
+		tooLarge := false
+		if err := retry(ctx, func() error {
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_, err := w.js.PublishMsg(pctx, msg)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				w.log.Warn("publishing a result", "index", r.Index, "part", i, "bytes", len(msg.Data), "err", err)
+			}
+			if errors.Is(err, nats.ErrMaxPayload) {
+				tooLarge = true
+				return nil // cannot ever go: stop retrying
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		if tooLarge {
+			return fmt.Errorf("%w: configuration %d: a part of %d bytes, the server's max_payload is %d", errTooLarge, r.Index, len(msg.Data), w.nc.MaxPayload())
 		}
 	}
-	stopHB()
 	w.mu.Lock()
-	w.stats.Results += published
+	if n > 1 {
+		w.stats.Parted++
+	}
+	w.stats.Results++
 	w.mu.Unlock()
-	if died && err == nil {
-		w.log.Debug("chunk abandoned: the host died (test)", "campaign", id, "batch", wk.BatchID)
+	return nil
+}
+
+// finish counts a configuration of chunk c as done (err nil: its result is
+// published, or it was not run since another failed) or failed; the last
+// one settles the chunk: acked if every result is published, naked if one
+// failed, left to be redelivered if the host "died" (tests). An error
+// stops the host.
+func (w *Worker) finish(ctx context.Context, id string, c *held, err error) error {
+	c.mu.Lock()
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	c.left--
+	last, err := c.left == 0, c.err
+	c.mu.Unlock()
+	if !last {
+		return nil
+	}
+	c.stopHB()
+	batch := c.wk.BatchID
+	if c.died && err == nil {
+		w.log.Debug("chunk abandoned: the host died (test)", "campaign", id, "batch", batch)
 		return nil
 	}
 	if err != nil {
-		_ = m.Nak()
-		if ctx.Err() != nil {
+		_ = c.m.Nak()
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return nil
 		}
 		if errors.Is(err, errTooLarge) {
@@ -551,16 +637,16 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		}
 		return err
 	}
-	w.log.Debug("chunk results published", "campaign", id, "batch", wk.BatchID)
+	w.log.Debug("chunk results published", "campaign", id, "batch", batch)
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := m.DoubleAck(actx); err != nil {
-		w.log.Warn("acking a chunk", "batch", wk.BatchID, "err", err)
+	if err := c.m.DoubleAck(actx); err != nil {
+		w.log.Warn("acking a chunk", "batch", batch, "err", err)
 	}
 	w.mu.Lock()
 	w.stats.Chunks++
 	w.mu.Unlock()
-	w.log.Debug("chunk done", "campaign", id, "batch", wk.BatchID)
+	w.log.Debug("chunk done", "campaign", id, "batch", batch)
 	return nil
 }
 
