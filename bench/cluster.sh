@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/cluster.sh N…: a cluster on this machine, started as users would
 # (README, "Running on a cluster"): the nats-server binary (`make nats`),
-# N worker hosts `actfuzz worker --nats URL --procs 1` and one coordinator
+# N worker hosts `actfuzz worker --nats URL --procs PROCS` (default 1) and one coordinator
 # `actfuzz run CAMPAIGN --nats URL`. For each N it reports sims/s and the
 # coordinator's CPU per simulation, and once the CPU per simulation of a
 # local in-process run (one worker): the cost of a simulation itself.
@@ -9,6 +9,7 @@
 #   bench/cluster.sh 1 2 4
 #   CAMPAIGN=examples/make-run.yaml BUDGET=512 LAG=8 bench/cluster.sh 1 2
 #   BIN=/tmp/actfuzz-main bench/cluster.sh 1 2 4   # another build (before/after)
+#   PROCS=2 bench/cluster.sh 1                      # one host of two slots
 #   PROFILE=/tmp/prof bench/cluster.sh 1            # coordinator CPU profiles: /tmp/prof/coord-N.pprof
 #
 # The default campaign is examples/make-run.yaml (CUBIC and Reno, the
@@ -23,6 +24,7 @@ cd "$(dirname "$0")/.."
 CAMPAIGN=${CAMPAIGN:-}
 BUDGET=${BUDGET:-384}
 LAG=${LAG:-8}
+PROCS=${PROCS:-1}
 PORT=${PORT:-14222}
 NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
 [ -x "$NATS" ] || { echo "bench/cluster.sh: no $NATS: run make nats" >&2; exit 2; }
@@ -58,7 +60,7 @@ cpu() { # the user+system seconds /usr/bin/time wrote to $1
 }
 
 echo "# $(date -u +%FT%TZ) $(uptime)"
-echo "# campaign $CAMPAIGN, budget $BUDGET, lag $LAG, $(nproc) cores"
+echo "# campaign $CAMPAIGN, budget $BUDGET, lag $LAG, --procs $PROCS per host, $(nproc) cores"
 /usr/bin/time -f 'cpu %U %S' -o "$tmp/local.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
 	--isolate=false --workers 1 --quiet --json --out "$tmp/local" >"$tmp/local.json" || [ $? -le 1 ]
 local_cpu=$(cpu "$tmp/local.time")
@@ -68,7 +70,7 @@ for n in "$@"; do
 	hp=()
 	for i in $(seq "$n"); do
 		# /usr/bin/time counts the host and its worker processes.
-		/usr/bin/time -f 'cpu %U %S' -o "$tmp/host-$n-$i.time" "$BIN" worker --nats "$URL" --procs 1 --quiet 2>"$tmp/host-$n-$i.log" &
+		/usr/bin/time -f 'cpu %U %S' -o "$tmp/host-$n-$i.time" "$BIN" worker --nats "$URL" --procs "$PROCS" --quiet 2>"$tmp/host-$n-$i.log" &
 		hp+=($!)
 		pids+=($!)
 	done

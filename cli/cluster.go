@@ -99,7 +99,7 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 	nf := addNATSFlags(fs, "NATS `URL` of the campaigns to serve (nats://host:4222, tls://host:4222, or a comma-separated list)")
 	procs := fs.Int("procs", 1, "worker processes on this host")
 	subject := fs.String("subject", "", "serve only campaigns of this subject: native, ns3 or gvisor (default: any)")
-	campaign := fs.String("campaign", "", "serve only the campaign of this id (default: any, one at a time)")
+	campaign := fs.String("campaign", "", "serve only the campaign of this id (default: every campaign accepted, at once, sharing --procs)")
 	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("worker-memory", "1G", "memory limit of a worker process: bytes, or with a K, M or G suffix")
 	watchdog := fs.Duration("watchdog", 0, "wall-clock time after which a simulation counts as hung (0: 60 s or 50× the median simulation time, whichever is larger)")

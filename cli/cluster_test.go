@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,4 +109,29 @@ func TestRunOnCluster(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 naming %s: %s", tc.args, code, tc.flag, errs)
 		}
 	}
+}
+
+// A campaign file too large for one message of the NATS server is bad
+// input: `run --nats` exits 2 naming its size and the limit.
+func TestRunCampaignOverMaxPayload(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true, MaxPayload: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	defer s.Shutdown()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	src := "# " + strings.Repeat("x", 4096) + "\nccai: [reno]\nbytes: 200000\nbudget: 64\nwindow: 32\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI(context.Background(), "run", path, "--out", filepath.Join(dir, "out"), "--nats", s.ClientURL(), "--quiet")
+	if code != exitUsage || !strings.Contains(errs, fmt.Sprintf("campaign file %s: %d bytes", path, len(src))) || !strings.Contains(errs, "max_payload 2048") {
+		t.Fatalf("exit %d, want 2 naming the campaign file's size and the server's max_payload: %s", code, errs)
+	}
+	t.Log(strings.TrimSpace(errs))
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/act/cluster"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/fuzz"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -238,7 +239,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	setMemoryLimit(c, mem)
 	rep, err := act.Run(ctx, c, opt)
 	pr.done()
-	if errors.Is(err, act.ErrCampaignChanged) || errors.Is(err, act.ErrSubjectLacks) {
+	if errors.Is(err, act.ErrCampaignChanged) || errors.Is(err, act.ErrSubjectLacks) || errors.Is(err, cluster.ErrHeaderTooLarge) {
+		// ErrHeaderTooLarge: a campaign file over the NATS server's
+		// max_payload (the message names its size and the limit).
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitUsage
 	}

@@ -24,6 +24,91 @@ import (
 // Bucket is the KV bucket of campaign headers, one key per campaign id.
 const Bucket = "actfuzz-campaigns"
 
+// TraceBucket is the object store of the campaigns' trace files (the
+// user's, link_traces:): object ID/i is trace file i of campaign ID, its
+// gzipped content. They are kept out of the KV record and the Work
+// messages, which would otherwise exceed the server's max_payload (1 MB by
+// default) with traces of a few MB; an object store cuts them in chunks.
+const TraceBucket = "actfuzz-traces"
+
+// maxTraceObject bounds a trace file's object (gzipped) that a worker
+// host reads.
+const maxTraceObject = 256 << 20
+
+func traceObject(id string, i int) string { return fmt.Sprintf("%s/%d", id, i) }
+
+// ErrHeaderTooLarge: the campaign header (its campaign file) does not fit
+// in a message of the NATS server.
+var ErrHeaderTooLarge = errors.New("campaign header too large for the NATS server")
+
+// light is h with its trace files' names and SHA-256 but not their
+// content: what the KV record and the Work messages carry. The sums that
+// identify a campaign (workSum, sameHeader) depend only on those.
+func light(h act.CampaignHeader) act.CampaignHeader {
+	if len(h.LinkTraces) == 0 {
+		return h
+	}
+	l := h
+	l.LinkTraces = make([]*netenv.LinkTraceFile, len(h.LinkTraces))
+	for i, f := range h.LinkTraces {
+		l.LinkTraces[i] = &netenv.LinkTraceFile{Name: f.Name, SHA256: f.SHA256}
+	}
+	return l
+}
+
+// traces opens (creating it if needed) the object store of trace files.
+func traces(ctx context.Context, js jetstream.JetStream, create bool) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, TraceBucket)
+	if err == nil || !create || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return obs, err
+	}
+	return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: TraceBucket, Storage: jetstream.FileStorage,
+		Description: "actfuzz campaigns' trace files (link_traces:), gzipped"})
+}
+
+// fetchTraces returns rec's header with the content of its trace files,
+// read from the object store and checked against the SHA-256 the record
+// names (netenv.LinkTraceFile.Load). bad says that the objects are not
+// what the record names (too large, another content): the campaign is to
+// be refused, not tried again.
+func fetchTraces(ctx context.Context, js jetstream.JetStream, id string, h act.CampaignHeader) (full act.CampaignHeader, bad bool, err error) {
+	if len(h.LinkTraces) == 0 {
+		return h, false, nil
+	}
+	obs, err := traces(ctx, js, false)
+	if err != nil {
+		return h, false, fmt.Errorf("object store %s: %w", TraceBucket, err)
+	}
+	full = h
+	full.LinkTraces = make([]*netenv.LinkTraceFile, len(h.LinkTraces))
+	for i, f := range h.LinkTraces {
+		if f == nil {
+			return h, true, fmt.Errorf("trace file %d missing from the campaign header", i)
+		}
+		name := traceObject(id, i)
+		info, err := obs.GetInfo(ctx, name)
+		if err != nil {
+			return h, false, fmt.Errorf("trace file %s (object %s): %w", f.Name, name, err)
+		}
+		if info.Size > maxTraceObject {
+			return h, true, fmt.Errorf("trace file %s (object %s): %d bytes, at most %d", f.Name, name, info.Size, maxTraceObject)
+		}
+		b, err := obs.GetBytes(ctx, name)
+		if err != nil {
+			return h, errors.Is(err, jetstream.ErrDigestMismatch), fmt.Errorf("trace file %s (object %s): %w", f.Name, name, err)
+		}
+		if len(b) > maxTraceObject {
+			return h, true, fmt.Errorf("trace file %s (object %s): over %d bytes", f.Name, name, maxTraceObject)
+		}
+		g := &netenv.LinkTraceFile{Name: f.Name, SHA256: f.SHA256, Gzip: b}
+		if err := g.Load(); err != nil {
+			return h, true, err
+		}
+		full.LinkTraces[i] = g
+	}
+	return full, false, nil
+}
+
 // Message headers.
 const (
 	hdrCampaign = "Actfuzz-Campaign" // the campaign id

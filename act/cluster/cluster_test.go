@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // TestMain makes the test binary its own worker process ("worker", as
@@ -33,7 +36,13 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case "worker":
 			os.Exit(act.WorkerMain(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr,
-				func(string) (netenv.Subject, error) { return netenv.Native{}, nil }))
+				func(string) (netenv.Subject, error) {
+					if s := os.Getenv(crashSeedEnv); s != "" {
+						seed, err := strconv.ParseUint(s, 10, 64)
+						return crashOn{seed: seed}, err
+					}
+					return netenv.Native{}, nil
+				}))
 		case "host":
 			os.Exit(hostMain(os.Args[2:]))
 		case "coordinator":
@@ -41,6 +50,25 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// crashSeedEnv, in a worker process's environment, makes it die on the
+// configurations of that seed (crashOn).
+const crashSeedEnv = "ACTFUZZ_TEST_CRASH_SEED"
+
+// crashOn is the native subject, except that the worker process exits (a
+// crash, as a signal would be) when it comes to a configuration of seed.
+type crashOn struct {
+	netenv.Native
+	seed uint64
+}
+
+func (c crashOn) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+	if cfg.Seed == c.seed {
+		fmt.Fprintf(os.Stderr, "crashOn: seed %d\n", c.seed)
+		os.Exit(1)
+	}
+	return c.Native.Run(ctx, cfg, obs)
 }
 
 func hostMain(args []string) int {
@@ -161,6 +189,13 @@ func outcome(rep *act.Report) string {
 // sameSeeds fails unless the seed files of two runs are byte-identical.
 func sameSeeds(t *testing.T, a, b *act.Report, dirA, dirB string) {
 	t.Helper()
+	sameSeedsBut(t, a, b, dirA, dirB, "")
+}
+
+// sameSeedsBut is sameSeeds, except for a's seed file skip (which b must
+// have too).
+func sameSeedsBut(t *testing.T, a, b *act.Report, dirA, dirB, skip string) {
+	t.Helper()
 	if len(a.Findings) != len(b.Findings) {
 		t.Fatalf("%d finding groups, want %d", len(b.Findings), len(a.Findings))
 	}
@@ -171,6 +206,9 @@ func sameSeeds(t *testing.T, a, b *act.Report, dirA, dirB string) {
 			t.Fatal(err)
 		}
 		y, err := os.ReadFile(filepath.Join(dirB, rel))
+		if g.Path == skip && err == nil {
+			continue
+		}
 		if err != nil || string(x) != string(y) {
 			t.Fatalf("seed file %s differs (%v)", rel, err)
 		}
@@ -219,8 +257,9 @@ func clusterRun(t *testing.T, ctx context.Context, c *act.Campaign, nc *nats.Con
 }
 
 // startHosts starts n worker hosts of procs processes each, in this
-// process; they stop at the end of the test.
-func startHosts(t *testing.T, url string, n, procs int, program string) []*Worker {
+// process; they stop at the end of the test. setup, if any, is called with
+// each before it serves.
+func startHosts(t *testing.T, url string, n, procs int, program string, setup ...func(*Worker)) []*Worker {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -230,6 +269,9 @@ func startHosts(t *testing.T, url string, n, procs int, program string) []*Worke
 		w, err := NewWorker(connect(t, url), WorkerOptions{Procs: procs, Poll: 100 * time.Millisecond, Program: program, Logger: testLogger(t)})
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, f := range setup {
+			f(w)
 		}
 		ws = append(ws, w)
 		wg.Add(1)
@@ -314,7 +356,8 @@ func TestHostilePublisher(t *testing.T) {
 	wantCoord := map[string]int{"malformed": 2, "another campaign": 1, "unknown batch": 1,
 		"configuration does not match its batch": 1, "index outside its batch": 1, "not a result": 1,
 		"states outside the campaign's space": 1}
-	wantHost := map[string]int{"malformed": 1, "another campaign header": 1, "batch id does not match its configurations": 1, "another campaign": 1}
+	wantHost := map[string]int{"malformed": 1, "another campaign header": 1, "batch id does not match its configurations": 1, "another campaign": 1,
+		"chunk size": 1}
 	after := func(ex *Executor, h act.CampaignHeader) {
 		rs, ws := resultSubject(id), workSubject(id)
 		pub(rs, id, "", []byte("garbage"))
@@ -349,6 +392,9 @@ func TestHostilePublisher(t *testing.T) {
 		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: other, BatchID: 1 << 30, Items: []act.WorkItem{{Index: 1 << 30}}}))
 		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: 5, Items: []act.WorkItem{{Index: 1 << 30}}}))
 		pub(ws, "someone-else", "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: 1 << 30, Items: []act.WorkItem{{Index: 1 << 30}}}))
+		// A retry (after a dead letter) of two configurations.
+		pub(ws, id, "", work(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: retryBit | 1<<30,
+			Items: []act.WorkItem{{Index: 1 << 30}, {Index: 1<<30 + 1}}}))
 	}
 	dir := t.TempDir()
 	// The executor registers chunk 0 (whose sum the forgeries use) in its
@@ -618,8 +664,9 @@ func TestServerRestart(t *testing.T) {
 }
 
 // A chunk whose hosts all die on it (they take it and never ack) is a dead
-// letter after MaxDeliver deliveries: its configurations become crash
-// fault results, and it leaves the work stream.
+// letter after MaxDeliver deliveries: it leaves the work stream, its
+// configurations are published again one by one, and each of those that
+// is a dead letter too becomes a crash fault result.
 func TestDeadLetter(t *testing.T) {
 	c := testCampaign(t)
 	s := startServer(t, t.TempDir(), -1)
@@ -652,15 +699,18 @@ func TestDeadLetter(t *testing.T) {
 	for len(got) < 5 {
 		select {
 		case r := <-ex.Results():
-			if r.Fault == nil || r.Fault.Kind != "crash" || !strings.Contains(r.Fault.Detail, "dead letter") || r.Index < 100 || r.Index >= 105 {
-				t.Fatalf("result %+v, want a crash fault of configurations 100–104", r)
+			if r.Index < 100 || r.Index >= 105 || got[r.Index] || r.Fault == nil || r.Fault.Kind != "crash" ||
+				!strings.Contains(r.Fault.Detail, fmt.Sprintf("configuration %d delivered 2 times", r.Index)) ||
+				!strings.Contains(r.Fault.Detail, "after its chunk of configurations 100–104 was a dead letter") {
+				t.Fatalf("result %+v, want one crash fault for each of configurations 100–104", r)
 			}
 			got[r.Index] = true
 		case <-ctx.Done():
 			t.Fatalf("%d of 5 crash faults; %+v", len(got), ex.Stats())
 		}
 	}
-	if st := ex.Stats(); st.DeadLetter != 1 {
+	// The chunk, then each of its configurations alone.
+	if st := ex.Stats(); st.DeadLetter != 6 || st.Retried != 5 || st.Crashes != 5 {
 		t.Fatalf("%+v", st)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -766,4 +816,474 @@ func TestResultsInParts(t *testing.T) {
 	if st.Rejected["malformed part"] != 4 {
 		t.Fatalf("rejected %v, want 4 malformed parts", st.Rejected)
 	}
+}
+
+// One configuration of a chunk kills every worker host that comes to it
+// (the others of the chunk are innocent): the chunk is a dead letter, its
+// configurations without a result are run again one by one, and only the
+// guilty one, a dead letter alone too, is charged a crash fault. The
+// campaign then ends as a local campaign (isolated worker processes) in
+// which that configuration crashes its worker process: the same regions
+// at every k, the same findings, byte-identical seed files but the crash's
+// own (its detail says how it crashed: a worker process died locally, a
+// host on each delivery here).
+func TestDeadLetterChargesOneConfiguration(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	// Configuration 100, the fifth of chunk 96–103: the four before it
+	// get results from the first delivery, the three after it none.
+	const guilty = 100
+	var mu sync.Mutex
+	seeds := map[uint64]map[int]bool{} // of every configuration the hosts saw
+	startHosts(t, s.ClientURL(), 2, 1, "", func(w *Worker) {
+		w.dies = func(it act.WorkItem) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			if seeds[it.Config.Seed] == nil {
+				seeds[it.Config.Seed] = map[int]bool{}
+			}
+			seeds[it.Config.Seed][it.Index] = true
+			return it.Index == guilty
+		}
+	})
+	dir := t.TempDir()
+	start := time.Now()
+	// An AckWait long enough that a loaded machine's heartbeats keep an
+	// innocent chunk from being redelivered MaxDeliver times.
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir,
+		Options{ID: "guilty", AckWait: 2 * time.Second, MaxDeliver: 2}, nil, act.Options{})
+	st := ex.Stats()
+	t.Logf("cluster: %d sims in %v; %+v", rep.Sims, time.Since(start).Round(time.Millisecond), st)
+	if st.DeadLetter != 2 || st.Retried != 4 || st.Crashes != 1 || st.RejectedTotal() != 0 {
+		t.Errorf("%+v: want 2 dead letters (the chunk, then configuration %d alone), 4 configurations retried, 1 crash", st, guilty)
+	}
+	var crash *act.FindingGroup
+	for _, g := range rep.Findings {
+		if g.Seed.Finding.Kind == "crash" {
+			if crash != nil {
+				t.Fatalf("two crash finding groups: %s and %s", crash.Path, g.Path)
+			}
+			crash = g
+		}
+	}
+	if crash == nil || crash.Count != 1 || crash.FirstSim != guilty ||
+		!strings.Contains(crash.Seed.Finding.Detail, fmt.Sprintf("configuration %d delivered 2 times", guilty)) ||
+		!strings.Contains(crash.Seed.Finding.Detail, "a host died on it each time") {
+		t.Fatalf("crash finding %+v, want one, of configuration %d", crash, guilty)
+	}
+	t.Logf("crash: %s", crash.Seed.Finding.Detail)
+	// The local run crashes the worker process on the guilty
+	// configuration's seed: it must be that configuration's alone.
+	seed := crash.Seed.Seed
+	mu.Lock()
+	owners := seeds[seed]
+	mu.Unlock()
+	if len(owners) != 1 || !owners[guilty] {
+		t.Fatalf("seed %d is that of configurations %v: pick another guilty configuration", seed, owners)
+	}
+	t.Setenv(crashSeedEnv, strconv.FormatUint(seed, 10))
+	refDir := t.TempDir()
+	ref, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Workers: 2, Isolate: true, Lag: testLag, Out: refDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local, configuration %d crashing:\n%s\ncluster, configuration %d killing its hosts:\n%s", guilty, a, guilty, b)
+	}
+	var local *act.FindingGroup
+	for _, g := range ref.Findings {
+		if g.Seed.Finding.Kind == "crash" {
+			local = g
+		}
+	}
+	if local == nil || local.FirstSim != guilty || !strings.Contains(local.Seed.Finding.Detail, "worker died") {
+		t.Fatalf("the local crash: %+v", local)
+	}
+	sameSeedsBut(t, ref, rep, refDir, dir, local.Path)
+}
+
+// A configuration retried alone has an id and a sum that depend only on
+// it: a coordinator that never published the retry (a resumed one) finds
+// its predecessor's, and an id that is no retry of a known chunk is not.
+func TestRetryChunkID(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "retry", Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	gs := make([]act.Config, 16)
+	for i := range gs {
+		gs[i].Seed = uint64(1000 + i)
+	}
+	ex.Dispatch(64, gs)
+	want := workSum(act.Work{Proto: act.ProtocolVersion, Campaign: h, BatchID: retryBit | 70, Items: []act.WorkItem{{Index: 70, Config: gs[6]}}})
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if r := ex.lookup(retryBit | 70); r == nil || r.first != 70 || r.n != 1 || r.sum != want || r.of == nil || r.of.first != 64 {
+		t.Fatalf("retry of configuration 70: %+v", r)
+	}
+	if ex.chunks[retryBit|70] == nil || ex.lookup(64) == nil || ex.lookup(64).sum == want {
+		t.Fatal("the retry is not registered, or is confused with chunk 64")
+	}
+	for _, id := range []uint64{retryBit | 200, retryBit<<1 | 70, retryBit | 63, 70} {
+		if ex.lookup(id) != nil {
+			t.Errorf("batch id %#x found", id)
+		}
+	}
+}
+
+// traceCampaign is a campaign over two trace files of the user's, written
+// in a directory of its own: lte.trace (49 kB gzipped) and wifi.trace.
+func traceCampaign(t *testing.T) *act.Campaign {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"lte.trace", "wifi.trace"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "netenv", "linktrace", "traces", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(`
+ccai: [reno]
+profile: linux-3.10
+bytes: 300000
+link_traces: [lte.trace, wifi.trace]
+params:
+  link_trace: {values: [user1, user2, steady]}
+  delay: {min: 1, max: 200, step: 1}
+conditions:
+  - {name: undo-increase, when: 'prev.ca_state == "recovery" && ca_state == "open" && cwnd > prior_cwnd'}
+  - {name: slow, when: 'srtt > 150'}
+window: 64
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := act.LoadCampaign(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A campaign whose trace files are larger than the server's max_payload
+// runs as it runs locally: the trace files do not travel in the KV record
+// nor in the work messages.
+func TestTraceFilesOverMaxPayload(t *testing.T) {
+	c := traceCampaign(t)
+	const budget, maxPayload = 128, 16 << 10
+	h := c.Header("native")
+	size := 0
+	for _, f := range h.LinkTraces {
+		size += len(f.Gzip)
+	}
+	if size <= maxPayload {
+		t.Fatalf("trace files of %d bytes: the test wants more than max_payload", size)
+	}
+	refDir := t.TempDir()
+	ref, err := act.Run(context.Background(), c, act.Options{Budget: budget, Workers: 1, Lag: testLag, Out: refDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Findings) == 0 {
+		t.Fatal("the reference found nothing: the test wants findings to compare")
+	}
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: maxPayload})
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	nc := connect(t, s.ClientURL())
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var ex *Executor
+	rep, err := act.Run(ctx, c, act.Options{Budget: budget, Lag: testLag, Out: dir,
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			var err error
+			ex, err = NewExecutor(ctx, nc, c, h, Options{ID: "traces", Logger: testLogger(t)})
+			return ex, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d bytes of trace files, max_payload %d: %+v", size, maxPayload, ex.Stats())
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+	// A finished campaign leaves no trace file behind.
+	obs, err := traces(context.Background(), ex.js, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := obs.List(context.Background()); err == nil && len(l) > 0 {
+		t.Errorf("%d trace files left after the campaign", len(l))
+	}
+}
+
+// A worker host checks the trace files it reads against the SHA-256 the
+// campaign header names: another content is refused, and no work taken.
+func TestTraceFileTampered(t *testing.T) {
+	c := traceCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	h := c.Header("native")
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "tampered", Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	obs, err := traces(context.Background(), ex.js, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lte.trace's object gets wifi.trace's content (well-formed, so only
+	// the sum tells).
+	if _, err := obs.PutBytes(context.Background(), traceObject("tampered", 0), h.LinkTraces[1].Gzip); err != nil {
+		t.Fatal(err)
+	}
+	ex.Dispatch(0, []act.Config{{}})
+	hosts := startHosts(t, s.ClientURL(), 1, 1, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for ex.Stats().Refusals == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	why := hosts[0].Stats().Refused["tampered"]
+	if ex.Stats().Refusals == 0 || !strings.Contains(why, "lte.trace") || !strings.Contains(why, "does not match its sha256") {
+		t.Fatalf("coordinator saw %d refusals; the host says %q", ex.Stats().Refusals, why)
+	}
+	if hosts[0].Stats().Chunks != 0 {
+		t.Fatalf("the host ran %d chunks", hosts[0].Stats().Chunks)
+	}
+	t.Logf("refused: %s", why)
+}
+
+// A campaign file too large for one message of the server is refused at
+// the start, naming its size and the limit.
+func TestCampaignFileOverMaxPayload(t *testing.T) {
+	c := testCampaign(t)
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: 2048})
+	h := act.CampaignHeader{Path: c.Path, Source: append([]byte("# "+strings.Repeat("x", 4096)+"\n"), c.Source...), Subject: "native", Program: "p"}
+	_, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "large", Logger: testLogger(t)})
+	if !errors.Is(err, ErrHeaderTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("campaign file c.yaml: %d bytes", len(h.Source))) ||
+		!strings.Contains(err.Error(), "max_payload 2048") {
+		t.Fatalf("error %v", err)
+	}
+	t.Log(err)
+}
+
+// runCampaign runs c through a cluster executor of id on nc with budget
+// (safe off the test's goroutine).
+func runCampaign(ctx context.Context, t *testing.T, c *act.Campaign, nc *nats.Conn, id, out string, budget int, progress func(act.Status)) (*act.Report, error) {
+	return act.Run(ctx, c, act.Options{Budget: budget, Lag: testLag, Out: out, Progress: progress,
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: id, Logger: testLogger(t)})
+		}})
+}
+
+// One worker host serves two campaigns at once: the second completes
+// while the first, which sorts first by id, is held (a host serving one
+// campaign at a time would serve only the first: the test would end at
+// its timeout), and both end as they end locally.
+func TestWorkerServesTwoCampaigns(t *testing.T) {
+	a, b := testCampaign(t), traceCampaign(t)
+	const budgetB = 128
+	refA, refDirA := reference(t, a)
+	refDirB := t.TempDir()
+	refB, err := act.Run(context.Background(), b, act.Options{Budget: budgetB, Workers: 1, Lag: testLag, Out: refDirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, t.TempDir(), -1)
+	var mu sync.Mutex
+	running, most := 0, 0
+	hosts := startHosts(t, s.ClientURL(), 1, 2, "", func(w *Worker) {
+		w.running = func(uint64, act.WorkItem) func() {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			return func() {
+				mu.Lock()
+				running--
+				mu.Unlock()
+			}
+		}
+	})
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if most > 2 {
+			t.Errorf("%d simulations ran at once on a host of 2 procs serving two campaigns", most)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dirA, dirB := t.TempDir(), t.TempDir()
+	bDone := make(chan struct{})
+	var repB *act.Report
+	var errB error
+	go func() {
+		defer close(bDone)
+		repB, errB = runCampaign(ctx, t, b, connect(t, s.ClientURL()), "b-second", dirB, budgetB, nil)
+	}()
+	held := false
+	repA, err := runCampaign(ctx, t, a, connect(t, s.ClientURL()), "a-first", dirA, testBudget, func(st act.Status) {
+		if st.Sims >= 64 && !held {
+			held = true
+			select {
+			case <-bDone:
+			case <-ctx.Done():
+			}
+		}
+	})
+	<-bDone
+	if err != nil {
+		t.Fatalf("campaign a-first: %v (b-second, which a-first waited for: %v)", err, errB)
+	}
+	if errB != nil {
+		t.Fatalf("campaign b-second, while a-first was held: %v", errB)
+	}
+	t.Logf("host: %+v", hosts[0].Stats())
+	if x, y := outcome(refA), outcome(repA); x != y {
+		t.Fatalf("a-first, local:\n%s\ncluster:\n%s", x, y)
+	}
+	sameSeeds(t, refA, repA, refDirA, dirA)
+	if x, y := outcome(refB), outcome(repB); x != y {
+		t.Fatalf("b-second, local:\n%s\ncluster:\n%s", x, y)
+	}
+	sameSeeds(t, refB, repB, refDirB, dirB)
+}
+
+// A host's slot runs a configuration, not a chunk: the configurations of
+// one chunk run at once in the slots of a host (--procs 4) that serves one
+// campaign, never more than its procs at once, and the campaign ends as
+// the reference. The first configuration of the first chunk holds its
+// slot until another of its chunk starts: a host that ran a chunk's
+// configurations one at a time would keep it waiting (the test fails
+// then, after a timeout).
+func TestChunkRunsOverSlots(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	const procs = 4
+	var mu sync.Mutex
+	running, most, mostOfChunk := 0, 0, 0
+	ofChunk := map[uint64]int{}
+	together := make(chan struct{}) // closed when two configurations of a chunk run at once
+	var once sync.Once
+	startHosts(t, s.ClientURL(), 1, procs, "", func(w *Worker) {
+		w.running = func(batch uint64, it act.WorkItem) func() {
+			mu.Lock()
+			running++
+			ofChunk[batch]++
+			most, mostOfChunk = max(most, running), max(mostOfChunk, ofChunk[batch])
+			if ofChunk[batch] > 1 {
+				once.Do(func() { close(together) })
+			}
+			mu.Unlock()
+			if it.Index == 0 {
+				select {
+				case <-together:
+				case <-time.After(20 * time.Second):
+				}
+			}
+			return func() {
+				mu.Lock()
+				running--
+				ofChunk[batch]--
+				mu.Unlock()
+			}
+		}
+	})
+	dir := t.TempDir()
+	rep, _ := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "slots", Chunk: 8}, nil, act.Options{})
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("at most %d simulations at once, %d of one chunk", most, mostOfChunk)
+	if mostOfChunk < 2 {
+		t.Errorf("the configurations of a chunk ran one at a time (at most %d at once)", mostOfChunk)
+	}
+	if most > procs {
+		t.Errorf("%d simulations ran at once on a host of %d procs", most, procs)
+	}
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+}
+
+// The host's slots go to the waiting campaign that holds the fewest.
+func TestShareFair(t *testing.T) {
+	ctx := context.Background()
+	sh := newShare(2)
+	for range 2 {
+		if err := sh.acquire(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both wait; a asked first.
+	got := make(chan string, 2)
+	var wg sync.WaitGroup
+	ask := func(id string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if sh.acquire(ctx, id) == nil {
+				got <- id
+			}
+		}()
+		for { // until it waits
+			sh.mu.Lock()
+			n := len(sh.waiters)
+			waits := n > 0 && sh.waiters[n-1].id == id
+			sh.mu.Unlock()
+			if waits {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	ask("a")
+	ask("b")
+	sh.release("a") // a holds 1, b none: b's turn
+	if id := <-got; id != "b" {
+		t.Fatalf("the slot went to %s, want b", id)
+	}
+	sh.release("a") // a holds none, b one: a's turn
+	if id := <-got; id != "a" {
+		t.Fatalf("the slot went to %s, want a", id)
+	}
+	wg.Wait()
+	// A waiter whose context ends leaves the queue.
+	cctx, ccancel := context.WithCancel(ctx)
+	ccancel()
+	if err := sh.acquire(cctx, "c"); err == nil || len(sh.waiters) != 0 || sh.free != 0 {
+		t.Fatalf("cancelled acquire: %v, %d waiters, %d free", err, len(sh.waiters), sh.free)
+	}
+}
+
+// A chunk over the server's max_payload can never be published: the
+// campaign stops with an error naming its size and the limit (it used to
+// be retried for ever).
+func TestChunkOverMaxPayload(t *testing.T) {
+	c := testCampaign(t)
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: 2048})
+	nc := connect(t, s.ClientURL())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := act.Run(ctx, c, act.Options{Budget: 64, Lag: 1, Out: t.TempDir(),
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: "bigchunk", Chunk: 64, Logger: testLogger(t)})
+		}})
+	if err == nil || !strings.Contains(err.Error(), "chunk of configurations 0–63") || !strings.Contains(err.Error(), "max_payload of 2048") {
+		t.Fatalf("error %v", err)
+	}
+	t.Log(err)
 }

@@ -14,12 +14,32 @@
 // streams again). Several campaigns share one NATS system:
 //
 //	KV bucket  actfuzz-campaigns, key ID   the campaign header: act.CampaignHeader (campaign file,
-//	                                       subject, build revision), the chunk size, the protocol version
+//	                                       subject, build revision, the trace files' names and SHA-256),
+//	                                       the chunk size, the protocol version
+//	objects    actfuzz-traces, ID/i        trace file i of the campaign (link_traces:), gzipped
 //	stream     ACTFUZZ_ID_WORK             subject actfuzz.ID.work, work-queue retention: configuration batches
 //	consumer   workers (on the work stream) durable pull consumer shared by every worker host
 //	stream     ACTFUZZ_ID_RESULTS          subject actfuzz.ID.results, work-queue retention: one Result a message
 //	consumer   coordinator                 durable pull consumer of the coordinator
 //	subject    actfuzz.ID.refused          (core NATS) a worker host that refuses the campaign says why
+//
+// # The campaign header's size
+//
+// The user's trace files can be megabytes, more than a message may hold
+// (the server's max_payload, 1 MB by default), so they travel neither in
+// the KV record nor in the Work messages: those carry each file's name
+// and SHA-256 only (the sums that identify a campaign, workSum and the
+// hosts' header check, depend on nothing else), and the content is in the
+// object store actfuzz-traces, cut into chunks of max_payload less 1 KiB
+// (the coordinator puts it before the KV record, and deletes it at Close).
+// A worker host that accepts a campaign reads its trace files (at most
+// 256 MiB each), checks each against the SHA-256 the record names and
+// refuses the campaign if one differs (TestTraceFileTampered). What is
+// left in the record is the campaign file: a record over max_payload
+// (or 1 MiB) is refused when the coordinator starts, naming its size and
+// the limit (ErrHeaderTooLarge; `run` exits 2: bad input). A chunk that cannot be
+// published (over max_payload) stops the campaign with an error naming
+// its size and the limit instead of being retried for ever.
 //
 // # Work
 //
@@ -39,11 +59,23 @@
 // results do not depend on which host ran a chunk, nor on how often.
 // After MaxDeliver deliveries without an ack (a chunk that keeps killing
 // its hosts) the server publishes a max-deliveries advisory: the
-// coordinator, subscribed to it, deletes the chunk from the stream and
-// records each of its configurations that has no result yet as a "crash"
-// fault finding (its dead letter), so the campaign goes on. (A crash of a
-// worker *process* never gets that far: the host's supervisor makes it the
-// fault of its configuration, as on one machine.)
+// coordinator, subscribed to it, deletes the chunk from the stream (its
+// dead letter). Usually one configuration kills the hosts and the others
+// of its chunk are innocent, so the chunk is not charged: each of its
+// configurations that has no result yet is published again alone, as a
+// chunk of one whose BatchID is retryBit (2^62) | its index — an id no
+// chunk of a batch has (indices stay below 2^62), that depends only on
+// the configuration, and that the coordinator checks like any chunk's
+// (its sum covers that id). Only a configuration alone (such a retry, or
+// a chunk of one) that reaches MaxDeliver becomes a "crash" fault finding,
+// whose detail names it and says a host died on it each time; so the
+// campaign goes on. The innocent configurations' results are merged in
+// configuration order like any others: the findings and regions are those
+// of a local run in which the guilty configuration crashed its worker
+// process (TestDeadLetterChargesOneConfiguration). Finding the guilty one
+// costs MaxDeliver more deliveries, each an AckWait. (A crash of a worker
+// *process* never gets that far: the host's supervisor makes it the fault
+// of its configuration, as on one machine.)
 //
 // A result over the server's max_payload (default 1 MB) goes in parts:
 // each part a message of at most max_payload less 1 KiB, with header
@@ -55,7 +87,8 @@
 // The results do not depend on max_payload. A result over
 // Options.MaxResult (default 8 MiB, recorded in the KV record, so the host
 // knows it) is not published: its host naks the chunk, which ends as a
-// dead letter.
+// dead letter, and the configuration, retried alone, as a crash fault
+// (no host could deliver its result).
 //
 // # Results and determinism
 //
@@ -88,7 +121,38 @@
 // publisher that knows a chunk can publish a plausible result for it
 // before the worker host does. Keeping such publishers out is the job of
 // NATS permissions: credentials (--nats-creds) that let only worker hosts
-// publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work.
+// publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work
+// and write the buckets (the KV bucket, and the object store of trace
+// files: its subjects $O.actfuzz-traces.>, which hosts only read).
+//
+// # Several campaigns on one host
+//
+// A worker host serves at once every campaign of the KV bucket it
+// accepts (`--campaign ID` restricts it to one), each with its own pool
+// of worker processes (they run one campaign header each). Its --procs N
+// are slots shared between them (share), and a slot runs one
+// configuration: the host runs at most N simulations at once however
+// many campaigns it serves (it may keep up to N processes per campaign,
+// N of them busy), and the configurations of one chunk run at once in as
+// many slots as are free (TestChunkRunsOverSlots), so a host of many
+// procs keeps them busy with few chunks in flight, and a chunk's results
+// come after one simulation's time, not its size's. A campaign holds the
+// chunks it fetched, their configurations waiting in order for slots; a
+// chunk's heartbeats go on while any of its configurations waits or runs,
+// and it is acked once the results of all of them are published (naked,
+// for another delivery, if one fails; the configurations of it not
+// started are then not run). A free slot goes to the waiting campaign
+// that holds the fewest, so campaigns that all have work get equal
+// shares (to one slot). A campaign takes a slot, then runs in it a
+// configuration it holds, or one of a chunk it fetches if one is there at
+// once (it fetches only when none of its configurations waits, so a
+// campaign's configurations that wait are of one chunk at most); if none
+// is, it
+// gives the slot back and waits for a chunk without one (so a campaign
+// without work holds none), then asks for slots for its configurations,
+// their chunk's heartbeats keeping it the host's meanwhile. Where and in
+// what order a chunk's configurations run does not change its results
+// (TestWorkerServesTwoCampaigns).
 //
 // # Build revisions
 //
@@ -96,7 +160,8 @@
 // corpus.ProgramVersion differs from the header's refuses the campaign: it
 // logs "campaign ID was started by build X; this worker is build Y",
 // publishes that on actfuzz.ID.refused (the coordinator logs and counts
-// it) and never pulls its work.
+// it) and never pulls its work; it goes on serving the campaigns it
+// accepts.
 //
 // # Coordinator death and server restarts
 //

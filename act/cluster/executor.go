@@ -74,6 +74,8 @@ type Stats struct {
 	Rejected   map[string]int // by reason: never merged
 	Refusals   int            // worker hosts that refused the campaign
 	DeadLetter int            // chunks given up after MaxDeliver deliveries
+	Retried    int            // configurations of dead letters published again alone
+	Crashes    int            // configurations charged a crash fault: alone, they reached MaxDeliver
 }
 
 // RejectedTotal is the number of rejected messages.
@@ -86,10 +88,64 @@ func (s Stats) RejectedTotal() int {
 }
 
 type chunk struct {
+	// id is the chunk's BatchID: its first index, or retryBit|index for
+	// a configuration retried alone after its chunk was a dead letter.
+	id       uint64
 	first, n int
 	sum      string
 	seq      uint64 // work stream sequence, once published
 	body     []byte
+	// items are the chunk's configurations, kept until merged: a dead
+	// letter publishes those without a result again, one a chunk.
+	items []act.WorkItem
+	// of is, for a configuration retried alone, the chunk that was a
+	// dead letter (for the crash fault's detail).
+	of *chunk
+}
+
+// retryBit marks the BatchID of a configuration retried alone
+// (retryBit|index). Indices stay below 2^62 (the executor rejects others),
+// so no chunk of a batch has such an id, and a retry's id, like its sum,
+// depends only on the configuration: a resumed coordinator recognizes its
+// predecessor's retries.
+const retryBit = uint64(1) << 62
+
+// single returns the chunk that retries configuration i alone, registering
+// it, built from the chunk of a batch that holds i; nil if none does (e.mu
+// held).
+func (e *Executor) single(i int) (*chunk, error) {
+	id := retryBit | uint64(i)
+	if c := e.chunks[id]; c != nil {
+		return c, nil
+	}
+	var of *chunk
+	for _, c := range e.chunks {
+		if c.id&retryBit == 0 && i >= c.first && i < c.first+c.n {
+			of = c
+			break
+		}
+	}
+	if of == nil {
+		return nil, nil
+	}
+	w := act.Work{Proto: act.ProtocolVersion, Campaign: e.header, BatchID: id, Items: []act.WorkItem{of.items[i-of.first]}}
+	body, err := act.EncodeMessage(w)
+	if err != nil {
+		return nil, err
+	}
+	c := &chunk{id: id, first: i, n: 1, sum: workSum(w), body: body, items: w.Items, of: of}
+	e.chunks[id] = c
+	return c, nil
+}
+
+// lookup returns the chunk of BatchID id: one published, or the retry of
+// a configuration of one (e.mu held).
+func (e *Executor) lookup(id uint64) *chunk {
+	if c := e.chunks[id]; c != nil || id&retryBit == 0 || id >= retryBit<<1 {
+		return c
+	}
+	c, _ := e.single(int(id &^ retryBit))
+	return c
 }
 
 // Executor is the coordinator's side: an act.Executor that publishes
@@ -106,7 +162,8 @@ type Executor struct {
 	res    jetstream.Consumer
 	space  coverage.Space
 	conds  map[string]bool
-	header act.CampaignHeader
+	header act.CampaignHeader // without the trace files' content (light)
+	full   act.CampaignHeader // with it
 	log    *slog.Logger
 
 	out  chan act.Result
@@ -116,7 +173,7 @@ type Executor struct {
 	subs []*nats.Subscription
 
 	mu     sync.Mutex
-	chunks map[int]*chunk    // by first index
+	chunks map[uint64]*chunk // by BatchID
 	bySeq  map[uint64]*chunk // by work stream sequence
 	got    map[int]acker     // received, not merged: the message(s) to ack once merged (nil: dead letter)
 	parts  map[int]*partial  // results arriving in parts, by configuration index
@@ -148,9 +205,9 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: h, log: opt.Logger.With("campaign", opt.ID),
+	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: light(h), full: h, log: opt.Logger.With("campaign", opt.ID),
 		out: make(chan act.Result, 1024), fail: make(chan error, 1), pubq: make(chan *chunk, 1<<16),
-		chunks: map[int]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{},
+		chunks: map[uint64]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{},
 		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, free: make(chan *coverage.Batch, 1024), epoch: time.Now().UnixNano()}
 	for _, cs := range c.Conditions {
 		e.conds[cs.Name] = true
@@ -220,6 +277,27 @@ func (e *Executor) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The record is one message (the trace files are not in it: only
+	// the campaign file could make it too large).
+	if limit := min(maxRecord, int(e.nc.MaxPayload())); len(rec) > limit {
+		return fmt.Errorf("%w: %d bytes (campaign file %s: %d bytes), the limit is %d (the server's max_payload %d, at most %d)",
+			ErrHeaderTooLarge, len(rec), e.header.Path, len(e.header.Source), limit, e.nc.MaxPayload(), maxRecord)
+	}
+	// The trace files go first: a worker host that sees the record finds
+	// them.
+	if len(e.full.LinkTraces) > 0 {
+		obs, err := traces(sctx, e.js, true)
+		if err != nil {
+			return fmt.Errorf("object store %s: %w", TraceBucket, err)
+		}
+		chunk := uint32(max(int(e.nc.MaxPayload())-partHeadroom, 1024))
+		for i, f := range e.full.LinkTraces {
+			if _, err := obs.Put(sctx, jetstream.ObjectMeta{Name: traceObject(id, i), Description: f.Name + " (gzip)",
+				Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(f.Gzip)); err != nil {
+				return fmt.Errorf("object store %s: trace file %s: %w", TraceBucket, f.Name, err)
+			}
+		}
+	}
 	if _, err := e.kv.Put(sctx, id, rec); err != nil {
 		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
 	}
@@ -258,11 +336,11 @@ func (e *Executor) Dispatch(base int, gs []act.Config) {
 			e.failWith(err)
 			return
 		}
-		cs = append(cs, &chunk{first: base + lo, n: len(w.Items), sum: workSum(w), body: body})
+		cs = append(cs, &chunk{id: w.BatchID, first: base + lo, n: len(w.Items), sum: workSum(w), body: body, items: w.Items})
 	}
 	e.mu.Lock()
 	for _, c := range cs {
-		e.chunks[c.first] = c
+		e.chunks[c.id] = c
 	}
 	e.lastDispatch = time.Now()
 	e.mu.Unlock()
@@ -335,7 +413,13 @@ func (e *Executor) publish() {
 			var err error
 			// The message id makes a retried publication (a lost ack)
 			// land once.
-			ack, err = e.js.PublishMsg(pctx, m, jetstream.WithMsgID(fmt.Sprintf("%s-%d-%d-%s", e.opt.ID, e.epoch, c.first, c.sum[:16])))
+			ack, err = e.js.PublishMsg(pctx, m, jetstream.WithMsgID(fmt.Sprintf("%s-%d-%d-%s", e.opt.ID, e.epoch, c.id, c.sum[:16])))
+			if errors.Is(err, nats.ErrMaxPayload) {
+				// It can never go: retrying would hang the campaign.
+				e.failWith(fmt.Errorf("chunk of configurations %d–%d: %d bytes, over the NATS server's max_payload of %d", c.first, c.first+c.n-1, len(c.body), e.nc.MaxPayload()))
+				e.cancel()
+				return err
+			}
 			if err != nil {
 				e.log.Warn("publishing a chunk", "first", c.first, "err", err)
 			}
@@ -453,11 +537,18 @@ func (e *Executor) assemble(m jetstream.Msg) ([]byte, int, acks, string) {
 	ok := len(fields) == 4
 	for i := 0; ok && i < 4; i++ {
 		var err error
-		f[i], err = strconv.ParseUint(fields[i], 10, 62)
+		bits := 62
+		if i == 0 {
+			bits = 64 // a batch id may carry retryBit
+		}
+		f[i], err = strconv.ParseUint(fields[i], 10, bits)
 		ok = err == nil
 	}
-	batch, idx, i, n := int(f[0]), int(f[1]), int(f[2]), int(f[3])
-	c := e.chunks[batch]
+	idx, i, n := int(f[1]), int(f[2]), int(f[3])
+	var c *chunk
+	if ok {
+		c = e.lookup(f[0])
+	}
 	data := m.Data()
 	reason := ""
 	switch {
@@ -549,13 +640,13 @@ func (e *Executor) validate(data []byte, hdr nats.Header, ack acker, part int) (
 	if !ok {
 		return reject("not a result")
 	}
-	if r.BatchID > uint64(1<<62) || r.Index < 0 {
+	if r.BatchID >= retryBit<<1 || r.Index < 0 {
 		return reject("unknown batch")
 	}
 	if part >= 0 && r.Index != part {
 		return reject("parts of another configuration")
 	}
-	c := e.chunks[int(r.BatchID)]
+	c := e.lookup(r.BatchID)
 	switch {
 	case c == nil && r.Index < e.merged:
 		return reject("stale")
@@ -596,8 +687,13 @@ func (e *Executor) validate(data []byte, hdr nats.Header, ack acker, part int) (
 	return r, ""
 }
 
-// deadLetter turns a chunk that reached MaxDeliver into crash faults of
-// its configurations that have no result.
+// deadLetter handles a chunk that reached MaxDeliver deliveries without
+// an ack. Usually one configuration kills the hosts that run it, and the
+// others are innocent: so a chunk of several configurations is not charged
+// a fault; each of its configurations without a result is published again
+// alone (single), and only a configuration alone that reaches MaxDeliver
+// becomes a crash fault. The innocent ones run as anywhere else, and Run
+// merges every result in configuration order whatever chunk brought it.
 func (e *Executor) deadLetter(m *nats.Msg) {
 	var adv struct {
 		Stream     string `json:"stream"`
@@ -609,27 +705,59 @@ func (e *Executor) deadLetter(m *nats.Msg) {
 	}
 	e.mu.Lock()
 	c := e.bySeq[adv.StreamSeq]
+	// The message goes from the stream now; a repeated advisory must not
+	// charge or retry it twice.
+	delete(e.bySeq, adv.StreamSeq)
 	var lost []act.Result
+	var again []*chunk
+	var err error
 	if c != nil {
 		e.stats.DeadLetter++
-		for i := c.first; i < c.first+c.n; i++ {
+		for i := c.first; i < c.first+c.n && err == nil; i++ {
 			if _, ok := e.got[i]; ok || i < e.merged {
 				continue
 			}
+			if c.n > 1 {
+				var s *chunk
+				if s, err = e.single(i); s != nil && s.seq == 0 && s.body != nil {
+					again = append(again, s)
+				}
+				continue
+			}
 			e.got[i] = nil
-			lost = append(lost, act.Result{BatchID: uint64(c.first), Index: i, Fault: &corpus.Finding{Kind: corpus.FaultCrash,
-				Detail: fmt.Sprintf("chunk of configurations %d–%d delivered %d times to worker hosts without a result (dead letter): a host died on it each time",
-					c.first, c.first+c.n-1, adv.Deliveries)}})
+			detail := fmt.Sprintf("configuration %d delivered %d times to worker hosts without a result (dead letter): a host died on it each time", i, adv.Deliveries)
+			if c.of != nil {
+				detail += fmt.Sprintf(" (run alone after its chunk of configurations %d–%d was a dead letter)", c.of.first, c.of.first+c.of.n-1)
+			}
+			lost = append(lost, act.Result{BatchID: c.id, Index: i, Fault: &corpus.Finding{Kind: corpus.FaultCrash, Detail: detail}})
 		}
+		e.stats.Retried += len(again)
+		e.stats.Crashes += len(lost)
 	}
 	e.mu.Unlock()
 	if c == nil {
 		return
 	}
-	e.log.Error("dead letter: chunk given up", "first", c.first, "deliveries", adv.Deliveries, "crash faults", len(lost))
+	if err != nil {
+		e.failWith(err)
+		return
+	}
+	if len(lost) > 0 {
+		e.log.Error("dead letter: configuration charged a crash fault", "config", c.first, "deliveries", adv.Deliveries)
+	} else {
+		e.log.Warn("dead letter: chunk given up, its configurations without a result published again one by one",
+			"first", c.first, "deliveries", adv.Deliveries, "retried", len(again))
+	}
 	dctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	_ = e.work.DeleteMsg(dctx, adv.StreamSeq)
 	cancel()
+	for _, s := range again {
+		select {
+		case e.pubq <- s:
+		case <-e.ctx.Done():
+			return
+		}
+	}
 	for _, r := range lost {
 		select {
 		case e.out <- r:
@@ -681,10 +809,12 @@ func (e *Executor) Merged(upto int) {
 			delete(e.parts, i)
 		}
 	}
-	for first, c := range e.chunks {
-		if first+c.n <= upto {
-			delete(e.chunks, first)
-			delete(e.bySeq, c.seq)
+	for id, c := range e.chunks {
+		if c.first+c.n <= upto {
+			delete(e.chunks, id)
+			if e.bySeq[c.seq] == c {
+				delete(e.bySeq, c.seq)
+			}
 		}
 	}
 	e.merged = max(e.merged, upto)
@@ -713,6 +843,15 @@ func (e *Executor) Close() {
 	defer cancel()
 	if err := e.kv.Delete(ctx, e.opt.ID); err != nil {
 		e.log.Warn("removing the campaign header", "err", err)
+	}
+	if len(e.full.LinkTraces) > 0 {
+		if obs, err := traces(ctx, e.js, false); err == nil {
+			for i := range e.full.LinkTraces {
+				if err := obs.Delete(ctx, traceObject(e.opt.ID, i)); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+					e.log.Warn("removing a trace file", "object", traceObject(e.opt.ID, i), "err", err)
+				}
+			}
+		}
 	}
 	// Everything dispatched was merged (the budget is spent): nothing to
 	// resume from, so the streams go.

@@ -24,12 +24,17 @@ var errTooLarge = errors.New("result too large for the NATS server")
 
 // WorkerOptions configure a worker host.
 type WorkerOptions struct {
-	// Procs is the number of worker processes (default 1).
+	// Procs is the number of simulations the host runs at once (default
+	// 1), shared between the campaigns it serves; each campaign has a
+	// pool of up to Procs worker processes of its own (its header), so a
+	// host serving c campaigns may keep c·Procs processes, Procs of them
+	// busy.
 	Procs int
 	// Subject serves only campaigns of this subject (native, ns3,
 	// gvisor); "" serves any.
 	Subject string
-	// Campaign serves only the campaign of this id; "" serves any.
+	// Campaign serves only the campaign of this id; "" serves every
+	// campaign the host accepts, at once (Procs shared between them).
 	Campaign string
 	// Program is this host's build revision (default
 	// corpus.ProgramVersion()); a campaign of another is refused.
@@ -37,8 +42,8 @@ type WorkerOptions struct {
 	// Isolate configures the worker processes (watchdog, memory limit,
 	// command).
 	Isolate act.IsolateOptions
-	// Poll is how often the host looks for campaigns and checks that the
-	// one it serves is still there (default 1 s).
+	// Poll is how often the host looks for campaigns and checks that
+	// those it serves are still there (default 1 s).
 	Poll   time.Duration
 	Logger *slog.Logger
 }
@@ -63,6 +68,17 @@ type Worker struct {
 	mu      sync.Mutex
 	stats   WorkerStats
 	refused map[string]uint64 // campaign id → KV revision refused
+
+	// dies, if set (tests), makes the host behave as if it died when it
+	// comes to a configuration for which it returns true: it publishes
+	// the results of the configurations before it in the chunk, then
+	// neither acks nor sends heartbeats, so the chunk is redelivered after
+	// AckWait, as a host killed by that configuration would leave it.
+	dies func(act.WorkItem) bool
+	// running, if set (tests), is called when a configuration of the
+	// chunk of batch id batch starts in its slot; the function it returns
+	// when the configuration ends.
+	running func(batch uint64, it act.WorkItem) (ended func())
 }
 
 // NewWorker returns a worker host on nc.
@@ -98,19 +114,44 @@ func (w *Worker) Stats() WorkerStats {
 }
 
 // Serve serves campaigns until ctx ends (nil) or the worker processes
-// cannot run (an error). Campaigns come and go; the host serves one at a
-// time, the first in id order that it accepts.
+// cannot run (an error). Campaigns come and go; the host serves at once
+// every campaign it accepts, its Procs slots shared fairly between them
+// (share).
 func (w *Worker) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	sh := newShare(w.opt.Procs)
+	serving := map[string]bool{}
+	done := make(chan string)
+	fatal := make(chan error, 1)
 	for ctx.Err() == nil {
-		id, rec, rev, ok := w.pick(ctx)
-		if ok {
-			w.log.Info("serving campaign", "campaign", id, "file", rec.Header.Path, "subject", rec.Header.Subject)
-			if err := w.serveCampaign(ctx, id, rec, rev); err != nil {
-				return fmt.Errorf("campaign %s: %w", id, err)
-			}
-			continue
+		for _, c := range w.pick(ctx, serving) {
+			serving[c.id] = true
+			w.log.Info("serving campaign", "campaign", c.id, "file", c.rec.Header.Path, "subject", c.rec.Header.Subject)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := w.serveCampaign(ctx, c.id, c.rec, c.rev, sh); err != nil {
+					select {
+					case fatal <- fmt.Errorf("campaign %s: %w", c.id, err):
+					default:
+					}
+				}
+				select {
+				case done <- c.id:
+				case <-ctx.Done():
+				}
+			}()
 		}
 		select {
+		case id := <-done:
+			delete(serving, id)
+		case err := <-fatal:
+			return err
 		case <-ctx.Done():
 		case <-time.After(w.opt.Poll):
 		}
@@ -118,22 +159,31 @@ func (w *Worker) Serve(ctx context.Context) error {
 	return nil
 }
 
-// pick finds a campaign to serve, refusing those of another build.
-func (w *Worker) pick(ctx context.Context) (string, record, uint64, bool) {
+// accepted is a campaign a host accepts to serve.
+type accepted struct {
+	id  string
+	rec record
+	rev uint64
+}
+
+// pick finds the campaigns to serve that are not served yet (in id
+// order), refusing those of another build.
+func (w *Worker) pick(ctx context.Context, serving map[string]bool) []accepted {
 	kv, err := campaigns(ctx, w.js, false)
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrBucketNotFound) && ctx.Err() == nil {
 			w.log.Warn("looking for campaigns", "err", err)
 		}
-		return "", record{}, 0, false
+		return nil
 	}
 	keys, err := kv.Keys(ctx)
 	if err != nil {
-		return "", record{}, 0, false
+		return nil
 	}
 	slices.Sort(keys)
+	var cs []accepted
 	for _, id := range keys {
-		if w.opt.Campaign != "" && id != w.opt.Campaign {
+		if serving[id] || (w.opt.Campaign != "" && id != w.opt.Campaign) {
 			continue
 		}
 		if ValidID(id) != nil {
@@ -159,9 +209,102 @@ func (w *Worker) pick(ctx context.Context) (string, record, uint64, bool) {
 				id, rec.Header.Program, w.host, w.opt.Program))
 			continue
 		}
-		return id, rec, ent.Revision(), true
+		w.mu.Lock()
+		refused := w.refused[id] == ent.Revision()
+		w.mu.Unlock()
+		if refused {
+			// Its trace files, or its worker processes, failed: they
+			// would again (and trace files can be large).
+			continue
+		}
+		full, bad, err := fetchTraces(ctx, w.js, id, rec.Header)
+		switch {
+		case bad:
+			w.refuse(id, ent.Revision(), fmt.Sprintf("campaign %s: %v", id, err))
+			continue
+		case err != nil:
+			// Not there yet, or the server is away: try again later.
+			if ctx.Err() == nil {
+				w.log.Warn("reading the campaign's trace files", "campaign", id, "err", err)
+			}
+			continue
+		}
+		rec.Header = full
+		cs = append(cs, accepted{id: id, rec: rec, rev: ent.Revision()})
 	}
-	return "", record{}, 0, false
+	return cs
+}
+
+// share shares a host's Procs slots between the campaigns it serves. A
+// slot runs one configuration (Worker.runOne), so the host never runs
+// more than Procs simulations at once whatever the number of campaigns,
+// and a chunk's configurations run in as many slots as they get. A free slot goes to the waiting campaign that
+// holds the fewest (the first to ask among those): campaigns that all
+// have work get shares that differ by one slot at most, and a campaign
+// without work leaves its slots to the others.
+type share struct {
+	mu      sync.Mutex
+	free    int
+	held    map[string]int
+	waiters []*shareWaiter
+}
+
+type shareWaiter struct {
+	id      string
+	granted chan struct{} // closed when the slot is granted
+}
+
+func newShare(procs int) *share { return &share{free: procs, held: map[string]int{}} }
+
+// acquire waits for a slot for campaign id, or for ctx to end (an error).
+func (s *share) acquire(ctx context.Context, id string) error {
+	s.mu.Lock()
+	wt := &shareWaiter{id: id, granted: make(chan struct{})}
+	s.waiters = append(s.waiters, wt)
+	s.grant()
+	s.mu.Unlock()
+	select {
+	case <-wt.granted:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if i := slices.Index(s.waiters, wt); i >= 0 {
+		s.waiters = slices.Delete(s.waiters, i, i+1)
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+	s.mu.Unlock()
+	s.release(id) // granted meanwhile
+	return ctx.Err()
+}
+
+// release frees a slot of campaign id.
+func (s *share) release(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[id]--; s.held[id] <= 0 {
+		delete(s.held, id)
+	}
+	s.free++
+	s.grant()
+}
+
+// grant hands the free slots to the waiters (s.mu held).
+func (s *share) grant() {
+	for s.free > 0 && len(s.waiters) > 0 {
+		best := 0
+		for i, wt := range s.waiters {
+			if s.held[wt.id] < s.held[s.waiters[best].id] {
+				best = i
+			}
+		}
+		wt := s.waiters[best]
+		s.waiters = slices.Delete(s.waiters, best, best+1)
+		s.free--
+		s.held[wt.id]++
+		close(wt.granted)
+	}
 }
 
 // refuse says once per header revision why a campaign is refused.
@@ -178,9 +321,13 @@ func (w *Worker) refuse(id string, rev uint64, why string) {
 	_ = w.nc.Publish(refusedSubject(id), []byte(why))
 }
 
-// serveCampaign pulls and runs the campaign's chunks until its header
-// leaves the KV bucket (or changes), its streams go, or ctx ends.
-func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev uint64) error {
+// serveCampaign pulls the campaign's chunks and runs their configurations
+// until its header leaves the KV bucket (or changes), its streams go, or
+// ctx ends. The unit of a slot is a configuration: the configurations of
+// the chunks the campaign holds wait in a queue, each for a slot of its
+// own, so a chunk's configurations run in parallel on a host whose slots
+// are free, and the host still runs at most Procs simulations at once.
+func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev uint64, sh *share) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pool, err := act.NewWorkerPool(ctx, rec.Header, w.opt.Isolate, w.opt.Procs, w.log)
@@ -189,8 +336,20 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 		return nil
 	}
 	var handlers sync.WaitGroup
+	// The configurations of fetched chunks waiting for a slot (in
+	// order: chunk by chunk, by index); only this goroutine touches it.
+	var queue []queued
 	defer pool.Close()
 	defer handlers.Wait()
+	defer func() {
+		// Leaving: the chunks of the configurations that wait are
+		// given back (another host may take them at once) once those
+		// running end.
+		for _, q := range queue {
+			_ = w.finish(ctx, id, q.c, context.Canceled)
+		}
+		queue = nil
+	}()
 	defer cancel()
 	kv, err := campaigns(ctx, w.js, false)
 	if err != nil {
@@ -206,7 +365,32 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 	}
 	ackWait := cons.CachedInfo().Config.AckWait
 	fatal := make(chan error, 1)
-	slots := make(chan struct{}, w.opt.Procs)
+	// run runs q in the slot the campaign holds for it, and frees the
+	// slot after.
+	run := func(q queued) {
+		handlers.Add(1)
+		go func() {
+			defer handlers.Done()
+			err := w.runOne(ctx, id, rec, pool, q)
+			sh.release(id)
+			if err := w.finish(ctx, id, q.c, err); err != nil {
+				select {
+				case fatal <- err:
+				default:
+				}
+				cancel()
+			}
+		}()
+	}
+	// take validates a fetched chunk, starts its heartbeats and queues
+	// its configurations.
+	take := func(m jetstream.Msg, stopHB func()) {
+		if c := w.take(ctx, id, rec, m, stopHB); c != nil {
+			for _, it := range c.run {
+				queue = append(queue, queued{c: c, it: it})
+			}
+		}
+	}
 	lastCheck := time.Now()
 	for {
 		if time.Since(lastCheck) >= w.opt.Poll {
@@ -217,61 +401,72 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			}
 		}
 		select {
-		case slots <- struct{}{}:
-		case err := <-fatal:
+		case err := <-fatal: // a handler's, which cancelled ctx
 			return err
 		case <-ctx.Done():
 			return nil
+		default:
 		}
+		// A slot first, then a configuration: one the campaign holds,
+		// or one of a chunk that is there at once. A busy host holds
+		// no more chunks than the one whose configurations wait for
+		// its slots.
+		if sh.acquire(ctx, id) != nil {
+			continue
+		}
+		if len(queue) == 0 {
+			batch, err := cons.FetchNoWait(1)
+			if m := first(batch, err); m != nil {
+				take(m, heartbeat(ctx, m, ackWait))
+			} else if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+				sh.release(id)
+				return nil
+			}
+		}
+		if len(queue) > 0 {
+			q := queue[0]
+			queue = queue[1:]
+			run(q)
+			continue
+		}
+		sh.release(id)
+		// No work now: wait for some without a slot, so that a campaign
+		// without work holds none; heartbeats keep the chunk ours while
+		// its configurations wait for slots.
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(w.opt.Poll))
-		if err != nil {
-			<-slots
+		m := first(batch, err)
+		if m == nil {
 			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
 				return nil
 			}
-			select {
-			case <-time.After(250 * time.Millisecond):
-			case <-ctx.Done():
+			if err != nil {
+				select {
+				case <-time.After(250 * time.Millisecond):
+				case <-ctx.Done():
+				}
 			}
 			continue
 		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			handlers.Add(1)
-			go func() {
-				defer handlers.Done()
-				defer func() { <-slots }()
-				if err := w.handle(ctx, id, rec, pool, m, ackWait); err != nil {
-					select {
-					case fatal <- err:
-					default:
-					}
-					cancel()
-				}
-			}()
-		}
-		if n == 0 {
-			<-slots
-		}
+		take(m, heartbeat(ctx, m, ackWait))
 	}
 }
 
-// handle validates and runs one Work message; an error stops the host.
-func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.WorkerPool, m jetstream.Msg, ackWait time.Duration) error {
-	wk, reason := w.validate(id, rec, m)
-	if reason != "" {
-		w.mu.Lock()
-		w.stats.Rejected[reason]++
-		w.mu.Unlock()
-		w.log.Warn("work rejected", "campaign", id, "reason", reason, "bytes", len(m.Data()))
-		_ = m.Term()
+// first returns the message of a fetch of one, or nil.
+func first(batch jetstream.MessageBatch, err error) jetstream.Msg {
+	if err != nil {
 		return nil
 	}
-	sum := workSum(wk)
-	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
-	hbCtx, stopHB := context.WithCancel(ctx)
-	defer stopHB()
+	var m jetstream.Msg
+	for x := range batch.Messages() {
+		m = x
+	}
+	return m
+}
+
+// heartbeat tells the server every ackWait/3 that m is being worked on,
+// until the returned function is called or ctx ends.
+func heartbeat(ctx context.Context, m jetstream.Msg, ackWait time.Duration) (stop func()) {
+	ctx, stop = context.WithCancel(ctx)
 	go func() {
 		t := time.NewTicker(max(ackWait/3, 10*time.Millisecond))
 		defer t.Stop()
@@ -279,66 +474,158 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 			select {
 			case <-t.C:
 				_ = m.InProgress()
-			case <-hbCtx.Done():
+			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	published := 0
-	err := pool.Run(ctx, wk, func(r act.Result) error {
-		body, err := act.EncodeMessage(r)
-		if err != nil {
+	return stop
+}
+
+// held is a chunk (a Work message) a host holds: its configurations run
+// each in a slot of their own, and it is acked once all their results are
+// published.
+type held struct {
+	m      jetstream.Msg
+	wk     act.Work
+	sum    string         // workSum(wk)
+	run    []act.WorkItem // the configurations to run (wk.Items, or those before the one dies picked)
+	died   bool           // dies picked one of its configurations (tests)
+	stopHB func()         // stops its heartbeats
+
+	mu   sync.Mutex
+	left int   // configurations not finished
+	err  error // the first configuration's error: those not started are not run
+}
+
+// queued is a configuration of a chunk, waiting for a slot.
+type queued struct {
+	c  *held
+	it act.WorkItem
+}
+
+// take validates a Work message whose heartbeats stopHB stops and returns
+// its chunk, or nil if it is rejected (terminated) or has nothing to run
+// (settled).
+func (w *Worker) take(ctx context.Context, id string, rec record, m jetstream.Msg, stopHB func()) *held {
+	wk, reason := w.validate(id, rec, m)
+	if reason != "" {
+		w.mu.Lock()
+		w.stats.Rejected[reason]++
+		w.mu.Unlock()
+		w.log.Warn("work rejected", "campaign", id, "reason", reason, "bytes", len(m.Data()))
+		stopHB()
+		_ = m.Term()
+		return nil
+	}
+	c := &held{m: m, wk: wk, sum: workSum(wk), run: wk.Items, stopHB: stopHB}
+	if w.dies != nil {
+		if k := slices.IndexFunc(wk.Items, w.dies); k >= 0 {
+			c.run, c.died = wk.Items[:k], true
+		}
+	}
+	c.left = len(c.run)
+	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
+	if c.left == 0 {
+		c.left = 1
+		_ = w.finish(ctx, id, c, nil) // the host "dies" at its first configuration
+		return nil
+	}
+	return c
+}
+
+// runOne runs configuration q.it of its chunk and publishes its result,
+// unless a configuration of the chunk failed (nil: not run).
+func (w *Worker) runOne(ctx context.Context, id string, rec record, pool *act.WorkerPool, q queued) error {
+	c := q.c
+	c.mu.Lock()
+	failed := c.err != nil
+	c.mu.Unlock()
+	if failed {
+		return nil
+	}
+	if w.running != nil {
+		defer w.running(c.wk.BatchID, q.it)()
+	}
+	one := c.wk
+	one.Items = []act.WorkItem{q.it}
+	return pool.Run(ctx, one, func(r act.Result) error { return w.publish(ctx, id, rec, c, r) })
+}
+
+// publish publishes the result r of a configuration of chunk c.
+func (w *Worker) publish(ctx context.Context, id string, rec record, c *held, r act.Result) error {
+	body, err := act.EncodeMessage(r)
+	if err != nil {
+		return err
+	}
+	if rec.MaxResult > 0 && len(body) > rec.MaxResult {
+		return fmt.Errorf("%w: configuration %d: %d bytes, the coordinator takes at most %d", errTooLarge, r.Index, len(body), rec.MaxResult)
+	}
+	// A result over the server's max_payload goes in parts, which the
+	// coordinator puts together (Executor.assemble).
+	part := max(int(w.nc.MaxPayload())-partHeadroom, 1024)
+	n := (len(body) + part - 1) / part
+	for i := range n {
+		msg := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body[i*part : min(len(body), (i+1)*part)]}
+		msg.Header.Set(hdrCampaign, id)
+		msg.Header.Set(hdrWork, c.sum)
+		if n > 1 {
+			msg.Header.Set(hdrPart, fmt.Sprintf("%d/%d/%d/%d", r.BatchID, r.Index, i, n))
+		}
+		tooLarge := false
+		if err := retry(ctx, func() error {
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_, err := w.js.PublishMsg(pctx, msg)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				w.log.Warn("publishing a result", "index", r.Index, "part", i, "bytes", len(msg.Data), "err", err)
+			}
+			if errors.Is(err, nats.ErrMaxPayload) {
+				tooLarge = true
+				return nil // cannot ever go: stop retrying
+			}
+			return err
+		}); err != nil {
 			return err
 		}
-		if rec.MaxResult > 0 && len(body) > rec.MaxResult {
-			return fmt.Errorf("%w: configuration %d: %d bytes, the coordinator takes at most %d", errTooLarge, r.Index, len(body), rec.MaxResult)
+		if tooLarge {
+			return fmt.Errorf("%w: configuration %d: a part of %d bytes, the server's max_payload is %d", errTooLarge, r.Index, len(msg.Data), w.nc.MaxPayload())
 		}
-		// A result over the server's max_payload goes in parts, which
-		// the coordinator puts together (Executor.assemble).
-		part := max(int(w.nc.MaxPayload())-partHeadroom, 1024)
-		n := (len(body) + part - 1) / part
-		for i := range n {
-			msg := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body[i*part : min(len(body), (i+1)*part)]}
-			msg.Header.Set(hdrCampaign, id)
-			msg.Header.Set(hdrWork, sum)
-			if n > 1 {
-				msg.Header.Set(hdrPart, fmt.Sprintf("%d/%d/%d/%d", r.BatchID, r.Index, i, n))
-			}
-			tooLarge := false
-			if err := retry(ctx, func() error {
-				pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				defer cancel()
-				_, err := w.js.PublishMsg(pctx, msg)
-				if err != nil && !errors.Is(err, context.Canceled) {
-					w.log.Warn("publishing a result", "index", r.Index, "part", i, "bytes", len(msg.Data), "err", err)
-				}
-				if errors.Is(err, nats.ErrMaxPayload) {
-					tooLarge = true
-					return nil // cannot ever go: stop retrying
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-			if tooLarge {
-				return fmt.Errorf("%w: configuration %d: a part of %d bytes, the server's max_payload is %d", errTooLarge, r.Index, len(msg.Data), w.nc.MaxPayload())
-			}
-		}
-		if n > 1 {
-			w.mu.Lock()
-			w.stats.Parted++
-			w.mu.Unlock()
-		}
-		published++
-		return nil
-	})
-	stopHB()
+	}
 	w.mu.Lock()
-	w.stats.Results += published
+	if n > 1 {
+		w.stats.Parted++
+	}
+	w.stats.Results++
 	w.mu.Unlock()
+	return nil
+}
+
+// finish counts a configuration of chunk c as done (err nil: its result is
+// published, or it was not run since another failed) or failed; the last
+// one settles the chunk: acked if every result is published, naked if one
+// failed, left to be redelivered if the host "died" (tests). An error
+// stops the host.
+func (w *Worker) finish(ctx context.Context, id string, c *held, err error) error {
+	c.mu.Lock()
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	c.left--
+	last, err := c.left == 0, c.err
+	c.mu.Unlock()
+	if !last {
+		return nil
+	}
+	c.stopHB()
+	batch := c.wk.BatchID
+	if c.died && err == nil {
+		w.log.Debug("chunk abandoned: the host died (test)", "campaign", id, "batch", batch)
+		return nil
+	}
 	if err != nil {
-		_ = m.Nak()
-		if ctx.Err() != nil {
+		_ = c.m.Nak()
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return nil
 		}
 		if errors.Is(err, errTooLarge) {
@@ -350,16 +637,16 @@ func (w *Worker) handle(ctx context.Context, id string, rec record, pool *act.Wo
 		}
 		return err
 	}
-	w.log.Debug("chunk results published", "campaign", id, "batch", wk.BatchID)
+	w.log.Debug("chunk results published", "campaign", id, "batch", batch)
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := m.DoubleAck(actx); err != nil {
-		w.log.Warn("acking a chunk", "batch", wk.BatchID, "err", err)
+	if err := c.m.DoubleAck(actx); err != nil {
+		w.log.Warn("acking a chunk", "batch", batch, "err", err)
 	}
 	w.mu.Lock()
 	w.stats.Chunks++
 	w.mu.Unlock()
-	w.log.Debug("chunk done", "campaign", id, "batch", wk.BatchID)
+	w.log.Debug("chunk done", "campaign", id, "batch", batch)
 	return nil
 }
 
@@ -385,8 +672,11 @@ func (w *Worker) validate(id string, rec record, m jetstream.Msg) (act.Work, str
 		return act.Work{}, "another campaign header"
 	case len(wk.Items) == 0 || len(wk.Items) > 4096:
 		return act.Work{}, "chunk size"
-	case wk.BatchID != uint64(wk.Items[0].Index) || wk.Items[0].Index < 0:
+	case wk.BatchID&^retryBit != uint64(wk.Items[0].Index) || wk.Items[0].Index < 0:
 		return act.Work{}, "batch id does not match its configurations"
+	case wk.BatchID&retryBit != 0 && len(wk.Items) != 1:
+		// A retry (after a dead letter) runs one configuration alone.
+		return act.Work{}, "chunk size"
 	}
 	for i, it := range wk.Items {
 		if it.Index != wk.Items[0].Index+i {
