@@ -3,8 +3,9 @@ GO      ?= go
 BIN     ?= bin/actfuzz
 PKGS    := ./...
 # RACE_PKGS: the concurrent packages (coordinator, executors, worker
-# supervision), tested again under the race detector by `make test`.
-RACE_PKGS := ./act ./cli
+# supervision, the cluster coordinator and worker hosts), tested again
+# under the race detector by `make test`.
+RACE_PKGS := ./act ./act/cluster ./cli
 # REVISION stamps seeds with the commit that wrote them (corpus.ProgramVersion).
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
