@@ -21,15 +21,7 @@ func TestRunOnCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server, a worker host and two campaigns")
 	}
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	defer s.Shutdown()
+	s := startNATS(t, 0)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
 	src := "ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\nconditions:\n  - {name: c, when: \"cwnd > 30\"}\n"
@@ -111,10 +103,11 @@ func TestRunOnCluster(t *testing.T) {
 	}
 }
 
-// A campaign file too large for one message of the NATS server is bad
-// input: `run --nats` exits 2 naming its size and the limit.
-func TestRunCampaignOverMaxPayload(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true, MaxPayload: 2048})
+// startNATS starts an embedded JetStream server on a free port (maxPayload
+// 0: the server's default), shut down when the test ends.
+func startNATS(t *testing.T, maxPayload int32) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true, MaxPayload: maxPayload})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +115,14 @@ func TestRunCampaignOverMaxPayload(t *testing.T) {
 	if !s.ReadyForConnections(10 * time.Second) {
 		t.Fatal("nats server not ready")
 	}
-	defer s.Shutdown()
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// A campaign file too large for one message of the NATS server is bad
+// input: `run --nats` exits 2 naming its size and the limit.
+func TestRunCampaignOverMaxPayload(t *testing.T) {
+	s := startNATS(t, 2048)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
 	src := "# " + strings.Repeat("x", 4096) + "\nccai: [reno]\nbytes: 200000\nbudget: 64\nwindow: 32\n"
