@@ -97,9 +97,11 @@ type conditionInfo struct {
 	// condition that holds all over a campaign (the paper's
 	// cubic-aggressive finds a hundred groups in 200 simulations) would
 	// otherwise make the page a hundred plots long.
-	Rest  []findingInfo
-	Total int // len(Groups) + len(Rest)
+	Rest []findingInfo
 }
+
+// Total is the condition's number of groups.
+func (c conditionInfo) Total() int { return len(c.Groups) + len(c.Rest) }
 
 // maxCards is how many groups of a condition the page shows in full.
 const maxCards = 10
@@ -386,7 +388,6 @@ func findings(out, dir string, rep *act.Report, program string) (conds []conditi
 		ci.Groups = append(ci.Groups, fi)
 	}
 	for _, ci := range byCond {
-		ci.Total = len(ci.Groups)
 		if len(ci.Groups) > maxCards {
 			ci.Groups, ci.Rest = ci.Groups[:maxCards], ci.Groups[maxCards:]
 		}

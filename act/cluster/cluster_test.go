@@ -187,6 +187,17 @@ func outcome(rep *act.Report) string {
 }
 
 // sameSeeds fails unless the seed files of two runs are byte-identical.
+// sameAsLocal fails the test unless the cluster's run rep (what: how it
+// ran) ends as the local reference ref: the same outcome (regions at every
+// k, findings) and byte-identical seed files.
+func sameAsLocal(t *testing.T, what string, ref, rep *act.Report, refDir, dir string) {
+	t.Helper()
+	if a, b := outcome(ref), outcome(rep); a != b {
+		t.Fatalf("local:\n%s\n%s:\n%s", a, what, b)
+	}
+	sameSeeds(t, ref, rep, refDir, dir)
+}
+
 func sameSeeds(t *testing.T, a, b *act.Report, dirA, dirB string) {
 	t.Helper()
 	sameSeedsBut(t, a, b, dirA, dirB, "")
@@ -297,10 +308,7 @@ func TestClusterMatchesLocal(t *testing.T) {
 	start := time.Now()
 	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "determinism"}, nil, act.Options{})
 	t.Logf("cluster: %d sims in %v; %+v", rep.Sims, time.Since(start).Round(time.Millisecond), ex.Stats())
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "cluster", ref, rep, refDir, dir)
 	served := 0
 	for _, h := range hosts {
 		if h.Stats().Chunks > 0 {
@@ -422,10 +430,7 @@ func TestHostilePublisher(t *testing.T) {
 				}()
 			})
 		}, act.Options{})
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\ncluster under attack:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "cluster under attack", ref, rep, refDir, dir)
 	st := ex.Stats()
 	t.Logf("coordinator: %+v; host: %+v", st, hosts[0].Stats())
 	// The forgeries for chunk 0 may come after its true results (then a
@@ -554,10 +559,7 @@ func TestWorkerHostKilledMidChunk(t *testing.T) {
 				})
 			}
 		}})
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\ncluster, a host killed:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "cluster, a host killed", ref, rep, refDir, dir)
 	// The chunks the victim started and never finished: the other host
 	// ran them.
 	lines := func(b *syncWriter, what string) map[string]bool {
@@ -615,10 +617,7 @@ func TestCoordinatorResume(t *testing.T) {
 	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Skipped == 0 {
 		t.Errorf("the resumed coordinator rejected its predecessor's results (%v) or published every chunk again (%d skipped)", st.Rejected, st.Skipped)
 	}
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\nresumed:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "resumed", ref, rep, refDir, dir)
 }
 
 // The NATS server restarts (file storage) in the middle of a campaign:
@@ -657,10 +656,7 @@ func TestServerRestart(t *testing.T) {
 			}
 		}})
 	t.Logf("after the restart: %+v", ex.Stats())
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\nserver restarted:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "server restarted", ref, rep, refDir, dir)
 }
 
 // A chunk whose hosts all die on it (they take it and never ack) is a dead
@@ -773,10 +769,7 @@ func TestCoordinatorKilled(t *testing.T) {
 	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Skipped == 0 {
 		t.Errorf("the resumed coordinator rejected its predecessor's results (%v) or published every chunk again (%d skipped)", st.Rejected, st.Skipped)
 	}
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\nresumed after a kill:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "resumed after a kill", ref, rep, refDir, dir)
 }
 
 // A result over the server's max_payload comes in parts, put together by
@@ -800,10 +793,7 @@ func TestResultsInParts(t *testing.T) {
 			}
 		}
 	}, act.Options{})
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "cluster", ref, rep, refDir, dir)
 	parted := 0
 	for _, h := range hosts {
 		parted += h.Stats().Parted
@@ -1012,10 +1002,7 @@ func TestTraceFilesOverMaxPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d bytes of trace files, max_payload %d: %+v", size, maxPayload, ex.Stats())
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "cluster", ref, rep, refDir, dir)
 	// A finished campaign leaves no trace file behind.
 	obs, err := traces(context.Background(), ex.js, false)
 	if err != nil {
@@ -1150,14 +1137,8 @@ func TestWorkerServesTwoCampaigns(t *testing.T) {
 		t.Fatalf("campaign b-second, while a-first was held: %v", errB)
 	}
 	t.Logf("host: %+v", hosts[0].Stats())
-	if x, y := outcome(refA), outcome(repA); x != y {
-		t.Fatalf("a-first, local:\n%s\ncluster:\n%s", x, y)
-	}
-	sameSeeds(t, refA, repA, refDirA, dirA)
-	if x, y := outcome(refB), outcome(repB); x != y {
-		t.Fatalf("b-second, local:\n%s\ncluster:\n%s", x, y)
-	}
-	sameSeeds(t, refB, repB, refDirB, dirB)
+	sameAsLocal(t, "a-first: cluster", refA, repA, refDirA, dirA)
+	sameAsLocal(t, "b-second: cluster", refB, repB, refDirB, dirB)
 }
 
 // A host's slot runs a configuration, not a chunk: the configurations of
@@ -1212,10 +1193,7 @@ func TestChunkRunsOverSlots(t *testing.T) {
 	if most > procs {
 		t.Errorf("%d simulations ran at once on a host of %d procs", most, procs)
 	}
-	if a, b := outcome(ref), outcome(rep); a != b {
-		t.Fatalf("local:\n%s\ncluster:\n%s", a, b)
-	}
-	sameSeeds(t, ref, rep, refDir, dir)
+	sameAsLocal(t, "cluster", ref, rep, refDir, dir)
 }
 
 // The host's slots go to the waiting campaign that holds the fewest.
