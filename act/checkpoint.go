@@ -118,7 +118,9 @@ type checkpoint struct {
 	StepSims    map[Step]int
 	StepRegions map[Step][]uint64
 	Capped      int
-	Series      coverage.Series
+	// StatesDropped is Report.StatesDropped (cluster runs).
+	StatesDropped int
+	Series        coverage.Series
 	// Bandit is the adaptive schedule's posteriors (nil under the paper's).
 	Bandit *stepBandit
 	// Directed is directed ACT's state (nil when off).
@@ -168,7 +170,7 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	rs.Configs = sel.log.len()
 	cp := checkpoint{Version: checkpointVersion, Method: method, CampaignSum: c.sum(), Sims: rep.Sims,
 		Step: sel.step, RNG: rng, ProfP: sel.prof.p, ProfS: sel.prof.s, Run: *rs, Params: netenv.ParamNames(),
-		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, Series: *rep.Series,
+		StepSims: rep.StepSims, StepRegions: rep.StepRegions, Capped: rep.Capped, StatesDropped: rep.StatesDropped, Series: *rep.Series,
 		Subject: rep.SubjectName(), Program: corpus.ProgramVersion(), Bandit: sel.bandit, Directed: sel.dir}
 	for _, g := range rep.Findings {
 		cp.Groups = append(cp.Groups, checkpointGroup{Key: g.key, Count: g.Count, Path: g.Path, Seed: *g.Seed,
@@ -261,7 +263,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	sel.prof.p, sel.prof.s = cp.ProfP, cp.ProfS
 	*rs = cp.Run
 	rep.Sims = cp.Sims
-	rep.StepSims, rep.StepRegions, rep.Capped = cp.StepSims, cp.StepRegions, cp.Capped
+	rep.StepSims, rep.StepRegions, rep.Capped, rep.StatesDropped = cp.StepSims, cp.StepRegions, cp.Capped, cp.StatesDropped
 	*rep.Series = cp.Series
 	for _, g := range cp.Groups {
 		seed := g.Seed

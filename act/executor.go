@@ -57,7 +57,7 @@ type Executor interface {
 	// coverage.Batch encoding (coverage.Batch.MarshalBinary), or Decoded
 	// holds it decoded (then Run hands the batch back through Recycle
 	// once merged, if the Executor is a BatchRecycler); a Result with a
-	// Fault may have none.
+	// Fault or StatesDropped may have none.
 	Results() <-chan Result
 	// Failed delivers an error that stops the campaign.
 	Failed() <-chan error
@@ -103,9 +103,7 @@ func newExternal(x Executor, space coverage.Space) *external {
 				var err error
 				if m.Decoded != nil {
 					r, err = fromMessage(m, nil)
-				} else if b := e.batch(); len(m.States) == 0 && m.Fault != nil {
-					r = result{idx: m.Index, batch: b, fault: m.Fault, hits: m.Hits, mean: m.Mean, capped: m.Capped, events: m.Events}
-				} else if r, err = fromMessage(m, b); err != nil {
+				} else if r, err = fromMessage(m, e.batch()); err != nil {
 					// The executor validates what it delivers: this is a bug.
 					select {
 					case e.fail <- fmt.Errorf("configuration %d: %w", m.Index, err):

@@ -54,8 +54,9 @@ import (
 // ProtocolVersion is the version of the worker protocol.
 // 2: Result carries the directed step's best distances; 3: and the
 // simulated events; 4: states as differences (coverage batch encoding 2)
-// and the campaign header carries the user's trace files.
-const ProtocolVersion = 4
+// and the campaign header carries the user's trace files; 5: Result
+// says when a cluster host dropped its states (StatesDropped).
+const ProtocolVersion = 5
 
 // maxFrame bounds a frame (a Result holds one simulation's distinct states).
 const maxFrame = 1 << 30
@@ -145,6 +146,13 @@ type Result struct {
 	// Events is the number of simulated events: the unit the symbolic
 	// step's cost is measured in (symstep.go).
 	Events uint64
+	// StatesDropped, when not 0, is the size in bytes of this result as
+	// the simulation made it, over the limit of the cluster coordinator
+	// that it was for (act/cluster Options.MaxResult): the worker host
+	// sent it without its States, so its coverage is not merged while
+	// everything else (hits, fault, mean state, distances) is. A cap,
+	// counted in Report.StatesDropped; a local run never drops states.
+	StatesDropped int
 	// Decoded, when set, is States already decoded by an Executor that
 	// had to decode them to validate the result, so that Run does not
 	// decode them again. It is not part of the message.
@@ -182,8 +190,9 @@ func EncodeMessage(m Message) ([]byte, error) {
 
 // resultRare is the gob-encoded part of a Result: what most lack.
 type resultRare struct {
-	Hits  []Hit
-	Fault *corpus.Finding
+	Hits          []Hit
+	Fault         *corpus.Finding
+	StatesDropped int
 }
 
 // appendBinary is the encoding of a Result, the one message per
@@ -192,7 +201,7 @@ type resultRare struct {
 // uvarint count and the IEEE 754 bits (little endian) of Mean, uvarint
 // count and, for each, the bits of Best and the zig-zag varint BestAt,
 // uvarint Events, a byte Capped, then a byte 0, or 1 and the gob of {Hits,
-// Fault}.
+// Fault, StatesDropped}.
 func (r Result) appendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, r.BatchID)
 	b = binary.AppendVarint(b, int64(r.Index))
@@ -209,12 +218,12 @@ func (r Result) appendBinary(b []byte) ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, r.Events)
 	b = append(b, boolByte(r.Capped))
-	if len(r.Hits) == 0 && r.Fault == nil {
+	if len(r.Hits) == 0 && r.Fault == nil && r.StatesDropped == 0 {
 		return append(b, 0), nil
 	}
 	var g bytes.Buffer
 	g.WriteByte(1)
-	if err := gob.NewEncoder(&g).Encode(resultRare{r.Hits, r.Fault}); err != nil {
+	if err := gob.NewEncoder(&g).Encode(resultRare{r.Hits, r.Fault, r.StatesDropped}); err != nil {
 		return nil, fmt.Errorf("encoding a result: %w", err)
 	}
 	return append(b, g.Bytes()...), nil
@@ -295,7 +304,10 @@ func decodeResult(b []byte) (Result, error) {
 		if err := gob.NewDecoder(bytes.NewReader(b[2:])).Decode(&rare); err != nil {
 			return r, fmt.Errorf("malformed result: %w", err)
 		}
-		r.Hits, r.Fault = rare.Hits, rare.Fault
+		if rare.StatesDropped < 0 {
+			return r, bad
+		}
+		r.Hits, r.Fault, r.StatesDropped = rare.Hits, rare.Fault, rare.StatesDropped
 		return r, nil
 	}
 	return r, bad

@@ -20,6 +20,7 @@ func TestProtocolRoundTrip(t *testing.T) {
 		Result{BatchID: 7, Index: 3, States: []byte{1, 2, 3}, Mean: []float64{1, 2.5}, Best: []float64{0.5, math.Inf(1)}, BestAt: []int64{-3, 1 << 40},
 			Hits:  []Hit{{Condition: "c", When: "cwnd > 1", Flow: 1, TimeNS: 5, State: map[string]any{"cwnd": 3.0, "ca_state": "open"}}},
 			Fault: &corpus.Finding{Kind: "panic", Detail: "x", State: map[string]any{"cwnd": 1.0}}, Capped: true, Events: 1 << 33},
+		Result{BatchID: 8, Index: 4, States: []byte{}, Mean: []float64{1}, StatesDropped: 9 << 20},
 		Done{BatchID: 7},
 		Failure{BatchID: 7, Text: "no"},
 	}

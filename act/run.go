@@ -146,9 +146,13 @@ type Report struct {
 	// no symbolic: key); its simulation-equivalents are StepSims[StepSymbolic].
 	Symbolic *SymbolicStats
 	Capped   int // runs stopped by the simulated-time cap
-	subject  netenv.Subject
-	elapsed  func() time.Duration // the campaign's wall time so far
-	program  string               // Options.Program
+	// StatesDropped counts the simulations whose states a cluster worker
+	// host did not send, their result being over the coordinator's limit
+	// (Result.StatesDropped): their coverage is not in the store.
+	StatesDropped int
+	subject       netenv.Subject
+	elapsed       func() time.Duration // the campaign's wall time so far
+	program       string               // Options.Program
 	// onCheckpoint is Options.OnCheckpoint; subjectName and programVersion
 	// are a loaded report's (LoadReport), whose subject is not running.
 	onCheckpoint   func(*Report)
@@ -205,6 +209,8 @@ type result struct {
 	fault  *corpus.Finding
 	capped bool
 	events uint64 // simulated events (the symbolic step's cost unit)
+	// dropped is Result.StatesDropped: the states were not sent.
+	dropped int
 }
 
 // Run runs a campaign with one method.
@@ -522,6 +528,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 			if r.capped {
 				rep.Capped++
+			}
+			if r.dropped > 0 {
+				rep.StatesDropped++
 			}
 			for _, h := range r.hits {
 				rep.addFinding(c, opt, groups, r.idx, g, h, log)

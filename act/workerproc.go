@@ -189,14 +189,19 @@ func (r *result) message(batchID uint64) (Result, error) {
 }
 
 // fromMessage is the result of a protocol Result, its states decoded into
-// b (or m.Decoded, when b is nil).
+// b (an empty batch; or m.Decoded, when b is nil). A Result with a fault
+// or whose states were dropped may have none: b stays empty.
 func fromMessage(m Result, b *coverage.Batch) (result, error) {
-	if b == nil {
+	switch {
+	case b == nil:
 		b = m.Decoded
-	} else if err := b.UnmarshalBinary(m.States); err != nil {
-		return result{}, err
+	case len(m.States) == 0 && (m.Fault != nil || m.StatesDropped > 0):
+	default:
+		if err := b.UnmarshalBinary(m.States); err != nil {
+			return result{}, err
+		}
 	}
-	return result{idx: m.Index, batch: b, mean: m.Mean, best: m.Best, bestAt: m.BestAt, hits: m.Hits, fault: m.Fault, capped: m.Capped, events: m.Events}, nil
+	return result{idx: m.Index, batch: b, mean: m.Mean, best: m.Best, bestAt: m.BestAt, hits: m.Hits, fault: m.Fault, capped: m.Capped, events: m.Events, dropped: m.StatesDropped}, nil
 }
 
 // settleFor bounds how long a worker waits, after a simulation, for the

@@ -262,6 +262,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if rep.NoneInS() && rep.Sims > 0 {
 			fmt.Fprintln(stdout, "coverage is zero: no state landed inside S (each was outside a range of the campaign's state:); widen S or narrow P")
 		}
+		if rep.StatesDropped > 0 {
+			fmt.Fprintf(stdout, "capped: the states of %d simulations were not merged (their results were over the cluster's max_result)\n", rep.StatesDropped)
+		}
 		printSteps(stdout, rep)
 		printFindings(stdout, rep, *out)
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, report.Dir, "index.html"))
@@ -414,6 +417,11 @@ type methodJSON struct {
 	// Symbolic is what the symbolic step did (its step_sims are
 	// simulation-equivalents charged against the budget).
 	Symbolic *act.SymbolicStats `json:"symbolic,omitempty"`
+	// Capped counts runs stopped by the simulated-time cap;
+	// StatesDropped, cluster runs whose states were not merged (over
+	// the coordinator's max_result).
+	Capped        int `json:"capped,omitempty"`
+	StatesDropped int `json:"states_dropped,omitempty"`
 }
 
 func methodReport(rep *act.Report) methodJSON {
@@ -426,6 +434,7 @@ func methodReport(rep *act.Report) methodJSON {
 	}
 	m.Findings = len(rep.Findings)
 	m.Symbolic = rep.Symbolic
+	m.Capped, m.StatesDropped = rep.Capped, rep.StatesDropped
 	st := rep.Store
 	m.Store = &storeJSON{Bytes: st.Bytes(), Budget: st.Options().Memory, FloorK: st.FloorK(), PoolK: st.PoolK(), OverBudget: st.OverBudget()}
 	for s, n := range rep.StepSims {

@@ -239,6 +239,9 @@ func run(out string, r *act.Report) runInfo {
 	if r.Capped > 0 {
 		ri.Figures = append(ri.Figures, kv{"runs stopped by the simulated-time cap", fmtInt(int64(r.Capped))})
 	}
+	if r.StatesDropped > 0 {
+		ri.Figures = append(ri.Figures, kv{"capped: runs whose states were not merged (result over the cluster's max_result)", fmtInt(int64(r.StatesDropped))})
+	}
 	ks := r.Store.Space().Ks()
 	for _, k := range []int{1, 16, 128} {
 		if slices.Contains(ks, k) {

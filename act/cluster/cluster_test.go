@@ -392,6 +392,9 @@ func TestHostilePublisher(t *testing.T) {
 		ex.mu.Unlock()
 		pub(rs, id, sum0, result(act.Result{BatchID: 0, Index: 9, States: []byte{1}}))
 		pub(rs, id, sum0, result(act.Result{BatchID: 0, Index: 0, States: []byte{1, 2, 3}}))
+		// A result that says its states were dropped, though it was
+		// small enough: no host sends that.
+		pub(rs, id, sum0, result(act.Result{BatchID: 0, Index: 1, StatesDropped: 100}))
 		// Work: malformed, another campaign's header, a lying batch id,
 		// another campaign's id.
 		pub(ws, id, "", []byte("W-not-gob"))
@@ -437,8 +440,9 @@ func TestHostilePublisher(t *testing.T) {
 	// well-formed one is a duplicate) or after it is merged (stale): not
 	// rejected then, and still never merged.
 	got := st.Rejected
-	if n := got["configuration does not match its batch"] + got["index outside its batch"] + got["states outside the campaign's space"] + st.Stale + st.Duplicates; n < 3 {
-		t.Errorf("forged results of chunk 0: %d counted, want 3", n)
+	if n := got["configuration does not match its batch"] + got["index outside its batch"] + got["states outside the campaign's space"] +
+		got["states dropped under the limit"] + st.Stale + st.Duplicates; n < 4 {
+		t.Errorf("forged results of chunk 0: %d counted, want 4", n)
 	}
 	for _, r := range []string{"malformed", "another campaign", "unknown batch", "not a result"} {
 		if got[r] != wantCoord[r] {
@@ -1264,4 +1268,52 @@ func TestChunkOverMaxPayload(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 	t.Log(err)
+}
+
+// A result over the coordinator's MaxResult is a cap, not a crash: its
+// host sends it without its states, the coordinator merges everything
+// else (its hits make findings) and counts it (Stats.Dropped, the report's
+// StatesDropped). What is dropped depends on the result alone, so two
+// clusters of other shapes with the same limit end alike. The first lag
+// batches are chosen before anything is merged, so their configurations,
+// and hence their findings, are the reference's: a hit lost with its
+// result's states would show there.
+func TestResultOverMaxResult(t *testing.T) {
+	c := testCampaign(t)
+	ref, _ := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 2, "")
+	nc := connect(t, s.ClientURL())
+	const limit = 2 << 10
+	run := func(id string, chunk int) (*act.Report, string) {
+		dir := t.TempDir()
+		rep, ex := clusterRun(t, context.Background(), c, nc, dir, Options{ID: id, MaxResult: limit, Chunk: chunk}, nil, act.Options{})
+		st := ex.Stats()
+		t.Logf("%s: %d of %d results without states; %s", id, rep.StatesDropped, rep.Sims, outcome(rep))
+		if st.Dropped != rep.StatesDropped || st.Results != testBudget || st.Crashes != 0 || st.DeadLetter != 0 || st.RejectedTotal() != 0 {
+			t.Fatalf("%s: %+v, report's StatesDropped %d", id, st, rep.StatesDropped)
+		}
+		return rep, dir
+	}
+	a, dirA := run("capped-a", 8)
+	if a.StatesDropped == 0 || a.StatesDropped == testBudget {
+		t.Fatalf("limit %d: %d of %d results without states; the test wants some", limit, a.StatesDropped, testBudget)
+	}
+	prefix := func(r *act.Report) string {
+		var b strings.Builder
+		for _, g := range r.Findings {
+			if g.FirstSim < testLag*64 {
+				fmt.Fprintf(&b, "%s %s sim %d seed %d\n", g.Seed.Finding.Kind, g.Seed.Finding.Condition, g.FirstSim, g.Seed.Seed)
+			}
+		}
+		return b.String()
+	}
+	if x, y := prefix(ref), prefix(a); x != y || x == "" {
+		t.Fatalf("findings first made in the first %d simulations: local\n%s\ncapped\n%s", testLag*64, x, y)
+	}
+	b, dirB := run("capped-b", 3)
+	if x, y := outcome(a), outcome(b); x != y || a.StatesDropped != b.StatesDropped {
+		t.Fatalf("chunks of 8:\n%s\nchunks of 3:\n%s", x, y)
+	}
+	sameSeeds(t, a, b, dirA, dirB)
 }

@@ -1,14 +1,20 @@
 package cluster
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
+
+	"github.com/actfuzz/actfuzz/act"
 )
 
 // operator is a NATS operator-mode setup (decentralized JWT auth, as NGS
@@ -65,6 +71,12 @@ func newOperator(t *testing.T) operator {
 // `nsc generate creds` writes) for a new user signed by account.
 func creds(t *testing.T, account nkeys.KeyPair, name string) (path string, seed []byte) {
 	t.Helper()
+	return credsWith(t, account, name, jwt.Permissions{})
+}
+
+// credsWith is creds for a user of the given permissions.
+func credsWith(t *testing.T, account nkeys.KeyPair, name string, perm jwt.Permissions) (path string, seed []byte) {
+	t.Helper()
 	u, err := nkeys.CreateUser()
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +84,7 @@ func creds(t *testing.T, account nkeys.KeyPair, name string) (path string, seed 
 	uPub, _ := u.PublicKey()
 	uc := jwt.NewUserClaims(uPub)
 	uc.Name = name
+	uc.Permissions = perm
 	uJWT, err := uc.Encode(account)
 	if err != nil {
 		t.Fatal(err)
@@ -130,4 +143,117 @@ func TestCredsFile(t *testing.T) {
 	}
 
 	campaignOver(t, ConnectOptions{URL: url, Creds: good}, "creds", "with a credentials file")
+}
+
+// The permissions of the package documentation ("Nothing from the queue
+// is trusted"), as credentials: worker hosts may not publish work nor
+// write the buckets (the campaign headers, the trace files) nor change
+// streams; coordinators may not publish results.
+var (
+	hostDeny = []string{"actfuzz.*.work", "$KV." + Bucket + ".>", "$O." + TraceBucket + ".>",
+		"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
+		"$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.MSG.DELETE.>"}
+	coordinatorDeny = []string{"actfuzz.*.results"}
+)
+
+// With restricted credentials (one user for the worker hosts, one for the
+// coordinator, as the package documentation says to set them) a campaign
+// over trace files (the object store) runs as it runs locally, and what
+// each is denied is refused by the server: a host cannot publish work,
+// write a campaign header or a trace file, or purge a stream; the
+// coordinator cannot publish a result.
+func TestRestrictedCreds(t *testing.T) {
+	op := newOperator(t)
+	resolver := &server.MemAccResolver{}
+	for pub, enc := range map[string]string{op.accPub: op.accJWT, op.sysPub: op.sysJWT} {
+		if err := resolver.Store(pub, enc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		TrustedOperators: []*jwt.OperatorClaims{op.claims}, AccountResolver: resolver, SystemAccount: op.sysPub})
+	deny := func(subjects []string) jwt.Permissions {
+		var p jwt.Permissions
+		p.Pub.Deny.Add(subjects...)
+		return p
+	}
+	hostCreds, _ := credsWith(t, op.account, "host", deny(hostDeny))
+	coordCreds, _ := credsWith(t, op.account, "coordinator", deny(coordinatorDeny))
+	connectAs := func(creds, name string) *nats.Conn {
+		nc, err := Connect(ConnectOptions{URL: s.ClientURL(), Creds: creds, Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+
+	c := traceCampaign(t)
+	ref, refDir := reference(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	host, err := NewWorker(connectAs(hostCreds, "host"), WorkerOptions{Procs: 1, Poll: 100 * time.Millisecond, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- host.Serve(ctx) }()
+
+	// refused publishes with a JetStream publish on nc (a user's
+	// connection) and fails the test unless the server refused it for
+	// the user's permissions.
+	refused := func(nc *nats.Conn, what, subject string) {
+		t.Helper()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		defer pcancel()
+		_, err = js.Publish(pctx, subject, []byte("forged"))
+		if err == nil {
+			t.Errorf("%s: %s accepted", what, subject)
+			return
+		}
+		// The server says why asynchronously (-ERR); the publish itself
+		// only gets no acknowledgement.
+		violation := func() bool {
+			le := nc.LastError()
+			return le != nil && strings.Contains(strings.ToLower(le.Error()), "permissions violation") && strings.Contains(le.Error(), `"`+subject+`"`)
+		}
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && !violation(); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if le := nc.LastError(); !violation() {
+			t.Errorf("%s: %s: %v, last error %v: not a permissions violation", what, subject, err, le)
+		}
+	}
+	probeHost := connectAs(hostCreds, "host-probe")
+	probeCoord := connectAs(coordCreds, "coordinator-probe")
+	dir := t.TempDir()
+	id := "restricted"
+	rep, ex := clusterRun(t, context.Background(), c, connectAs(coordCreds, "coordinator"), dir, Options{ID: id}, func(ex *Executor, h act.CampaignHeader) {
+		// The streams, the KV record and the trace objects are there.
+		refused(probeHost, "a host publishing work", workSubject(id))
+		refused(probeHost, "a host writing a campaign header", "$KV."+Bucket+"."+id)
+		refused(probeHost, "a host writing a trace file", "$O."+TraceBucket+".C.forged")
+		refused(probeCoord, "a coordinator publishing a result", resultSubject(id))
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer pcancel()
+		if js, err := jetstream.New(probeHost); err != nil {
+			t.Error(err)
+		} else if stream, err := js.Stream(pctx, workStream(id)); err != nil {
+			t.Errorf("a host reading the work stream's info: %v", err)
+		} else if err := stream.Purge(pctx); err == nil {
+			t.Error("a host purged the work stream")
+		}
+	}, act.Options{})
+	sameAsLocal(t, "cluster with restricted credentials", ref, rep, refDir, dir)
+	if st := ex.Stats(); st.Results != testBudget || st.RejectedTotal() != 0 || host.Stats().Chunks == 0 {
+		t.Fatalf("%+v; the host ran %d chunks", st, host.Stats().Chunks)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -86,9 +86,18 @@
 // 4×Options.MaxResult bytes, and a malformed part is rejected and counted.
 // The results do not depend on max_payload. A result over
 // Options.MaxResult (default 8 MiB, recorded in the KV record, so the host
-// knows it) is not published: its host naks the chunk, which ends as a
-// dead letter, and the configuration, retried alone, as a crash fault
-// (no host could deliver its result).
+// knows it: about 900,000 distinct states of one simulation) is a cap, not
+// a fault: its host publishes it without its states, with
+// act.Result.StatesDropped its size, and the coordinator merges the rest
+// (hits, fault, mean state, distances), so no finding is lost, and counts
+// it (Stats.Dropped; the report's and `run`'s "capped" line,
+// act.Report.StatesDropped). Every host drops the same results, so
+// cluster runs with one MaxResult agree; they differ from a local run,
+// which merges every state, only where a result was dropped
+// (TestResultOverMaxResult). Only a result still over MaxResult without
+// its states (hits without end) is not published: its host naks the
+// chunk, which ends as a dead letter, and that configuration, retried
+// alone, as a crash fault.
 //
 // # Results and determinism
 //
@@ -123,7 +132,17 @@
 // NATS permissions: credentials (--nats-creds) that let only worker hosts
 // publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work
 // and write the buckets (the KV bucket, and the object store of trace
-// files: its subjects $O.actfuzz-traces.>, which hosts only read).
+// files, which hosts only read). Tested (TestRestrictedCreds, a campaign
+// over trace files that runs as it runs locally while the server refuses
+// each forgery), as users' publish deny lists:
+//
+//	worker hosts   actfuzz.*.work  $KV.actfuzz-campaigns.>  $O.actfuzz-traces.>
+//	               $JS.API.STREAM.CREATE.>  $JS.API.STREAM.UPDATE.>  $JS.API.STREAM.DELETE.>
+//	               $JS.API.STREAM.PURGE.>  $JS.API.STREAM.MSG.DELETE.>
+//	coordinators   actfuzz.*.results
+//
+// (`nsc edit user --deny-pub …`; put the campaign id for * to confine a
+// user to one campaign).
 //
 // # Several campaigns on one host
 //

@@ -76,6 +76,7 @@ type Stats struct {
 	DeadLetter int            // chunks given up after MaxDeliver deliveries
 	Retried    int            // configurations of dead letters published again alone
 	Crashes    int            // configurations charged a crash fault: alone, they reached MaxDeliver
+	Dropped    int            // results accepted without their states: over MaxResult (capped)
 }
 
 // RejectedTotal is the number of rejected messages.
@@ -243,7 +244,7 @@ func (e *Executor) setup(ctx context.Context) error {
 		return fmt.Errorf("purging the work stream: %w", err)
 	}
 	rs, err := e.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: resultsStream(id), Subjects: []string{resultSubject(id)},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxMsgSize: int32(e.opt.MaxResult),
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxMsgSize: int32(e.opt.MaxResult + partHeadroom),
 		Description: "actfuzz: results of campaign " + id})
 	if err != nil {
 		return fmt.Errorf("results stream: %w", err)
@@ -661,7 +662,10 @@ func (e *Executor) validate(data []byte, hdr nats.Header, ack acker, part int) (
 		return reject("duplicate")
 	}
 	switch {
-	case len(r.States) == 0 && r.Fault == nil:
+	case r.StatesDropped != 0 && (len(r.States) != 0 || r.StatesDropped <= e.opt.MaxResult):
+		// A host drops the states of a result over MaxResult only.
+		return reject("states dropped under the limit")
+	case len(r.States) == 0 && r.Fault == nil && r.StatesDropped == 0:
 		return reject("no states")
 	case len(r.Mean) != 0 && len(r.Mean) != len(e.space.Vars):
 		return reject("mean state of another space")
@@ -684,6 +688,11 @@ func (e *Executor) validate(data []byte, hdr nats.Header, ack acker, part int) (
 	}
 	e.got[r.Index] = ack
 	e.stats.Results++
+	if r.StatesDropped > 0 {
+		e.stats.Dropped++
+		e.log.Warn("capped: a result over max_result came without its states; its coverage is not merged",
+			"config", r.Index, "bytes", r.StatesDropped, "max_result", e.opt.MaxResult)
+	}
 	return r, ""
 }
 
@@ -867,5 +876,5 @@ func (e *Executor) Close() {
 	}
 	st := e.Stats()
 	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates,
-		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter)
+		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter, "states_dropped", st.Dropped)
 }

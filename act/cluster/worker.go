@@ -53,6 +53,7 @@ type WorkerStats struct {
 	Chunks   int               // chunks run and acked
 	Results  int               // results published
 	Parted   int               // of which results over the server's max_payload, published in parts
+	Dropped  int               // of which results over the coordinator's MaxResult, published without their states
 	Rejected map[string]int    // Work messages terminated, by reason
 	Refused  map[string]string // campaign id → why it was refused
 }
@@ -559,7 +560,23 @@ func (w *Worker) publish(ctx context.Context, id string, rec record, c *held, r 
 		return err
 	}
 	if rec.MaxResult > 0 && len(body) > rec.MaxResult {
-		return fmt.Errorf("%w: configuration %d: %d bytes, the coordinator takes at most %d", errTooLarge, r.Index, len(body), rec.MaxResult)
+		// A cap, not a fault of the subject or of this host: every host
+		// would make the same result. The coordinator gets the result
+		// without its states, so the simulation's findings are not lost,
+		// and counts it as capped (Report.StatesDropped).
+		w.log.Warn("result over the coordinator's limit: sent without its states (capped)", "campaign", id,
+			"index", r.Index, "bytes", len(body), "max_result", rec.MaxResult)
+		size := len(body)
+		r.States, r.Decoded, r.StatesDropped = nil, nil, size
+		if body, err = act.EncodeMessage(r); err != nil {
+			return err
+		}
+		if len(body) > rec.MaxResult {
+			return fmt.Errorf("%w: configuration %d: %d bytes without its states, the coordinator takes at most %d", errTooLarge, r.Index, len(body), rec.MaxResult)
+		}
+		w.mu.Lock()
+		w.stats.Dropped++
+		w.mu.Unlock()
 	}
 	// A result over the server's max_payload goes in parts, which the
 	// coordinator puts together (Executor.assemble).
@@ -580,7 +597,7 @@ func (w *Worker) publish(ctx context.Context, id string, rec record, c *held, r 
 			if err != nil && !errors.Is(err, context.Canceled) {
 				w.log.Warn("publishing a result", "index", r.Index, "part", i, "bytes", len(msg.Data), "err", err)
 			}
-			if errors.Is(err, nats.ErrMaxPayload) {
+			if errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) {
 				tooLarge = true
 				return nil // cannot ever go: stop retrying
 			}
@@ -589,7 +606,7 @@ func (w *Worker) publish(ctx context.Context, id string, rec record, c *held, r 
 			return err
 		}
 		if tooLarge {
-			return fmt.Errorf("%w: configuration %d: a part of %d bytes, the server's max_payload is %d", errTooLarge, r.Index, len(msg.Data), w.nc.MaxPayload())
+			return fmt.Errorf("%w: configuration %d: a part of %d bytes, the server's max_payload is %d (or the results stream's limit)", errTooLarge, r.Index, len(msg.Data), w.nc.MaxPayload())
 		}
 	}
 	w.mu.Lock()
