@@ -150,3 +150,70 @@ func BenchmarkCoordinatorDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCoordinatorRevisit splits the store's merge (AddBatches alone,
+// no decoding) into its two costs, to size a store split over processes
+// (package doc, "What a coordinator costs"): the recorded simulations are
+// merged into an empty store (first: visits and new regions) and then
+// again (again: the same visits, no new region: the work per visit that
+// every simulation costs however old the campaign). Their difference over
+// the states the first pass found new is the cost of a new state.
+//
+//	ACTFUZZ_BENCH_SIMS=640 go test ./act/cluster -run '^$' -bench CoordinatorRevisit -benchtime 3x
+func BenchmarkCoordinatorRevisit(b *testing.B) {
+	bodies, space := benchResults(b)
+	batches := make([]*coverage.Batch, 64)
+	for i := range batches {
+		batches[i], _ = coverage.NewBatch(space)
+	}
+	// merge adds every recorded simulation to store, 64 at a time, and
+	// returns the CPU of AddBatches and the states it found new.
+	merge := func(store *coverage.Store) (cpu time.Duration, news, visits int) {
+		var bs []*coverage.Batch
+		var ids []uint64
+		for i, body := range bodies {
+			m, err := act.DecodeMessage(body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bt := batches[len(bs)]
+			if err := bt.UnmarshalBinary(m.(act.Result).States); err != nil {
+				b.Fatal(err)
+			}
+			visits += bt.Len()
+			bs, ids = append(bs, bt), append(ids, uint64(i))
+			if len(bs) == 64 || i == len(bodies)-1 {
+				c0 := cpuTime()
+				for _, r := range store.AddBatches(bs, ids) {
+					news += r.NewStates
+				}
+				cpu += cpuTime() - c0
+				bs, ids = bs[:0], ids[:0]
+			}
+		}
+		return cpu, news, visits
+	}
+	var first, again time.Duration
+	var news, visits, newsAgain int
+	for b.Loop() {
+		store, err := coverage.NewStore(space, coverage.Options{Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, n, v := merge(store)
+		first, news, visits = first+c, news+n, visits+v
+		c, n, _ = merge(store)
+		again, newsAgain = again+c, newsAgain+n
+	}
+	if newsAgain != 0 {
+		b.Fatalf("the second pass found %d new states", newsAgain)
+	}
+	sims := float64(b.N * len(bodies))
+	b.ReportMetric(float64(first.Microseconds())/1000/sims, "first-ms/sim")
+	b.ReportMetric(float64(again.Microseconds())/1000/sims, "again-ms/sim")
+	b.ReportMetric(float64(news)/sims, "new/sim")
+	b.ReportMetric(float64(visits)/sims, "visits/sim")
+	if news > 0 {
+		b.ReportMetric(float64((first-again).Nanoseconds())/float64(news), "ns/new-state")
+	}
+}

@@ -812,6 +812,33 @@ func TestResultsInParts(t *testing.T) {
 	}
 }
 
+// Results in parts from several hosts come interleaved; when the parts
+// held reach the coordinator's limit, the first part of another result
+// waits (naked, redelivered later) instead of being lost: every result
+// arrives and the campaign ends as the local one. (Rejected and acked,
+// such a part would leave its result incomplete for ever: a hang.)
+func TestPartsDeferred(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: 2048})
+	startHosts(t, s.ClientURL(), 2, 2, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	rep, ex := clusterRun(t, ctx, c, connect(t, s.ClientURL()), dir, Options{ID: "deferred", Chunk: 2}, func(ex *Executor, _ act.CampaignHeader) {
+		ex.mu.Lock()
+		ex.partLimit = 2600 // the parts (1 KiB each here) of two results at a time
+		ex.mu.Unlock()
+	}, act.Options{})
+	sameAsLocal(t, "cluster", ref, rep, refDir, dir)
+	st := ex.Stats()
+	t.Logf("%+v", st)
+	if st.Deferred == 0 || st.Assembled == 0 || st.RejectedTotal() != 0 {
+		t.Fatalf("%d parts deferred, %d results put together, rejected %v", st.Deferred, st.Assembled, st.Rejected)
+	}
+}
+
 // One configuration of a chunk kills every worker host that comes to it
 // (the others of the chunk are innocent): the chunk is a dead letter, its
 // configurations without a result are run again one by one, and only the

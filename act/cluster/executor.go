@@ -77,6 +77,7 @@ type Stats struct {
 	Retried    int            // configurations of dead letters published again alone
 	Crashes    int            // configurations charged a crash fault: alone, they reached MaxDeliver
 	Dropped    int            // results accepted without their states: over MaxResult (capped)
+	Deferred   int            // parts naked to come again: the parts held were at the limit
 }
 
 // RejectedTotal is the number of rejected messages.
@@ -179,11 +180,14 @@ type Executor struct {
 	got    map[int]acker     // received, not merged: the message(s) to ack once merged (nil: dead letter)
 	parts  map[int]*partial  // results arriving in parts, by configuration index
 	partB  int               // bytes held in parts
-	merged int               // configurations below are merged
-	stats  Stats
-	start  sync.Once
-	free   chan *coverage.Batch // merged batches, for reuse (Recycle)
-	epoch  int64                // this executor's start: publications of another are not duplicates
+	// partLimit bounds partB (4×MaxResult): the first part of another
+	// result waits (deferPart) while it is reached.
+	partLimit int
+	merged    int // configurations below are merged
+	stats     Stats
+	start     sync.Once
+	free      chan *coverage.Batch // merged batches, for reuse (Recycle)
+	epoch     int64                // this executor's start: publications of another are not duplicates
 	// On resume: the results in the stream at the start, and how many
 	// messages were received since.
 	pending0, seen uint64
@@ -208,7 +212,7 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 	ctx, cancel := context.WithCancel(ctx)
 	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: light(h), full: h, log: opt.Logger.With("campaign", opt.ID),
 		out: make(chan act.Result, 1024), fail: make(chan error, 1), pubq: make(chan *chunk, 1<<16),
-		chunks: map[uint64]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{},
+		chunks: map[uint64]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{}, partLimit: 4 * opt.MaxResult,
 		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, free: make(chan *coverage.Batch, 1024), epoch: time.Now().UnixNano()}
 	for _, cs := range c.Conditions {
 		e.conds[cs.Name] = true
@@ -496,6 +500,13 @@ type partial struct {
 	size  int
 }
 
+// deferPart is assemble's answer for a part that must come again later:
+// the parts held are at the coordinator's limit.
+const deferPart = "deferred"
+
+// deferFor is how long a deferred part waits before it is redelivered.
+const deferFor = 500 * time.Millisecond
+
 // receive validates one message of the results stream.
 func (e *Executor) receive(m jetstream.Msg) {
 	var r act.Result
@@ -506,6 +517,10 @@ func (e *Executor) receive(m jetstream.Msg) {
 		var parts acks
 		if data, part, parts, reason = e.assemble(m); reason == "" && data == nil {
 			return // more parts to come
+		}
+		if reason == deferPart {
+			_ = m.NakWithDelay(deferFor)
+			return
 		}
 		if parts != nil {
 			ack = parts
@@ -572,8 +587,12 @@ func (e *Executor) assemble(m jetstream.Msg) ([]byte, int, acks, string) {
 	p := e.parts[idx]
 	switch {
 	case reason != "":
-	case p == nil && e.partB+len(data) > 4*e.opt.MaxResult:
-		reason = "parts over the coordinator's limit"
+	case p == nil && e.partB+len(data) > e.partLimit:
+		// Genuine results' parts may come interleaved from many hosts:
+		// this one comes again later, when those held are complete
+		// (theirs are always taken, so they complete).
+		e.stats.Deferred++
+		return nil, 0, nil, deferPart
 	case p == nil:
 		p = &partial{n: n, parts: make([][]byte, n)}
 		e.parts[idx] = p
