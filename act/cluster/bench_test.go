@@ -79,6 +79,40 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// mergeAll decodes the result messages and merges their states into
+// store 64 simulations at a time, as Run does, reusing the batches once
+// merged as Run recycles them; add, if set, merges each 64 instead of
+// AddBatches.
+func mergeAll(b *testing.B, store *coverage.Store, bodies [][]byte, add func([]*coverage.Batch, []uint64)) {
+	if add == nil {
+		add = func(bs []*coverage.Batch, ids []uint64) { store.AddBatches(bs, ids) }
+	}
+	free := make([]*coverage.Batch, 64)
+	for i := range free {
+		free[i], _ = coverage.NewBatch(store.Space()) // as the executor makes them
+	}
+	var bs []*coverage.Batch
+	var ids []uint64
+	for i, body := range bodies {
+		m, err := act.DecodeMessage(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bt := free[len(bs)]
+		if err := bt.UnmarshalBinary(m.(act.Result).States); err != nil {
+			b.Fatal(err)
+		}
+		bs, ids = append(bs, bt), append(ids, uint64(i))
+		if len(bs) == 64 || i == len(bodies)-1 {
+			add(bs, ids)
+			for _, x := range bs {
+				x.Reset()
+			}
+			bs, ids = bs[:0], ids[:0]
+		}
+	}
+}
+
 // BenchmarkCoordinatorMerge times what a coordinator does with each result
 // message, as the cluster executor and Run do it: decode the message,
 // decode its states (once: the executor hands the batch to Run), and
@@ -99,32 +133,8 @@ func BenchmarkCoordinatorMerge(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		// Batches are reused once merged, as Run recycles them.
-		free := make([]*coverage.Batch, 64)
-		for i := range free {
-			free[i], _ = coverage.NewBatch(space)
-		}
 		c0 := cpuTime()
-		var bs []*coverage.Batch
-		var ids []uint64
-		for i, body := range bodies {
-			m, err := act.DecodeMessage(body)
-			if err != nil {
-				b.Fatal(err)
-			}
-			bt := free[len(bs)]
-			if err := bt.UnmarshalBinary(m.(act.Result).States); err != nil {
-				b.Fatal(err)
-			}
-			bs, ids = append(bs, bt), append(ids, uint64(i))
-			if len(bs) == 64 || i == len(bodies)-1 {
-				store.AddBatches(bs, ids)
-				for _, x := range bs {
-					x.Reset()
-				}
-				bs, ids = bs[:0], ids[:0]
-			}
-		}
+		mergeAll(b, store, bodies, nil)
 		cpu += cpuTime() - c0
 	}
 	n := float64(b.N * len(bodies))
@@ -162,35 +172,19 @@ func BenchmarkCoordinatorDecode(b *testing.B) {
 //	ACTFUZZ_BENCH_SIMS=640 go test ./act/cluster -run '^$' -bench CoordinatorRevisit -benchtime 3x
 func BenchmarkCoordinatorRevisit(b *testing.B) {
 	bodies, space := benchResults(b)
-	batches := make([]*coverage.Batch, 64)
-	for i := range batches {
-		batches[i], _ = coverage.NewBatch(space)
-	}
-	// merge adds every recorded simulation to store, 64 at a time, and
-	// returns the CPU of AddBatches and the states it found new.
+	// merge adds every recorded simulation to store and returns the CPU
+	// of AddBatches alone and the states it found new.
 	merge := func(store *coverage.Store) (cpu time.Duration, news, visits int) {
-		var bs []*coverage.Batch
-		var ids []uint64
-		for i, body := range bodies {
-			m, err := act.DecodeMessage(body)
-			if err != nil {
-				b.Fatal(err)
+		mergeAll(b, store, bodies, func(bs []*coverage.Batch, ids []uint64) {
+			for _, bt := range bs {
+				visits += bt.Len()
 			}
-			bt := batches[len(bs)]
-			if err := bt.UnmarshalBinary(m.(act.Result).States); err != nil {
-				b.Fatal(err)
+			c0 := cpuTime()
+			for _, r := range store.AddBatches(bs, ids) {
+				news += r.NewStates
 			}
-			visits += bt.Len()
-			bs, ids = append(bs, bt), append(ids, uint64(i))
-			if len(bs) == 64 || i == len(bodies)-1 {
-				c0 := cpuTime()
-				for _, r := range store.AddBatches(bs, ids) {
-					news += r.NewStates
-				}
-				cpu += cpuTime() - c0
-				bs, ids = bs[:0], ids[:0]
-			}
-		}
+			cpu += cpuTime() - c0
+		})
 		return cpu, news, visits
 	}
 	var first, again time.Duration

@@ -67,6 +67,19 @@ func newOperator(t *testing.T) operator {
 	return operator{claims: claims, account: acc, accPub: accPub, accJWT: accJWT, sysPub: sysPub, sysJWT: sysJWT}
 }
 
+// server starts a server that trusts the operator, in operator mode.
+func (op operator) server(t *testing.T) *server.Server {
+	t.Helper()
+	resolver := &server.MemAccResolver{}
+	for pub, enc := range map[string]string{op.accPub: op.accJWT, op.sysPub: op.sysJWT} {
+		if err := resolver.Store(pub, enc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		MaxPayload: 8 << 20, TrustedOperators: []*jwt.OperatorClaims{op.claims}, AccountResolver: resolver, SystemAccount: op.sysPub})
+}
+
 // creds writes a credentials file (the user's JWT and NKey seed, the format
 // `nsc generate creds` writes) for a new user signed by account.
 func creds(t *testing.T, account nkeys.KeyPair, name string) (path string, seed []byte) {
@@ -110,15 +123,7 @@ func credsWith(t *testing.T, account nkeys.KeyPair, name string, perm jwt.Permis
 // seed in the error, and a campaign runs over it as on a plain server.
 func TestCredsFile(t *testing.T) {
 	op := newOperator(t)
-	resolver := &server.MemAccResolver{}
-	for pub, enc := range map[string]string{op.accPub: op.accJWT, op.sysPub: op.sysJWT} {
-		if err := resolver.Store(pub, enc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		MaxPayload: 8 << 20, TrustedOperators: []*jwt.OperatorClaims{op.claims}, AccountResolver: resolver, SystemAccount: op.sysPub})
-	url := s.ClientURL()
+	url := op.server(t).ClientURL()
 
 	good, goodSeed := creds(t, op.account, "lab-user")
 	stranger := newOperator(t) // an account the server never saw
@@ -164,14 +169,7 @@ var (
 // coordinator cannot publish a result.
 func TestRestrictedCreds(t *testing.T) {
 	op := newOperator(t)
-	resolver := &server.MemAccResolver{}
-	for pub, enc := range map[string]string{op.accPub: op.accJWT, op.sysPub: op.sysJWT} {
-		if err := resolver.Store(pub, enc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		TrustedOperators: []*jwt.OperatorClaims{op.claims}, AccountResolver: resolver, SystemAccount: op.sysPub})
+	s := op.server(t)
 	deny := func(subjects []string) jwt.Permissions {
 		var p jwt.Permissions
 		p.Pub.Deny.Add(subjects...)
