@@ -11,6 +11,7 @@
 #   BIN=/tmp/actfuzz-main bench/cluster.sh 1 2 4   # another build (before/after)
 #   PROCS=2 bench/cluster.sh 1                      # one host of two slots
 #   PROFILE=/tmp/prof bench/cluster.sh 1            # coordinator CPU profiles: /tmp/prof/coord-N.pprof
+#   KEEP=/tmp/logs bench/cluster.sh 1               # keep the logs, at level debug: /tmp/logs/{host-N-i,coord-N,nats}.log
 #
 # The default campaign is examples/make-run.yaml (CUBIC and Reno, the
 # paper's P and S) without its conditions: a finding costs the coordinator
@@ -33,11 +34,21 @@ if [ -z "${BIN:-}" ]; then
 	BIN=$PWD/bin/actfuzz
 fi
 PROFILE=${PROFILE:-}
+KEEP=${KEEP:-}
+# With KEEP the hosts and the coordinator log at level debug (each chunk
+# fetched and settled, each result redelivered), and their logs outlive
+# the run.
+debug=()
+if [ -n "$KEEP" ]; then
+	mkdir -p "$KEEP"
+	debug=(--debug)
+fi
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	if [ -n "$KEEP" ]; then cp "$tmp"/*.log "$KEEP"/ 2>/dev/null || true; fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -70,7 +81,7 @@ for n in "$@"; do
 	hp=()
 	for i in $(seq "$n"); do
 		# /usr/bin/time counts the host and its worker processes.
-		/usr/bin/time -f 'cpu %U %S' -o "$tmp/host-$n-$i.time" "$BIN" worker --nats "$URL" --procs "$PROCS" --quiet 2>"$tmp/host-$n-$i.log" &
+		/usr/bin/time -f 'cpu %U %S' -o "$tmp/host-$n-$i.time" "$BIN" worker --nats "$URL" --procs "$PROCS" --quiet "${debug[@]}" 2>"$tmp/host-$n-$i.log" &
 		hp+=($!)
 		pids+=($!)
 	done
@@ -79,9 +90,11 @@ for n in "$@"; do
 		mkdir -p "$PROFILE"
 		prof=(--cpuprofile "$PROFILE/coord-$n.pprof")
 	fi
+	clog=/dev/stderr
+	[ -z "$KEEP" ] || clog=$tmp/coord-$n.log
 	start=$(date +%s.%N)
 	/usr/bin/time -f 'cpu %U %S' -o "$tmp/coord-$n.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
-		--nats "$URL" --quiet --json --out "$tmp/cluster-$n" "${prof[@]}" >"$tmp/cluster-$n.json" || [ $? -le 1 ]
+		--nats "$URL" --quiet "${debug[@]}" --json --out "$tmp/cluster-$n" "${prof[@]}" >"$tmp/cluster-$n.json" 2>"$clog" || [ $? -le 1 ]
 	end=$(date +%s.%N)
 	# The hosts leave on SIGINT (GNU time passes it on to none: signal
 	# each host, the child of its time process).

@@ -168,7 +168,8 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 		for _, n := range st.Rejected {
 			rejected += n
 		}
-		fmt.Fprintf(stderr, "actfuzz worker: %d chunks, %d results; %d work messages rejected\n", st.Chunks, st.Results, rejected)
+		fmt.Fprintf(stderr, "actfuzz worker: %d chunks, %d results; %d work messages rejected; %d chunks delivered again (a host died, or a delivery was lost)\n",
+			st.Chunks, st.Results, rejected, st.Redelivered)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)

@@ -122,21 +122,24 @@ func shortStep(s string) string {
 
 // verbosityFlags are -v and --quiet, which every command has.
 type verbosityFlags struct {
-	verbose, quiet *bool
+	verbose, quiet, debug *bool
 }
 
 func addVerbosityFlags(fs *flag.FlagSet) verbosityFlags {
 	return verbosityFlags{
 		verbose: fs.Bool("v", false, "verbose: also log what the command does (level info)"),
 		quiet:   fs.Bool("quiet", false, "no status line and no informational messages: results and errors only"),
+		debug:   fs.Bool("debug", false, "log at level debug: what -v logs, and what developers look for (a worker host's every chunk fetched and settled)"),
 	}
 }
 
 // logger logs warnings and errors to stderr; with -v info too; with
-// --quiet errors only.
+// --quiet errors only; with --debug everything (it wins over the others).
 func (v verbosityFlags) logger(stderr io.Writer) *slog.Logger {
 	level := slog.LevelWarn
 	switch {
+	case *v.debug:
+		level = slog.LevelDebug
 	case *v.quiet:
 		level = slog.LevelError
 	case *v.verbose:

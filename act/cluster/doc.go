@@ -57,6 +57,16 @@
 // redelivered; a host that dies (kill -9, a lost machine) stops sending
 // them, and after AckWait the chunk is redelivered to another host. The
 // results do not depend on which host ran a chunk, nor on how often.
+// Nothing else may make a chunk wait for its AckWait: a host asks for a
+// chunk with a pull request of its own whose answer comes to an inbox it
+// keeps while it serves the campaign, and waits for the server's answer
+// (a chunk, or none), so a chunk delivered late (a loaded host or server,
+// a slow link) is still received; nats.go's Fetch gives up after a timer
+// of its own (1 s past the request's expiry), and a chunk the server
+// delivers after that is dropped, counted delivered, and comes again only
+// after AckWait (TestLateDeliveryNotLost; a 30 s stall of the campaign).
+// The coordinator receives results on one pull subscription (nats.go's
+// Messages) for the same reason.
 // After MaxDeliver deliveries without an ack (a chunk that keeps killing
 // its hosts) the server publishes a max-deliveries advisory: the
 // coordinator, subscribed to it, deletes the chunk from the stream (its

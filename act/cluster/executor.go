@@ -65,19 +65,23 @@ const maxWork = 4 << 20
 
 // Stats counts what the coordinator's executor received.
 type Stats struct {
-	Published  int            // Work messages (chunks)
-	Skipped    int            // chunks not published again on resume: their results were in the stream
-	Results    int            // results accepted
-	Assembled  int            // of which results that came in parts (over the server's max_payload)
-	Duplicates int            // results of a configuration already received (redeliveries)
-	Stale      int            // results of configurations merged before (a resume)
-	Rejected   map[string]int // by reason: never merged
-	Refusals   int            // worker hosts that refused the campaign
-	DeadLetter int            // chunks given up after MaxDeliver deliveries
-	Retried    int            // configurations of dead letters published again alone
-	Crashes    int            // configurations charged a crash fault: alone, they reached MaxDeliver
-	Dropped    int            // results accepted without their states: over MaxResult (capped)
-	Deferred   int            // parts naked to come again: the parts held were at the limit
+	Published  int // Work messages (chunks)
+	Skipped    int // chunks not published again on resume: their results were in the stream
+	Results    int // results accepted
+	Assembled  int // of which results that came in parts (over the server's max_payload)
+	Duplicates int // results of a configuration already received (redeliveries)
+	// Redelivered counts the result messages delivered to the coordinator
+	// again: one held unmerged past AckWait, or a delivery lost on its
+	// way (the server or the coordinator away).
+	Redelivered int
+	Stale       int            // results of configurations merged before (a resume)
+	Rejected    map[string]int // by reason: never merged
+	Refusals    int            // worker hosts that refused the campaign
+	DeadLetter  int            // chunks given up after MaxDeliver deliveries
+	Retried     int            // configurations of dead letters published again alone
+	Crashes     int            // configurations charged a crash fault: alone, they reached MaxDeliver
+	Dropped     int            // results accepted without their states: over MaxResult (capped)
+	Deferred    int            // parts naked to come again: the parts held were at the limit
 }
 
 // RejectedTotal is the number of rejected messages.
@@ -458,21 +462,42 @@ func (e *Executor) consume() {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// One pull subscription for the executor's life (nats.go's Messages),
+	// not a Fetch after another: Fetch waits for the server's answer on a
+	// timer of its own (500 ms + 1 s here) and then unsubscribes, and a
+	// result the server delivered to it meanwhile (a loaded coordinator
+	// or server) would be lost to the coordinator until AckWait (30 s)
+	// redelivered it, the merge waiting for it meanwhile. A subscription
+	// receives whatever the server delivers to it, however late.
 	for e.ctx.Err() == nil {
-		batch, err := e.res.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
+		it, err := e.res.Messages(jetstream.PullMaxMessages(256))
 		if err != nil {
-			e.log.Warn("fetching results", "err", err)
+			e.log.Warn("receiving results", "err", err)
 			select {
 			case <-time.After(250 * time.Millisecond):
 			case <-e.ctx.Done():
 			}
 			continue
 		}
-		for m := range batch.Messages() {
+		for {
+			m, err := it.Next(jetstream.NextContext(e.ctx))
+			if err != nil {
+				if e.ctx.Err() == nil {
+					e.log.Warn("receiving results", "err", err)
+				}
+				break
+			}
+			if md, err := m.Metadata(); err == nil && md.NumDelivered > 1 {
+				e.mu.Lock()
+				e.stats.Redelivered++
+				e.mu.Unlock()
+			}
 			e.receive(m)
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && e.ctx.Err() == nil {
-			e.log.Debug("fetching results", "err", err)
+		it.Stop()
+		select { // the consumer gone, or the server away: do not spin
+		case <-time.After(250 * time.Millisecond):
+		case <-e.ctx.Done():
 		}
 	}
 }
@@ -894,6 +919,7 @@ func (e *Executor) Close() {
 		}
 	}
 	st := e.Stats()
-	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates,
-		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter, "states_dropped", st.Dropped)
+	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates, "redelivered", st.Redelivered,
+		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter, "states_dropped", st.Dropped,
+		"deferred_parts", st.Deferred)
 }

@@ -56,6 +56,10 @@ type WorkerStats struct {
 	Dropped  int               // of which results over the coordinator's MaxResult, published without their states
 	Rejected map[string]int    // Work messages terminated, by reason
 	Refused  map[string]string // campaign id → why it was refused
+	// Redelivered counts the chunks delivered to this host after an
+	// earlier delivery (to any host) that no one acked in time: a host
+	// died, or a delivery was lost on its way.
+	Redelivered int
 }
 
 // Worker is a worker host.
@@ -365,6 +369,14 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 		return nil
 	}
 	ackWait := cons.CachedInfo().Config.AckWait
+	pl, err := newPuller(ctx, w.nc, workStream(id), workersConsumer, ackWait)
+	if err != nil {
+		w.log.Warn("serving campaign", "campaign", id, "err", err)
+		return nil
+	}
+	// Before the queue's chunks are given back (the defers run in
+	// reverse): a chunk received late is given back too.
+	defer pl.close()
 	fatal := make(chan error, 1)
 	// run runs q in the slot the campaign holds for it, and frees the
 	// slot after.
@@ -385,8 +397,8 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 	}
 	// take validates a fetched chunk, starts its heartbeats and queues
 	// its configurations.
-	take := func(m jetstream.Msg, stopHB func()) {
-		if c := w.take(ctx, id, rec, m, stopHB); c != nil {
+	take := func(p *pulled) {
+		if c := w.take(ctx, id, rec, p.m, p.stopHB); c != nil {
 			for _, it := range c.run {
 				queue = append(queue, queued{c: c, it: it})
 			}
@@ -416,12 +428,11 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			continue
 		}
 		if len(queue) == 0 {
-			batch, err := cons.FetchNoWait(1)
-			if m := first(batch, err); m != nil {
-				take(m, heartbeat(ctx, m, ackWait))
-			} else if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-				sh.release(id)
-				return nil
+			p, err := pl.pull(0)
+			if p != nil {
+				take(p)
+			} else if err != nil {
+				w.log.Debug("pulling a chunk", "campaign", id, "err", err)
 			}
 		}
 		if len(queue) > 0 {
@@ -434,39 +445,26 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 		// No work now: wait for some without a slot, so that a campaign
 		// without work holds none; heartbeats keep the chunk ours while
 		// its configurations wait for slots.
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(w.opt.Poll))
-		m := first(batch, err)
-		if m == nil {
-			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-				return nil
-			}
-			if err != nil {
-				select {
-				case <-time.After(250 * time.Millisecond):
-				case <-ctx.Done():
-				}
-			}
+		p, err := pl.pull(w.opt.Poll)
+		if p != nil {
+			take(p)
 			continue
 		}
-		take(m, heartbeat(ctx, m, ackWait))
+		if err != nil {
+			// The consumer is gone (the campaign ends: the poll above
+			// sees it) or the server is away: do not spin.
+			w.log.Debug("pulling a chunk", "campaign", id, "err", err)
+			select {
+			case <-time.After(250 * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
 	}
-}
-
-// first returns the message of a fetch of one, or nil.
-func first(batch jetstream.MessageBatch, err error) jetstream.Msg {
-	if err != nil {
-		return nil
-	}
-	var m jetstream.Msg
-	for x := range batch.Messages() {
-		m = x
-	}
-	return m
 }
 
 // heartbeat tells the server every ackWait/3 that m is being worked on,
 // until the returned function is called or ctx ends.
-func heartbeat(ctx context.Context, m jetstream.Msg, ackWait time.Duration) (stop func()) {
+func heartbeat(ctx context.Context, m *nats.Msg, ackWait time.Duration) (stop func()) {
 	ctx, stop = context.WithCancel(ctx)
 	go func() {
 		t := time.NewTicker(max(ackWait/3, 10*time.Millisecond))
@@ -487,7 +485,7 @@ func heartbeat(ctx context.Context, m jetstream.Msg, ackWait time.Duration) (sto
 // each in a slot of their own, and it is acked once all their results are
 // published.
 type held struct {
-	m      jetstream.Msg
+	m      *nats.Msg
 	wk     act.Work
 	sum    string         // workSum(wk)
 	run    []act.WorkItem // the configurations to run (wk.Items, or those before the one dies picked)
@@ -508,16 +506,25 @@ type queued struct {
 // take validates a Work message whose heartbeats stopHB stops and returns
 // its chunk, or nil if it is rejected (terminated) or has nothing to run
 // (settled).
-func (w *Worker) take(ctx context.Context, id string, rec record, m jetstream.Msg, stopHB func()) *held {
+func (w *Worker) take(ctx context.Context, id string, rec record, m *nats.Msg, stopHB func()) *held {
 	wk, reason := w.validate(id, rec, m)
 	if reason != "" {
 		w.mu.Lock()
 		w.stats.Rejected[reason]++
 		w.mu.Unlock()
-		w.log.Warn("work rejected", "campaign", id, "reason", reason, "bytes", len(m.Data()))
+		w.log.Warn("work rejected", "campaign", id, "reason", reason, "bytes", len(m.Data))
 		stopHB()
 		_ = m.Term()
 		return nil
+	}
+	var seq, delivered uint64
+	if md, err := m.Metadata(); err == nil {
+		seq, delivered = md.Sequence.Stream, md.NumDelivered
+	}
+	if delivered > 1 {
+		w.mu.Lock()
+		w.stats.Redelivered++
+		w.mu.Unlock()
 	}
 	c := &held{m: m, wk: wk, sum: workSum(wk), run: wk.Items, stopHB: stopHB}
 	if w.dies != nil {
@@ -526,7 +533,7 @@ func (w *Worker) take(ctx context.Context, id string, rec record, m jetstream.Ms
 		}
 	}
 	c.left = len(c.run)
-	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items))
+	w.log.Debug("chunk started", "campaign", id, "batch", wk.BatchID, "configs", len(wk.Items), "seq", seq, "delivered", delivered)
 	if c.left == 0 {
 		c.left = 1
 		_ = w.finish(ctx, id, c, nil) // the host "dies" at its first configuration
@@ -657,7 +664,7 @@ func (w *Worker) finish(ctx context.Context, id string, c *held, err error) erro
 	w.log.Debug("chunk results published", "campaign", id, "batch", batch)
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := c.m.DoubleAck(actx); err != nil {
+	if err := c.m.AckSync(nats.Context(actx)); err != nil {
 		w.log.Warn("acking a chunk", "batch", batch, "err", err)
 	}
 	w.mu.Lock()
@@ -667,12 +674,12 @@ func (w *Worker) finish(ctx context.Context, id string, c *held, err error) erro
 	return nil
 }
 
-func (w *Worker) validate(id string, rec record, m jetstream.Msg) (act.Work, string) {
-	data := m.Data()
+func (w *Worker) validate(id string, rec record, m *nats.Msg) (act.Work, string) {
+	data := m.Data
 	if len(data) > maxWork {
 		return act.Work{}, "oversized"
 	}
-	if m.Headers().Get(hdrCampaign) != id {
+	if m.Header.Get(hdrCampaign) != id {
 		return act.Work{}, "another campaign"
 	}
 	msg, err := act.DecodeMessage(data)
