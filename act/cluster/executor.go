@@ -71,8 +71,8 @@ type Stats struct {
 	Assembled  int // of which results that came in parts (over the server's max_payload)
 	Duplicates int // results of a configuration already received (redeliveries)
 	// Redelivered counts the result messages delivered to the coordinator
-	// again: one held unmerged past AckWait, or a delivery lost on its
-	// way (the server or the coordinator away).
+	// again: one held unmerged past AckWait, a part deferred (Deferred),
+	// or a delivery lost on its way (the server or the coordinator away).
 	Redelivered int
 	Stale       int            // results of configurations merged before (a resume)
 	Rejected    map[string]int // by reason: never merged
