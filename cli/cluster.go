@@ -170,6 +170,9 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 		}
 		fmt.Fprintf(stderr, "actfuzz worker: %d chunks, %d results; %d work messages rejected; %d chunks delivered again (a host died, or a delivery was lost)\n",
 			st.Chunks, st.Results, rejected, st.Redelivered)
+		if st.Dropped > 0 {
+			fmt.Fprintf(stderr, "actfuzz worker: capped: %d results sent without their states (over the coordinator's max_result)\n", st.Dropped)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)
