@@ -234,8 +234,14 @@ const (
 // reference runs the campaign on one local in-process worker.
 func reference(t *testing.T, c *act.Campaign) (*act.Report, string) {
 	t.Helper()
+	return referenceOf(t, c, testBudget)
+}
+
+// referenceOf is reference for budget simulations.
+func referenceOf(t *testing.T, c *act.Campaign, budget int) (*act.Report, string) {
+	t.Helper()
 	dir := t.TempDir()
-	rep, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Workers: 1, Lag: testLag, Out: dir})
+	rep, err := act.Run(context.Background(), c, act.Options{Budget: budget, Workers: 1, Lag: testLag, Out: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1007,14 +1013,7 @@ func TestTraceFilesOverMaxPayload(t *testing.T) {
 	if size <= maxPayload {
 		t.Fatalf("trace files of %d bytes: the test wants more than max_payload", size)
 	}
-	refDir := t.TempDir()
-	ref, err := act.Run(context.Background(), c, act.Options{Budget: budget, Workers: 1, Lag: testLag, Out: refDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ref.Findings) == 0 {
-		t.Fatal("the reference found nothing: the test wants findings to compare")
-	}
+	ref, refDir := referenceOf(t, c, budget)
 	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
 		NoLog: true, NoSigs: true, MaxPayload: maxPayload})
 	startHosts(t, s.ClientURL(), 2, 1, "")
