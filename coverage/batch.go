@@ -119,6 +119,9 @@ func (s *Store) AddBatches(bs []*Batch, configs []uint64) []BatchResult {
 	if len(bs) != len(configs) {
 		panic("coverage: AddBatches needs one config per batch")
 	}
+	if s.role != roleWhole {
+		panic("coverage: AddBatches on a store part or index (use AddShares and AddNews)")
+	}
 	m := &s.mg
 	m.reset(s, len(bs))
 	out := make([]BatchResult, len(bs))

@@ -20,7 +20,7 @@ const budgetTargetNum, budgetTargetDen = 3, 4
 // When the pools are at the top level and the floor has reached them,
 // nothing is left to coarsen: the store reports OverBudget and grows.
 func (s *Store) checkBudget() {
-	if s.opt.Memory <= 0 || int64(s.Bytes()) <= s.opt.Memory {
+	if s.role != roleWhole || s.opt.Memory <= 0 || int64(s.Bytes()) <= s.opt.Memory {
 		return
 	}
 	target := s.opt.Memory / budgetTargetDen * budgetTargetNum

@@ -21,6 +21,9 @@ func (s *Store) Merge(other *Store) error {
 	if other == s {
 		return errors.New("coverage: merge of a store with itself")
 	}
+	if s.role != roleWhole || other.role != roleWhole {
+		return errors.New("coverage: merge of a store part or index (join it first)")
+	}
 	if !s.ly.sp.Equal(other.ly.sp) {
 		return errors.New("coverage: merge of stores over different spaces")
 	}

@@ -35,6 +35,12 @@ type merger struct {
 	isNew        []bool   // per active position
 	refs         []uint32 // per active position at the pool level
 	bucket       [][]int32
+
+	// For a store part (parts.go): pos[i] is visit i's position in its
+	// simulation's batch, and found lists the visits that found a state
+	// new to the store, in visit order.
+	pos   []uint32
+	found []int32
 }
 
 // parallelMin is the number of visits below which a level is merged on the
@@ -108,6 +114,11 @@ func (m *merger) run(s *Store) {
 		if l == s.pool && len(m.refs) > 0 {
 			m.ref = makeRef(shardOf(m.hs[0], s.mask), m.refs[0])
 		}
+		if s.role == rolePart && l == s.pool {
+			// A part keeps no region above its states: the index does.
+			m.found = append(m.found[:0], m.next...)
+			break
+		}
 		m.active, m.next = m.next, m.active
 	}
 	if s.floor > 0 {
@@ -172,6 +183,12 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 		}
 		if tb != nil {
 			_, m.isNew[a] = tb.insertH(rk, m.hs[a])
+			continue
+		}
+		if s.role == roleIndex {
+			// The parts found these states new (AddNews checked it): the
+			// index keeps their keys alone.
+			m.refs[a], m.isNew[a] = p.st.t.insertH(rk, m.hs[a])
 			continue
 		}
 		v := p.vc.enc(m.cfg[i], m.at[i])

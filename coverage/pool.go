@@ -261,7 +261,7 @@ func appendSample(dst, src []visit, m int, rng *rand.Rand) []visit {
 // bytes is the memory the set needs for what it holds (see table.bytes).
 func (s *states) bytes() int {
 	n := s.len()
-	b := s.t.bytes() + 4*n + 8*s.inl*n + 8*len(s.slab)
+	b := s.t.bytes() + 4*len(s.count) + 8*s.inl*n + 8*len(s.slab)
 	if s.c > s.inl {
 		b += 4 * n
 	}

@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"math/bits"
@@ -93,6 +94,17 @@ type Store struct {
 	scr        scratch
 	unvCache   unvisitedCache
 	mg         merger
+
+	// A store split into parts (parts.go): its role, the part count and,
+	// for a part, its number; for an index, the source of its pools, its
+	// first error, and the out-of-range states its parts found.
+	role    role
+	parts   int
+	part    int
+	pools   PoolSource
+	poolErr error
+	oorNew  uint64
+	visBuf  []Visit
 }
 
 // NewStore returns an empty store over space. It fails when the space is
@@ -172,6 +184,9 @@ func (s *Store) intern(c uint64) uint32 {
 // the ref and newState are those of the state's pooled region, and
 // newRegions holds only the exact levels (k ≥ FloorK).
 func (s *Store) Add(state []float64, v Visit) (ref StateRef, newState bool, newRegions Levels) {
+	if s.role != roleWhole {
+		panic("coverage: Add on a store part or index (use AddShares and AddNews)")
+	}
 	if !s.ly.encode(state, s.keyBuf) {
 		s.ly.encodeOOR(state, s.oorBuf)
 		r, isNew := s.addOOR(s.oorBuf, s.ovc.enc(s.intern(v.Config), v.At))
@@ -315,7 +330,12 @@ func (s *Store) Visits() uint64 { return s.visits }
 
 // OutOfRange returns the number of distinct visited states outside the ranges
 // of S and the number of their visits. They are not in any region count.
-func (s *Store) OutOfRange() (states int, visits uint64) { return s.oor.len(), s.oVisits }
+func (s *Store) OutOfRange() (states int, visits uint64) {
+	if s.role == roleIndex {
+		return int(s.oorNew), s.oVisits
+	}
+	return s.oor.len(), s.oVisits
+}
 
 // Configs is the number of distinct Visit.Config values the pools refer to
 // (all those seen, until a coarsening drops the ones no pool keeps).
@@ -387,6 +407,17 @@ func (s *Store) AppendState(dst []float64, ref StateRef) []float64 {
 
 // Count is the number of visits of ref.
 func (s *Store) Count(ref StateRef) uint64 {
+	if s.role == roleIndex {
+		if s.pools == nil {
+			s.poolFail(errors.New("coverage: index without a pool source"))
+			return 0
+		}
+		n, err := s.pools.Count(ref)
+		if err != nil {
+			s.poolFail(err)
+		}
+		return n
+	}
 	st, _, r := s.set(ref)
 	return uint64(st.count[r])
 }
@@ -399,6 +430,9 @@ func (s *Store) Pool(ref StateRef) []Visit {
 
 // AppendPool appends the pool of ref to dst.
 func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
+	if s.role == roleIndex {
+		return s.remotePool(dst, ref)
+	}
 	st, vc, r := s.set(ref)
 	for i := range st.poolLen(r) {
 		dst = append(dst, s.visit(vc, st.get(r, i)))
@@ -409,6 +443,14 @@ func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
 // RandomVisit draws one visit of ref uniformly from its pool (ACT Method 1
 // line 8: "randomly and uniformly select one from the pool").
 func (s *Store) RandomVisit(rng *rand.Rand, ref StateRef) Visit {
+	if s.role == roleIndex {
+		// The same draw as the whole store's, from the part's answer.
+		s.visBuf = s.remotePool(s.visBuf[:0], ref)
+		if len(s.visBuf) == 0 {
+			return Visit{}
+		}
+		return s.visBuf[rng.IntN(len(s.visBuf))]
+	}
 	st, vc, r := s.set(ref)
 	return s.visit(vc, st.get(r, rng.IntN(st.poolLen(r))))
 }

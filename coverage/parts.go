@@ -1,0 +1,611 @@
+package coverage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Store parts and their index. A store's merge costs its owner about
+// 200 ns for every visit of every simulation: the visited state's count
+// and reservoir pool, one lookup in a table of millions of keys (ACT §2.4's
+// pools; measured in act/cluster's BenchmarkCoordinatorRevisit). New
+// regions, which the selector's queries need, grow rare as a campaign ages.
+// So a store can be split into:
+//
+//   - parts ([NewPart]): part j of n keeps the pooled states of the shards
+//     sh with sh mod n = j (their counts, pools and reservoir PRNGs; part 0
+//     also keeps the states outside S) and merges every visit of them;
+//   - an index ([NewIndex]): the visited regions of every level, and at
+//     the pool level the keys alone, fed only with the states the parts
+//     found new ([Store.AddNews]). It answers every query of a store; the
+//     draw of a visit from a pool asks the part that owns the state
+//     through a [PoolSource].
+//
+// Shards are split by the hash of their keys (shard.go), each shard sees
+// its keys in the order a whole store would, with the same PRNG, and the
+// index receives the new states in the whole store's visit order, so
+// parts and index together are exactly the whole store: the same regions,
+// refs, pools and query answers, and [Join] makes the whole store (a view
+// that WriteTo writes byte for byte as the whole store would). The split
+// is a deployment choice that results never depend on.
+//
+// The flow, per group of simulations merged at once (act.Run merges 64):
+// [Batch.Share] gives each part its share of every simulation's states
+// with their positions; each part merges its shares ([Store.AddShares])
+// and returns per simulation the states new to it ([PartNews]); the index
+// merges the parts' news of the group ([Store.AddNews]) and returns what a
+// whole store's AddBatches would. Shares and news have a binary encoding
+// that checks everything, because they travel between processes.
+//
+// Not yet with parts: the memory budget (coarsening moves pools between
+// shards, and the floor's sketches need every visit), and Store.Merge.
+
+type role uint8
+
+const (
+	roleWhole role = iota
+	rolePart
+	roleIndex
+)
+
+// PoolSource answers an index's questions about pools, which its parts
+// keep.
+type PoolSource interface {
+	// AppendPool appends the pool of ref, in the part's pool order, to
+	// dst.
+	AppendPool(dst []Visit, ref StateRef) ([]Visit, error)
+	// Count is the number of visits of ref.
+	Count(ref StateRef) (uint64, error)
+}
+
+// partOf is the part that owns shard sh among n parts.
+func partOf(sh, n int) int { return sh % n }
+
+func checkParts(opt Options, part, parts int) error {
+	shards := opt.Shards
+	if shards == 0 {
+		shards = DefaultShards
+	}
+	if parts < 1 || parts > shards {
+		return fmt.Errorf("coverage: %d store parts: want 1 to the shard count %d", parts, shards)
+	}
+	if part < 0 || part >= parts {
+		return fmt.Errorf("coverage: store part %d of %d", part, parts)
+	}
+	if opt.Memory != 0 {
+		return errors.New("coverage: a store split into parts has no memory budget yet")
+	}
+	return nil
+}
+
+// NewPart returns part part of parts of a store over space with opt (the
+// whole store's options; Memory must be 0). Parts is at most the shard
+// count.
+func NewPart(space Space, opt Options, part, parts int) (*Store, error) {
+	if err := checkParts(opt, part, parts); err != nil {
+		return nil, err
+	}
+	s, err := NewStore(space, opt)
+	if err != nil {
+		return nil, err
+	}
+	s.role, s.part, s.parts = rolePart, part, parts
+	return s, nil
+}
+
+// NewIndex returns the index of a store over space with opt split into
+// parts parts; src answers its pool questions (nil: the store's pool
+// methods then fail, see [Store.PoolErr]).
+func NewIndex(space Space, opt Options, parts int, src PoolSource) (*Store, error) {
+	if err := checkParts(opt, 0, parts); err != nil {
+		return nil, err
+	}
+	s, err := NewStore(space, opt)
+	if err != nil {
+		return nil, err
+	}
+	s.role, s.parts, s.pools = roleIndex, parts, src
+	for _, sh := range s.pooled {
+		sh.st.c, sh.st.inl = 0, 0 // keys alone
+	}
+	return s, nil
+}
+
+// Parts is the number of parts the store is split into (0 for a whole
+// store) and, for a part, its number.
+func (s *Store) Parts() (parts, part int) { return s.parts, s.part }
+
+// SetPoolSource sets the source of an index's pools.
+func (s *Store) SetPoolSource(src PoolSource) { s.pools = src }
+
+// PoolErr is the first error of an index's pool source. A query that met
+// it answered a zero Visit; the caller must stop using the index's answers
+// once it is set.
+func (s *Store) PoolErr() error { return s.poolErr }
+
+func (s *Store) poolFail(err error) {
+	if s.poolErr == nil {
+		s.poolErr = err
+	}
+}
+
+// remotePool returns the pool of ref from the index's source.
+func (s *Store) remotePool(dst []Visit, ref StateRef) []Visit {
+	if s.pools == nil {
+		s.poolFail(errors.New("coverage: index without a pool source"))
+		return dst
+	}
+	n := len(dst)
+	dst, err := s.pools.AppendPool(dst, ref)
+	if err == nil && len(dst) == n {
+		err = fmt.Errorf("coverage: pool source: empty pool for state ref %#x", uint32(ref))
+	}
+	if err != nil {
+		s.poolFail(err)
+	}
+	return dst
+}
+
+// Share fills dst (a batch over the same space) with the share of b that
+// part part of parts owns in a store of the given shard count: b's states
+// in S whose pooled shard the part keeps, in b's order, and for part 0
+// also b's states outside S. It returns the positions of the states in S
+// of dst among b's states in S, appended to pos[:0].
+func (b *Batch) Share(dst *Batch, pos []uint32, part, parts, shards int) []uint32 {
+	dst.Reset()
+	mask := uint64(shards - 1)
+	pos = pos[:0]
+	for r := range b.in.n {
+		k := b.in.key(uint32(r))
+		if partOf(shardOf(hashKey(k), mask), parts) != part {
+			continue
+		}
+		pos = append(pos, uint32(r))
+		dst.in.append(k)
+		dst.inAt = append(dst.inAt, b.inAt[r])
+	}
+	if part == 0 {
+		for r := range b.oor.n {
+			dst.oor.append(b.oor.key(uint32(r)))
+			dst.oorAt = append(dst.oorAt, b.oorAt[r])
+		}
+	}
+	dst.unindexed = true
+	return pos
+}
+
+// PartNews is what a part found in one simulation's share: the states new
+// to the store (in the order of their positions in the simulation's
+// batch, with their first visit times) and the counts the index keeps.
+type PartNews struct {
+	Part int
+	// Pos are the positions of the new states among the simulation's
+	// states in S, increasing.
+	Pos  []uint32
+	keys []uint64 // w words per new state
+	At   []int64
+	// Visits is the number of the share's states in S (one visit each).
+	Visits uint64
+	// OutOfRange counts, for part 0, the share's states outside S, those
+	// new to the store, and those the out-of-range limit left out.
+	OutOfRange, OutOfRangeNew, OutOfRangeDropped uint64
+}
+
+// AddShares merges into part s the shares of a group of simulations: bs[i]
+// is simulation i's share ([Batch.Share]), pos[i] its positions, configs[i]
+// its config. Every simulation of the group must be given, with an empty
+// share if the part owns none of its states, so that every part interns
+// the configs as the whole store does. It returns each simulation's news.
+// A share with a state another part owns, positions that do not increase
+// or do not match the share, or states outside S given to a part other
+// than 0, is an error, and nothing is merged.
+func (s *Store) AddShares(bs []*Batch, pos [][]uint32, configs []uint64) ([]PartNews, error) {
+	if s.role != rolePart {
+		return nil, errors.New("coverage: AddShares on a store that is not a part")
+	}
+	if len(bs) != len(configs) || len(pos) != len(bs) {
+		return nil, errors.New("coverage: AddShares needs one share, positions and config per simulation")
+	}
+	for i, b := range bs {
+		if err := s.checkShare(b, pos[i]); err != nil {
+			return nil, fmt.Errorf("coverage: part %d, share %d: %w", s.part, i, err)
+		}
+	}
+	m := &s.mg
+	m.reset(s, len(bs))
+	m.pos, m.found = m.pos[:0], m.found[:0]
+	out := make([]PartNews, len(bs))
+	cis := make([]uint32, len(bs))
+	for bi, b := range bs {
+		ci := s.intern(configs[bi])
+		cis[bi] = ci
+		for r := range b.in.n {
+			m.add(b.in.key(uint32(r)), b.inAt[r], ci, bi)
+			m.pos = append(m.pos, pos[bi][r])
+		}
+		out[bi] = PartNews{Part: s.part, Visits: uint64(b.in.n), OutOfRange: uint64(b.oor.n)}
+	}
+	m.run(s)
+	w := s.ly.w
+	for _, i := range m.found {
+		o := &out[m.src[i]]
+		o.Pos = append(o.Pos, m.pos[i])
+		o.keys = append(o.keys, m.keys[int(i)*w:(int(i)+1)*w]...)
+		o.At = append(o.At, m.at[i])
+	}
+	for bi, b := range bs {
+		d0 := s.oorDropped
+		for r := range b.oor.n {
+			if _, isNew := s.addOOR(b.oor.key(uint32(r)), s.ovc.enc(cis[bi], b.oorAt[r])); isNew {
+				out[bi].OutOfRangeNew++
+			}
+		}
+		out[bi].OutOfRangeDropped = s.oorDropped - d0
+	}
+	return out, nil
+}
+
+// checkShare checks a share against the part that is to merge it.
+func (s *Store) checkShare(b *Batch, pos []uint32) error {
+	if b.ly != s.ly && !b.ly.sp.Equal(s.ly.sp) {
+		return errors.New("over another space")
+	}
+	if len(pos) != b.in.n {
+		return fmt.Errorf("%d positions for %d states", len(pos), b.in.n)
+	}
+	if b.oor.n > 0 && s.part != 0 {
+		return errors.New("states outside S for a part other than 0")
+	}
+	for r := range b.in.n {
+		if r > 0 && pos[r] <= pos[r-1] {
+			return fmt.Errorf("position %d does not increase", r)
+		}
+		if p := partOf(shardOf(hashKey(b.in.key(uint32(r))), s.mask), s.parts); p != s.part {
+			return fmt.Errorf("state %d belongs to part %d", r, p)
+		}
+	}
+	return nil
+}
+
+// AddNews merges into index s the news of its parts for a group of
+// simulations, news[i][j] being part j's for simulation i (configs[i]),
+// and returns what a whole store's AddBatches would. News that are
+// inconsistent (a missing or repeated part, a state the part does not own
+// or the index already has, two parts claiming one position) are an error,
+// and nothing is merged.
+func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, error) {
+	if s.role != roleIndex {
+		return nil, errors.New("coverage: AddNews on a store that is not an index")
+	}
+	if len(news) != len(configs) {
+		return nil, errors.New("coverage: AddNews needs one config per simulation")
+	}
+	w := s.ly.w
+	var all []uint64 // every new key of the group, for the check of repeats
+	for i, ns := range news {
+		if len(ns) != s.parts {
+			return nil, fmt.Errorf("coverage: simulation %d: news of %d parts, want %d", i, len(ns), s.parts)
+		}
+		for j := range ns {
+			n := &ns[j]
+			if n.Part != j {
+				return nil, fmt.Errorf("coverage: simulation %d: news %d are part %d's", i, j, n.Part)
+			}
+			if len(n.keys) != w*len(n.Pos) || len(n.At) != len(n.Pos) || uint64(len(n.Pos)) > n.Visits ||
+				n.OutOfRangeNew+n.OutOfRangeDropped > n.OutOfRange || (j != 0 && n.OutOfRange != 0) {
+				return nil, fmt.Errorf("coverage: simulation %d, part %d: inconsistent counts", i, j)
+			}
+			for r := range n.Pos {
+				k := n.keys[r*w : (r+1)*w]
+				if r > 0 && n.Pos[r] <= n.Pos[r-1] {
+					return nil, fmt.Errorf("coverage: simulation %d, part %d: position %d does not increase", i, j, r)
+				}
+				if !s.ly.validKey(k) {
+					return nil, fmt.Errorf("coverage: simulation %d, part %d: state %d is outside the space", i, j, r)
+				}
+				h := hashKey(k)
+				sh := shardOf(h, s.mask)
+				if partOf(sh, s.parts) != j {
+					return nil, fmt.Errorf("coverage: simulation %d, part %d: state %d belongs to part %d", i, j, r, partOf(sh, s.parts))
+				}
+				if _, ok := s.pooled[sh].st.t.lookupH(k, h); ok {
+					return nil, fmt.Errorf("coverage: simulation %d, part %d: state %d is not new", i, j, r)
+				}
+				all = append(all, k...)
+			}
+		}
+	}
+	var ks keySet
+	if ks.firstRepeat(all, w, len(all)/w) >= 0 {
+		return nil, errors.New("coverage: a state is new twice in one group of news")
+	}
+	m := &s.mg
+	m.reset(s, len(news))
+	out := make([]BatchResult, len(news))
+	var visits uint64
+	heads := make([]int, s.parts)
+	for bi, ns := range news {
+		clear(heads)
+		last := int64(-1)
+		for {
+			// The next new state in the simulation's order: the smallest
+			// head position of the parts.
+			best := -1
+			for j := range ns {
+				if heads[j] < len(ns[j].Pos) && (best < 0 || ns[j].Pos[heads[j]] < ns[best].Pos[heads[best]]) {
+					best = j
+				}
+			}
+			if best < 0 {
+				break
+			}
+			n, r := &ns[best], heads[best]
+			if int64(n.Pos[r]) == last {
+				return nil, fmt.Errorf("coverage: simulation %d: two parts claim position %d", bi, last)
+			}
+			last = int64(n.Pos[r])
+			m.add(n.keys[r*w:(r+1)*w], n.At[r], 0, bi)
+			heads[best]++
+		}
+	}
+	// Nothing is merged before every check passed.
+	for bi, ns := range news {
+		for j := range ns {
+			visits += ns[j].Visits
+			out[bi].NewStates += int(ns[j].OutOfRangeNew)
+			s.oVisits += ns[j].OutOfRange
+			s.oorNew += ns[j].OutOfRangeNew
+			s.oorDropped += ns[j].OutOfRangeDropped
+		}
+	}
+	m.run(s)
+	s.visits += visits - uint64(m.n)
+	for bi := range news {
+		res := &out[bi]
+		res.Found = append([]uint64(nil), m.counts[bi*(m.L+1):(bi+1)*(m.L+1)]...)
+		res.LastAt = append([]int64(nil), m.last[bi*(m.L+1):(bi+1)*(m.L+1)]...)
+		res.NewRegions = m.news[bi]
+		res.NewStates += int(res.Found[s.pool])
+	}
+	return out, nil
+}
+
+// Parts answers an index's pool questions from parts in this process.
+type Parts []*Store
+
+// AppendPool implements PoolSource.
+func (ps Parts) AppendPool(dst []Visit, ref StateRef) ([]Visit, error) {
+	p, err := ps.owner(ref)
+	if err != nil {
+		return dst, err
+	}
+	return p.AppendPool(dst, ref), nil
+}
+
+// Count implements PoolSource.
+func (ps Parts) Count(ref StateRef) (uint64, error) {
+	p, err := ps.owner(ref)
+	if err != nil {
+		return 0, err
+	}
+	return p.Count(ref), nil
+}
+
+// owner is the part that keeps ref, checked.
+func (ps Parts) owner(ref StateRef) (*Store, error) {
+	if len(ps) == 0 {
+		return nil, errors.New("coverage: no store parts")
+	}
+	p := ps[0]
+	if !ref.OutOfRange() {
+		sh, _ := ref.split()
+		p = ps[partOf(sh, len(ps))]
+	}
+	if !p.validRef(ref) {
+		return nil, fmt.Errorf("coverage: no state ref %#x in store part %d", uint32(ref), p.part)
+	}
+	return p, nil
+}
+
+// validRef reports whether ref names a state of s.
+func (s *Store) validRef(ref StateRef) bool {
+	if ref.OutOfRange() {
+		return int(ref&^oorBit) < s.oor.len()
+	}
+	sh, r := ref.split()
+	return sh < len(s.pooled) && int(r) < s.pooled[sh].st.len()
+}
+
+// Join returns the whole store that index and its parts (in part order)
+// make: a view that shares their tables, to write (WriteTo) or report on;
+// merging into it, or into index or parts while it is used, is not
+// allowed. Its WriteTo writes what the whole store would have written.
+func Join(index *Store, parts []*Store) (*Store, error) {
+	if index.role != roleIndex || len(parts) != index.parts {
+		return nil, fmt.Errorf("coverage: join: an index of %d parts and %d parts", index.parts, len(parts))
+	}
+	p0 := parts[0]
+	for j, p := range parts {
+		if p.role != rolePart || p.part != j || p.parts != index.parts {
+			return nil, fmt.Errorf("coverage: join: part %d is not part %d of %d", j, j, index.parts)
+		}
+		if !p.ly.sp.Equal(index.ly.sp) || p.opt != index.opt {
+			return nil, fmt.Errorf("coverage: join: part %d has another space or options", j)
+		}
+		if !slices.Equal(p.cfgIDs, p0.cfgIDs) {
+			return nil, fmt.Errorf("coverage: join: part %d saw other simulations than part 0", j)
+		}
+		for sh, x := range p.pooled {
+			if partOf(sh, len(parts)) == j && x.st.len() != index.pooled[sh].st.len() {
+				return nil, fmt.Errorf("coverage: join: part %d's shard %d has %d states, the index %d", j, sh, x.st.len(), index.pooled[sh].st.len())
+			}
+		}
+	}
+	w := &Store{ly: index.ly, opt: index.opt, mask: index.mask, pool: index.pool, floor: index.floor,
+		levels: index.levels, src: p0.src, rng: p0.rng, oor: p0.oor, ovc: p0.ovc, oc: p0.oc,
+		cfgIDs: p0.cfgIDs, cfgIdx: p0.cfgIdx, visits: index.visits, oVisits: index.oVisits,
+		oorLimit: p0.oorLimit, oorDropped: index.oorDropped}
+	for sh := range index.pooled {
+		w.pooled = append(w.pooled, parts[partOf(sh, len(parts))].pooled[sh])
+	}
+	w.keyBuf = make([]uint64, w.ly.w)
+	w.oorBuf = make([]uint64, w.ly.d)
+	w.oorKey = make([]uint64, w.oc.w)
+	return w, nil
+}
+
+// Split splits whole store s (no memory budget, pools at k = 1) into an
+// index and n parts that continue it exactly; s must not be used
+// afterwards. The index's pool source is the parts (in this process).
+func Split(s *Store, n int) (index *Store, parts []*Store, err error) {
+	if s.role != roleWhole {
+		return nil, nil, errors.New("coverage: split: the store is already split")
+	}
+	if err := checkParts(s.opt, 0, n); err != nil {
+		return nil, nil, err
+	}
+	if s.pool != 0 || s.floor != 0 {
+		return nil, nil, errors.New("coverage: split: the store has coarsened")
+	}
+	index, err = NewIndex(s.Space(), s.opt, n, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	index.levels = s.levels
+	index.visits, index.oVisits, index.oorDropped = s.visits, s.oVisits, s.oorDropped
+	index.oorNew = uint64(s.oor.len())
+	for sh, x := range s.pooled {
+		t := newTable(s.ly.w, s.ly.kb)
+		t.reserve(x.st.len())
+		for r := range x.st.len() {
+			t.insert(x.st.t.key(uint32(r)))
+		}
+		index.pooled[sh].st.t = t
+	}
+	for j := range n {
+		p, err := NewPart(s.Space(), s.opt, j, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.cfgIDs = slices.Clone(s.cfgIDs)
+		p.cfgIdx = make(map[uint64]uint32, len(s.cfgIdx))
+		for c, i := range s.cfgIdx {
+			p.cfgIdx[c] = i
+		}
+		for sh := range p.pooled {
+			if partOf(sh, n) == j {
+				p.pooled[sh] = s.pooled[sh]
+			}
+		}
+		if j == 0 {
+			p.src, p.rng, p.oor, p.ovc, p.oc = s.src, s.rng, s.oor, s.ovc, s.oc
+			p.oVisits, p.oorLimit, p.oorDropped = s.oVisits, s.oorLimit, s.oorDropped
+			p.oorKey = make([]uint64, p.oc.w)
+		}
+		parts = append(parts, p)
+	}
+	index.pools = Parts(parts)
+	return index, parts, nil
+}
+
+// newsVersion is the first byte of encoded PartNews.
+const newsVersion = 1
+
+// AppendBinary appends the encoding of the news to buf: a version byte,
+// the part, the counts, the key width in words, and per new state the
+// varints of its position's, key words' and time's differences from the
+// previous one's.
+func (n *PartNews) AppendBinary(buf []byte) ([]byte, error) {
+	buf = append(buf, newsVersion)
+	for _, x := range []uint64{uint64(n.Part), n.Visits, n.OutOfRange, n.OutOfRangeNew, n.OutOfRangeDropped, uint64(len(n.Pos))} {
+		buf = binary.AppendUvarint(buf, x)
+	}
+	if len(n.Pos) == 0 {
+		return buf, nil
+	}
+	w := len(n.keys) / len(n.Pos)
+	buf = binary.AppendUvarint(buf, uint64(w))
+	prev := make([]uint64, w)
+	var pp uint32
+	var pat int64
+	for r, p := range n.Pos {
+		buf = binary.AppendUvarint(buf, uint64(p-pp))
+		pp = p
+		for j, x := range n.keys[r*w : (r+1)*w] {
+			buf = binary.AppendVarint(buf, int64(x-prev[j]))
+			prev[j] = x
+		}
+		buf = binary.AppendVarint(buf, n.At[r]-pat)
+		pat = n.At[r]
+	}
+	return buf, nil
+}
+
+// UnmarshalBinary decodes news encoded by AppendBinary. It checks the
+// encoding only; [Store.AddNews] checks the news against the index.
+func (n *PartNews) UnmarshalBinary(data []byte) error {
+	if len(data) == 0 || data[0] != newsVersion {
+		return errors.New("coverage: part news: unknown version")
+	}
+	data = data[1:]
+	var hdr [6]uint64
+	for i := range hdr {
+		x, m := binary.Uvarint(data)
+		if m <= 0 {
+			return errors.New("coverage: part news: bad header")
+		}
+		hdr[i], data = x, data[m:]
+	}
+	if hdr[0] > maxShards || hdr[5] > uint64(len(data)) {
+		return errors.New("coverage: part news: bad part or count")
+	}
+	*n = PartNews{Part: int(hdr[0]), Visits: hdr[1], OutOfRange: hdr[2], OutOfRangeNew: hdr[3], OutOfRangeDropped: hdr[4]}
+	cnt := int(hdr[5])
+	if cnt == 0 {
+		if len(data) != 0 {
+			return errors.New("coverage: part news: trailing bytes")
+		}
+		return nil
+	}
+	w64, m := binary.Uvarint(data)
+	if m <= 0 || w64 == 0 || w64 > 64 || uint64(cnt)*(w64+2) > uint64(len(data)) {
+		return errors.New("coverage: part news: bad key width")
+	}
+	data = data[m:]
+	w := int(w64)
+	n.Pos = make([]uint32, 0, cnt)
+	n.keys = make([]uint64, 0, cnt*w)
+	n.At = make([]int64, 0, cnt)
+	prev := make([]uint64, w)
+	var pp uint64
+	var pat int64
+	for range cnt {
+		d, m := binary.Uvarint(data)
+		if m <= 0 || pp+d > 1<<32-1 {
+			return errors.New("coverage: part news: bad position")
+		}
+		data, pp = data[m:], pp+d
+		n.Pos = append(n.Pos, uint32(pp))
+		for j := range w {
+			d, m := binary.Varint(data)
+			if m <= 0 {
+				return errors.New("coverage: part news: bad key")
+			}
+			data = data[m:]
+			prev[j] += uint64(d)
+		}
+		n.keys = append(n.keys, prev...)
+		d2, m := binary.Varint(data)
+		if m <= 0 {
+			return errors.New("coverage: part news: bad time")
+		}
+		data, pat = data[m:], pat+d2
+		n.At = append(n.At, pat)
+	}
+	if len(data) != 0 {
+		return errors.New("coverage: part news: trailing bytes")
+	}
+	return nil
+}

@@ -1,0 +1,350 @@
+package coverage
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// splitStore is a store split into an index and parts, fed as processes would
+// feed them: every share and every news through its binary encoding.
+type splitStore struct {
+	index *Store
+	parts []*Store
+	opt   Options
+	share *Batch
+	pos   []uint32
+}
+
+func newSplit(t testing.TB, sp Space, opt Options, n int) *splitStore {
+	x := &splitStore{opt: opt}
+	for j := range n {
+		p, err := NewPart(sp, opt, j, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.parts = append(x.parts, p)
+	}
+	idx, err := NewIndex(sp, opt, n, Parts(x.parts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.index = idx
+	x.share = idx.NewBatch()
+	return x
+}
+
+// add merges a group of simulations as AddBatches would.
+func (x *splitStore) add(t testing.TB, bs []*Batch, ids []uint64) []BatchResult {
+	shards := x.index.Options().Shards
+	news := make([][]PartNews, len(bs))
+	for j, p := range x.parts {
+		shares := make([]*Batch, len(bs))
+		pos := make([][]uint32, len(bs))
+		for i, b := range bs {
+			x.pos = b.Share(x.share, x.pos, j, len(x.parts), shards)
+			enc, _ := x.share.MarshalBinary()
+			shares[i] = p.NewBatch()
+			if err := shares[i].UnmarshalBinary(enc); err != nil {
+				t.Fatal(err)
+			}
+			pos[i] = append([]uint32(nil), x.pos...)
+		}
+		got, err := p.AddShares(shares, pos, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			enc, _ := got[i].AppendBinary(nil)
+			var dec PartNews
+			if err := dec.UnmarshalBinary(enc); err != nil {
+				t.Fatal(err)
+			}
+			news[i] = append(news[i], dec)
+		}
+	}
+	res, err := x.index.AddNews(news, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// sameQueries asks whole and index the selector's questions with equal
+// PRNGs and fails on the first answer that differs.
+func sameQueries(t *testing.T, whole, index *Store, seed uint64) (found int) {
+	t.Helper()
+	rw, ri := rand.New(rand.NewPCG(seed, 1)), rand.New(rand.NewPCG(seed, 1))
+	for q := range 40 {
+		sw, okw := whole.SampleUnvisited(rw, 1)
+		si, oki := index.SampleUnvisited(ri, 1)
+		if okw != oki || !reflect.DeepEqual(sw, si) {
+			t.Fatalf("query %d: SampleUnvisited %v %v, index %v %v", q, sw, okw, si, oki)
+		}
+		if !okw {
+			return
+		}
+		ew, okw := whole.SearchEstimation(rw, sw)
+		ei, oki := index.SearchEstimation(ri, si)
+		if okw != oki || !reflect.DeepEqual(ew, ei) {
+			t.Fatalf("query %d: SearchEstimation %+v %v, index %+v %v", q, ew, okw, ei, oki)
+		}
+		if okw {
+			found++
+		}
+		if okw && ew.Interpolate {
+			vw, vi := whole.RandomVisit(rw, ew.Bracket.A), index.RandomVisit(ri, ei.Bracket.A)
+			if vw != vi {
+				t.Fatalf("query %d: RandomVisit %+v, index %+v", q, vw, vi)
+			}
+			if cw, ci := whole.Count(ew.Bracket.B), index.Count(ei.Bracket.B); cw != ci {
+				t.Fatalf("query %d: Count %d, index %d", q, cw, ci)
+			}
+		}
+		kw, nw, okw := whole.SearchConcatenation(rw, sw)
+		ki, ni, oki := index.SearchConcatenation(ri, si)
+		if okw != oki || kw != ki || !reflect.DeepEqual(nw, ni) {
+			t.Fatalf("query %d: SearchConcatenation %d %+v %v, index %d %+v %v", q, kw, nw, okw, ki, ni, oki)
+		}
+		if okw && !reflect.DeepEqual(whole.State(nw.Ref), index.State(ni.Ref)) {
+			t.Fatalf("query %d: State differs", q)
+		}
+		if okw {
+			found++
+		}
+	}
+	if err := index.PoolErr(); err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+func checkpoint(t *testing.T, s *Store) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := s.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPartsEqualWhole: a store split into an index and parts, fed through
+// the encodings processes use, is the whole store: the same results of
+// every merge, the same query answers for equal PRNGs, the same counts,
+// and a Join that writes the whole store's checkpoint byte for byte; a
+// whole store Split halfway goes on exactly as well.
+func TestPartsEqualWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		parts, shards, pool  int
+		oorLimit, splitAfter int
+	}{
+		{"1 part", 1, 16, 2, 0, 0},
+		{"2 parts", 2, 16, 2, 0, 0},
+		{"3 parts, pool 5", 3, 16, 5, 0, 0},
+		{"4 parts of 4 shards", 4, 4, 2, 50, 0},
+		{"5 parts, split at 30", 5, 16, 3, 40, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := DefaultSpace()
+			opt := Options{Seed: 9, Shards: tc.shards, PoolSize: tc.pool}
+			whole := mustStore(t, sp, opt)
+			whole.LimitOutOfRange(tc.oorLimit)
+			var x *splitStore
+			var other *Store // the whole store that is split halfway
+			if tc.splitAfter == 0 {
+				x = newSplit(t, sp, opt, tc.parts)
+				x.parts[0].LimitOutOfRange(tc.oorLimit)
+			} else {
+				other = mustStore(t, sp, opt)
+				other.LimitOutOfRange(tc.oorLimit)
+			}
+			rng := rand.New(rand.NewPCG(3, uint64(tc.parts)))
+			sim, found := 0, 0
+			for g := 0; sim < 80; g++ {
+				n := 1 + rng.IntN(12)
+				var bs []*Batch
+				var ids []uint64
+				for range n {
+					b := whole.NewBatch()
+					synthSim(rng, 50+rng.IntN(600), func(st []float64, at int64) { b.Observe(st, at) })
+					bs, ids = append(bs, b), append(ids, uint64(1000+sim))
+					sim++
+				}
+				want := whole.AddBatches(bs, ids)
+				var got []BatchResult
+				if x == nil {
+					got = other.AddBatches(bs, ids)
+					if sim >= tc.splitAfter {
+						idx, ps, err := Split(other, tc.parts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						x = &splitStore{index: idx, parts: ps, opt: opt, share: idx.NewBatch()}
+						other = nil
+					}
+				} else {
+					got = x.add(t, bs, ids)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("group %d: %+v, whole %+v", g, got, want)
+				}
+				if g%3 == 0 && x != nil {
+					found += sameQueries(t, whole, x.index, uint64(g))
+				}
+			}
+			if found < 20 {
+				t.Fatalf("only %d queries found something", found)
+			}
+			if whole.Len() < 2000 || whole.Visits() < 5000 {
+				t.Fatalf("only %d states, %d visits: the test says little", whole.Len(), whole.Visits())
+			}
+			for k := 1; k <= whole.Space().MaxK(); k *= 2 {
+				if a, b := x.index.VisitedRegions(k), whole.VisitedRegions(k); a != b {
+					t.Fatalf("k=%d: index %d regions, whole %d", k, a, b)
+				}
+			}
+			if x.index.Visits() != whole.Visits() || x.index.Len() != whole.Len() {
+				t.Fatalf("visits %d, states %d; whole %d, %d", x.index.Visits(), x.index.Len(), whole.Visits(), whole.Len())
+			}
+			si, vi := x.index.OutOfRange()
+			sw, vw := whole.OutOfRange()
+			if si != sw || vi != vw || x.index.OutOfRangeDropped() != whole.OutOfRangeDropped() {
+				t.Fatalf("out of range %d/%d dropped %d, whole %d/%d dropped %d", si, vi, x.index.OutOfRangeDropped(), sw, vw, whole.OutOfRangeDropped())
+			}
+			joined, err := Join(x.index, x.parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(checkpoint(t, joined), checkpoint(t, whole)) {
+				t.Fatal("the join's checkpoint differs from the whole store's")
+			}
+			if joined.Bytes() != whole.Bytes() {
+				t.Fatalf("join %d bytes, whole %d", joined.Bytes(), whole.Bytes())
+			}
+		})
+	}
+}
+
+// TestPartsRejectForgeries: shares and news come from other processes; a
+// forged one is an error and merges nothing.
+func TestPartsRejectForgeries(t *testing.T) {
+	sp := DefaultSpace()
+	opt := Options{Seed: 1}
+	x := newSplit(t, sp, opt, 2)
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := x.index.NewBatch()
+	for b.in.n < 100 {
+		synthSim(rng, 400, func(st []float64, at int64) { b.Observe(st, at) })
+	}
+	b.Observe([]float64{1e12, 1e12, 1, 1, 0}, 5) // outside S
+	share := x.index.NewBatch()
+	pos := b.Share(share, nil, 0, 2, DefaultShards)
+	other := x.index.NewBatch()
+	otherPos := b.Share(other, nil, 1, 2, DefaultShards)
+	if share.in.n == 0 || other.in.n == 0 || share.oor.n == 0 {
+		t.Fatal("the simulation should give both parts states and part 0 states outside S")
+	}
+	bad := func(name string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	_, err := x.parts[1].AddShares([]*Batch{share}, [][]uint32{pos}, []uint64{1})
+	bad("part 0's share to part 1", err)
+	_, err = x.parts[0].AddShares([]*Batch{share}, [][]uint32{pos[1:]}, []uint64{1})
+	bad("positions of another length", err)
+	rev := append([]uint32(nil), pos...)
+	rev[0], rev[1] = rev[1], rev[0]
+	_, err = x.parts[0].AddShares([]*Batch{share}, [][]uint32{rev}, []uint64{1})
+	bad("positions that decrease", err)
+	_, err = x.index.AddShares([]*Batch{share}, [][]uint32{pos}, []uint64{1})
+	bad("shares to an index", err)
+	withOOR := x.index.NewBatch()
+	withOOR.Observe([]float64{1e12, 1e12, 1, 1, 0}, 5)
+	_, err = x.parts[1].AddShares([]*Batch{withOOR}, [][]uint32{nil}, []uint64{1})
+	bad("states outside S to part 1", err)
+	if x.parts[0].Visits() != 0 {
+		t.Fatal("a rejected share was merged")
+	}
+
+	n0, err := x.parts[0].AddShares([]*Batch{share}, [][]uint32{pos}, []uint64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, err := x.parts[1].AddShares([]*Batch{other}, [][]uint32{otherPos}, []uint64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(name string, news ...PartNews) {
+		t.Helper()
+		_, err := x.index.AddNews([][]PartNews{news}, []uint64{1})
+		bad(name, err)
+		if x.index.Visits() != 0 || x.index.Len() != 0 {
+			t.Fatalf("%s: merged", name)
+		}
+	}
+	try("one part missing", n0[0])
+	try("parts swapped", n1[0], n0[0])
+	swapped := n1[0]
+	swapped.Part = 0
+	try("part 1's states as part 0's", swapped, n1[0])
+	twice := n1[0]
+	twice.Pos = append([]uint32(nil), n1[0].Pos...)
+	twice.Pos[0] = n0[0].Pos[0]
+	if n1[0].Pos[0] < n0[0].Pos[0] {
+		twice.Pos[0] = n0[0].Pos[0]
+		twice.Pos = twice.Pos[:1]
+		twice.keys = twice.keys[:x.index.ly.w]
+		twice.At = twice.At[:1]
+	}
+	try("two parts at one position", n0[0], twice)
+	lying := n0[0]
+	lying.Visits = 0
+	try("more new states than visits", lying, n1[0])
+	if _, err := x.index.AddNews([][]PartNews{{n0[0], n1[0]}}, []uint64{1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = x.index.AddNews([][]PartNews{{n0[0], n1[0]}}, []uint64{2})
+	bad("states new again", err)
+	enc, _ := n0[0].AppendBinary(nil)
+	var dec PartNews
+	for cut := range len(enc) {
+		if dec.UnmarshalBinary(enc[:cut]) == nil {
+			t.Fatalf("news cut at %d of %d bytes decoded", cut, len(enc))
+		}
+	}
+	if err := dec.UnmarshalBinary(append(enc, 0)); err == nil {
+		t.Fatal("trailing byte decoded")
+	}
+}
+
+func TestPartsOptions(t *testing.T) {
+	sp := DefaultSpace()
+	for _, tc := range []struct {
+		opt         Options
+		part, parts int
+	}{
+		{Options{}, 0, 0},
+		{Options{}, 0, 17},
+		{Options{Shards: 4}, 0, 5},
+		{Options{}, 2, 2},
+		{Options{Memory: 1 << 20}, 0, 2},
+	} {
+		if _, err := NewPart(sp, tc.opt, tc.part, tc.parts); err == nil {
+			t.Errorf("%+v part %d of %d accepted", tc.opt, tc.part, tc.parts)
+		}
+	}
+	idx, err := NewIndex(sp, Options{}, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idx.WriteTo(&bytes.Buffer{}); err == nil {
+		t.Error("an index wrote a checkpoint")
+	}
+	if idx.RandomVisit(rand.New(rand.NewPCG(1, 1)), 0); idx.PoolErr() == nil {
+		t.Error("an index without a source answered a pool")
+	}
+}
