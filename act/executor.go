@@ -228,3 +228,37 @@ func (e *inProcess) close() {
 	close(e.jobs)
 	e.workers.Wait()
 }
+
+// StoreParts is an Executor whose worker hosts send each simulation's
+// states to store parts kept elsewhere (coverage/parts.go: the visits'
+// counts and pools, the work of every visit) instead of in its Result:
+// Run keeps the store's index (the regions, fed with the states the
+// parts found new) and merges through it. Results are those of a whole
+// store.
+type StoreParts interface {
+	// PoolSource answers the index's questions about pools, as of the
+	// last merge.
+	coverage.PoolSource
+	// StoreParts is the number of parts.
+	StoreParts() int
+	// LoadParts gives the parts their contents before anything is merged:
+	// empty parts for a new campaign, a checkpoint's for a resumed one;
+	// part 0 keeps at most outOfRange distinct states outside S (0: all).
+	LoadParts(ctx context.Context, parts []*coverage.Store, outOfRange int) error
+	// MergeParts has every part merge its shares of items, in order, and
+	// returns news[i][j], part j's news of item i.
+	MergeParts(ctx context.Context, items []PartItem) ([][]coverage.PartNews, error)
+	// SnapshotParts returns the parts as merged so far, for a checkpoint.
+	SnapshotParts(ctx context.Context) ([]*coverage.Store, error)
+}
+
+// PartItem is one simulation for the store parts to merge: either a
+// configuration whose result's states went to the parts (Index, Shares:
+// Result.Shares), or states this process has (Local: the symbolic step's
+// branches).
+type PartItem struct {
+	Config uint64 // the store's config id
+	Index  int
+	Shares [][]byte
+	Local  *coverage.Batch
+}

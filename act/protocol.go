@@ -55,8 +55,9 @@ import (
 // 2: Result carries the directed step's best distances; 3: and the
 // simulated events; 4: states as differences (coverage batch encoding 2)
 // and the campaign header carries the user's trace files; 5: Result
-// says when a cluster host dropped its states (StatesDropped).
-const ProtocolVersion = 5
+// says when a cluster host dropped its states (StatesDropped); 6: or
+// sent them to the store parts (Shares).
+const ProtocolVersion = 6
 
 // maxFrame bounds a frame (a Result holds one simulation's distinct states).
 const maxFrame = 1 << 30
@@ -153,6 +154,11 @@ type Result struct {
 	// everything else (hits, fault, mean state, distances) is. A cap,
 	// counted in Report.StatesDropped; a local run never drops states.
 	StatesDropped int
+	// Shares, when set, are the SHA-256 of the shares of the states
+	// (coverage.Batch.Share) that a cluster host sent to each store part
+	// (act/cluster: the campaign's store is split into parts kept by
+	// store processes), in part order; States is then empty.
+	Shares [][]byte
 	// Decoded, when set, is States already decoded by an Executor that
 	// had to decode them to validate the result, so that Run does not
 	// decode them again. It is not part of the message.

@@ -73,6 +73,13 @@ type Options struct {
 	// stands after batch k. A cluster needs more in flight to keep its
 	// workers busy. It is recorded in the checkpoint.
 	Lag int
+	// StoreParts, when not 0, splits the coverage store into that many
+	// parts that the Executor keeps elsewhere (it must be a StoreParts of
+	// that count; coverage/parts.go): Run keeps the store's index and
+	// merges through the Executor. Results do not depend on it. The
+	// memory budget is then not enforced (not built yet; a warning says
+	// so).
+	StoreParts int
 	// OnCheckpoint, if set, is called after every checkpoint is written
 	// (and after the last), on the campaign's goroutine, with the report
 	// so far: `run` regenerates the HTML report from it (package report).
@@ -211,6 +218,8 @@ type result struct {
 	events uint64 // simulated events (the symbolic step's cost unit)
 	// dropped is Result.StatesDropped: the states were not sent.
 	dropped int
+	// shares is Result.Shares: the states went to the store parts.
+	shares [][]byte
 }
 
 // Run runs a campaign with one method.
@@ -249,7 +258,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// the garbage collector's headroom above the live heap (the command
 	// sets the runtime's soft memory limit to RuntimeShare of it), the
 	// batches in flight and, with in-process workers, the simulations.
-	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed, Memory: max(mem, 0) / 10 * StoreShare})
+	storeMem := max(mem, 0) / 10 * StoreShare
+	if opt.StoreParts > 0 {
+		if storeMem > 0 {
+			log.Warn("store parts: the memory budget of the coverage store is not enforced (not built yet)", "budget", storeMem, "parts", opt.StoreParts)
+		}
+		storeMem = 0
+	}
+	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed, Memory: storeMem})
 	if err != nil {
 		return nil, fmt.Errorf("state space: %w", err)
 	}
@@ -346,12 +362,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	if opt.CheckpointEvery <= 0 {
 		opt.CheckpointEvery = 30 * time.Second
 	}
+	oorLimit := 0
 	switch {
 	case opt.MaxOutOfRange == 0:
-		store.LimitOutOfRange(1_000_000)
+		oorLimit = 1_000_000
 	case opt.MaxOutOfRange > 0:
-		store.LimitOutOfRange(opt.MaxOutOfRange)
+		oorLimit = opt.MaxOutOfRange
 	}
+	store.LimitOutOfRange(oorLimit)
 	// checkpoint saves the merged state when CheckpointEvery has passed
 	// since the last one; it is called after every merge and by the wait
 	// for results (wait.go), so the period holds however slow a batch is.
@@ -360,12 +378,44 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	start := time.Now()
 	elapsed := func() time.Duration { return prior + time.Since(start) }
 	rep.elapsed, rep.program, rep.onCheckpoint = elapsed, cmp.Or(opt.Program, "actfuzz"), opt.OnCheckpoint
+	// With store parts, store is their index: a checkpoint writes the
+	// whole store they make, as of the merged prefix.
+	var parted StoreParts
+	joinParts := func() (*coverage.Store, error) {
+		// The last checkpoint is written however the campaign ended.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		ps, err := parted.SnapshotParts(sctx)
+		if err != nil {
+			return nil, fmt.Errorf("store parts: %w", err)
+		}
+		whole, err := coverage.Join(store, ps)
+		if err != nil {
+			return nil, fmt.Errorf("store parts: %w", err)
+		}
+		return whole, nil
+	}
+	save := func(final bool) error {
+		if parted == nil {
+			return saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
+		}
+		whole, err := joinParts()
+		if err != nil {
+			return err
+		}
+		rep.Store = whole
+		err = saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
+		if !final {
+			rep.Store = store
+		}
+		return err
+	}
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < opt.CheckpointEvery {
 			return nil
 		}
 		rs.Wall = elapsed()
-		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
+		if err := save(false); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
@@ -385,6 +435,49 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		return rep, err
 	}
 	defer ex.close()
+	if opt.StoreParts > 0 {
+		var ok bool
+		if x, isExt := ex.(*external); isExt {
+			parted, ok = x.x.(StoreParts)
+		}
+		if !ok || parted.StoreParts() != opt.StoreParts {
+			return rep, fmt.Errorf("%d store parts: the executor does not keep them", opt.StoreParts)
+		}
+		index, ps, err := coverage.Split(store, opt.StoreParts)
+		if err != nil {
+			return rep, err
+		}
+		if err := parted.LoadParts(ctx, ps, oorLimit); err != nil {
+			return rep, fmt.Errorf("store parts: %w", err)
+		}
+		index.SetPoolSource(parted)
+		*store = *index // the selector, the symbolic step and the report hold store
+	}
+	// merge merges simulations into the store in order: a result's states
+	// (bs[i]) or, with store parts, its shares (shares[i]).
+	merge := func(bs []*coverage.Batch, shares [][][]byte, ids []uint64) ([]coverage.BatchResult, error) {
+		if parted == nil {
+			return store.AddBatches(bs, ids), nil
+		}
+		items := make([]PartItem, len(ids))
+		for i := range ids {
+			items[i] = PartItem{Config: ids[i], Index: int(ids[i])}
+			if shares != nil && shares[i] != nil {
+				items[i].Shares = shares[i]
+			} else {
+				items[i].Local = bs[i]
+			}
+		}
+		news, err := parted.MergeParts(ctx, items)
+		if err == nil {
+			var res []coverage.BatchResult
+			if res, err = store.AddNews(news, ids); err == nil {
+				return res, nil
+			}
+		}
+		return nil, fmt.Errorf("store parts: %w", err)
+	}
+	var symErr error // a merge of the symbolic step's that failed
 	dispatched := rep.Sims
 	arrived := map[int]result{}
 
@@ -408,7 +501,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				ids[i] = uint64(t.Idx)
 			}
 			found := rep.stepFound(StepSymbolic, len(ks))
-			for _, m := range store.AddBatches(w.batches, ids) {
+			merged, err := merge(w.batches, nil, ids)
+			if err != nil {
+				symErr = cmp.Or(symErr, err)
+				return
+			}
+			for _, m := range merged {
 				for l := range ks {
 					found[l] += m.Found[l]
 				}
@@ -430,6 +528,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if err := sym.runPending(ctx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
 			return rep, err
 		}
+		if symErr != nil {
+			return rep, symErr
+		}
 	}
 	for {
 		// Keep Lag batches ahead of the merged prefix.
@@ -439,6 +540,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				g := sel.next()
 				if sel.err != nil {
 					return rep, fmt.Errorf("selector: %w", sel.err)
+				}
+				if err := store.PoolErr(); err != nil {
+					return rep, fmt.Errorf("selector: store parts: %w", err)
 				}
 				if err := cl.append(g); err != nil {
 					return rep, err
@@ -474,11 +578,22 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		// on all cores with the outcome of merging one simulation after
 		// the other.
 		bs, ids := make([]*coverage.Batch, n), make([]uint64, n)
+		var shares [][][]byte
 		for i := range n {
-			bs[i], ids[i] = arrived[base+i].batch, uint64(base+i)
+			r := arrived[base+i]
+			bs[i], ids[i] = r.batch, uint64(base+i)
+			if r.shares != nil {
+				if shares == nil {
+					shares = make([][][]byte, n)
+				}
+				shares[i] = r.shares
+			}
 		}
 		coarsened := store.Coarsenings()
-		merged := store.AddBatches(bs, ids)
+		merged, err := merge(bs, shares, ids)
+		if err != nil {
+			return rep, err
+		}
 		if store.Coarsenings() != coarsened {
 			log.Warn("coverage store at its memory budget: coarsened", "sims", rep.Sims+n, "bytes", store.Bytes(),
 				"budget", store.Options().Memory, "exact_from_k", store.FloorK(), "pools_at_k", store.PoolK(), "over_budget", store.OverBudget())
@@ -552,6 +667,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				}
 				return rep, err
 			}
+			if symErr != nil {
+				return rep, symErr
+			}
 			if sym.st.Charged > 0 {
 				rep.StepSims[StepSymbolic] = sym.st.Charged
 			}
@@ -594,8 +712,16 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	rep.Wall = elapsed()
 	rs.Wall = rep.Wall
+	if opt.Out == "" && parted != nil {
+		// The report is of the whole store.
+		whole, err := joinParts()
+		if err != nil {
+			return rep, err
+		}
+		rep.Store = whole
+	}
 	if opt.Out != "" {
-		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
+		if err := save(true); err != nil {
 			return rep, fmt.Errorf("checkpoint: %w", err)
 		}
 		if err := rep.writeOutputs(opt.Out, !interrupted && rep.Sims >= opt.Budget); err != nil {

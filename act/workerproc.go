@@ -195,13 +195,13 @@ func fromMessage(m Result, b *coverage.Batch) (result, error) {
 	switch {
 	case b == nil:
 		b = m.Decoded
-	case len(m.States) == 0 && (m.Fault != nil || m.StatesDropped > 0):
+	case len(m.States) == 0 && (m.Fault != nil || m.StatesDropped > 0 || m.Shares != nil):
 	default:
 		if err := b.UnmarshalBinary(m.States); err != nil {
 			return result{}, err
 		}
 	}
-	return result{idx: m.Index, batch: b, mean: m.Mean, best: m.Best, bestAt: m.BestAt, hits: m.Hits, fault: m.Fault, capped: m.Capped, events: m.Events, dropped: m.StatesDropped}, nil
+	return result{idx: m.Index, batch: b, mean: m.Mean, best: m.Best, bestAt: m.BestAt, hits: m.Hits, fault: m.Fault, capped: m.Capped, events: m.Events, dropped: m.StatesDropped, shares: m.Shares}, nil
 }
 
 // settleFor bounds how long a worker waits, after a simulation, for the

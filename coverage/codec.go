@@ -92,8 +92,8 @@ func (e *encoder) keyDelta(key, prev []uint64) {
 // WriteTo writes a versioned, checksummed binary checkpoint of the store to w.
 // It implements io.WriterTo.
 func (s *Store) WriteTo(w io.Writer) (int64, error) {
-	if s.role != roleWhole {
-		return 0, errors.New("coverage: a store part or index has no checkpoint of its own: write their Join")
+	if s.role == roleIndex {
+		return 0, errors.New("coverage: an index has no checkpoint of its own: write the Join of it and its parts")
 	}
 	e := &encoder{w: w, buf: make([]byte, 0, encoderChunk+64)}
 	e.bytes([]byte(codecMagic))

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 )
 
@@ -352,6 +353,7 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 	}
 	// Nothing is merged before every check passed.
 	for bi, ns := range news {
+		s.intern(configs[bi]) // as a whole store counts its configs
 		for j := range ns {
 			visits += ns[j].Visits
 			out[bi].NewStates += int(ns[j].OutOfRangeNew)
@@ -508,6 +510,37 @@ func Split(s *Store, n int) (index *Store, parts []*Store, err error) {
 	}
 	index.pools = Parts(parts)
 	return index, parts, nil
+}
+
+// ReadPart reads part part of parts, written by its WriteTo (the whole
+// store's format, with only the part's shards, no region above the pooled
+// states, and states outside S in part 0 only), and checks that it is one.
+func ReadPart(r io.Reader, part, parts int) (*Store, error) {
+	s, err := ReadStore(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkParts(s.opt, part, parts); err != nil {
+		return nil, err
+	}
+	if s.pool != 0 || s.floor != 0 {
+		return nil, errors.New("coverage: reading a store part: it has coarsened")
+	}
+	for l := 1; l < len(s.levels); l++ {
+		if s.levels[l].len() != 0 {
+			return nil, fmt.Errorf("coverage: reading a store part: it has regions at k=%d", 1<<l)
+		}
+	}
+	for sh, x := range s.pooled {
+		if partOf(sh, parts) != part && x.st.len() != 0 {
+			return nil, fmt.Errorf("coverage: reading store part %d of %d: it has states of shard %d", part, parts, sh)
+		}
+	}
+	if part != 0 && s.oor.len() != 0 {
+		return nil, fmt.Errorf("coverage: reading store part %d: it has states outside S", part)
+	}
+	s.role, s.part, s.parts = rolePart, part, parts
+	return s, nil
 }
 
 // newsVersion is the first byte of encoded PartNews.

@@ -213,6 +213,20 @@ func TestPartsEqualWhole(t *testing.T) {
 			if si != sw || vi != vw || x.index.OutOfRangeDropped() != whole.OutOfRangeDropped() {
 				t.Fatalf("out of range %d/%d dropped %d, whole %d/%d dropped %d", si, vi, x.index.OutOfRangeDropped(), sw, vw, whole.OutOfRangeDropped())
 			}
+			// Parts travel between processes in their checkpoints.
+			for j, p := range x.parts {
+				q, err := ReadPart(bytes.NewReader(checkpoint(t, p)), j, len(x.parts))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ReadPart(bytes.NewReader(checkpoint(t, p)), (j+1)%len(x.parts), len(x.parts)); err == nil && len(x.parts) > 1 {
+					t.Fatalf("part %d read as part %d", j, (j+1)%len(x.parts))
+				}
+				q.LimitOutOfRange(tc.oorLimit)
+				x.parts[j] = q
+			}
+			x.index.SetPoolSource(Parts(x.parts))
+			sameQueries(t, whole, x.index, 99)
 			joined, err := Join(x.index, x.parts)
 			if err != nil {
 				t.Fatal(err)

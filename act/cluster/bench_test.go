@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -209,5 +210,127 @@ func BenchmarkCoordinatorRevisit(b *testing.B) {
 	b.ReportMetric(float64(visits)/sims, "visits/sim")
 	if news > 0 {
 		b.ReportMetric(float64((first-again).Nanoseconds())/float64(news), "ns/new-state")
+	}
+}
+
+// BenchmarkCoordinatorParts sizes the store split into parts and an index
+// (coverage/parts.go) on the same simulations: the coordinator keeps the
+// index, store processes the parts. The recorded simulations are merged
+// 64 at a time, from an empty store (first) and again into that store,
+// when no state is new (again), as in BenchmarkCoordinatorRevisit. It
+// reports the CPU per simulation of:
+//
+//   - whole: AddBatches into a whole store, the coordinator's merge today;
+//   - index: the index's merge of the parts' news, decoded from their
+//     encoding (what the coordinator would do);
+//   - parts: every part's merge of its shares, decoded from their
+//     encoding (the store processes' work, summed over parts), and
+//     part-max, the busiest part's;
+//   - share: splitting each simulation's states into shares and encoding
+//     them (a worker host's extra work).
+//
+//	ACTFUZZ_BENCH_SIMS=640 go test ./act/cluster -run '^$' -bench CoordinatorParts -benchtime 2x
+func BenchmarkCoordinatorParts(b *testing.B) {
+	bodies, space := benchResults(b)
+	for _, parts := range []int{2, 4} {
+		b.Run(strconv.Itoa(parts), func(b *testing.B) {
+			var whole, index, partSum, share [2]time.Duration
+			var partMax [2][]time.Duration
+			for i := range partMax {
+				partMax[i] = make([]time.Duration, parts)
+			}
+			var news [2]int
+			for b.Loop() {
+				ws, err := coverage.NewStore(space, coverage.Options{Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ps := make([]*coverage.Store, parts)
+				for j := range ps {
+					if ps[j], err = coverage.NewPart(space, coverage.Options{Seed: 1}, j, parts); err != nil {
+						b.Fatal(err)
+					}
+				}
+				idx, err := coverage.NewIndex(space, coverage.Options{Seed: 1}, parts, coverage.Parts(ps))
+				if err != nil {
+					b.Fatal(err)
+				}
+				shareBuf, _ := coverage.NewBatch(space)
+				var pos []uint32
+				for pass := range 2 {
+					mergeAll(b, ws, bodies, func(bs []*coverage.Batch, ids []uint64) {
+						c0 := cpuTime()
+						want := ws.AddBatches(bs, ids)
+						whole[pass] += cpuTime() - c0
+						all := make([][]coverage.PartNews, len(bs))
+						for j, p := range ps {
+							c0 = cpuTime()
+							encs := make([][]byte, len(bs))
+							poss := make([][]uint32, len(bs))
+							for i, bt := range bs {
+								pos = bt.Share(shareBuf, pos, j, parts, coverage.DefaultShards)
+								encs[i], _ = shareBuf.MarshalBinary()
+								poss[i] = append([]uint32(nil), pos...)
+							}
+							share[pass] += cpuTime() - c0
+							c0 = cpuTime()
+							shares := make([]*coverage.Batch, len(bs))
+							for i := range shares {
+								shares[i] = p.NewBatch()
+								if err := shares[i].UnmarshalBinary(encs[i]); err != nil {
+									b.Fatal(err)
+								}
+							}
+							got, err := p.AddShares(shares, poss, ids)
+							if err != nil {
+								b.Fatal(err)
+							}
+							var encNews [][]byte
+							for i := range got {
+								e, _ := got[i].AppendBinary(nil)
+								encNews = append(encNews, e)
+							}
+							d := cpuTime() - c0
+							partSum[pass] += d
+							partMax[pass][j] += d
+							c0 = cpuTime()
+							for i, e := range encNews {
+								var n coverage.PartNews
+								if err := n.UnmarshalBinary(e); err != nil {
+									b.Fatal(err)
+								}
+								all[i] = append(all[i], n)
+							}
+							index[pass] += cpuTime() - c0
+						}
+						c0 = cpuTime()
+						res, err := idx.AddNews(all, ids)
+						index[pass] += cpuTime() - c0
+						if err != nil {
+							b.Fatal(err)
+						}
+						for i := range res {
+							if res[i].NewStates != want[i].NewStates {
+								b.Fatalf("simulation %d: %d new states, the whole store %d", ids[i], res[i].NewStates, want[i].NewStates)
+							}
+							news[pass] += res[i].NewStates
+						}
+					})
+				}
+			}
+			if news[1] != 0 {
+				b.Fatalf("the second pass found %d new states", news[1])
+			}
+			sims := float64(b.N * len(bodies))
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / sims }
+			for pass, name := range []string{"first", "again"} {
+				b.ReportMetric(ms(whole[pass]), name+"-whole-ms/sim")
+				b.ReportMetric(ms(index[pass]), name+"-index-ms/sim")
+				b.ReportMetric(ms(partSum[pass]), name+"-parts-ms/sim")
+				b.ReportMetric(ms(slices.Max(partMax[pass])), name+"-part-max-ms/sim")
+				b.ReportMetric(ms(share[pass]), name+"-share-ms/sim")
+			}
+			b.ReportMetric(float64(news[0])/sims, "new/sim")
+		})
 	}
 }

@@ -1,0 +1,290 @@
+package act
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/actfuzz/actfuzz/coverage"
+)
+
+// partsExec is an Executor that keeps the store's parts as act/cluster
+// does, in this process: it runs each simulation, sends its states as
+// shares (encoded, with their SHA-256 in the Result) and merges them into
+// parts that it loads and snapshots through their encodings.
+type partsExec struct {
+	r      *Runner
+	space  coverage.Space
+	shards int
+	out    chan Result
+
+	mu     sync.Mutex
+	shares map[[2]int][]byte // (index, part) → encoded share
+	parts  []*coverage.Store
+	merges int
+}
+
+func encodeShare(b *coverage.Batch, pos []uint32) []byte {
+	enc, _ := b.MarshalBinary()
+	out := binary.AppendUvarint(nil, uint64(len(pos)))
+	for _, p := range pos {
+		out = binary.AppendUvarint(out, uint64(p))
+	}
+	return append(out, enc...)
+}
+
+func decodeShare(space coverage.Space, data []byte) (*coverage.Batch, []uint32, error) {
+	n, m := binary.Uvarint(data)
+	if m <= 0 || n > uint64(len(data)) {
+		return nil, nil, errors.New("bad share")
+	}
+	data = data[m:]
+	pos := make([]uint32, n)
+	for i := range pos {
+		p, m := binary.Uvarint(data)
+		if m <= 0 {
+			return nil, nil, errors.New("bad share")
+		}
+		pos[i], data = uint32(p), data[m:]
+	}
+	b, _ := coverage.NewBatch(space)
+	return b, pos, b.UnmarshalBinary(data)
+}
+
+func (x *partsExec) Dispatch(base int, gs []Config) {
+	for i, g := range gs {
+		b, _ := coverage.NewBatch(x.space)
+		o := x.r.Run(context.Background(), g, b)
+		m := Result{Index: base + i, Mean: o.Mean, Best: o.Best, BestAt: o.BestAt, Hits: o.Hits, Fault: o.Fault, Capped: o.Capped, Events: o.Result.Events}
+		share, _ := coverage.NewBatch(x.space)
+		var pos []uint32
+		x.mu.Lock()
+		for j := range len(x.parts) {
+			pos = b.Share(share, pos, j, len(x.parts), x.shards)
+			enc := encodeShare(share, pos)
+			sum := sha256.Sum256(enc)
+			x.shares[[2]int{base + i, j}] = enc
+			m.Shares = append(m.Shares, sum[:])
+		}
+		x.mu.Unlock()
+		x.out <- m
+	}
+}
+func (x *partsExec) Results() <-chan Result { return x.out }
+func (x *partsExec) Failed() <-chan error   { return nil }
+func (x *partsExec) Merged(int)             {}
+func (x *partsExec) Close()                 {}
+
+func (x *partsExec) StoreParts() int { return len(x.parts) }
+
+// roundTrip sends a part through its encoding, as between processes.
+func roundTrip(p *coverage.Store, j, n, oorLimit int) (*coverage.Store, error) {
+	var buf bytes.Buffer
+	if _, err := p.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	q, err := coverage.ReadPart(&buf, j, n)
+	if err == nil {
+		q.LimitOutOfRange(oorLimit)
+	}
+	return q, err
+}
+
+func (x *partsExec) LoadParts(_ context.Context, ps []*coverage.Store, oorLimit int) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(ps) != len(x.parts) {
+		return fmt.Errorf("%d parts for %d", len(ps), len(x.parts))
+	}
+	for j, p := range ps {
+		q, err := roundTrip(p, j, len(ps), oorLimit)
+		if err != nil {
+			return err
+		}
+		x.parts[j] = q
+	}
+	return nil
+}
+
+func (x *partsExec) MergeParts(_ context.Context, items []PartItem) ([][]coverage.PartNews, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.merges++
+	news := make([][]coverage.PartNews, len(items))
+	ids := make([]uint64, len(items))
+	for j, p := range x.parts {
+		bs := make([]*coverage.Batch, len(items))
+		pos := make([][]uint32, len(items))
+		for i, it := range items {
+			ids[i] = it.Config
+			if it.Local != nil {
+				bs[i], _ = coverage.NewBatch(x.space)
+				pos[i] = it.Local.Share(bs[i], nil, j, len(x.parts), x.shards)
+				continue
+			}
+			enc := x.shares[[2]int{it.Index, j}]
+			if sum := sha256.Sum256(enc); !bytes.Equal(sum[:], it.Shares[j]) {
+				return nil, fmt.Errorf("share %d of configuration %d: wrong sum", j, it.Index)
+			}
+			var err error
+			if bs[i], pos[i], err = decodeShare(x.space, enc); err != nil {
+				return nil, err
+			}
+		}
+		got, err := p.AddShares(bs, pos, ids)
+		if err != nil {
+			return nil, err
+		}
+		for i := range got {
+			enc, _ := got[i].AppendBinary(nil)
+			var n coverage.PartNews
+			if err := n.UnmarshalBinary(enc); err != nil {
+				return nil, err
+			}
+			news[i] = append(news[i], n)
+		}
+	}
+	return news, nil
+}
+
+func (x *partsExec) SnapshotParts(context.Context) ([]*coverage.Store, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []*coverage.Store
+	for j, p := range x.parts {
+		q, err := roundTrip(p, j, len(x.parts), 0)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+func (x *partsExec) AppendPool(dst []coverage.Visit, ref coverage.StateRef) ([]coverage.Visit, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return coverage.Parts(x.parts).AppendPool(dst, ref)
+}
+
+func (x *partsExec) Count(ref coverage.StateRef) (uint64, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return coverage.Parts(x.parts).Count(ref)
+}
+
+func newPartsExec(t *testing.T, c *Campaign, parts int) (func(context.Context, CampaignHeader) (Executor, error), **partsExec) {
+	var last *partsExec
+	return func(context.Context, CampaignHeader) (Executor, error) {
+		r, err := NewRunner(c, nil, c.Space)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = &partsExec{r: r, space: c.Space, shards: coverage.DefaultShards, out: make(chan Result, 64*64),
+			shares: map[[2]int][]byte{}, parts: make([]*coverage.Store, parts)}
+		return last, nil
+	}, &last
+}
+
+// storeBytes is the checkpoint of a report's store.
+func storeBytes(t *testing.T, r *Report) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := r.Store.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// A campaign whose store is split into parts kept by the executor (as
+// act/cluster's store processes keep them) ends exactly as one with a
+// whole store: the same store byte for byte, steps, finding groups and
+// seed files; and so does one interrupted and resumed.
+func TestRunWithStoreParts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    *Campaign
+	}{
+		{"reno", smallCampaign(t)},
+		{"symbolic", symCampaign(t)}, // its branches' states are merged from here
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRunWithStoreParts(t, tc.c) })
+	}
+}
+
+func testRunWithStoreParts(t *testing.T, c *Campaign) {
+	const budget = 448
+	wholeDir := t.TempDir()
+	whole, err := Run(context.Background(), c, Options{Budget: budget, Out: wholeDir, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedFiles := func(r *Report, dir string) (out []string) {
+		for _, g := range r.Findings {
+			rel, _ := filepath.Rel(dir, g.Path)
+			b, _ := os.ReadFile(g.Path)
+			out = append(out, rel+"\n"+string(b))
+		}
+		return out
+	}
+	check := func(name string, r *Report, dir string) {
+		t.Helper()
+		if r.Sims != whole.Sims || !bytes.Equal(storeBytes(t, r), storeBytes(t, whole)) {
+			t.Fatalf("%s: %d sims, store differs from the whole store's (%d sims)", name, r.Sims, whole.Sims)
+		}
+		for s, n := range whole.StepSims {
+			if r.StepSims[s] != n {
+				t.Fatalf("%s: steps %v, whole %v", name, r.StepSims, whole.StepSims)
+			}
+		}
+		if !slices.Equal(seedFiles(r, dir), seedFiles(whole, wholeDir)) {
+			t.Fatalf("%s: findings or seed files differ", name)
+		}
+	}
+	for _, parts := range []int{1, 3} {
+		dir := t.TempDir()
+		mk, x := newPartsExec(t, c, parts)
+		rep, err := Run(context.Background(), c, Options{Budget: budget, Out: dir, Executor: mk, StoreParts: parts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (*x).merges == 0 {
+			t.Fatal("nothing merged through the parts")
+		}
+		if rep.Symbolic != nil && rep.Symbolic.Windows == 0 {
+			t.Fatal("no symbolic window ran")
+		}
+		check(fmt.Sprintf("%d parts", parts), rep, dir)
+	}
+
+	cut := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	mk, _ := newPartsExec(t, c, 2)
+	if _, err := Run(ctx, c, Options{Budget: budget, Out: cut, Executor: mk, StoreParts: 2, CheckpointEvery: 1,
+		Progress: func(st Status) {
+			if st.Sims >= 192 {
+				cancel()
+			}
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	mk, _ = newPartsExec(t, c, 2)
+	resumed, err := Run(context.Background(), c, Options{Budget: budget, Out: cut, Executor: mk, StoreParts: 2, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("2 parts, resumed", resumed, cut)
+
+	mk, _ = newPartsExec(t, c, 2)
+	if _, err := Run(context.Background(), c, Options{Budget: 64, Executor: mk, StoreParts: 3}); err == nil {
+		t.Error("3 store parts ran on an executor of 2")
+	}
+}
