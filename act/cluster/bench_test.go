@@ -221,15 +221,18 @@ func BenchmarkCoordinatorRevisit(b *testing.B) {
 // reports the CPU per simulation of:
 //
 //   - whole: AddBatches into a whole store, the coordinator's merge today;
+//
 //   - index: the index's merge of the parts' news, decoded from their
 //     encoding (what the coordinator would do);
+//
 //   - parts: every part's merge of its shares, decoded from their
 //     encoding (the store processes' work, summed over parts), and
 //     part-max, the busiest part's;
+//
 //   - share: splitting each simulation's states into shares and encoding
 //     them (a worker host's extra work).
 //
-//	ACTFUZZ_BENCH_SIMS=640 go test ./act/cluster -run '^$' -bench CoordinatorParts -benchtime 2x
+//     ACTFUZZ_BENCH_SIMS=640 go test ./act/cluster -run '^$' -bench CoordinatorParts -benchtime 2x
 func BenchmarkCoordinatorParts(b *testing.B) {
 	bodies, space := benchResults(b)
 	for _, parts := range []int{2, 4} {
