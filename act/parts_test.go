@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,33 +30,6 @@ type partsExec struct {
 	merges int
 }
 
-func encodeShare(b *coverage.Batch, pos []uint32) []byte {
-	enc, _ := b.MarshalBinary()
-	out := binary.AppendUvarint(nil, uint64(len(pos)))
-	for _, p := range pos {
-		out = binary.AppendUvarint(out, uint64(p))
-	}
-	return append(out, enc...)
-}
-
-func decodeShare(space coverage.Space, data []byte) (*coverage.Batch, []uint32, error) {
-	n, m := binary.Uvarint(data)
-	if m <= 0 || n > uint64(len(data)) {
-		return nil, nil, errors.New("bad share")
-	}
-	data = data[m:]
-	pos := make([]uint32, n)
-	for i := range pos {
-		p, m := binary.Uvarint(data)
-		if m <= 0 {
-			return nil, nil, errors.New("bad share")
-		}
-		pos[i], data = uint32(p), data[m:]
-	}
-	b, _ := coverage.NewBatch(space)
-	return b, pos, b.UnmarshalBinary(data)
-}
-
 func (x *partsExec) Dispatch(base int, gs []Config) {
 	for i, g := range gs {
 		b, _ := coverage.NewBatch(x.space)
@@ -69,7 +40,7 @@ func (x *partsExec) Dispatch(base int, gs []Config) {
 		x.mu.Lock()
 		for j := range len(x.parts) {
 			pos = b.Share(share, pos, j, len(x.parts), x.shards)
-			enc := encodeShare(share, pos)
+			enc := coverage.AppendShare(nil, share, pos)
 			sum := sha256.Sum256(enc)
 			x.shares[[2]int{base + i, j}] = enc
 			m.Shares = append(m.Shares, sum[:])
@@ -134,8 +105,9 @@ func (x *partsExec) MergeParts(_ context.Context, items []PartItem) ([][]coverag
 			if sum := sha256.Sum256(enc); !bytes.Equal(sum[:], it.Shares[j]) {
 				return nil, fmt.Errorf("share %d of configuration %d: wrong sum", j, it.Index)
 			}
+			bs[i], _ = coverage.NewBatch(x.space)
 			var err error
-			if bs[i], pos[i], err = decodeShare(x.space, enc); err != nil {
+			if pos[i], err = bs[i].UnmarshalShare(enc, nil); err != nil {
 				return nil, err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
 )
 
 // WorkerPool runs Work messages in supervised worker processes (the
@@ -18,6 +19,7 @@ import (
 type WorkerPool struct {
 	e      *isolated
 	header CampaignHeader
+	space  coverage.Space
 	mu     sync.Mutex
 	wait   map[int]chan result // configuration index → the Run waiting for it
 	done   chan struct{}
@@ -34,7 +36,7 @@ func NewWorkerPool(ctx context.Context, h CampaignHeader, opt IsolateOptions, pr
 	if err != nil {
 		return nil, fmt.Errorf("campaign: %w", err)
 	}
-	p := &WorkerPool{e: startIsolated(ctx, h, c.Space, opt, max(procs, 1), log), header: h,
+	p := &WorkerPool{e: startIsolated(ctx, h, c.Space, opt, max(procs, 1), log), header: h, space: c.Space,
 		wait: map[int]chan result{}, done: make(chan struct{})}
 	p.wg.Add(1)
 	go p.route()
@@ -62,8 +64,9 @@ func (p *WorkerPool) route() {
 
 // Run runs the configurations of w, whose indices must be consecutive and
 // not already running in this pool, and calls emit with each Result in
-// index order (BatchID w.BatchID). It returns when all are emitted, when
-// emit fails, or with the error that stopped the pool.
+// index order (BatchID w.BatchID), its Decoded the states (valid until
+// emit returns). It returns when all are emitted, when emit fails, or
+// with the error that stopped the pool.
 func (p *WorkerPool) Run(ctx context.Context, w Work, emit func(Result) error) error {
 	if len(w.Items) == 0 {
 		return nil
@@ -106,13 +109,14 @@ func (p *WorkerPool) Run(ctx context.Context, w Work, emit func(Result) error) e
 			for next < len(got) && got[next] != nil {
 				r := got[next]
 				m, err := r.message(w.BatchID)
+				m.Decoded = r.batch // until emit returns
+				if err == nil {
+					err = emit(m)
+				}
 				r.batch.Reset()
 				p.e.recycle(r.batch)
 				got[next] = nil
 				if err != nil {
-					return err
-				}
-				if err := emit(m); err != nil {
 					return err
 				}
 				next++
@@ -126,6 +130,9 @@ func (p *WorkerPool) Run(ctx context.Context, w Work, emit func(Result) error) e
 	}
 	return nil
 }
+
+// Space is the campaign's state space.
+func (p *WorkerPool) Space() coverage.Space { return p.space }
 
 // Close stops the worker processes.
 func (p *WorkerPool) Close() {

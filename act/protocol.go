@@ -199,6 +199,7 @@ type resultRare struct {
 	Hits          []Hit
 	Fault         *corpus.Finding
 	StatesDropped int
+	Shares        [][]byte
 }
 
 // appendBinary is the encoding of a Result, the one message per
@@ -207,7 +208,7 @@ type resultRare struct {
 // uvarint count and the IEEE 754 bits (little endian) of Mean, uvarint
 // count and, for each, the bits of Best and the zig-zag varint BestAt,
 // uvarint Events, a byte Capped, then a byte 0, or 1 and the gob of {Hits,
-// Fault, StatesDropped}.
+// Fault, StatesDropped, Shares}.
 func (r Result) appendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, r.BatchID)
 	b = binary.AppendVarint(b, int64(r.Index))
@@ -224,12 +225,12 @@ func (r Result) appendBinary(b []byte) ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, r.Events)
 	b = append(b, boolByte(r.Capped))
-	if len(r.Hits) == 0 && r.Fault == nil && r.StatesDropped == 0 {
+	if len(r.Hits) == 0 && r.Fault == nil && r.StatesDropped == 0 && r.Shares == nil {
 		return append(b, 0), nil
 	}
 	var g bytes.Buffer
 	g.WriteByte(1)
-	if err := gob.NewEncoder(&g).Encode(resultRare{r.Hits, r.Fault, r.StatesDropped}); err != nil {
+	if err := gob.NewEncoder(&g).Encode(resultRare{r.Hits, r.Fault, r.StatesDropped, r.Shares}); err != nil {
 		return nil, fmt.Errorf("encoding a result: %w", err)
 	}
 	return append(b, g.Bytes()...), nil
@@ -313,7 +314,7 @@ func decodeResult(b []byte) (Result, error) {
 		if rare.StatesDropped < 0 {
 			return r, bad
 		}
-		r.Hits, r.Fault, r.StatesDropped = rare.Hits, rare.Fault, rare.StatesDropped
+		r.Hits, r.Fault, r.StatesDropped, r.Shares = rare.Hits, rare.Fault, rare.StatesDropped, rare.Shares
 		return r, nil
 	}
 	return r, bad

@@ -64,6 +64,16 @@ type PoolSource interface {
 // partOf is the part that owns shard sh among n parts.
 func partOf(sh, n int) int { return sh % n }
 
+// PartOf is the part that keeps ref among parts parts: the owner of its
+// shard, or part 0 for a state outside S.
+func PartOf(ref StateRef, parts int) int {
+	if ref.OutOfRange() || parts < 1 {
+		return 0
+	}
+	sh, _ := ref.split()
+	return partOf(sh, parts)
+}
+
 func checkParts(opt Options, part, parts int) error {
 	shards := opt.Shards
 	if shards == 0 {
@@ -175,6 +185,49 @@ func (b *Batch) Share(dst *Batch, pos []uint32, part, parts, shards int) []uint3
 	}
 	dst.unindexed = true
 	return pos
+}
+
+// AppendShare appends the encoding of a share (a batch filled by
+// [Batch.Share]) and its positions to dst: the count and the positions'
+// differences as varints, then the batch's own encoding.
+func AppendShare(dst []byte, share *Batch, pos []uint32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(pos)))
+	var prev uint32
+	for _, p := range pos {
+		dst = binary.AppendUvarint(dst, uint64(p-prev))
+		prev = p
+	}
+	dst, _ = share.AppendBinary(dst)
+	return dst
+}
+
+// UnmarshalShare replaces b's contents with an encoded share and returns
+// its positions, appended to pos[:0]. It checks the encoding (positions
+// that increase, one per state in S); [Store.AddShares] checks the share
+// against its part.
+func (b *Batch) UnmarshalShare(data []byte, pos []uint32) ([]uint32, error) {
+	n, m := binary.Uvarint(data)
+	if m <= 0 || n > uint64(len(data)) {
+		return nil, errors.New("coverage: share encoding: bad count")
+	}
+	data = data[m:]
+	pos = pos[:0]
+	var p uint64
+	for i := range n {
+		d, m := binary.Uvarint(data)
+		if m <= 0 || (i > 0 && d == 0) || p+d > 1<<32-1 {
+			return nil, errors.New("coverage: share encoding: bad position")
+		}
+		p, data = p+d, data[m:]
+		pos = append(pos, uint32(p))
+	}
+	if err := b.UnmarshalBinary(data); err != nil {
+		return nil, err
+	}
+	if b.in.n != len(pos) {
+		return nil, fmt.Errorf("coverage: share encoding: %d positions for %d states", len(pos), b.in.n)
+	}
+	return pos, nil
 }
 
 // PartNews is what a part found in one simulation's share: the states new

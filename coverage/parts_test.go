@@ -44,12 +44,12 @@ func (x *splitStore) add(t testing.TB, bs []*Batch, ids []uint64) []BatchResult 
 		pos := make([][]uint32, len(bs))
 		for i, b := range bs {
 			x.pos = b.Share(x.share, x.pos, j, len(x.parts), shards)
-			enc, _ := x.share.MarshalBinary()
+			enc := AppendShare(nil, x.share, x.pos)
 			shares[i] = p.NewBatch()
-			if err := shares[i].UnmarshalBinary(enc); err != nil {
+			var err error
+			if pos[i], err = shares[i].UnmarshalShare(enc, nil); err != nil {
 				t.Fatal(err)
 			}
-			pos[i] = append([]uint32(nil), x.pos...)
 		}
 		got, err := p.AddShares(shares, pos, ids)
 		if err != nil {

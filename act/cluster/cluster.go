@@ -162,6 +162,11 @@ type record struct {
 	// MaxResult is the largest result the coordinator takes
 	// (Options.MaxResult): a host does not publish a larger one.
 	MaxResult int
+	// Parts, when not 0, is the number of store parts: hosts send each
+	// result's states as shares to the parts' store processes.
+	Parts int
+	// Shards is the coverage store's shard count (the parts own shards).
+	Shards int
 }
 
 func encodeRecord(r record) ([]byte, error) {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,7 +39,12 @@ type Options struct {
 	// MaxResult bounds a result message in bytes (default 8 MiB); the
 	// server's max_payload must allow it.
 	MaxResult int
-	Logger    *slog.Logger
+	// Parts, when not 0, splits the coverage store into that many parts
+	// kept by store processes (`actfuzz store --part J`): hosts send each
+	// result's states to them, and the Executor is an act.StoreParts
+	// (act.Options.StoreParts must be the same).
+	Parts  int
+	Logger *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -196,6 +202,9 @@ type Executor struct {
 	// messages were received since.
 	pending0, seen uint64
 	lastDispatch   time.Time
+	// partSeq is the number of merges of the store parts since they were
+	// loaded (Run's goroutine only).
+	partSeq uint64
 }
 
 // NewExecutor sets up the campaign's streams, consumers and KV entry on
@@ -212,6 +221,9 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 	}
 	if _, err := coverage.NewBatch(c.Space); err != nil {
 		return nil, err
+	}
+	if opt.Parts < 0 || opt.Parts > coverage.DefaultShards {
+		return nil, fmt.Errorf("%d store parts: want 0 to %d", opt.Parts, coverage.DefaultShards)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: light(h), full: h, log: opt.Logger.With("campaign", opt.ID),
@@ -233,7 +245,7 @@ func (e *Executor) setup(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if !e.opt.Resume {
-		for _, s := range []string{workStream(id), resultsStream(id)} {
+		for _, s := range []string{workStream(id), resultsStream(id), statesStream(id)} {
 			if err := e.js.DeleteStream(sctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 				return fmt.Errorf("deleting stream %s: %w", s, err)
 			}
@@ -278,11 +290,17 @@ func (e *Executor) setup(ctx context.Context) error {
 	if e.opt.Resume {
 		e.pending0 = e.res.CachedInfo().NumPending
 	}
+	if e.opt.Parts > 0 {
+		if err := e.setupParts(sctx); err != nil {
+			return err
+		}
+	}
 	e.kv, err = campaigns(sctx, e.js, true)
 	if err != nil {
 		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
 	}
-	rec, err := encodeRecord(record{Proto: act.ProtocolVersion, Header: e.header, Chunk: e.opt.Chunk, MaxResult: e.opt.MaxResult})
+	rec, err := encodeRecord(record{Proto: act.ProtocolVersion, Header: e.header, Chunk: e.opt.Chunk, MaxResult: e.opt.MaxResult,
+		Parts: e.opt.Parts, Shards: coverage.DefaultShards})
 	if err != nil {
 		return err
 	}
@@ -706,11 +724,17 @@ func (e *Executor) validate(data []byte, hdr nats.Header, ack acker, part int) (
 		return reject("duplicate")
 	}
 	switch {
-	case r.StatesDropped != 0 && (len(r.States) != 0 || r.StatesDropped <= e.opt.MaxResult):
+	case r.StatesDropped != 0 && (len(r.States) != 0 || r.Shares != nil || r.StatesDropped <= e.opt.MaxResult):
 		// A host drops the states of a result over MaxResult only.
 		return reject("states dropped under the limit")
-	case len(r.States) == 0 && r.Fault == nil && r.StatesDropped == 0:
+	case len(r.States) == 0 && r.Fault == nil && r.StatesDropped == 0 && r.Shares == nil:
 		return reject("no states")
+	case e.opt.Parts == 0 && r.Shares != nil:
+		return reject("shares without store parts")
+	case e.opt.Parts > 0 && len(r.States) != 0:
+		return reject("states not sent to the store parts")
+	case r.Shares != nil && !validShares(r.Shares, e.opt.Parts):
+		return reject("shares")
 	case len(r.Mean) != 0 && len(r.Mean) != len(e.space.Vars):
 		return reject("mean state of another space")
 	case len(r.Hits) > 64*max(len(e.conds), 1):
@@ -906,13 +930,24 @@ func (e *Executor) Close() {
 			}
 		}
 	}
+	if e.opt.Parts > 0 {
+		if obs, err := partsStore(ctx, e.js, false); err == nil {
+			for j := range e.opt.Parts {
+				for _, name := range []string{loadObject(e.opt.ID, j), snapObject(e.opt.ID, j)} {
+					if err := obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+						e.log.Warn("removing a store part's object", "object", name, "err", err)
+					}
+				}
+			}
+		}
+	}
 	// Everything dispatched was merged (the budget is spent): nothing to
 	// resume from, so the streams go.
 	e.mu.Lock()
 	finished := len(e.chunks) == 0
 	e.mu.Unlock()
 	if finished {
-		for _, s := range []string{workStream(e.opt.ID), resultsStream(e.opt.ID)} {
+		for _, s := range []string{workStream(e.opt.ID), resultsStream(e.opt.ID), statesStream(e.opt.ID)} {
 			if err := e.js.DeleteStream(ctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 				e.log.Warn("deleting a finished campaign's stream", "stream", s, "err", err)
 			}
@@ -922,4 +957,50 @@ func (e *Executor) Close() {
 	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates, "redelivered", st.Redelivered,
 		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter, "states_dropped", st.Dropped,
 		"deferred_parts", st.Deferred)
+}
+
+// validShares: one SHA-256 per part.
+func validShares(sums [][]byte, parts int) bool {
+	if len(sums) != parts {
+		return false
+	}
+	for _, s := range sums {
+		if len(s) != sha256.Size {
+			return false
+		}
+	}
+	return true
+}
+
+// setupParts makes the states stream, a consumer per part, and the object
+// store of parts.
+func (e *Executor) setupParts(ctx context.Context) error {
+	id := e.opt.ID
+	if _, err := e.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: statesStream(id), Subjects: []string{"actfuzz." + id + ".states.*"},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxMsgSize: int32(e.payload() + partHeadroom),
+		Description: "actfuzz: the shares of the store parts of campaign " + id}); err != nil {
+		return fmt.Errorf("states stream: %w", err)
+	}
+	sts, err := e.js.Stream(ctx, statesStream(id))
+	if err != nil {
+		return fmt.Errorf("states stream: %w", err)
+	}
+	for j := range e.opt.Parts {
+		// A fresh consumer: what a store process held unmerged for an
+		// earlier coordinator is delivered again at once. A share waits
+		// in its store process until its simulation is merged (the lag):
+		// AckWait only brings back what a store process that died held.
+		if err := sts.DeleteConsumer(ctx, partConsumer(j)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("store part %d consumer: %w", j, err)
+		}
+		if _, err := e.js.CreateOrUpdateConsumer(ctx, statesStream(id), jetstream.ConsumerConfig{Durable: partConsumer(j),
+			FilterSubject: statesSubject(id, j), AckPolicy: jetstream.AckExplicitPolicy, AckWait: 10 * time.Minute, MaxAckPending: -1,
+			Description: fmt.Sprintf("actfuzz store part %d", j)}); err != nil {
+			return fmt.Errorf("store part %d consumer: %w", j, err)
+		}
+	}
+	if _, err := partsStore(ctx, e.js, true); err != nil {
+		return fmt.Errorf("object store %s: %w", PartsBucket, err)
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
 )
 
 // errTooLarge: a result over the coordinator's limit (Options.MaxResult),
@@ -205,6 +206,9 @@ func (w *Worker) pick(ctx context.Context, serving map[string]bool) []accepted {
 		}
 		switch {
 		case w.opt.Subject != "" && rec.Header.Subject != w.opt.Subject:
+			continue
+		case rec.Parts < 0 || (rec.Parts > 0 && (rec.Shards < rec.Parts || rec.Shards > coverage.DefaultShards || rec.Shards&(rec.Shards-1) != 0)):
+			w.refuse(id, ent.Revision(), fmt.Sprintf("campaign %s has %d store parts of %d shards", id, rec.Parts, rec.Shards))
 			continue
 		case rec.Proto != act.ProtocolVersion:
 			w.refuse(id, ent.Revision(), fmt.Sprintf("campaign %s speaks worker protocol %d; this worker (%s) speaks %d", id, rec.Proto, w.host, act.ProtocolVersion))
@@ -557,7 +561,16 @@ func (w *Worker) runOne(ctx context.Context, id string, rec record, pool *act.Wo
 	}
 	one := c.wk
 	one.Items = []act.WorkItem{q.it}
-	return pool.Run(ctx, one, func(r act.Result) error { return w.publish(ctx, id, rec, c, r) })
+	return pool.Run(ctx, one, func(r act.Result) error {
+		if rec.Parts > 0 && r.Decoded != nil {
+			var err error
+			if r, err = w.sendShares(ctx, id, rec, pool.Space(), r); err != nil {
+				return err
+			}
+		}
+		r.Decoded = nil
+		return w.publish(ctx, id, rec, c, r)
+	})
 }
 
 // publish publishes the result r of a configuration of chunk c.
@@ -708,4 +721,32 @@ func (w *Worker) validate(id string, rec record, m *nats.Msg) (act.Work, string)
 		}
 	}
 	return wk, ""
+}
+
+// sendShares sends r's states to the campaign's store parts, each its
+// share (coverage.Batch.Share) on the states stream, before the result:
+// when the coordinator has the result, the parts can have its shares.
+// The result keeps their SHA-256 instead of the states. A result over
+// the coordinator's MaxResult is sent without them (publish: capped).
+func (w *Worker) sendShares(ctx context.Context, id string, rec record, space coverage.Space, r act.Result) (act.Result, error) {
+	if rec.MaxResult > 0 && len(r.States) > rec.MaxResult {
+		return r, nil
+	}
+	share, err := coverage.NewBatch(space)
+	if err != nil {
+		return r, err
+	}
+	payload := max(int(w.nc.MaxPayload())-partHeadroom, 1024)
+	var pos []uint32
+	var buf []byte
+	sums := make([][]byte, rec.Parts)
+	for j := range rec.Parts {
+		pos = r.Decoded.Share(share, pos, j, rec.Parts, rec.Shards)
+		buf = coverage.AppendShare(buf[:0], share, pos)
+		if sums[j], err = publishShare(ctx, w.js, payload, id, j, workerShareKey(r.Index), buf); err != nil {
+			return r, err
+		}
+	}
+	r.States, r.Shares = nil, sums
+	return r, nil
 }

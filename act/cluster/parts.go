@@ -1,0 +1,250 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/coverage"
+)
+
+// The coordinator's side of the store parts (package doc, "Store
+// parts"): the Executor is an act.StoreParts when Options.Parts is set.
+
+var _ act.StoreParts = (*Executor)(nil)
+
+// StoreParts implements act.StoreParts.
+func (e *Executor) StoreParts() int { return e.opt.Parts }
+
+// missingFor bounds how long a merge waits for shares that its part has
+// not received: the hosts publish a result's shares before the result,
+// so they are in the stream when the coordinator merges it.
+const missingFor = 2 * time.Minute
+
+// callPart sends a request to store part j and returns its answer. It
+// asks again while no store process answers (none started yet: it logs
+// so every 10 s; for at most missingFor but on a load, when the store
+// processes may still be starting) and while the part waits for shares,
+// up to missingFor.
+func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partReply, error) {
+	req.Epoch = e.epoch
+	body, err := encodeGob(req)
+	if err != nil {
+		return partReply{}, err
+	}
+	timeout := 30 * time.Second
+	if req.Op == opLoad || req.Op == opSnapshot {
+		timeout = 10 * time.Minute
+	}
+	start, logged := time.Now(), time.Now()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		m, err := e.nc.RequestWithContext(rctx, partSubject(e.opt.ID, j), body)
+		cancel()
+		var rep partReply
+		switch {
+		case err == nil:
+			if err := decodeGob(m.Data, &rep); err != nil {
+				return rep, fmt.Errorf("store part %d: %s: %w", j, req.Op, err)
+			}
+			if !rep.Missing {
+				if rep.Err != "" {
+					return rep, fmt.Errorf("store part %d: %s: %s", j, req.Op, rep.Err)
+				}
+				return rep, nil
+			}
+			if time.Since(start) > missingFor {
+				return rep, fmt.Errorf("store part %d: %s: %s after %v", j, req.Op, rep.Err, missingFor)
+			}
+		case ctx.Err() != nil:
+			return rep, ctx.Err()
+		case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+			if req.Op != opLoad && time.Since(start) > missingFor {
+				return rep, fmt.Errorf("store part %d: %s: no answer for %v (is `actfuzz store --part %d` running?): %w", j, req.Op, missingFor, j, err)
+			}
+			if time.Since(logged) > 10*time.Second {
+				e.log.Warn("waiting for a store process", "part", j, "op", req.Op, "err", err,
+					"start", fmt.Sprintf("actfuzz store --nats URL --part %d", j))
+				logged = time.Now()
+			}
+			select {
+			case <-ctx.Done():
+				return rep, ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+		default:
+			return rep, fmt.Errorf("store part %d: %s: %w", j, req.Op, err)
+		}
+	}
+}
+
+// eachPart runs f for every part at once and returns the first error.
+func (e *Executor) eachPart(f func(j int) error) error {
+	errs := make([]error, e.opt.Parts)
+	var wg sync.WaitGroup
+	for j := range e.opt.Parts {
+		wg.Go(func() { errs[j] = f(j) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// LoadParts implements act.StoreParts: each part goes through the object
+// store to its store process.
+func (e *Executor) LoadParts(ctx context.Context, parts []*coverage.Store, outOfRange int) error {
+	if len(parts) != e.opt.Parts {
+		return fmt.Errorf("%d parts for %d store processes", len(parts), e.opt.Parts)
+	}
+	obs, err := partsStore(ctx, e.js, true)
+	if err != nil {
+		return fmt.Errorf("object store %s: %w", PartsBucket, err)
+	}
+	err = e.eachPart(func(j int) error {
+		var buf bytes.Buffer
+		if _, err := parts[j].WriteTo(&buf); err != nil {
+			return err
+		}
+		sum := sha256.Sum256(buf.Bytes())
+		if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: loadObject(e.opt.ID, j),
+			Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(e.payload())}}, &buf); err != nil {
+			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
+		}
+		_, err := e.callPart(ctx, j, partRequest{Op: opLoad, Object: loadObject(e.opt.ID, j), Sum: sum[:], Parts: e.opt.Parts, OutOfRange: outOfRange})
+		return err
+	})
+	e.partSeq = 0
+	return err
+}
+
+func (e *Executor) payload() int { return max(int(e.nc.MaxPayload())-partHeadroom, 1024) }
+
+// MergeParts implements act.StoreParts. The coordinator's own states
+// (Local) go to the parts as the hosts' do, on the states stream.
+func (e *Executor) MergeParts(ctx context.Context, items []act.PartItem) ([][]coverage.PartNews, error) {
+	// A merge the parts began is finished even if the campaign is
+	// interrupted meanwhile: the parts and the index stay in step, and the
+	// last checkpoint can be written.
+	ctx = context.WithoutCancel(ctx)
+	seq := e.partSeq + 1
+	n := e.opt.Parts
+	perPart := make([][]shareItem, n)
+	var share *coverage.Batch
+	var pos []uint32
+	for i, it := range items {
+		if it.Local == nil && len(it.Shares) != n {
+			return nil, fmt.Errorf("configuration %d: %d shares for %d store parts", it.Index, len(it.Shares), n)
+		}
+		for j := range n {
+			si := shareItem{Config: it.Config}
+			if it.Local != nil {
+				if share == nil {
+					share, _ = coverage.NewBatch(e.space) // validated by NewExecutor
+				}
+				pos = it.Local.Share(share, pos, j, n, coverage.DefaultShards)
+				si.Key = fmt.Sprintf("l%d.%d.%d", e.epoch, seq, i)
+				sum, err := publishShare(ctx, e.js, e.payload(), e.opt.ID, j, si.Key, coverage.AppendShare(nil, share, pos))
+				if err != nil {
+					return nil, err
+				}
+				si.Sum = sum
+			} else {
+				si.Key, si.Sum = workerShareKey(it.Index), it.Shares[j]
+			}
+			perPart[j] = append(perPart[j], si)
+		}
+	}
+	news := make([][]coverage.PartNews, len(items))
+	for i := range news {
+		news[i] = make([]coverage.PartNews, n)
+	}
+	err := e.eachPart(func(j int) error {
+		rep, err := e.callPart(ctx, j, partRequest{Op: opMerge, Seq: seq, Items: perPart[j]})
+		if err != nil {
+			return err
+		}
+		blob := append([]byte(nil), rep.Data...)
+		for c := 1; c < rep.Chunks; c++ {
+			more, err := e.callPart(ctx, j, partRequest{Op: opNews, Seq: seq, Chunk: c})
+			if err != nil {
+				return err
+			}
+			blob = append(blob, more.Data...)
+		}
+		if sum := sha256.Sum256(blob); len(blob) != rep.Size || !bytes.Equal(sum[:], rep.Sum) {
+			return fmt.Errorf("store part %d: the news of merge %d do not match their sum", j, seq)
+		}
+		for i := range items {
+			k, m := binary.Uvarint(blob)
+			if m <= 0 || k > uint64(len(blob)-m) {
+				return fmt.Errorf("store part %d: malformed news", j)
+			}
+			if err := news[i][j].UnmarshalBinary(blob[m : m+int(k)]); err != nil {
+				return fmt.Errorf("store part %d: %w", j, err)
+			}
+			blob = blob[m+int(k):]
+		}
+		if len(blob) != 0 {
+			return fmt.Errorf("store part %d: news of more simulations than merged", j)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.partSeq = seq
+	return news, nil
+}
+
+// SnapshotParts implements act.StoreParts: each part puts itself in the
+// object store, and the coordinator reads it.
+func (e *Executor) SnapshotParts(ctx context.Context) ([]*coverage.Store, error) {
+	obs, err := partsStore(ctx, e.js, false)
+	if err != nil {
+		return nil, fmt.Errorf("object store %s: %w", PartsBucket, err)
+	}
+	out := make([]*coverage.Store, e.opt.Parts)
+	err = e.eachPart(func(j int) error {
+		rep, err := e.callPart(ctx, j, partRequest{Op: opSnapshot, Seq: e.partSeq})
+		if err != nil {
+			return err
+		}
+		data, err := obs.GetBytes(ctx, snapObject(e.opt.ID, j))
+		if err != nil {
+			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
+		}
+		if sum := sha256.Sum256(data); !bytes.Equal(sum[:], rep.Sum) {
+			return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
+		}
+		out[j], err = coverage.ReadPart(bytes.NewReader(data), j, e.opt.Parts)
+		return err
+	})
+	return out, err
+}
+
+// AppendPool implements coverage.PoolSource: the part that owns ref
+// answers, as of the last merge.
+func (e *Executor) AppendPool(dst []coverage.Visit, ref coverage.StateRef) ([]coverage.Visit, error) {
+	// A selection is finished even if the campaign is interrupted
+	// meanwhile: its draws are in the selector's state, which the last
+	// checkpoint records.
+	rep, err := e.callPart(context.WithoutCancel(e.ctx), coverage.PartOf(ref, e.opt.Parts), partRequest{Op: opPool, Seq: e.partSeq, Ref: uint32(ref)})
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, rep.Visits...), nil
+}
+
+// Count implements coverage.PoolSource.
+func (e *Executor) Count(ref coverage.StateRef) (uint64, error) {
+	rep, err := e.callPart(context.WithoutCancel(e.ctx), coverage.PartOf(ref, e.opt.Parts), partRequest{Op: opCount, Seq: e.partSeq, Ref: uint32(ref)})
+	return rep.Count, err
+}

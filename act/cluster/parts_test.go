@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/actfuzz/actfuzz/act"
+)
+
+// startStores starts a store process for each part, in this process; they
+// stop at the end of the test.
+func startStores(t *testing.T, url string, parts int) []*StoreServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var ss []*StoreServer
+	for j := range parts {
+		s, err := NewStore(connect(t, url), StoreOptions{Part: j, Poll: 100 * time.Millisecond, Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss = append(ss, s)
+		wg.Go(func() {
+			if err := s.Serve(ctx); err != nil {
+				t.Errorf("store part %d: %v", j, err)
+			}
+		})
+	}
+	return ss
+}
+
+// A campaign whose coverage store is split into parts kept by store
+// processes ends exactly as a local run: the same regions, findings and
+// seed files, and the same store, checkpointed byte for byte; the
+// coordinator never receives a state.
+func TestStorePartsMatchLocal(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	stores := startStores(t, s.ClientURL(), 3)
+	dir := t.TempDir()
+	start := time.Now()
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "parts", Parts: 3}, nil,
+		act.Options{StoreParts: 3})
+	t.Logf("cluster with 3 store parts: %d sims in %v; %+v", rep.Sims, time.Since(start).Round(time.Millisecond), ex.Stats())
+	sameAsLocal(t, "store parts", ref, rep, refDir, dir)
+	var a, b bytes.Buffer
+	if _, err := ref.Store.WriteTo(&a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rep.Store.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("the store differs from the local run's")
+	}
+	for j, st := range stores {
+		t.Logf("store part %d: %+v", j, st.Stats())
+		if st.Stats().Merges == 0 {
+			t.Errorf("store part %d merged nothing", j)
+		}
+	}
+	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Results != testBudget {
+		t.Fatalf("%+v", st)
+	}
+}
+
+// The coordinator dies mid-campaign and --resume continues: the store
+// parts are loaded again from its checkpoint, and the campaign ends as
+// the local run does.
+func TestStorePartsResume(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	startStores(t, s.ClientURL(), 2)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	first, _ := clusterRun(t, ctx, c, connect(t, s.ClientURL()), dir, Options{ID: "parts-resume", Parts: 2}, nil,
+		act.Options{StoreParts: 2, CheckpointEvery: 1, Progress: func(st act.Status) {
+			if st.Sims >= 192 {
+				cancel()
+			}
+		}})
+	if first.Sims >= testBudget {
+		t.Fatalf("the first coordinator ran all %d simulations", first.Sims)
+	}
+	rep, _ := clusterRun(t, context.Background(), c, connect(t, s.ClientURL()), dir, Options{ID: "parts-resume", Parts: 2, Resume: true}, nil,
+		act.Options{StoreParts: 2, Resume: true})
+	sameAsLocal(t, "store parts, resumed", ref, rep, refDir, dir)
+}
+
+// A forged share (right key, other content) does not replace the host's:
+// the part merges the share whose SHA-256 the result names.
+func TestStorePartsForgedShare(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	startStores(t, s.ClientURL(), 2)
+	nc := connect(t, s.ClientURL())
+	dir := t.TempDir()
+	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "parts-forged", Parts: 2},
+		func(e *Executor, _ act.CampaignHeader) {
+			// Forged shares for the first configurations, before any host
+			// publishes theirs.
+			for i := range 64 {
+				for j := range 2 {
+					m := &nats.Msg{Subject: statesSubject("parts-forged", j), Header: nats.Header{}, Data: []byte{1, 0, 2, 0, 0}}
+					m.Header.Set(hdrCampaign, "parts-forged")
+					m.Header.Set(hdrShare, workerShareKey(i))
+					if _, err := e.js.PublishMsg(context.Background(), m); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}, act.Options{StoreParts: 2})
+	sameAsLocal(t, "store parts with forged shares", ref, rep, refDir, dir)
+}

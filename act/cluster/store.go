@@ -1,0 +1,744 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
+)
+
+// Store parts (package doc, "Store parts"): names and messages.
+
+// PartsBucket is the object store through which store parts travel
+// between the coordinator and the store processes: object ID/J is part J
+// as the coordinator loaded it (a new campaign's empty part, or a
+// checkpoint's), ID/J.snap as the part last snapshotted it.
+const PartsBucket = "actfuzz-parts"
+
+func statesStream(id string) string         { return "ACTFUZZ_" + id + "_STATES" }
+func statesSubject(id string, j int) string { return "actfuzz." + id + ".states." + strconv.Itoa(j) }
+func partSubject(id string, j int) string   { return "actfuzz." + id + ".part." + strconv.Itoa(j) }
+func partConsumer(j int) string             { return "part-" + strconv.Itoa(j) }
+func loadObject(id string, j int) string    { return fmt.Sprintf("%s/%d", id, j) }
+func snapObject(id string, j int) string    { return fmt.Sprintf("%s/%d.snap", id, j) }
+
+// hdrShare names a share on the states stream: "i<index>" for a worker's
+// result, "l<epoch>.<merge>.<item>" for the coordinator's own states (the
+// symbolic step's branches).
+const hdrShare = "Actfuzz-Share"
+
+// hdrShareSum is the SHA-256 (hex) of the whole share, whose pieces (a
+// share over max_payload, each with an Actfuzz-Part "i/n" header) the
+// part puts together.
+const hdrShareSum = "Actfuzz-Share-Sum"
+
+// maxSharePieces bounds the pieces of one share.
+const maxSharePieces = 4096
+
+// publishShare publishes share j of a simulation on the campaign's states
+// stream, in pieces of at most payload bytes, and returns its SHA-256.
+func publishShare(ctx context.Context, js jetstream.JetStream, payload int, id string, j int, key string, data []byte) ([]byte, error) {
+	sum := sha256.Sum256(data)
+	n := max(1, (len(data)+payload-1)/payload)
+	if n > maxSharePieces {
+		return nil, fmt.Errorf("%w: a share of %d bytes", errTooLarge, len(data))
+	}
+	for i := range n {
+		msg := &nats.Msg{Subject: statesSubject(id, j), Header: nats.Header{}, Data: data[i*payload : min(len(data), (i+1)*payload)]}
+		msg.Header.Set(hdrCampaign, id)
+		msg.Header.Set(hdrShare, key)
+		msg.Header.Set(hdrShareSum, hex.EncodeToString(sum[:]))
+		if n > 1 {
+			msg.Header.Set(hdrPart, fmt.Sprintf("%d/%d", i, n))
+		}
+		if err := retry(ctx, func() error {
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_, err := js.PublishMsg(pctx, msg)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("publishing share %d of %s: %w", j, key, err)
+		}
+	}
+	return sum[:], nil
+}
+
+func workerShareKey(index int) string { return "i" + strconv.Itoa(index) }
+
+// partsStore opens (creating it if needed) the object store of parts.
+func partsStore(ctx context.Context, js jetstream.JetStream, create bool) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, PartsBucket)
+	if err == nil || !create || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return obs, err
+	}
+	return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: PartsBucket, Storage: jetstream.FileStorage,
+		Description: "actfuzz campaigns' coverage store parts"})
+}
+
+// partRequest is a coordinator's request to a store part, on
+// actfuzz.ID.part.J (core NATS request-reply).
+type partRequest struct {
+	Op string // opLoad, opMerge, opNews, opPool, opCount, opSnapshot
+	// Epoch is the coordinator's: a part serves the coordinator that
+	// loaded it last, and refuses the requests of another.
+	Epoch int64
+	// Seq is the number of merges the part has done (for opMerge: will
+	// have done), counted from its load: a request for another state of
+	// the store is refused, a merge repeated is answered again.
+	Seq uint64
+	// opLoad: the object to load (PartsBucket), its SHA-256, the parts,
+	// and part 0's out-of-range limit.
+	Object     string
+	Sum        []byte
+	Parts      int
+	OutOfRange int
+	// opMerge: the simulations, in order.
+	Items []shareItem
+	// opNews: the chunk of the last merge's news wanted.
+	Chunk int
+	// opPool, opCount: the state.
+	Ref uint32
+}
+
+// shareItem names a simulation's share by key and SHA-256, with the
+// store's config id of the simulation.
+type shareItem struct {
+	Key    string
+	Sum    []byte
+	Config uint64
+}
+
+const (
+	opLoad     = "load"
+	opMerge    = "merge"
+	opNews     = "news"
+	opPool     = "pool"
+	opCount    = "count"
+	opSnapshot = "snapshot"
+)
+
+// partReply is a store part's answer.
+type partReply struct {
+	Err string
+	// Missing: the merge waits for shares not yet received (ask again).
+	Missing bool
+	// opMerge, opNews: the merge's news (every item's PartNews encoding,
+	// each after its length as a uvarint), in chunks of at most
+	// max_payload less 1 KiB: its size, SHA-256, chunk count and chunk.
+	Size   int
+	Sum    []byte
+	Chunks int
+	Data   []byte
+	// opPool: the pool; opCount: the count.
+	Visits []coverage.Visit
+	Count  uint64
+}
+
+// maxPartMsg bounds a request or reply of the parts' protocol that is
+// decoded (the rest is at most max_payload).
+const maxPartMsg = 64 << 20
+
+func encodeGob(v any) ([]byte, error) {
+	var b bytes.Buffer
+	err := gob.NewEncoder(&b).Encode(v)
+	return b.Bytes(), err
+}
+
+func decodeGob(data []byte, v any) error {
+	if len(data) > maxPartMsg {
+		return fmt.Errorf("message of %d bytes", len(data))
+	}
+	return gob.NewDecoder(bytes.NewReader(data)).Decode(v)
+}
+
+// StoreOptions configure a store process.
+type StoreOptions struct {
+	// Part is the part this process keeps, of every campaign it serves
+	// that has more parts.
+	Part int
+	// Campaign serves only the campaign of this id ("": every one).
+	Campaign string
+	// Program is this build's revision (default corpus.ProgramVersion());
+	// a campaign of another is refused.
+	Program string
+	// Poll is how often the process looks for campaigns (default 1 s).
+	Poll time.Duration
+	// MaxHeld bounds the bytes of shares held waiting for their merge
+	// (default 1 GiB); beyond it a share waits in the stream.
+	MaxHeld int
+	Logger  *slog.Logger
+}
+
+// StoreStats counts what a store process did.
+type StoreStats struct {
+	Merges   int               // merges done
+	Shares   int               // shares merged
+	Stale    int               // shares dropped: their simulation was merged before, or of another coordinator
+	Rejected map[string]int    // share messages dropped, by reason
+	Refused  map[string]string // campaign id → why it was refused
+}
+
+// StoreServer is a store process: it keeps part Part of the coverage
+// store of the campaigns it serves.
+type StoreServer struct {
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	opt StoreOptions
+	log *slog.Logger
+
+	mu      sync.Mutex
+	stats   StoreStats
+	refused map[string]uint64
+}
+
+// NewStore returns a store process on nc.
+func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
+	if opt.Part < 0 || opt.Part >= coverage.DefaultShards {
+		return nil, fmt.Errorf("store part %d: want 0 to %d", opt.Part, coverage.DefaultShards-1)
+	}
+	if opt.Program == "" {
+		opt.Program = corpus.ProgramVersion()
+	}
+	if opt.Poll <= 0 {
+		opt.Poll = time.Second
+	}
+	if opt.MaxHeld <= 0 {
+		opt.MaxHeld = 1 << 30
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return &StoreServer{nc: nc, js: js, opt: opt, log: opt.Logger.With("part", opt.Part),
+		stats: StoreStats{Rejected: map[string]int{}, Refused: map[string]string{}}, refused: map[string]uint64{}}, nil
+}
+
+// Stats returns the counts so far.
+func (s *StoreServer) Stats() StoreStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Rejected, st.Refused = maps.Clone(st.Rejected), maps.Clone(st.Refused)
+	return st
+}
+
+func (s *StoreServer) count(f func(*StoreStats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
+}
+
+// Serve serves the campaigns of the KV bucket that have store parts (and
+// more than Part) until ctx ends: each until its header leaves the bucket.
+func (s *StoreServer) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	serving := map[string]context.CancelFunc{}
+	done := make(chan string)
+	for ctx.Err() == nil {
+		live := map[string]bool{}
+		if kv, err := campaigns(ctx, s.js, false); err == nil {
+			keys, err := kv.Keys(ctx)
+			if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) && ctx.Err() == nil {
+				s.log.Warn("looking for campaigns", "err", err)
+			}
+			for _, id := range keys {
+				if s.opt.Campaign != "" && id != s.opt.Campaign {
+					continue
+				}
+				ent, err := kv.Get(ctx, id)
+				if err != nil {
+					continue
+				}
+				rec, err := decodeRecord(ent.Value())
+				if err != nil || rec.Parts <= s.opt.Part {
+					continue
+				}
+				live[id] = true
+				if serving[id] != nil {
+					continue
+				}
+				if why := s.check(id, rec); why != "" {
+					s.refuse(id, ent.Revision(), why)
+					continue
+				}
+				cctx, ccancel := context.WithCancel(ctx)
+				serving[id] = ccancel
+				s.log.Info("serving campaign", "campaign", id, "parts", rec.Parts)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := s.serveCampaign(cctx, id, rec); err != nil && cctx.Err() == nil {
+						s.log.Error("store part stopped", "campaign", id, "err", err)
+					}
+					select {
+					case done <- id:
+					case <-ctx.Done():
+					}
+				}()
+			}
+		} else if !errors.Is(err, jetstream.ErrBucketNotFound) && ctx.Err() == nil {
+			s.log.Warn("looking for campaigns", "err", err)
+		}
+		for id, stop := range serving {
+			if !live[id] {
+				stop() // the campaign ended
+			}
+		}
+		select {
+		case id := <-done:
+			if stop := serving[id]; stop != nil {
+				stop()
+			}
+			delete(serving, id)
+		case <-ctx.Done():
+		case <-time.After(s.opt.Poll):
+		}
+	}
+	return nil
+}
+
+// check says why the campaign is refused ("" if not).
+func (s *StoreServer) check(id string, rec record) string {
+	if rec.Proto != act.ProtocolVersion {
+		return fmt.Sprintf("campaign %s speaks worker protocol %d; this store process %d", id, rec.Proto, act.ProtocolVersion)
+	}
+	if rec.Header.Program != s.opt.Program {
+		return fmt.Sprintf("campaign %s was started by build %s; this store process is build %s", id, rec.Header.Program, s.opt.Program)
+	}
+	return ""
+}
+
+func (s *StoreServer) refuse(id string, rev uint64, why string) {
+	s.mu.Lock()
+	again := s.refused[id] == rev
+	s.refused[id] = rev
+	s.stats.Refused[id] = why
+	s.mu.Unlock()
+	if !again {
+		s.log.Error("refusing campaign", "why", why)
+		_ = s.nc.Publish(refusedSubject(id), []byte(why))
+	}
+}
+
+// candidate is a share received, waiting for its merge.
+type candidate struct {
+	sum  [32]byte
+	data []byte
+	msgs []jetstream.Msg
+}
+
+// pieces are the pieces of a share received so far.
+type pieces struct {
+	data [][]byte
+	msgs []jetstream.Msg
+	got  int
+}
+
+// partState is what a store process keeps of one campaign.
+type partState struct {
+	s       *StoreServer
+	id      string
+	part    int
+	payload int
+
+	mu      sync.Mutex
+	arrived chan struct{} // closed and replaced when a share arrives
+	shares  map[string][]candidate
+	pieces  map[string]*pieces // by key and SHA-256
+	held    int
+	below   int // every worker share of an index below was merged
+
+	store   *coverage.Store // nil until loaded
+	epoch   int64
+	seq     uint64
+	news    []byte // the last merge's news
+	newsSum []byte
+}
+
+// serveCampaign keeps the campaign's part: it receives the shares on the
+// part's consumer and answers the coordinator's requests, one at a time.
+func (s *StoreServer) serveCampaign(ctx context.Context, id string, rec record) error {
+	ps := &partState{s: s, id: id, part: s.opt.Part, payload: max(int(s.nc.MaxPayload())-partHeadroom, 1024),
+		arrived: make(chan struct{}), shares: map[string][]candidate{}, pieces: map[string]*pieces{}}
+	cons, err := s.js.Consumer(ctx, statesStream(id), partConsumer(s.opt.Part))
+	if err != nil {
+		return fmt.Errorf("the states consumer: %w", err)
+	}
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(256))
+	if err != nil {
+		return fmt.Errorf("the states consumer: %w", err)
+	}
+	defer msgs.Stop()
+	// What this process holds goes back to the stream at once when it
+	// stops serving the campaign (a coordinator's Close, a resume).
+	defer ps.release()
+	gone := make(chan error, 1)
+	go func() {
+		for {
+			m, err := msgs.Next()
+			switch {
+			case err == nil:
+				ps.receive(m)
+			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
+				return
+			case errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound):
+				// A coordinator made the consumer again (a resume): serve
+				// the new one.
+				gone <- err
+				return
+			default:
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}()
+	reqs := make(chan *nats.Msg, 64)
+	sub, err := s.nc.ChanSubscribe(partSubject(id, s.opt.Part), reqs)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-gone:
+			s.log.Info("the campaign's states consumer was made again (a coordinator resumed): serving the new one", "campaign", id, "err", err)
+			return nil
+		case m := <-reqs:
+			var req partRequest
+			var rep partReply
+			if err := decodeGob(m.Data, &req); err != nil {
+				rep.Err = "malformed request: " + err.Error()
+			} else {
+				rep = ps.handle(ctx, req)
+			}
+			body, err := encodeGob(rep)
+			if err == nil {
+				err = m.Respond(body)
+			}
+			if err != nil {
+				s.log.Warn("answering the coordinator", "campaign", id, "op", req.Op, "err", err)
+			}
+		}
+	}
+}
+
+// receive keeps a share until its merge.
+func (p *partState) receive(m jetstream.Msg) {
+	key := m.Headers().Get(hdrShare)
+	reject := func(reason string) {
+		p.s.count(func(st *StoreStats) { st.Rejected[reason]++ })
+		_ = m.Term()
+	}
+	if m.Headers().Get(hdrCampaign) != p.id {
+		reject("another campaign")
+		return
+	}
+	if key == "" || len(key) > 64 {
+		reject("no share key")
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i, err := strconv.Atoi(strings.TrimPrefix(key, "i")); err == nil && key[0] == 'i' && i < p.below {
+		p.s.count(func(st *StoreStats) { st.Stale++ })
+		_ = m.Ack()
+		return
+	}
+	if p.held+len(m.Data()) > p.s.opt.MaxHeld {
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	c := candidate{data: m.Data(), msgs: []jetstream.Msg{m}}
+	if hp := m.Headers().Get(hdrPart); hp != "" {
+		var i, n int
+		if _, err := fmt.Sscanf(hp, "%d/%d", &i, &n); err != nil || n < 2 || n > maxSharePieces || i < 0 || i >= n {
+			reject("malformed piece")
+			return
+		}
+		pk := key + "|" + m.Headers().Get(hdrShareSum)
+		ps := p.pieces[pk]
+		if ps == nil {
+			ps = &pieces{data: make([][]byte, n)}
+			p.pieces[pk] = ps
+		}
+		if len(ps.data) != n || ps.data[i] != nil {
+			// A piece again: redelivered (held past AckWait) or
+			// published twice. The one held is acked with its share.
+			ps.msgs = append(ps.msgs, m)
+			return
+		}
+		ps.data[i], ps.got = m.Data(), ps.got+1
+		ps.msgs = append(ps.msgs, m)
+		p.held += len(m.Data())
+		if ps.got < n {
+			return
+		}
+		delete(p.pieces, pk)
+		p.held -= len(bytes.Join(ps.data, nil))
+		c = candidate{data: bytes.Join(ps.data, nil), msgs: ps.msgs}
+	}
+	c.sum = sha256.Sum256(c.data)
+	for i := range p.shares[key] {
+		if held := &p.shares[key][i]; held.sum == c.sum {
+			// The same share again (held past AckWait, or a chunk run
+			// twice): acked with the one held.
+			held.msgs = append(held.msgs, c.msgs...)
+			return
+		}
+	}
+	p.shares[key] = append(p.shares[key], c)
+	p.held += len(c.data)
+	close(p.arrived)
+	p.arrived = make(chan struct{})
+}
+
+// handle answers one request.
+func (p *partState) handle(ctx context.Context, req partRequest) partReply {
+	fail := func(format string, args ...any) partReply { return partReply{Err: fmt.Sprintf(format, args...)} }
+	if req.Op == opLoad {
+		if err := p.load(ctx, req); err != nil {
+			return fail("load: %v", err)
+		}
+		return partReply{}
+	}
+	if p.store == nil {
+		return fail("not loaded: this store process has no part of campaign %s (it started after the coordinator loaded the parts, or restarted)", p.id)
+	}
+	if req.Epoch != p.epoch {
+		return fail("loaded by another coordinator of campaign %s", p.id)
+	}
+	switch req.Op {
+	case opMerge:
+		switch req.Seq {
+		case p.seq + 1:
+			return p.merge(ctx, req.Items)
+		case p.seq:
+			return p.newsChunk(0) // the coordinator asks again
+		}
+	case opNews:
+		if req.Seq == p.seq {
+			return p.newsChunk(req.Chunk)
+		}
+	case opPool, opCount:
+		if req.Seq != p.seq {
+			break
+		}
+		// Parts{p.store} checks the ref against this part alone.
+		ref := coverage.StateRef(req.Ref)
+		if req.Op == opCount {
+			n, err := coverage.Parts{p.store}.Count(ref)
+			if err != nil {
+				return fail("%v", err)
+			}
+			return partReply{Count: n}
+		}
+		pool, err := coverage.Parts{p.store}.AppendPool(nil, ref)
+		if err != nil {
+			return fail("%v", err)
+		}
+		return partReply{Visits: pool}
+	case opSnapshot:
+		if req.Seq == p.seq {
+			return p.snapshot(ctx)
+		}
+	default:
+		return fail("unknown request %q", req.Op)
+	}
+	return fail("%s for the store after merge %d; this part is after merge %d", req.Op, req.Seq, p.seq)
+}
+
+// load replaces the part with the object the coordinator put.
+func (p *partState) load(ctx context.Context, req partRequest) error {
+	obs, err := partsStore(ctx, p.s.js, false)
+	if err != nil {
+		return err
+	}
+	data, err := obs.GetBytes(ctx, req.Object)
+	if err != nil {
+		return fmt.Errorf("object %s: %w", req.Object, err)
+	}
+	if sum := sha256.Sum256(data); !bytes.Equal(sum[:], req.Sum) {
+		return fmt.Errorf("object %s: SHA-256 differs from the coordinator's", req.Object)
+	}
+	st, err := coverage.ReadPart(bytes.NewReader(data), p.part, req.Parts)
+	if err != nil {
+		return err
+	}
+	st.LimitOutOfRange(req.OutOfRange)
+	p.store, p.epoch, p.seq, p.news, p.newsSum = st, req.Epoch, 0, nil, nil
+	// Shares of the coordinator's own states from an earlier coordinator
+	// will never be merged.
+	p.mu.Lock()
+	for key, cs := range p.shares {
+		if key[0] == 'l' && !strings.HasPrefix(key, "l"+strconv.FormatInt(req.Epoch, 10)+".") {
+			p.drop(key, cs)
+		}
+	}
+	p.mu.Unlock()
+	p.s.log.Info("part loaded", "campaign", p.id, "states", st.Len(), "visits", st.Visits())
+	return nil
+}
+
+// release gives back every share held, to be delivered again at once.
+func (p *partState) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, cs := range p.shares {
+		for _, c := range cs {
+			for _, m := range c.msgs {
+				_ = m.Nak()
+			}
+		}
+	}
+	for _, ps := range p.pieces {
+		for _, m := range ps.msgs {
+			_ = m.Nak()
+		}
+	}
+	p.shares, p.pieces, p.held = map[string][]candidate{}, map[string]*pieces{}, 0
+}
+
+// drop acks and forgets the candidates of key (p.mu held).
+func (p *partState) drop(key string, cs []candidate) {
+	for _, c := range cs {
+		for _, m := range c.msgs {
+			_ = m.Ack()
+		}
+		p.held -= len(c.data)
+	}
+	delete(p.shares, key)
+}
+
+// shareWait bounds how long a merge waits for its shares before it
+// answers Missing (the coordinator asks again).
+const shareWait = 10 * time.Second
+
+// merge merges the items' shares in order, once they are all here.
+func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
+	deadline := time.After(shareWait)
+	found := make([][]byte, len(items))
+	for {
+		p.mu.Lock()
+		missing := 0
+		for i, it := range items {
+			if found[i] != nil {
+				continue
+			}
+			for _, c := range p.shares[it.Key] {
+				if bytes.Equal(c.sum[:], it.Sum) {
+					found[i] = c.data
+				}
+			}
+			if found[i] == nil {
+				missing++
+			}
+		}
+		arrived := p.arrived
+		p.mu.Unlock()
+		if missing == 0 {
+			break
+		}
+		select {
+		case <-arrived:
+		case <-deadline:
+			return partReply{Missing: true, Err: fmt.Sprintf("%d of %d shares not received yet", missing, len(items))}
+		case <-ctx.Done():
+			return partReply{Err: ctx.Err().Error()}
+		}
+	}
+	bs := make([]*coverage.Batch, len(items))
+	pos := make([][]uint32, len(items))
+	ids := make([]uint64, len(items))
+	for i, it := range items {
+		bs[i] = p.store.NewBatch()
+		var err error
+		if pos[i], err = bs[i].UnmarshalShare(found[i], nil); err != nil {
+			return partReply{Err: fmt.Sprintf("share %s: %v", it.Key, err)}
+		}
+		ids[i] = it.Config
+	}
+	news, err := p.store.AddShares(bs, pos, ids)
+	if err != nil {
+		return partReply{Err: err.Error()}
+	}
+	var blob []byte
+	for i := range news {
+		enc, _ := news[i].AppendBinary(nil)
+		blob = binary.AppendUvarint(blob, uint64(len(enc)))
+		blob = append(blob, enc...)
+	}
+	sum := sha256.Sum256(blob)
+	p.seq++
+	p.news, p.newsSum = blob, sum[:]
+	p.mu.Lock()
+	for _, it := range items {
+		p.drop(it.Key, p.shares[it.Key])
+		if i, err := strconv.Atoi(strings.TrimPrefix(it.Key, "i")); err == nil && it.Key[0] == 'i' && i >= p.below {
+			p.below = i + 1
+		}
+	}
+	// Shares of simulations merged before (a chunk run twice) go.
+	for key, cs := range p.shares {
+		if i, err := strconv.Atoi(strings.TrimPrefix(key, "i")); err == nil && key[0] == 'i' && i < p.below {
+			p.s.count(func(st *StoreStats) { st.Stale += len(cs) })
+			p.drop(key, cs)
+		}
+	}
+	p.mu.Unlock()
+	p.s.count(func(st *StoreStats) { st.Merges++; st.Shares += len(items) })
+	return p.newsChunk(0)
+}
+
+// newsChunk answers chunk i of the last merge's news.
+func (p *partState) newsChunk(i int) partReply {
+	n := max(1, (len(p.news)+p.payload-1)/p.payload)
+	if i < 0 || i >= n {
+		return partReply{Err: fmt.Sprintf("news chunk %d of %d", i, n)}
+	}
+	lo := i * p.payload
+	return partReply{Size: len(p.news), Sum: p.newsSum, Chunks: n, Data: p.news[lo:min(len(p.news), lo+p.payload)]}
+}
+
+// snapshot puts the part in the object store and answers its SHA-256.
+func (p *partState) snapshot(ctx context.Context) partReply {
+	var buf bytes.Buffer
+	if _, err := p.store.WriteTo(&buf); err != nil {
+		return partReply{Err: err.Error()}
+	}
+	obs, err := partsStore(ctx, p.s.js, false)
+	if err != nil {
+		return partReply{Err: err.Error()}
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: snapObject(p.id, p.part),
+		Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(p.payload)}}, &buf); err != nil {
+		return partReply{Err: err.Error()}
+	}
+	return partReply{Sum: sum[:]}
+}
