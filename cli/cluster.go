@@ -86,8 +86,12 @@ func clusterRun(f *natsFlags, id string, c *act.Campaign, opt *act.Options, stde
 	}
 	fmt.Fprintf(info, "actfuzz run: coordinator of campaign %s on %s (lag %d batches); start worker hosts with: %s worker --nats %s --procs N\n",
 		id, cluster.Redact(co.URL), opt.Lag, progName(), cluster.Redact(co.URL))
+	if opt.StoreParts > 0 {
+		fmt.Fprintf(info, "actfuzz run: the coverage store is in %d parts; start a store process for each J = 0…%d with: %s store --nats %s --part J\n",
+			opt.StoreParts, opt.StoreParts-1, progName(), cluster.Redact(co.URL))
+	}
 	opt.Executor = func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
-		return cluster.NewExecutor(ctx, nc, c, h, cluster.Options{ID: id, Resume: opt.Resume, Logger: opt.Logger})
+		return cluster.NewExecutor(ctx, nc, c, h, cluster.Options{ID: id, Resume: opt.Resume, Logger: opt.Logger, Parts: opt.StoreParts})
 	}
 	return nc.Close, exitOK
 }
@@ -176,6 +180,82 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+// runStore is `actfuzz store --nats URL --part J`: a store process.
+func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
+	fs := flag.NewFlagSet("actfuzz store", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nf := addNATSFlags(fs, "NATS `URL` of the campaigns to serve (nats://host:4222, tls://host:4222, or a comma-separated list)")
+	part := fs.Int("part", -1, "the store part `J` to keep (0 to 15), of every campaign run with --store-parts above J")
+	campaign := fs.String("campaign", "", "serve only the campaign of this id (default: every campaign with a part J)")
+	verbosity := addVerbosityFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: actfuzz store --nats URL --part J [flags]\n\n"+
+			"A store process: it keeps part J of the coverage store of the campaigns coordinated on URL with\n"+
+			"actfuzz run --nats URL --store-parts N (N > J): the visit counts and pools of its share of the\n"+
+			"states, merged from the worker hosts' results, so that the coordinator merges only new states.\n"+
+			"Start one per part; results do not depend on where the parts are kept.\n\nflags:\n")
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, exitHelp("store"))
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "actfuzz store: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if *part < 0 || *part > 15 {
+		fmt.Fprintln(stderr, "actfuzz store: --part J is needed, 0 to 15")
+		return exitUsage
+	}
+	if *nf.url == "" {
+		fmt.Fprintln(stderr, "actfuzz store: --nats URL is needed")
+		return exitUsage
+	}
+	if *campaign != "" {
+		if err := cluster.ValidID(*campaign); err != nil {
+			fmt.Fprintf(stderr, "actfuzz store: --campaign: %v\n", err)
+			return exitUsage
+		}
+	}
+	host, _ := os.Hostname()
+	co, ok := nf.options("store", fmt.Sprintf("actfuzz store part %d %s", *part, host), stderr)
+	if !ok {
+		return exitUsage
+	}
+	nc, err := cluster.Connect(co)
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz store: --nats: %v\n", err)
+		return exitInternal
+	}
+	defer nc.Close()
+	s, err := cluster.NewStore(nc, cluster.StoreOptions{Part: *part, Campaign: *campaign, Logger: verbosity.logger(stderr)})
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz store: %v\n", err)
+		return exitInternal
+	}
+	if !*verbosity.quiet {
+		fmt.Fprintf(stderr, "actfuzz store: keeping store part %d of the campaigns on %s (Ctrl-C to leave)\n", *part, cluster.Redact(co.URL))
+	}
+	err = s.Serve(ctx)
+	if !*verbosity.quiet {
+		st := s.Stats()
+		rejected := 0
+		for _, n := range st.Rejected {
+			rejected += n
+		}
+		fmt.Fprintf(stderr, "actfuzz store: %d merges of %d shares; %d stale, %d rejected\n", st.Merges, st.Shares, st.Stale, rejected)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz store: %v\n", err)
 		return exitInternal
 	}
 	return exitOK

@@ -76,14 +76,38 @@ func TestRunOnCluster(t *testing.T) {
 	if len(seeds) == 0 {
 		t.Fatal("no seeds to compare")
 	}
-	for _, a := range seeds {
-		rel, _ := filepath.Rel(local, a)
-		x, _ := os.ReadFile(a)
-		y, err := os.ReadFile(filepath.Join(cl, rel))
-		if err != nil || string(x) != string(y) {
-			t.Fatalf("seed %s differs (%v)", rel, err)
+	sameSeeds := func(cl string) {
+		t.Helper()
+		for _, a := range seeds {
+			rel, _ := filepath.Rel(local, a)
+			x, _ := os.ReadFile(a)
+			y, err := os.ReadFile(filepath.Join(cl, rel))
+			if err != nil || string(x) != string(y) {
+				t.Fatalf("seed %s differs (%v)", rel, err)
+			}
 		}
 	}
+	sameSeeds(cl)
+	// The store in two parts kept by two `store` processes: the same
+	// campaign.
+	for j := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, _, errs := runCLI(ctx, "store", "--nats", s.ClientURL(), "--part", fmt.Sprint(j), "--quiet"); code != exitOK {
+				t.Errorf("store --part %d: exit %d: %s", j, code, errs)
+			}
+		}()
+	}
+	parted := filepath.Join(dir, "parted")
+	code, _, errs = runCLI(context.Background(), "run", path, "--out", parted, "--nats", s.ClientURL(), "--lag", "3", "--store-parts", "2", "-v")
+	if code != exitFound || !strings.Contains(errs, "store --nats "+s.ClientURL()+" --part J") {
+		t.Fatalf("cluster run with store parts: exit %d: %s", code, errs)
+	}
+	if a, b := regions(local), regions(parted); a != b {
+		t.Fatalf("local %s\nwith store parts %s", a, b)
+	}
+	sameSeeds(parted)
 	// Bad input names the flag.
 	for _, tc := range []struct {
 		flag string
@@ -95,6 +119,10 @@ func TestRunOnCluster(t *testing.T) {
 		{"--lag", []string{"run", path, "--lag", "-1"}},
 		{"--procs", []string{"worker", "--nats", s.ClientURL(), "--procs", "0"}},
 		{"--subject", []string{"worker", "--nats", s.ClientURL(), "--subject", "bogus"}},
+		{"--store-parts", []string{"run", path, "--nats", s.ClientURL(), "--store-parts", "17"}},
+		{"--store-parts", []string{"run", path, "--store-parts", "2"}},
+		{"--part", []string{"store", "--nats", s.ClientURL()}},
+		{"--nats", []string{"store", "--part", "0"}},
 	} {
 		code, _, errs := runCLI(context.Background(), tc.args...)
 		if code != exitUsage || !strings.Contains(errs, tc.flag) {

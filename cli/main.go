@@ -93,6 +93,7 @@ func commands() []command {
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
 		{"confirm", "re-run a finding N times on a subject (the kernel: --subject linux) and count how often it held", runConfirm},
 		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", runSym},
+		{"store", "keep a part of a cluster campaign's coverage store: actfuzz store --nats URL --part J (run --store-parts N)", runStore},
 		{"worker", "a cluster's worker host (--nats URL), or a campaign's worker process on stdin/stdout (started by run and compare)", runWorker},
 	}
 }
@@ -123,7 +124,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, c := range commands() {
 		if c.name == args[0] {
 			code := c.run(ctx, args[1:], stdout, stderr)
-			if ctx.Err() != nil && c.name != "worker" && code != exitUsage {
+			if ctx.Err() != nil && c.name != "worker" && c.name != "store" && code != exitUsage {
 				return exitInterrupted
 			}
 			return code

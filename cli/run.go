@@ -139,6 +139,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	isoFlags := addIsolateFlags(fs, false)
 	nf := addNATSFlags(fs, "coordinate a cluster: publish the simulations on this NATS JetStream `URL` (nats://host:4222, tls://host:4222) for `actfuzz worker --nats URL` hosts; default: run them here")
 	lag := fs.Int("lag", 0, "batches of 64 configurations chosen ahead of the merge; results depend on it (0: the checkpoint's when resuming, else 2, or 8 with --nats)")
+	storeParts := fs.Int("store-parts", 0, "with --nats: split the coverage store into `N` parts (1 to 16) kept by `actfuzz store --nats URL --part J` processes, J = 0…N-1, so that the coordinator does not merge every visit; results do not depend on it (0: the coordinator keeps the whole store)")
 	campaignID := fs.String("campaign-id", "", "with --nats: the id that names the campaign's streams (default: derived from --out, the campaign file and --method)")
 	cpuProfile := fs.String("cpuprofile", "", "write this process's CPU profile (go tool pprof) to `FILE`: what a coordinator costs per simulation")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
@@ -176,8 +177,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "actfuzz run: --lag must be between 0 and 1024")
 		return exitUsage
 	}
-	if *nf.url == "" && (*campaignID != "" || *nf.creds != "" || *nf.ca != "" || *nf.cert != "" || *nf.key != "") {
-		fmt.Fprintln(stderr, "actfuzz run: --campaign-id and --nats-creds, --nats-ca, --nats-cert, --nats-key need --nats URL")
+	if *nf.url == "" && (*campaignID != "" || *storeParts != 0 || *nf.creds != "" || *nf.ca != "" || *nf.cert != "" || *nf.key != "") {
+		fmt.Fprintln(stderr, "actfuzz run: --campaign-id, --store-parts and --nats-creds, --nats-ca, --nats-cert, --nats-key need --nats URL")
+		return exitUsage
+	}
+	if *storeParts < 0 || *storeParts > 16 {
+		fmt.Fprintln(stderr, "actfuzz run: --store-parts must be between 0 and 16")
 		return exitUsage
 	}
 	if *resume && *out == "" {
@@ -220,7 +225,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-		Logger: verbosity.logger(stderr), Program: progName(), Lag: *lag}
+		Logger: verbosity.logger(stderr), Program: progName(), Lag: *lag, StoreParts: *storeParts}
 	opt.OnCheckpoint = reportHook(*out, c, opt.Logger)
 	if *nf.url != "" {
 		if opt.Lag == 0 {
