@@ -10,8 +10,9 @@
 #   CAMPAIGN=examples/make-run.yaml BUDGET=512 LAG=8 bench/cluster.sh 1 2
 #   BIN=/tmp/actfuzz-main bench/cluster.sh 1 2 4   # another build (before/after)
 #   PROCS=2 bench/cluster.sh 1                      # one host of two slots
-#   PROFILE=/tmp/prof bench/cluster.sh 1            # coordinator CPU profiles: /tmp/prof/coord-N.pprof
+#   PROFILE=/tmp/prof bench/cluster.sh 1            # CPU profiles: /tmp/prof/coord-N.pprof (and store-N-J.pprof)
 #   KEEP=/tmp/logs bench/cluster.sh 1               # keep the logs, at level debug: /tmp/logs/{host-N-i,coord-N,nats}.log
+#   PARTS=2 bench/cluster.sh 1 2                    # the store in 2 parts: `run --store-parts 2`, 2 `actfuzz store` processes
 #
 # The default campaign is examples/make-run.yaml (CUBIC and Reno, the
 # paper's P and S) without its conditions: a finding costs the coordinator
@@ -26,6 +27,7 @@ CAMPAIGN=${CAMPAIGN:-}
 BUDGET=${BUDGET:-384}
 LAG=${LAG:-8}
 PROCS=${PROCS:-1}
+PARTS=${PARTS:-0}
 PORT=${PORT:-14222}
 NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
 [ -x "$NATS" ] || { echo "bench/cluster.sh: no $NATS: run make nats" >&2; exit 2; }
@@ -71,12 +73,12 @@ cpu() { # the user+system seconds /usr/bin/time wrote to $1
 }
 
 echo "# $(date -u +%FT%TZ) $(uptime)"
-echo "# campaign $CAMPAIGN, budget $BUDGET, lag $LAG, --procs $PROCS per host, $(nproc) cores"
+echo "# campaign $CAMPAIGN, budget $BUDGET, lag $LAG, --procs $PROCS per host, store parts $PARTS, $(nproc) cores"
 /usr/bin/time -f 'cpu %U %S' -o "$tmp/local.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
 	--isolate=false --workers 1 --quiet --json --out "$tmp/local" >"$tmp/local.json" || [ $? -le 1 ]
 local_cpu=$(cpu "$tmp/local.time")
 printf 'local, 1 in-process worker: %.2f ms CPU per simulation\n' "$(echo "$local_cpu*1000/$BUDGET" | bc -l)"
-printf '%-6s %8s %8s %18s %18s %10s\n' hosts wall_s sims/s coord_ms_cpu/sim hosts_ms_cpu/sim share
+printf '%-6s %8s %8s %18s %18s %10s %18s\n' hosts wall_s sims/s coord_ms_cpu/sim hosts_ms_cpu/sim share stores_ms_cpu/sim
 for n in "$@"; do
 	hp=()
 	for i in $(seq "$n"); do
@@ -85,6 +87,18 @@ for n in "$@"; do
 		hp+=($!)
 		pids+=($!)
 	done
+	sp=()
+	parts=()
+	if [ "$PARTS" -gt 0 ]; then
+		parts=(--store-parts "$PARTS")
+		for j in $(seq 0 $((PARTS - 1))); do
+			sprof=()
+			[ -z "$PROFILE" ] || { mkdir -p "$PROFILE"; sprof=(--cpuprofile "$PROFILE/store-$n-$j.pprof"); }
+			/usr/bin/time -f 'cpu %U %S' -o "$tmp/store-$n-$j.time" "$BIN" store --nats "$URL" --part "$j" --quiet "${debug[@]}" "${sprof[@]}" 2>"$tmp/store-$n-$j.log" &
+			sp+=($!)
+			pids+=($!)
+		done
+	fi
 	prof=()
 	if [ -n "$PROFILE" ]; then
 		mkdir -p "$PROFILE"
@@ -94,11 +108,16 @@ for n in "$@"; do
 	[ -z "$KEEP" ] || clog=$tmp/coord-$n.log
 	start=$(date +%s.%N)
 	/usr/bin/time -f 'cpu %U %S' -o "$tmp/coord-$n.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
-		--nats "$URL" --quiet "${debug[@]}" --json --out "$tmp/cluster-$n" "${prof[@]}" >"$tmp/cluster-$n.json" 2>"$clog" || [ $? -le 1 ]
+		--nats "$URL" "${parts[@]}" --quiet "${debug[@]}" --json --out "$tmp/cluster-$n" "${prof[@]}" >"$tmp/cluster-$n.json" 2>"$clog" || [ $? -le 1 ]
 	end=$(date +%s.%N)
 	# The hosts leave on SIGINT (GNU time passes it on to none: signal
 	# each host, the child of its time process).
-	for p in "${hp[@]}"; do pkill -INT -P "$p" 2>/dev/null || true; done
+	for p in "${hp[@]}" "${sp[@]}"; do pkill -INT -P "$p" 2>/dev/null || true; done
+	scpu=0
+	for j in $(seq 0 $((PARTS - 1))); do
+		wait "${sp[$j]}" 2>/dev/null || true
+		scpu=$(echo "$scpu + $(cpu "$tmp/store-$n-$j.time")" | bc -l)
+	done
 	wcpu=0
 	for i in $(seq "$n"); do
 		wait "${hp[$((i - 1))]}" 2>/dev/null || true
@@ -106,8 +125,9 @@ for n in "$@"; do
 	done
 	wall=$(echo "$end - $start" | bc -l)
 	ccpu=$(cpu "$tmp/coord-$n.time")
-	printf '%-6s %8.1f %8.1f %18.2f %18.2f %9.1f%%\n' "$n" "$wall" "$(echo "$BUDGET/$wall" | bc -l)" \
-		"$(echo "$ccpu*1000/$BUDGET" | bc -l)" "$(echo "$wcpu*1000/$BUDGET" | bc -l)" "$(echo "100*$ccpu/$wcpu" | bc -l)"
+	printf '%-6s %8.1f %8.1f %18.2f %18.2f %9.1f%% %18.2f\n' "$n" "$wall" "$(echo "$BUDGET/$wall" | bc -l)" \
+		"$(echo "$ccpu*1000/$BUDGET" | bc -l)" "$(echo "$wcpu*1000/$BUDGET" | bc -l)" "$(echo "100*$ccpu/$wcpu" | bc -l)" \
+		"$(echo "$scpu*1000/$BUDGET" | bc -l)"
 	# Same campaign, same lag: the same regions as the local run.
 	if ! cmp -s <(grep -A30 '"regions"' "$tmp/local.json" | head -30) <(grep -A30 '"regions"' "$tmp/cluster-$n.json" | head -30); then
 		echo "bench/cluster.sh: the cluster run with $n hosts covered other regions than the local run" >&2
@@ -116,3 +136,4 @@ for n in "$@"; do
 done
 echo "# $(date -u +%FT%TZ) $(uptime)"
 echo "# hosts_ms_cpu/sim: the worker hosts and their worker processes; share: the coordinator's CPU over the hosts' (1% feeds 100 cores)"
+echo "# stores_ms_cpu/sim: the store processes (PARTS), summed"

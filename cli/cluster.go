@@ -193,6 +193,7 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 	part := fs.Int("part", -1, "the store part `J` to keep (0 to 15), of every campaign run with --store-parts above J")
 	campaign := fs.String("campaign", "", "serve only the campaign of this id (default: every campaign with a part J)")
 	verbosity := addVerbosityFlags(fs)
+	cpuProfile := fs.String("cpuprofile", "", "write this process's CPU profile (go tool pprof) to `FILE`")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: actfuzz store --nats URL --part J [flags]\n\n"+
 			"A store process: it keeps part J of the coverage store of the campaigns coordinated on URL with\n"+
@@ -215,6 +216,14 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 	if *part < 0 || *part > 15 {
 		fmt.Fprintln(stderr, "actfuzz store: --part J is needed, 0 to 15")
 		return exitUsage
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz store: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer stop()
 	}
 	if *nf.url == "" {
 		fmt.Fprintln(stderr, "actfuzz store: --nats URL is needed")

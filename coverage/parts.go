@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Store parts and their index. A store's merge costs its owner about
@@ -281,7 +283,34 @@ func (s *Store) AddShares(bs []*Batch, pos [][]uint32, configs []uint64) ([]Part
 		}
 		out[bi] = PartNews{Part: s.part, Visits: uint64(b.in.n), OutOfRange: uint64(b.oor.n)}
 	}
-	m.run(s)
+	// The states outside S touch nothing the others do (as in
+	// AddBatches): both merges run at once.
+	oorNew := make([]uint64, len(bs))
+	oorDropped := make([]uint64, len(bs))
+	mergeOOR := func() {
+		for bi, b := range bs {
+			d0 := s.oorDropped
+			for r := range b.oor.n {
+				if _, isNew := s.addOOR(b.oor.key(uint32(r)), s.ovc.enc(cis[bi], b.oorAt[r])); isNew {
+					oorNew[bi]++
+				}
+			}
+			oorDropped[bi] = s.oorDropped - d0
+		}
+	}
+	oor := 0
+	for _, b := range bs {
+		oor += b.oor.n
+	}
+	if oor > 0 && m.n >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
+		var wg sync.WaitGroup
+		wg.Go(mergeOOR)
+		m.run(s)
+		wg.Wait()
+	} else {
+		m.run(s)
+		mergeOOR()
+	}
 	w := s.ly.w
 	for _, i := range m.found {
 		o := &out[m.src[i]]
@@ -289,14 +318,8 @@ func (s *Store) AddShares(bs []*Batch, pos [][]uint32, configs []uint64) ([]Part
 		o.keys = append(o.keys, m.keys[int(i)*w:(int(i)+1)*w]...)
 		o.At = append(o.At, m.at[i])
 	}
-	for bi, b := range bs {
-		d0 := s.oorDropped
-		for r := range b.oor.n {
-			if _, isNew := s.addOOR(b.oor.key(uint32(r)), s.ovc.enc(cis[bi], b.oorAt[r])); isNew {
-				out[bi].OutOfRangeNew++
-			}
-		}
-		out[bi].OutOfRangeDropped = s.oorDropped - d0
+	for bi := range out {
+		out[bi].OutOfRangeNew, out[bi].OutOfRangeDropped = oorNew[bi], oorDropped[bi]
 	}
 	return out, nil
 }

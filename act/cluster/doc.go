@@ -23,6 +23,13 @@
 //	consumer   coordinator                 durable pull consumer of the coordinator
 //	subject    actfuzz.ID.refused          (core NATS) a worker host that refuses the campaign says why
 //
+// and with store parts (run --store-parts N; "Store parts" below):
+//
+//	stream     ACTFUZZ_ID_STATES           subjects actfuzz.ID.states.J, work-queue retention: each result's share of part J
+//	consumer   part-J (on the states stream)  durable pull consumer of store part J, filtered on its subject
+//	subject    actfuzz.ID.part.J           (core NATS, request-reply) the coordinator's requests to store part J
+//	objects    actfuzz-parts, ID/J, ID/J.snap  part J as the coordinator loaded it, and as it last snapshotted it
+//
 // # The campaign header's size
 //
 // The user's trace files can be megabytes, more than a message may hold
@@ -208,7 +215,7 @@
 // survive a restart of the NATS server; nats.go reconnects and both sides
 // retry what failed meanwhile.
 //
-// # What a coordinator costs, and how to shard it
+// # What a coordinator costs
 //
 // Per simulation the coordinator receives one result, decodes its states
 // once (the executor validates them and hands the batch to Run,
@@ -217,89 +224,96 @@
 // sent as differences from the previous state (coverage batch encoding
 // 2): for the bench campaign (bench/cluster.sh: CUBIC and Reno, the
 // paper's P and S) a simulation visits about 12,200 distinct states in S
-// and 4,100 outside it, and its result shrank from 324 kB to 146 kB.
-// Selection costs little next to the merge.
+// and 4,100 outside it, and its result is about 146 kB. Selection costs
+// little next to the merge.
 //
-// The merge is the floor of one coordinator: every visit of every
-// simulation updates its state's visit count and reservoir pool, and every
-// new region its exact set at its level, in tables of millions of keys
-// (cache misses, and the copies of their growth). Nothing of that can move
-// to the workers without a replica of the store on each. The merge runs on
-// all the coordinator's cores (16 shards per level; states outside S on a
-// goroutine of their own), so a coordinator with P cores feeds about
-// P·s/m worker cores, s a simulation's CPU and m the merge's per
-// simulation, up to the parts that run on one goroutine each (decoding,
-// the states outside S, Run's loop; about 1 ms each). Measured on the
-// bench campaign (bench/results/README.md): about 6 ms of coordinator CPU
-// per simulation, 4.5 of them the merge, against 26 ms for the simulation,
-// so one coordinator core feeds about 4 worker cores and one coordinator
-// about 25; the 1% that 100 worker cores per coordinator core would need
-// is out of reach. What is to move is the work per visit, not per new
-// state (BenchmarkCoordinatorRevisit: the bench campaign's first 640
-// simulations merged into an empty store, then again, when no state is
-// new): merging them first cost 4.6–6.2 ms per simulation, 10,400 of its
-// 16,300 distinct states new; merging them again 3.3–3.9 ms, about 200 ns
-// a visit for its state's count and reservoir pool, a lookup in a table of
-// millions of keys. New states grow rare as a campaign goes on (3% of the
-// visits after 40 minutes of the 60-minute overnight run,
-// bench/results), while every simulation's visits stay. Feeding more takes
-// the store off the coordinator, split over store processes. The design
-// (not built):
+// The merge is the floor of a coordinator that keeps the whole store:
+// every visit of every simulation updates its state's visit count and
+// reservoir pool (about 200 ns a visit, a lookup in a table of millions
+// of keys), and every new region its exact set at its level. The merge
+// runs on all the coordinator's cores (16 shards per level; states outside
+// S on a goroutine of their own), up to the parts that run on one
+// goroutine each (decoding, the states outside S, Run's loop; about 1 ms
+// each). Measured on the bench campaign (bench/results/README.md): about 6
+// ms of coordinator CPU per simulation, 4.5 of them the merge, against 26
+// ms for the simulation: one coordinator core feeds about 4 worker cores,
+// one coordinator about 25. What grows rare as a campaign ages is the new
+// state, not the visit (BenchmarkCoordinatorRevisit: the bench campaign's
+// first 640 simulations merged into an empty store cost 4.6–6.2 ms a
+// simulation, merged again, when nothing is new, 3.3–3.9 ms; new states
+// were 3% of the visits after 40 minutes of the 60-minute overnight run).
+// So the work of every visit must leave the coordinator: store parts.
 //
-//   - Partition. A store of S parts (a campaign setting like the shard
-//     count today, recorded in the checkpoint) gives part j the states
-//     whose region at level h (say k = 16) hashes to j. Regions nest, so
-//     every level up to h is exact within a part and its count is the sum
-//     of the parts'; the coordinator keeps the levels above h (thousands
-//     of regions), fed by the new level-h regions the parts report. A
-//     local run uses the same partition as S goroutine groups, so local
-//     and cluster results stay identical (they differ from today's
-//     single store once, as a change of shard count does).
-//   - Transport. A worker host splits each result's states by part and
-//     publishes part j on actfuzz.ID.states.j (stream ACTFUZZ_ID_STATES,
-//     one durable consumer per store process, filtered by subject); the
-//     result the coordinator receives keeps the mean state, hits, fault
-//     and distances, plus each part's state count and SHA-256, so a part
-//     missing, repeated or forged is detected as results are today.
-//   - Order. Each store process merges its parts in configuration order,
-//     a batch of 64 at a time, only up to the batch the coordinator names
-//     (the lag is the same), and publishes per batch, on
-//     actfuzz.ID.merged.j, each simulation's new-region counts at levels
-//     up to h and its new level-h keys in first-visit order. The
-//     coordinator adds those keys to its upper levels per simulation, part
-//     0 first: a fixed order, so which simulation found which region is
-//     the same everywhere, and the per-simulation counts the adaptive
-//     schedule and the saturation test need are sums.
-//   - Selection. Steps 2 and 3 draw an unvisited region (by rejection:
-//     "is this region visited?" goes to the one part that owns it), then
-//     look for brackets along one variable or neighbours differing in one
-//     variable, at the smallest k that has some, drawn uniformly by
-//     region, and a visit from the chosen state's pool. The coordinator
-//     asks every part (request-reply on actfuzz.ID.query.j) about the
-//     store as of the batch just merged: first how many candidates each
-//     has at each k, then, with an index its own PRNG drew over the sum,
-//     the owner for that candidate and a visit of its pool (another index
-//     drawn by the coordinator). An answer is thus a function of the
-//     store and the query, and the PRNG draws what it draws today. The
-//     lag's batches chosen ahead hide these round trips (a few per
-//     configuration of steps 2 and 3, 0.1–1 ms each on a LAN).
-//   - Checkpoints. At a checkpoint the coordinator names the merged prefix;
-//     each part writes its store as of that prefix and replies with the
-//     SHA-256 of its file, which the coordinator's checkpoint records;
-//     --resume loads every part and refuses a mismatch.
+// # Store parts
 //
-// The store's CPU per simulation is then divided over S processes, and
-// the coordinator keeps the receipt of small results, selection and the
-// upper levels: well under 1% of a simulation.
+// With act.Options.StoreParts = Options.Parts = N (`run --nats URL
+// --store-parts N`) the coverage store is split as coverage/parts.go
+// describes: N parts, part J the pooled states (visit counts, reservoir
+// pools and their PRNGs) of the shards sh with sh mod N = J, part 0 also
+// the states outside S; and an index, the coordinator's, with every
+// level's visited regions, fed only with the states the parts find new.
+// Store processes (`actfuzz store --nats URL --part J`, one per part, on
+// any machine) keep the parts:
 //
-// A smaller first step, with the same transport and order: the parts own
-// only the work per visit (the pool level's counts and reservoirs, and
-// the floor's check "is this region new?") and report each simulation's
-// new regions; the coordinator keeps the visited sets of every level,
-// fed with those alone (about 120–220 ns a new state, measured as the
-// difference of the two passes above), so selection stays as it is and
-// only the draw of a visit from a pool (RandomVisit) asks the part that
-// owns the state. At 3% of the visits new, that is about 0.1 ms of the
-// coordinator per simulation, against 3–4 now; early in a campaign, when
-// most states are new, the coordinator still does most of today's work.
+//   - A worker host splits each result's states into N shares
+//     (coverage.Batch.Share: the states of part J's shards with their
+//     positions) and publishes share J on actfuzz.ID.states.J (header
+//     Actfuzz-Share "i<index>" and the share's SHA-256; a share over
+//     max_payload goes in pieces, Actfuzz-Part "i/n", that the part puts
+//     together), before the result, which carries the shares' SHA-256
+//     (act.Result.Shares, worker protocol 6) instead of the states. When
+//     the coordinator has a result, its shares are in the stream.
+//   - Run merges in configuration order as always; with parts it sends
+//     every part a merge request (Seq, the merge's number since the load,
+//     and per simulation its share's key, SHA-256 and config id). Part J
+//     waits until it holds a share of each key with that SHA-256 (a share
+//     of another content, a forgery, is never merged: TestStorePartsForgedShare),
+//     merges them (coverage.Store.AddShares) and answers each simulation's
+//     new states in the simulation's order (coverage.PartNews; in chunks of
+//     max_payload through "news" requests, with their SHA-256). The index
+//     merges the N parts' news (coverage.Store.AddNews: the new states in
+//     the whole store's visit order) and returns what a whole store's
+//     merge would. The symbolic step's branches, computed on the
+//     coordinator, go to the parts as shares of its own (key
+//     "l<epoch>.<merge>.<item>").
+//   - The selector's queries are the index's; the draw of a visit from a
+//     pool (coverage.Store.RandomVisit) asks the part that owns the state
+//     ("pool" request), which answers as of merge Seq (it never merges
+//     ahead: merges come from the coordinator alone), and the coordinator
+//     draws from the answer as a whole store draws from its pool. A few
+//     round trips per configuration of steps 2 and 3.
+//   - A checkpoint asks every part for a snapshot (it writes itself to
+//     the object store actfuzz-parts), reads them and writes the whole
+//     store they make with the index (coverage.Join): the checkpoint is
+//     that of a local run, byte for byte. --resume reads it, splits it
+//     (coverage.Split) and loads the parts into the store processes
+//     through the object store ("load" request); so does a new campaign,
+//     with empty parts. The part count can change at a resume.
+//
+// Shards are split by their keys' hash, each shard sees its keys in the
+// whole store's order with the same PRNG, and the index gets the new
+// states in the whole store's order: results do not depend on the parts,
+// and a campaign with store parts ends as a local one, with the same
+// checkpointed store (TestStorePartsMatchLocal, TestStorePartsResume;
+// act.TestRunWithStoreParts with the symbolic step).
+//
+// What is trusted: the coordinator checks a result's shares' count and
+// size; the part merges only the share whose SHA-256 the result names;
+// requests on actfuzz.ID.part.J come from the coordinator that loaded
+// the part last (its epoch): keep worker hosts from publishing there with
+// NATS permissions as for actfuzz.*.work. A store process refuses a
+// campaign of another build, as worker hosts do.
+//
+// Failures. A merge the parts began is finished even if the campaign is
+// interrupted, and so is a selection's pool draw, so the last checkpoint
+// can be written. A store process that dies loses its part: the
+// coordinator stops (exit 3) with an error naming the part, after two
+// minutes without an answer; `run --resume` continues from the last
+// checkpoint once it runs again. A store process that stops serving a
+// campaign gives back the shares it held (nak), and a coordinator makes
+// the part consumers again when it starts, so a share held for a dead
+// coordinator is delivered again at once. Not built yet: a store
+// process's memory budget (the campaign's memory: is not enforced with
+// store parts; a warning says so), and taking over a dead part without
+// the coordinator stopping.
 package cluster

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -217,15 +218,27 @@ func (e *Executor) SnapshotParts(ctx context.Context) ([]*coverage.Store, error)
 		if err != nil {
 			return err
 		}
-		data, err := obs.GetBytes(ctx, snapObject(e.opt.ID, j))
+		// Decoded as it arrives, its SHA-256 checked at the end: no copy
+		// of a part of millions of states is kept.
+		obj, err := obs.Get(ctx, snapObject(e.opt.ID, j))
 		if err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
-		if sum := sha256.Sum256(data); !bytes.Equal(sum[:], rep.Sum) {
+		defer obj.Close()
+		h := sha256.New()
+		tee := io.TeeReader(obj, h) // every byte of the object hashed once
+		p, err := coverage.ReadPart(tee, j, e.opt.Parts)
+		if err != nil {
+			return fmt.Errorf("store part %d: its snapshot: %w", j, err)
+		}
+		if _, err := io.Copy(io.Discard, tee); err != nil { // what ReadPart left unread
+			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
+		}
+		if !bytes.Equal(h.Sum(nil), rep.Sum) {
 			return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
 		}
-		out[j], err = coverage.ReadPart(bytes.NewReader(data), j, e.opt.Parts)
-		return err
+		out[j] = p
+		return nil
 	})
 	return out, err
 }

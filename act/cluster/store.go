@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"strconv"
@@ -378,6 +379,8 @@ type partState struct {
 	seq     uint64
 	news    []byte // the last merge's news
 	newsSum []byte
+	batches []*coverage.Batch // decoded shares, reused
+	pos     [][]uint32
 }
 
 // serveCampaign keeps the campaign's part: it receives the shares on the
@@ -592,6 +595,7 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	}
 	st.LimitOutOfRange(req.OutOfRange)
 	p.store, p.epoch, p.seq, p.news, p.newsSum = st, req.Epoch, 0, nil, nil
+	p.batches, p.pos = nil, nil
 	// Shares of the coordinator's own states from an earlier coordinator
 	// will never be merged.
 	p.mu.Lock()
@@ -672,13 +676,17 @@ func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
 			return partReply{Err: ctx.Err().Error()}
 		}
 	}
-	bs := make([]*coverage.Batch, len(items))
-	pos := make([][]uint32, len(items))
+	// The batches are reused from merge to merge: decoding into fresh
+	// ones cost as much as the merge.
+	for len(p.batches) < len(items) {
+		p.batches = append(p.batches, p.store.NewBatch())
+		p.pos = append(p.pos, nil)
+	}
+	bs, pos := p.batches[:len(items)], p.pos[:len(items)]
 	ids := make([]uint64, len(items))
 	for i, it := range items {
-		bs[i] = p.store.NewBatch()
 		var err error
-		if pos[i], err = bs[i].UnmarshalShare(found[i], nil); err != nil {
+		if pos[i], err = bs[i].UnmarshalShare(found[i], pos[i]); err != nil {
 			return partReply{Err: fmt.Sprintf("share %s: %v", it.Key, err)}
 		}
 		ids[i] = it.Config
@@ -727,18 +735,22 @@ func (p *partState) newsChunk(i int) partReply {
 
 // snapshot puts the part in the object store and answers its SHA-256.
 func (p *partState) snapshot(ctx context.Context) partReply {
-	var buf bytes.Buffer
-	if _, err := p.store.WriteTo(&buf); err != nil {
-		return partReply{Err: err.Error()}
-	}
 	obs, err := partsStore(ctx, p.s.js, false)
 	if err != nil {
 		return partReply{Err: err.Error()}
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: snapObject(p.id, p.part),
-		Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(p.payload)}}, &buf); err != nil {
+	// Written as it is encoded: no copy of the part is kept.
+	h := sha256.New()
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := p.store.WriteTo(io.MultiWriter(pw, h))
+		pw.CloseWithError(err)
+	}()
+	_, err = obs.Put(ctx, jetstream.ObjectMeta{Name: snapObject(p.id, p.part),
+		Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(p.payload)}}, pr)
+	pr.CloseWithError(err) // the writer stops if Put did
+	if err != nil {
 		return partReply{Err: err.Error()}
 	}
-	return partReply{Sum: sum[:]}
+	return partReply{Sum: h.Sum(nil)}
 }
