@@ -188,6 +188,10 @@ func saveCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		if _, err := w.Write(buf.Bytes()); err != nil {
 			return err
 		}
+		if rep.writeStore != nil {
+			_, err := rep.writeStore(w)
+			return err
+		}
 		_, err := rep.Store.WriteTo(w)
 		return err
 	})
@@ -243,7 +247,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	case !slices.Equal(cp.params(), netenv.ParamNames()):
 		return false, fmt.Errorf("%s: the checkpoint's parameters of P are %v, this build's are %v: resume it with the build that wrote it, or use a new --out", checkpointPath(dir, method), cp.params(), netenv.ParamNames())
 	}
-	st, err := coverage.ReadStore(r)
+	st, err := coverage.ReadCheckpoint(r)
 	if err != nil {
 		return false, fmt.Errorf("%s: checkpoint store: %w", path, err)
 	}

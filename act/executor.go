@@ -248,8 +248,10 @@ type StoreParts interface {
 	// MergeParts has every part merge its shares of items, in order, and
 	// returns news[i][j], part j's news of item i.
 	MergeParts(ctx context.Context, items []PartItem) ([][]coverage.PartNews, error)
-	// SnapshotParts returns the parts as merged so far, for a checkpoint.
-	SnapshotParts(ctx context.Context) ([]*coverage.Store, error)
+	// SnapshotParts returns the parts as merged so far, for a checkpoint:
+	// each its encoding (coverage.Store.WriteTo), checked (a SHA-256 the
+	// part answered) but not decoded.
+	SnapshotParts(ctx context.Context) ([][]byte, error)
 }
 
 // PartItem is one simulation for the store parts to merge: either a

@@ -57,7 +57,7 @@ func LoadReport(dir, method string) (*Report, error) {
 	if cp.Version != checkpointVersion {
 		return nil, fmt.Errorf("%s: checkpoint version %d, this program reads %d", path, cp.Version, checkpointVersion)
 	}
-	st, err := coverage.ReadStore(r)
+	st, err := coverage.ReadCheckpoint(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: checkpoint store: %w", path, err)
 	}

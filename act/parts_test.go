@@ -127,16 +127,16 @@ func (x *partsExec) MergeParts(_ context.Context, items []PartItem) ([][]coverag
 	return news, nil
 }
 
-func (x *partsExec) SnapshotParts(context.Context) ([]*coverage.Store, error) {
+func (x *partsExec) SnapshotParts(context.Context) ([][]byte, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var out []*coverage.Store
-	for j, p := range x.parts {
-		q, err := roundTrip(p, j, len(x.parts), 0)
-		if err != nil {
+	var out [][]byte
+	for _, p := range x.parts {
+		var buf bytes.Buffer
+		if _, err := p.WriteTo(&buf); err != nil {
 			return nil, err
 		}
-		out = append(out, q)
+		out = append(out, buf.Bytes())
 	}
 	return out, nil
 }

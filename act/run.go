@@ -1,11 +1,13 @@
 package act
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -165,6 +167,9 @@ type Report struct {
 	onCheckpoint   func(*Report)
 	subjectName    string
 	programVersion string
+	// writeStore, if set, writes the store's checkpoint instead of
+	// Store.WriteTo (store parts: coverage.WriteSplit).
+	writeStore func(io.Writer) (int64, error)
 }
 
 // NoneInS says whether no state of the campaign so far landed inside S
@@ -381,13 +386,24 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// With store parts, store is their index: a checkpoint writes the
 	// whole store they make, as of the merged prefix.
 	var parted StoreParts
-	joinParts := func() (*coverage.Store, error) {
+	snapshotParts := func() ([][]byte, error) {
 		// The last checkpoint is written however the campaign ended.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 		defer cancel()
-		ps, err := parted.SnapshotParts(sctx)
+		blobs, err := parted.SnapshotParts(sctx)
 		if err != nil {
 			return nil, fmt.Errorf("store parts: %w", err)
+		}
+		return blobs, nil
+	}
+	// joinParts is the whole store, for the report.
+	joinParts := func(blobs [][]byte) (*coverage.Store, error) {
+		ps := make([]*coverage.Store, len(blobs))
+		for j, b := range blobs {
+			var err error
+			if ps[j], err = coverage.ReadPart(bytes.NewReader(b), j, len(blobs)); err != nil {
+				return nil, fmt.Errorf("store parts: %w", err)
+			}
 		}
 		whole, err := coverage.Join(store, ps)
 		if err != nil {
@@ -399,16 +415,25 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if parted == nil {
 			return saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
 		}
-		whole, err := joinParts()
+		blobs, err := snapshotParts()
 		if err != nil {
 			return err
 		}
-		rep.Store = whole
-		err = saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
-		if !final {
-			rep.Store = store
+		// The checkpoint holds the parts as they came: the coordinator
+		// decodes none but for the last report.
+		rep.writeStore = func(w io.Writer) (int64, error) { return coverage.WriteSplit(w, store, blobs) }
+		defer func() { rep.writeStore = nil }()
+		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
+			return err
 		}
-		return err
+		if final {
+			whole, err := joinParts(blobs)
+			if err != nil {
+				return err
+			}
+			rep.Store = whole
+		}
+		return nil
 	}
 	// With store parts a checkpoint reads every part (coverage.Join), which
 	// takes longer as the store grows: it comes at most every 50 times
@@ -724,11 +749,13 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	rs.Wall = rep.Wall
 	if opt.Out == "" && parted != nil {
 		// The report is of the whole store.
-		whole, err := joinParts()
+		blobs, err := snapshotParts()
 		if err != nil {
 			return rep, err
 		}
-		rep.Store = whole
+		if rep.Store, err = joinParts(blobs); err != nil {
+			return rep, err
+		}
 	}
 	if opt.Out != "" {
 		if err := save(true); err != nil {

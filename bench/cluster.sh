@@ -104,12 +104,14 @@ for n in "$@"; do
 		mkdir -p "$PROFILE"
 		prof=(--cpuprofile "$PROFILE/coord-$n.pprof")
 	fi
-	clog=/dev/stderr
-	[ -z "$KEEP" ] || clog=$tmp/coord-$n.log
+	# Not 2>/dev/stderr: that would truncate a file the script's own
+	# stderr goes to.
+	clog=$tmp/coord-$n.log
 	start=$(date +%s.%N)
 	/usr/bin/time -f 'cpu %U %S' -o "$tmp/coord-$n.time" "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" \
 		--nats "$URL" "${parts[@]}" --quiet "${debug[@]}" --json --out "$tmp/cluster-$n" "${prof[@]}" >"$tmp/cluster-$n.json" 2>"$clog" || [ $? -le 1 ]
 	end=$(date +%s.%N)
+	[ -n "$KEEP" ] || cat "$clog" >&2
 	# The hosts leave on SIGINT (GNU time passes it on to none: signal
 	# each host, the child of its time process).
 	for p in "${hp[@]}" "${sp[@]}"; do pkill -INT -P "$p" 2>/dev/null || true; done

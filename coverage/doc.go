@@ -59,6 +59,17 @@
 // any number of cores. Results depend on the shard count (a store setting
 // saved in checkpoints), never on the machine.
 //
+// # Parts and an index
+//
+// A store can be split, for a coordinator that must not merge every visit
+// of every simulation itself (act/cluster's store processes): [NewPart]
+// keeps the pooled states of its shards (counts and pools) and merges
+// every visit of them ([Batch.Share], [Store.AddShares]); [NewIndex] keeps
+// the visited regions of every level and answers every query, fed only
+// with the states the parts found new ([PartNews], [Store.AddNews]), and
+// asks the parts for pools ([PoolSource]). Together they are exactly the
+// whole store ([Join], [Split]); see parts.go.
+//
 // # Memory budget
 //
 // With [Options.Memory] set, the store keeps [Store.Bytes] within the

@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -553,6 +554,7 @@ func Split(s *Store, n int) (index *Store, parts []*Store, err error) {
 	}
 	index.levels = s.levels
 	index.visits, index.oVisits, index.oorDropped = s.visits, s.oVisits, s.oorDropped
+	index.cfgIDs, index.cfgIdx = s.cfgIDs, s.cfgIdx // the parts get copies
 	index.oorNew = uint64(s.oor.len())
 	for sh, x := range s.pooled {
 		t := newTable(s.ly.w, s.ly.kb)
@@ -717,4 +719,128 @@ func (n *PartNews) UnmarshalBinary(data []byte) error {
 		return errors.New("coverage: part news: trailing bytes")
 	}
 	return nil
+}
+
+// splitMagic starts the checkpoint of a store split into parts
+// (WriteSplit).
+const (
+	splitMagic   = "ACTSPL"
+	splitVersion = 1
+)
+
+// WriteSplit writes the checkpoint of the store that index and its parts
+// make, the parts given as their encodings (partBlobs[j]: part j's
+// WriteTo): "ACTSPL", a version (u16), the part count, each part's length
+// and bytes, then the index's regions and counts in the whole store's
+// format (WriteTo) with no pooled state. The writer decodes no part;
+// [ReadCheckpoint] reads the whole store.
+func WriteSplit(w io.Writer, index *Store, partBlobs [][]byte) (int64, error) {
+	if index.role != roleIndex || len(partBlobs) != index.parts {
+		return 0, fmt.Errorf("coverage: split checkpoint: an index of %d parts and %d parts", index.parts, len(partBlobs))
+	}
+	buf := append([]byte(splitMagic), 0, 0)
+	binary.LittleEndian.PutUint16(buf[len(splitMagic):], splitVersion)
+	buf = binary.AppendUvarint(buf, uint64(len(partBlobs)))
+	n, err := w.Write(buf)
+	total := int64(n)
+	for _, b := range partBlobs {
+		if err != nil {
+			return total, err
+		}
+		n, err = w.Write(binary.AppendUvarint(nil, uint64(len(b))))
+		total += int64(n)
+		if err == nil {
+			n, err = w.Write(b)
+			total += int64(n)
+		}
+	}
+	if err != nil {
+		return total, err
+	}
+	// The index as a whole store without pooled states: its regions,
+	// counts and configs.
+	view := &Store{ly: index.ly, opt: index.opt, mask: index.mask, levels: index.levels, src: index.src, rng: index.rng,
+		oc: index.oc, oor: newStates(index.oc.w, 4*index.ly.d, index.opt.PoolSize), cfgIDs: index.cfgIDs,
+		visits: index.visits, oVisits: index.oVisits}
+	for i := range index.pooled {
+		view.pooled = append(view.pooled, newShard(i, index.opt.Seed, index.ly.w, index.ly.kb, index.opt.PoolSize))
+	}
+	m, err := view.WriteTo(w)
+	return total + m, err
+}
+
+// maxPartBlob bounds a part's encoding in a split checkpoint.
+const maxPartBlob = 1 << 40
+
+// ReadCheckpoint reads a whole store from a checkpoint written by
+// Store.WriteTo or by WriteSplit (whose parts and index it joins). It
+// buffers, so it may read past the end of the checkpoint.
+func ReadCheckpoint(r io.Reader) (*Store, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, err := br.Peek(len(splitMagic))
+	if err != nil || string(head) != splitMagic {
+		return ReadStore(br)
+	}
+	var hdr [len(splitMagic) + 2]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+	}
+	if v := binary.LittleEndian.Uint16(hdr[len(splitMagic):]); v != splitVersion {
+		return nil, fmt.Errorf("coverage: split checkpoint version %d, want %d", v, splitVersion)
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil || n < 1 || n > maxShards {
+		return nil, errors.New("coverage: reading a split checkpoint: bad part count")
+	}
+	parts := make([]*Store, n)
+	for j := range parts {
+		size, err := binary.ReadUvarint(br)
+		if err != nil || size > maxPartBlob {
+			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: bad length", j)
+		}
+		lr := io.LimitReader(br, int64(size))
+		if parts[j], err = ReadPart(lr, j, int(n)); err != nil {
+			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
+		}
+		if _, err := io.Copy(io.Discard, lr); err != nil {
+			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
+		}
+	}
+	w, err := ReadStore(br)
+	if err != nil {
+		return nil, fmt.Errorf("coverage: reading a split checkpoint: the index: %w", err)
+	}
+	p0 := parts[0]
+	if w.pool != 0 || w.floor != 0 || !slices.Equal(w.cfgIDs, p0.cfgIDs) {
+		return nil, errors.New("coverage: reading a split checkpoint: the index and the parts do not match")
+	}
+	for j, p := range parts {
+		if p.opt != w.opt || !p.ly.sp.Equal(w.ly.sp) || !slices.Equal(p.cfgIDs, p0.cfgIDs) {
+			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d does not match the index", j)
+		}
+	}
+	for sh := range w.pooled {
+		w.pooled[sh] = parts[partOf(sh, int(n))].pooled[sh]
+	}
+	w.src, w.rng, w.oor, w.ovc, w.oc = p0.src, p0.rng, p0.oor, p0.ovc, p0.oc
+	w.oorKey = make([]uint64, w.oc.w)
+	// Every region at k = 2 holds a pooled state, and every pooled
+	// state's region is there: the index and the parts are of one store.
+	if L := len(w.levels) - 1; L >= 1 {
+		rk := make([]uint64, w.ly.w)
+		pooled := 0
+		for _, sh := range w.pooled {
+			pooled += sh.st.len()
+			for r := range sh.st.len() {
+				w.ly.regionKey(sh.st.t.key(uint32(r)), rk, 1)
+				if !w.has(1, rk) {
+					return nil, errors.New("coverage: reading a split checkpoint: a part's state has no region in the index")
+				}
+			}
+		}
+		if pooled < int(w.levels[1].len()) {
+			return nil, errors.New("coverage: reading a split checkpoint: the index has regions without states in the parts")
+		}
+	}
+	return w, nil
 }

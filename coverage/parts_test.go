@@ -213,6 +213,33 @@ func TestPartsEqualWhole(t *testing.T) {
 			if si != sw || vi != vw || x.index.OutOfRangeDropped() != whole.OutOfRangeDropped() {
 				t.Fatalf("out of range %d/%d dropped %d, whole %d/%d dropped %d", si, vi, x.index.OutOfRangeDropped(), sw, vw, whole.OutOfRangeDropped())
 			}
+			// A split checkpoint, written without decoding the parts,
+			// reads as the whole store.
+			var blobs [][]byte
+			for _, p := range x.parts {
+				blobs = append(blobs, checkpoint(t, p))
+			}
+			var split bytes.Buffer
+			if _, err := WriteSplit(&split, x.index, blobs); err != nil {
+				t.Fatal(err)
+			}
+			read, err := ReadCheckpoint(bytes.NewReader(split.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(checkpoint(t, read), checkpoint(t, whole)) {
+				t.Fatal("the split checkpoint does not read as the whole store")
+			}
+			if len(blobs) > 1 {
+				swapped := append([][]byte{blobs[1], blobs[0]}, blobs[2:]...)
+				split.Reset()
+				if _, err := WriteSplit(&split, x.index, swapped); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ReadCheckpoint(bytes.NewReader(split.Bytes())); err == nil {
+					t.Fatal("a split checkpoint with its parts swapped was read")
+				}
+			}
 			// Parts travel between processes in their checkpoints.
 			for j, p := range x.parts {
 				q, err := ReadPart(bytes.NewReader(checkpoint(t, p)), j, len(x.parts))

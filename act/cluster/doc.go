@@ -300,9 +300,11 @@
 // What is trusted: the coordinator checks a result's shares' count and
 // size; the part merges only the share whose SHA-256 the result names;
 // requests on actfuzz.ID.part.J come from the coordinator that loaded
-// the part last (its epoch): keep worker hosts from publishing there with
-// NATS permissions as for actfuzz.*.work. A store process refuses a
-// campaign of another build, as worker hosts do.
+// the part last (its epoch). With store parts, add to the worker hosts'
+// deny list actfuzz.*.part.* and $O.actfuzz-parts.> (store processes need
+// both, and to publish on actfuzz.*.states.* only what a coordinator
+// does). These lists are documented, not yet tested with parts. A store
+// process refuses a campaign of another build, as worker hosts do.
 //
 // Failures. A merge the parts began is finished even if the campaign is
 // interrupted, and so is a selection's pool draw, so the last checkpoint

@@ -206,38 +206,35 @@ func (e *Executor) MergeParts(ctx context.Context, items []act.PartItem) ([][]co
 }
 
 // SnapshotParts implements act.StoreParts: each part puts itself in the
-// object store, and the coordinator reads it.
-func (e *Executor) SnapshotParts(ctx context.Context) ([]*coverage.Store, error) {
+// object store, and the coordinator reads it (checked, not decoded).
+func (e *Executor) SnapshotParts(ctx context.Context) ([][]byte, error) {
 	obs, err := partsStore(ctx, e.js, false)
 	if err != nil {
 		return nil, fmt.Errorf("object store %s: %w", PartsBucket, err)
 	}
-	out := make([]*coverage.Store, e.opt.Parts)
+	out := make([][]byte, e.opt.Parts)
 	err = e.eachPart(func(j int) error {
 		rep, err := e.callPart(ctx, j, partRequest{Op: opSnapshot, Seq: e.partSeq})
 		if err != nil {
 			return err
 		}
-		// Decoded as it arrives, its SHA-256 checked at the end: no copy
-		// of a part of millions of states is kept.
+		info, err := obs.GetInfo(ctx, snapObject(e.opt.ID, j))
+		if err != nil {
+			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
+		}
 		obj, err := obs.Get(ctx, snapObject(e.opt.ID, j))
 		if err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
 		defer obj.Close()
-		h := sha256.New()
-		tee := io.TeeReader(obj, h) // every byte of the object hashed once
-		p, err := coverage.ReadPart(tee, j, e.opt.Parts)
-		if err != nil {
-			return fmt.Errorf("store part %d: its snapshot: %w", j, err)
-		}
-		if _, err := io.Copy(io.Discard, tee); err != nil { // what ReadPart left unread
+		buf := bytes.NewBuffer(make([]byte, 0, info.Size))
+		if _, err := io.Copy(buf, obj); err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
-		if !bytes.Equal(h.Sum(nil), rep.Sum) {
+		if sum := sha256.Sum256(buf.Bytes()); !bytes.Equal(sum[:], rep.Sum) {
 			return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
 		}
-		out[j] = p
+		out[j] = buf.Bytes()
 		return nil
 	})
 	return out, err
