@@ -166,9 +166,15 @@ func newPartsExec(t *testing.T, c *Campaign, parts int) (func(context.Context, C
 	}, &last
 }
 
-// storeBytes is the checkpoint of a report's store.
-func storeBytes(t *testing.T, r *Report) []byte {
+// storeBytes is the whole store of the campaign in dir, as its
+// checkpoint holds it (with store parts, the report's Store is the
+// index), in the whole store's encoding.
+func storeBytes(t *testing.T, dir string) []byte {
 	t.Helper()
+	r, err := LoadReport(dir, "act")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
 	if _, err := r.Store.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -209,8 +215,13 @@ func testRunWithStoreParts(t *testing.T, c *Campaign) {
 	}
 	check := func(name string, r *Report, dir string) {
 		t.Helper()
-		if r.Sims != whole.Sims || !bytes.Equal(storeBytes(t, r), storeBytes(t, whole)) {
+		if r.Sims != whole.Sims || !bytes.Equal(storeBytes(t, dir), storeBytes(t, wholeDir)) {
 			t.Fatalf("%s: %d sims, store differs from the whole store's (%d sims)", name, r.Sims, whole.Sims)
+		}
+		for _, k := range c.Space.Ks() {
+			if a, b := r.Store.VisitedRegions(k), whole.Store.VisitedRegions(k); a != b {
+				t.Fatalf("%s: the report's store has %d regions at k=%d, the whole store %d", name, a, k, b)
+			}
 		}
 		for s, n := range whole.StepSims {
 			if r.StepSims[s] != n {

@@ -1,7 +1,6 @@
 package act
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -79,8 +78,9 @@ type Options struct {
 	// parts that the Executor keeps elsewhere (it must be a StoreParts of
 	// that count; coverage/parts.go): Run keeps the store's index and
 	// merges through the Executor. Results do not depend on it. The
-	// memory budget is then not enforced (not built yet; a warning says
-	// so).
+	// report's Store is then the index (every count, no pool; LoadReport
+	// reads the whole store from the checkpoint). The memory budget is not
+	// enforced (not built yet; a warning says so).
 	StoreParts int
 	// OnCheckpoint, if set, is called after every checkpoint is written
 	// (and after the last), on the campaign's goroutine, with the report
@@ -396,22 +396,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		return blobs, nil
 	}
-	// joinParts is the whole store, for the report.
-	joinParts := func(blobs [][]byte) (*coverage.Store, error) {
-		ps := make([]*coverage.Store, len(blobs))
-		for j, b := range blobs {
-			var err error
-			if ps[j], err = coverage.ReadPart(bytes.NewReader(b), j, len(blobs)); err != nil {
-				return nil, fmt.Errorf("store parts: %w", err)
-			}
-		}
-		whole, err := coverage.Join(store, ps)
-		if err != nil {
-			return nil, fmt.Errorf("store parts: %w", err)
-		}
-		return whole, nil
-	}
-	save := func(final bool) error {
+	save := func() error {
 		if parted == nil {
 			return saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
 		}
@@ -420,20 +405,11 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			return err
 		}
 		// The checkpoint holds the parts as they came: the coordinator
-		// decodes none but for the last report.
+		// decodes none. The report is the index's, which answers every
+		// count; LoadReport reads the whole store.
 		rep.writeStore = func(w io.Writer) (int64, error) { return coverage.WriteSplit(w, store, blobs) }
 		defer func() { rep.writeStore = nil }()
-		if err := saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs); err != nil {
-			return err
-		}
-		if final {
-			whole, err := joinParts(blobs)
-			if err != nil {
-				return err
-			}
-			rep.Store = whole
-		}
-		return nil
+		return saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
 	}
 	// With store parts a checkpoint reads every part (coverage.Join), which
 	// takes longer as the store grows: it comes at most every 50 times
@@ -445,7 +421,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		rs.Wall = elapsed()
 		t0 := time.Now()
-		err := save(false)
+		err := save()
 		if parted != nil {
 			every = max(opt.CheckpointEvery, 50*time.Since(t0))
 			log.Debug("store parts: checkpoint", "took", time.Since(t0), "next_after", every)
@@ -747,18 +723,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	rep.Wall = elapsed()
 	rs.Wall = rep.Wall
-	if opt.Out == "" && parted != nil {
-		// The report is of the whole store.
-		blobs, err := snapshotParts()
-		if err != nil {
-			return rep, err
-		}
-		if rep.Store, err = joinParts(blobs); err != nil {
-			return rep, err
-		}
-	}
 	if opt.Out != "" {
-		if err := save(true); err != nil {
+		if err := save(); err != nil {
 			return rep, fmt.Errorf("checkpoint: %w", err)
 		}
 		if err := rep.writeOutputs(opt.Out, !interrupted && rep.Sims >= opt.Budget); err != nil {

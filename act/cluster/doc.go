@@ -283,18 +283,22 @@
 //     draws from the answer as a whole store draws from its pool. A few
 //     round trips per configuration of steps 2 and 3.
 //   - A checkpoint asks every part for a snapshot (it writes itself to
-//     the object store actfuzz-parts), reads them and writes the whole
-//     store they make with the index (coverage.Join): the checkpoint is
-//     that of a local run, byte for byte. --resume reads it, splits it
-//     (coverage.Split) and loads the parts into the store processes
-//     through the object store ("load" request); so does a new campaign,
-//     with empty parts. The part count can change at a resume.
+//     the object store actfuzz-parts) and writes their encodings as they
+//     came, checked by their SHA-256 but not decoded, with the index's
+//     regions (coverage.WriteSplit): the coordinator never holds the whole
+//     store, and a checkpoint costs it about a copy. It reads as the whole
+//     store of a local run (coverage.ReadCheckpoint: `actfuzz report`,
+//     --resume); Run's report is the index's, which has every count. A
+//     checkpoint comes at most every 50 times the last one's duration. --resume splits the store (coverage.Split) and loads
+//     the parts into the store processes through the object store ("load"
+//     request); so does a new campaign, with empty parts. The part count
+//     can change at a resume.
 //
 // Shards are split by their keys' hash, each shard sees its keys in the
 // whole store's order with the same PRNG, and the index gets the new
 // states in the whole store's order: results do not depend on the parts,
 // and a campaign with store parts ends as a local one, with the same
-// checkpointed store (TestStorePartsMatchLocal, TestStorePartsResume;
+// store, byte for byte (TestStorePartsMatchLocal, TestStorePartsResume;
 // act.TestRunWithStoreParts with the symbolic step).
 //
 // What is trusted: the coordinator checks a result's shares' count and

@@ -227,14 +227,16 @@ func (e *Executor) SnapshotParts(ctx context.Context) ([][]byte, error) {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
 		defer obj.Close()
-		buf := bytes.NewBuffer(make([]byte, 0, info.Size))
-		if _, err := io.Copy(buf, obj); err != nil {
+		// One allocation of the object's size (a bytes.Buffer would
+		// double it at the end).
+		data := make([]byte, info.Size)
+		if _, err := io.ReadFull(obj, data); err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
-		if sum := sha256.Sum256(buf.Bytes()); !bytes.Equal(sum[:], rep.Sum) {
+		if sum := sha256.Sum256(data); !bytes.Equal(sum[:], rep.Sum) {
 			return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
 		}
-		out[j] = buf.Bytes()
+		out[j] = data
 		return nil
 	})
 	return out, err
