@@ -41,6 +41,9 @@ type merger struct {
 	// new to the store, in visit order.
 	pos   []uint32
 	found []int32
+	// conflict[sh] is set when an index is told a state of shard sh is
+	// new that it has (one flag per shard: shards merge at once).
+	conflict []bool
 }
 
 // parallelMin is the number of visits below which a level is merged on the
@@ -189,6 +192,9 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 			// The parts found these states new (AddNews checked it): the
 			// index keeps their keys alone.
 			m.refs[a], m.isNew[a] = p.st.t.insertH(rk, m.hs[a])
+			if !m.isNew[a] {
+				m.conflict[sh] = true
+			}
 			continue
 		}
 		v := p.vc.enc(m.cfg[i], m.at[i])

@@ -350,9 +350,10 @@ func (s *Store) checkShare(b *Batch, pos []uint32) error {
 // AddNews merges into index s the news of its parts for a group of
 // simulations, news[i][j] being part j's for simulation i (configs[i]),
 // and returns what a whole store's AddBatches would. News that are
-// inconsistent (a missing or repeated part, a state the part does not own
-// or the index already has, two parts claiming one position) are an error,
-// and nothing is merged.
+// inconsistent (a missing or repeated part, a state the part does not own,
+// two parts claiming one position) are an error, and nothing is merged. A
+// state the index already has is found during the merge: the index is
+// then broken, and this and every later AddNews fail.
 func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, error) {
 	if s.role != roleIndex {
 		return nil, errors.New("coverage: AddNews on a store that is not an index")
@@ -360,8 +361,10 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 	if len(news) != len(configs) {
 		return nil, errors.New("coverage: AddNews needs one config per simulation")
 	}
+	if s.broken != nil {
+		return nil, s.broken
+	}
 	w := s.ly.w
-	var all []uint64 // every new key of the group, for the check of repeats
 	for i, ns := range news {
 		if len(ns) != s.parts {
 			return nil, fmt.Errorf("coverage: simulation %d: news of %d parts, want %d", i, len(ns), s.parts)
@@ -388,16 +391,8 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 				if partOf(sh, s.parts) != j {
 					return nil, fmt.Errorf("coverage: simulation %d, part %d: state %d belongs to part %d", i, j, r, partOf(sh, s.parts))
 				}
-				if _, ok := s.pooled[sh].st.t.lookupH(k, h); ok {
-					return nil, fmt.Errorf("coverage: simulation %d, part %d: state %d is not new", i, j, r)
-				}
-				all = append(all, k...)
 			}
 		}
-	}
-	var ks keySet
-	if ks.firstRepeat(all, w, len(all)/w) >= 0 {
-		return nil, errors.New("coverage: a state is new twice in one group of news")
 	}
 	m := &s.mg
 	m.reset(s, len(news))
@@ -439,7 +434,14 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 			s.oorDropped += ns[j].OutOfRangeDropped
 		}
 	}
+	m.conflict = make([]bool, len(s.pooled))
 	m.run(s)
+	if slices.Contains(m.conflict, true) {
+		// Found only now (a lookup before the merge cost as much as the
+		// merge): the index is no longer the parts'.
+		s.broken = errors.New("coverage: a part reported as new a state the index has: the index and its parts disagree")
+		return nil, s.broken
+	}
 	s.visits += visits - uint64(m.n)
 	for bi := range news {
 		res := &out[bi]

@@ -105,6 +105,7 @@ type Store struct {
 	poolErr error
 	oorNew  uint64
 	visBuf  []Visit
+	broken  error // an index whose parts' news contradicted it
 }
 
 // NewStore returns an empty store over space. It fails when the space is
