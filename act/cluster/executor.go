@@ -43,8 +43,12 @@ type Options struct {
 	// kept by store processes (`actfuzz store --part J`): hosts send each
 	// result's states to them, and the Executor is an act.StoreParts
 	// (act.Options.StoreParts must be the same).
-	Parts  int
-	Logger *slog.Logger
+	Parts int
+	// PartTimeout is how long the coordinator waits for a store part that
+	// does not answer, or for shares its part lacks, before it stops the
+	// campaign with an error naming the part (default 2 min).
+	PartTimeout time.Duration
+	Logger      *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -59,6 +63,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxResult <= 0 {
 		o.MaxResult = 8 << 20
+	}
+	if o.PartTimeout <= 0 {
+		o.PartTimeout = 2 * time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -26,23 +26,20 @@ var _ act.StoreParts = (*Executor)(nil)
 // StoreParts implements act.StoreParts.
 func (e *Executor) StoreParts() int { return e.opt.Parts }
 
-// missingFor bounds how long a merge waits for shares that its part has
-// not received: the hosts publish a result's shares before the result,
-// so they are in the stream when the coordinator merges it.
-const missingFor = 2 * time.Minute
 
 // callPart sends a request to store part j and returns its answer. It
 // asks again while no store process answers (none started yet: it logs
-// so every 10 s; for at most missingFor but on a load, when the store
-// processes may still be starting) and while the part waits for shares,
-// up to missingFor.
+// so every 10 s; for at most Options.PartTimeout but on a load, when the
+// store processes may still be starting) and while the part waits for
+// shares, up to PartTimeout (the hosts publish a result's shares before
+// the result, so they are in the stream when the coordinator merges it).
 func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partReply, error) {
 	req.Epoch = e.epoch
 	body, err := encodeGob(req)
 	if err != nil {
 		return partReply{}, err
 	}
-	timeout := 30 * time.Second
+	timeout := min(30*time.Second, e.opt.PartTimeout)
 	if req.Op == opLoad || req.Op == opSnapshot {
 		timeout = 10 * time.Minute
 	}
@@ -63,14 +60,15 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 				}
 				return rep, nil
 			}
-			if time.Since(start) > missingFor {
-				return rep, fmt.Errorf("store part %d: %s: %s after %v", j, req.Op, rep.Err, missingFor)
+			if time.Since(start) > e.opt.PartTimeout {
+				return rep, fmt.Errorf("store part %d: %s: %s after %v", j, req.Op, rep.Err, e.opt.PartTimeout)
 			}
 		case ctx.Err() != nil:
 			return rep, ctx.Err()
 		case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
-			if req.Op != opLoad && time.Since(start) > missingFor {
-				return rep, fmt.Errorf("store part %d: %s: no answer for %v (is `actfuzz store --part %d` running?): %w", j, req.Op, missingFor, j, err)
+			if req.Op != opLoad && time.Since(start) > e.opt.PartTimeout {
+				return rep, fmt.Errorf("store part %d: %s: no answer for %v (is `actfuzz store --part %d` running? then run again with --resume): %w",
+					j, req.Op, e.opt.PartTimeout, j, err)
 			}
 			if time.Since(logged) > 10*time.Second {
 				e.log.Warn("waiting for a store process", "part", j, "op", req.Op, "err", err,

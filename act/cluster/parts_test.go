@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,11 +17,20 @@ import (
 // stop at the end of the test.
 func startStores(t *testing.T, url string, parts int) []*StoreServer {
 	t.Helper()
+	ss, _ := startStoresFrom(t, url, 0, parts)
+	return ss
+}
+
+// startStoresFrom starts store processes for parts from … parts-1 and
+// returns them and a function that stops them (as a kill would).
+func startStoresFrom(t *testing.T, url string, from, parts int) ([]*StoreServer, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	stop := func() { cancel(); wg.Wait() }
+	t.Cleanup(stop)
 	var ss []*StoreServer
-	for j := range parts {
+	for j := from; j < parts; j++ {
 		s, err := NewStore(connect(t, url), StoreOptions{Part: j, Poll: 100 * time.Millisecond, Logger: testLogger(t)})
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +42,41 @@ func startStores(t *testing.T, url string, parts int) []*StoreServer {
 			}
 		})
 	}
-	return ss
+	return ss, stop
+}
+
+// A store process that dies mid-campaign (its part is lost) stops the
+// campaign with an error naming the part after PartTimeout; once it runs
+// again, --resume continues from the checkpoint and the campaign ends as
+// the local run does.
+func TestStorePartDies(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	startStoresFrom(t, s.ClientURL(), 0, 1)
+	_, kill := startStoresFrom(t, s.ClientURL(), 1, 2)
+	dir := t.TempDir()
+	nc := connect(t, s.ClientURL())
+	var once sync.Once
+	start := time.Now()
+	_, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: dir, StoreParts: 2, CheckpointEvery: 1,
+		Progress: func(st act.Status) {
+			if st.Sims >= 192 {
+				once.Do(kill)
+			}
+		},
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: "part-dies", Parts: 2, PartTimeout: 3 * time.Second, Logger: testLogger(t)})
+		}})
+	if err == nil || !strings.Contains(err.Error(), "store part 1") {
+		t.Fatalf("the campaign went on without store part 1: %v", err)
+	}
+	t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	startStoresFrom(t, s.ClientURL(), 1, 2)
+	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "part-dies", Parts: 2, Resume: true}, nil,
+		act.Options{StoreParts: 2, Resume: true})
+	sameAsLocal(t, "store part died, resumed", ref, rep, refDir, dir)
 }
 
 // A campaign whose coverage store is split into parts kept by store
