@@ -1,10 +1,5 @@
 package coverage
 
-import (
-	"runtime"
-	"sync"
-)
-
 // Batch collects the distinct states visited by one simulation with the time
 // of their first visit. A worker fills it without touching the Store (Observe
 // only reads the Space), and [Store.AddBatch] then records each state once for
@@ -150,15 +145,7 @@ func (s *Store) AddBatches(bs []*Batch, configs []uint64) []BatchResult {
 			}
 		}
 	}
-	if oor > 0 && m.n >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
-		var wg sync.WaitGroup
-		wg.Go(mergeOOR)
-		m.run(s)
-		wg.Wait()
-	} else {
-		m.run(s)
-		mergeOOR()
-	}
+	m.runBeside(s, oor, mergeOOR)
 	for bi := range bs {
 		res := &out[bi]
 		res.Found = append([]uint64(nil), m.counts[bi*(m.L+1):(bi+1)*(m.L+1)]...)

@@ -1,5 +1,10 @@
 package coverage
 
+import (
+	"runtime"
+	"sync"
+)
+
 // merger records visits of states in S level by level. At each level it
 // computes the region keys of the visits that level must see and their
 // hashes, buckets them by shard (keeping their order) and lets every shard
@@ -127,6 +132,21 @@ func (m *merger) run(s *Store) {
 	if s.floor > 0 {
 		s.estValid = false
 	}
+}
+
+// runBeside runs the merge and, at once when both are large, f: the merge
+// of the oor states outside S, which touch nothing the merge does (their
+// own table, codec and PRNG), so each keeps its order.
+func (m *merger) runBeside(s *Store, oor int, f func()) {
+	if oor > 0 && m.n >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
+		var wg sync.WaitGroup
+		wg.Go(f)
+		m.run(s)
+		wg.Wait()
+		return
+	}
+	m.run(s)
+	f()
 }
 
 // level inserts the active visits at level l.

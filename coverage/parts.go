@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
-	"sync"
 )
 
 // Store parts and their index. A store's merge costs its owner about
@@ -303,15 +301,7 @@ func (s *Store) AddShares(bs []*Batch, pos [][]uint32, configs []uint64) ([]Part
 	for _, b := range bs {
 		oor += b.oor.n
 	}
-	if oor > 0 && m.n >= parallelMin && runtime.GOMAXPROCS(0) > 1 {
-		var wg sync.WaitGroup
-		wg.Go(mergeOOR)
-		m.run(s)
-		wg.Wait()
-	} else {
-		m.run(s)
-		mergeOOR()
-	}
+	m.runBeside(s, oor, mergeOOR)
 	w := s.ly.w
 	for _, i := range m.found {
 		o := &out[m.src[i]]
