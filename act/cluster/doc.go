@@ -244,6 +244,28 @@
 // were 3% of the visits after 40 minutes of the 60-minute overnight run).
 // So the work of every visit must leave the coordinator: store parts.
 //
+// With store parts (below; bench/results/README.md, "Store parts"), the
+// same 640 simulations cost the coordinator's index 2.4–2.5 ms a
+// simulation to merge into an empty store and 0.002–0.003 ms when
+// nothing is new (BenchmarkCoordinatorParts; a whole store 3.4–3.6 ms),
+// about 240 ns per new state; the parts do the rest (4.5–6.7 ms a
+// simulation summed over 2 or 4 parts) and a host splits a result into
+// shares in 1.0–1.4 ms. In 3,000-simulation runs of bench/cluster.sh (one
+// host, two parts, all on this 2-core machine) the coordinator's CPU per
+// simulation went from 10.1 ms to 6.5 ms; by its CPU profile (which
+// samples a little less than the 6.5): its merge 2.4 ms (6.3 with a whole
+// store; most states of a young campaign are new), the parts' requests
+// 0.5, receipt 0.13 (1.1 when results carried their states), selection
+// with its pool requests 0.2, checkpoints 0.9. As new states grow
+// rare, merge and requests shrink toward their per-batch floor; what then
+// remains per simulation is selection, receipt and Run's loop, about 0.5
+// ms (an estimate: 2% of a 26 ms simulation, about 50 worker cores per
+// coordinator core, short of the 1% of 100). Run also waits for the parts
+// to merge each batch before it selects the next (their pools must be those
+// of the merged prefix), so a campaign's rate is at most 64 simulations per
+// (part merge + index merge + selection) of a batch: more parts, or more
+// cores per part, shorten the first.
+//
 // # Store parts
 //
 // With act.Options.StoreParts = Options.Parts = N (`run --nats URL

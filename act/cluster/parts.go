@@ -26,7 +26,6 @@ var _ act.StoreParts = (*Executor)(nil)
 // StoreParts implements act.StoreParts.
 func (e *Executor) StoreParts() int { return e.opt.Parts }
 
-
 // callPart sends a request to store part j and returns its answer. It
 // asks again while no store process answers (none started yet: it logs
 // so every 10 s; for at most Options.PartTimeout but on a load, when the
