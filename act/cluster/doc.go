@@ -245,12 +245,12 @@
 // So the work of every visit must leave the coordinator: store parts.
 //
 // With store parts (below; bench/results/README.md, "Store parts"), the
-// same 640 simulations cost the coordinator's index 2.4–2.5 ms a
+// same 640 simulations cost the coordinator's index 2.4–2.6 ms a
 // simulation to merge into an empty store and 0.002–0.003 ms when
-// nothing is new (BenchmarkCoordinatorParts; a whole store 3.4–3.6 ms),
-// about 240 ns per new state; the parts do the rest (4.5–6.7 ms a
+// nothing is new (BenchmarkCoordinatorParts; a whole store 2.8–3.6 ms),
+// about 240 ns per new state; the parts do the rest (4.2–6.7 ms a
 // simulation summed over 2 or 4 parts) and a host splits a result into
-// shares in 1.0–1.4 ms. In 3,000-simulation runs of bench/cluster.sh (one
+// shares in 1.0–1.5 ms. In 3,000-simulation runs of bench/cluster.sh (one
 // host, two parts, all on this 2-core machine) the coordinator's CPU per
 // simulation went from 10.1 ms to 6.5 ms; by its CPU profile (which
 // samples a little less than the 6.5): its merge 2.4 ms (6.3 with a whole
