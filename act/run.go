@@ -383,8 +383,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	start := time.Now()
 	elapsed := func() time.Duration { return prior + time.Since(start) }
 	rep.elapsed, rep.program, rep.onCheckpoint = elapsed, cmp.Or(opt.Program, "actfuzz"), opt.OnCheckpoint
-	// With store parts, store is their index: a checkpoint writes the
-	// whole store they make, as of the merged prefix.
+	// With store parts, store is their index: a checkpoint writes it with
+	// the parts' snapshots, which read as the whole store of the merged
+	// prefix.
 	var parted StoreParts
 	snapshotParts := func() ([][]byte, error) {
 		// The last checkpoint is written however the campaign ended.
@@ -411,9 +412,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		defer func() { rep.writeStore = nil }()
 		return saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
 	}
-	// With store parts a checkpoint reads every part (coverage.Join), which
-	// takes longer as the store grows: it comes at most every 50 times
-	// the last one's duration, so that it costs at most 2% of the time.
+	// With store parts a checkpoint moves every part through the object
+	// store, which takes longer as the store grows: it comes at most every
+	// 50 times the last one's duration, so that it costs at most 2% of the
+	// time.
 	every := opt.CheckpointEvery
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < every {
