@@ -95,6 +95,11 @@ type Stats struct {
 	Crashes     int            // configurations charged a crash fault: alone, they reached MaxDeliver
 	Dropped     int            // results accepted without their states: over MaxResult (capped)
 	Deferred    int            // parts naked to come again: the parts held were at the limit
+	// PartMerges counts the merges of the store parts and PartMergeWait
+	// the time Run waited for them (the parts merging and answering):
+	// a campaign's rate is bounded by batches over that wait.
+	PartMerges    int
+	PartMergeWait time.Duration
 }
 
 // RejectedTotal is the number of rejected messages.
@@ -963,7 +968,7 @@ func (e *Executor) Close() {
 	st := e.Stats()
 	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates, "redelivered", st.Redelivered,
 		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter, "states_dropped", st.Dropped,
-		"deferred_parts", st.Deferred)
+		"deferred_parts", st.Deferred, "part_merges", st.PartMerges, "part_merge_wait", st.PartMergeWait)
 }
 
 // validShares: one SHA-256 per part.

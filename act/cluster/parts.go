@@ -132,6 +132,13 @@ func (e *Executor) MergeParts(ctx context.Context, items []act.PartItem) ([][]co
 	// interrupted meanwhile: the parts and the index stay in step, and the
 	// last checkpoint can be written.
 	ctx = context.WithoutCancel(ctx)
+	start := time.Now()
+	defer func() {
+		e.mu.Lock()
+		e.stats.PartMerges++
+		e.stats.PartMergeWait += time.Since(start)
+		e.mu.Unlock()
+	}()
 	seq := e.partSeq + 1
 	n := e.opt.Parts
 	perPart := make([][]shareItem, n)
