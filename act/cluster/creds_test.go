@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -253,5 +255,90 @@ func TestRestrictedCreds(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With store parts, the users of the package documentation ("Store
+// parts"): worker hosts are also denied the parts' requests and their
+// object store; store processes may write that object store but not
+// publish work or results, write the campaign headers or trace files, nor
+// change or purge the campaign's streams. The campaign runs as it runs
+// locally, and each forgery is refused.
+func TestRestrictedCredsStoreParts(t *testing.T) {
+	op := newOperator(t)
+	s := op.server(t)
+	deny := func(subjects ...string) jwt.Permissions {
+		var p jwt.Permissions
+		p.Pub.Deny.Add(subjects...)
+		return p
+	}
+	hostCreds, _ := credsWith(t, op.account, "host", deny(append(slices.Clone(hostDeny), "actfuzz.*.part.*", "$O."+PartsBucket+".>")...))
+	coordCreds, _ := credsWith(t, op.account, "coordinator", deny(coordinatorDeny...))
+	id := "restricted-parts"
+	// A store process replaces its snapshot objects, which purges the
+	// object store's stream: it may purge that one, not the campaign's
+	// (named per campaign: a NATS wildcard is a whole token).
+	storeDeny := []string{"actfuzz.*.work", "actfuzz.*.results", "$KV." + Bucket + ".>", "$O." + TraceBucket + ".>",
+		"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>"}
+	for _, st := range []string{workStream(id), resultsStream(id), statesStream(id)} {
+		storeDeny = append(storeDeny, "$JS.API.STREAM.PURGE."+st, "$JS.API.STREAM.MSG.DELETE."+st)
+	}
+	storeCreds, _ := credsWith(t, op.account, "store", deny(storeDeny...))
+	connectAs := func(creds, name string) *nats.Conn {
+		nc, err := Connect(ConnectOptions{URL: s.ClientURL(), Creds: creds, Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	host, err := NewWorker(connectAs(hostCreds, "host"), WorkerOptions{Procs: 1, Poll: 100 * time.Millisecond, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Go(func() { _ = host.Serve(ctx) })
+	for j := range 2 {
+		st, err := NewStore(connectAs(storeCreds, "store"), StoreOptions{Part: j, Poll: 100 * time.Millisecond, Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { _ = st.Serve(ctx) })
+	}
+	// refused fails the test unless a publish on nc is refused for the
+	// user's permissions.
+	refused := func(nc *nats.Conn, what, subject string) {
+		t.Helper()
+		_ = nc.Publish(subject, []byte("forged"))
+		_ = nc.Flush()
+		violation := func() bool {
+			le := nc.LastError()
+			return le != nil && strings.Contains(strings.ToLower(le.Error()), "permissions violation") && strings.Contains(le.Error(), `"`+subject+`"`)
+		}
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && !violation(); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !violation() {
+			t.Errorf("%s: %s: last error %v: not a permissions violation", what, subject, nc.LastError())
+		}
+	}
+	probeHost := connectAs(hostCreds, "host-probe")
+	probeStore := connectAs(storeCreds, "store-probe")
+	dir := t.TempDir()
+	rep, ex := clusterRun(t, context.Background(), c, connectAs(coordCreds, "coordinator"), dir, Options{ID: id, Parts: 2}, func(*Executor, act.CampaignHeader) {
+		refused(probeHost, "a host asking a store part", partSubject(id, 0))
+		refused(probeHost, "a host writing a part's object", "$O."+PartsBucket+".C.forged")
+		refused(probeStore, "a store process publishing work", workSubject(id))
+		refused(probeStore, "a store process publishing a result", resultSubject(id))
+		refused(probeStore, "a store process writing a campaign header", "$KV."+Bucket+"."+id)
+		refused(probeStore, "a store process purging the states stream", "$JS.API.STREAM.PURGE."+statesStream(id))
+	}, act.Options{StoreParts: 2, CheckpointEvery: 1}) // snapshots replace their objects
+	sameAsLocal(t, "store parts with restricted credentials", ref, rep, refDir, dir)
+	if st := ex.Stats(); st.Results != testBudget || st.RejectedTotal() != 0 || st.PartMerges == 0 {
+		t.Fatalf("%+v", st)
 	}
 }

@@ -328,11 +328,21 @@
 // What is trusted: the coordinator checks a result's shares' count and
 // size; the part merges only the share whose SHA-256 the result names;
 // requests on actfuzz.ID.part.J come from the coordinator that loaded
-// the part last (its epoch). With store parts, add to the worker hosts'
-// deny list actfuzz.*.part.* and $O.actfuzz-parts.> (store processes need
-// both, and to publish on actfuzz.*.states.* only what a coordinator
-// does). These lists are documented, not yet tested with parts. A store
-// process refuses a campaign of another build, as worker hosts do.
+// the part last (its epoch). With store parts, the worker hosts' deny
+// list gains actfuzz.*.part.* and $O.actfuzz-parts.>, and store processes
+// get one of their own:
+//
+//	store processes  actfuzz.*.work  actfuzz.*.results  $KV.actfuzz-campaigns.>  $O.actfuzz-traces.>
+//	                 $JS.API.STREAM.CREATE.>  $JS.API.STREAM.UPDATE.>  $JS.API.STREAM.DELETE.>
+//	                 $JS.API.STREAM.PURGE.S and $JS.API.STREAM.MSG.DELETE.S for each of the
+//	                 campaign's streams S (a wildcard is a whole token; a store process
+//	                 purges the stream of the parts' object store when it replaces a snapshot)
+//
+// (TestRestrictedCredsStoreParts: a campaign runs as locally while the
+// server refuses a host's request to a part and write of a part's object,
+// and a store process's work, result, campaign header and purge of the
+// states stream). A store process refuses a campaign of another build, as
+// worker hosts do.
 //
 // Failures. A merge the parts began is finished even if the campaign is
 // interrupted, and so is a selection's pool draw, so the last checkpoint
