@@ -163,6 +163,39 @@ var (
 	coordinatorDeny = []string{"actfuzz.*.results"}
 )
 
+// connectAs connects to url as the user of creds; the connection closes
+// at the end of the test.
+func connectAs(t *testing.T, url, creds, name string) *nats.Conn {
+	t.Helper()
+	nc, err := Connect(ConnectOptions{URL: url, Creds: creds, Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// denyPub is permissions that deny publishing on subjects.
+func denyPub(subjects ...string) jwt.Permissions {
+	var p jwt.Permissions
+	p.Pub.Deny.Add(subjects...)
+	return p
+}
+
+// violated reports whether the server refused nc a publish on subject
+// for the user's permissions (it says so asynchronously: -ERR), waiting
+// up to 2 s for it.
+func violated(nc *nats.Conn, subject string) bool {
+	violation := func() bool {
+		le := nc.LastError()
+		return le != nil && strings.Contains(strings.ToLower(le.Error()), "permissions violation") && strings.Contains(le.Error(), `"`+subject+`"`)
+	}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && !violation(); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return violation()
+}
+
 // With restricted credentials (one user for the worker hosts, one for the
 // coordinator, as the package documentation says to set them) a campaign
 // over trace files (the object store) runs as it runs locally, and what
@@ -172,21 +205,9 @@ var (
 func TestRestrictedCreds(t *testing.T) {
 	op := newOperator(t)
 	s := op.server(t)
-	deny := func(subjects []string) jwt.Permissions {
-		var p jwt.Permissions
-		p.Pub.Deny.Add(subjects...)
-		return p
-	}
-	hostCreds, _ := credsWith(t, op.account, "host", deny(hostDeny))
-	coordCreds, _ := credsWith(t, op.account, "coordinator", deny(coordinatorDeny))
-	connectAs := func(creds, name string) *nats.Conn {
-		nc, err := Connect(ConnectOptions{URL: s.ClientURL(), Creds: creds, Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	hostCreds, _ := credsWith(t, op.account, "host", denyPub(hostDeny...))
+	coordCreds, _ := credsWith(t, op.account, "coordinator", denyPub(coordinatorDeny...))
+	connectAs := func(creds, name string) *nats.Conn { return connectAs(t, s.ClientURL(), creds, name) }
 
 	c := traceCampaign(t)
 	ref, refDir := reference(t, c)
@@ -217,14 +238,7 @@ func TestRestrictedCreds(t *testing.T) {
 		}
 		// The server says why asynchronously (-ERR); the publish itself
 		// only gets no acknowledgement.
-		violation := func() bool {
-			le := nc.LastError()
-			return le != nil && strings.Contains(strings.ToLower(le.Error()), "permissions violation") && strings.Contains(le.Error(), `"`+subject+`"`)
-		}
-		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && !violation(); {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if le := nc.LastError(); !violation() {
+		if le := nc.LastError(); !violated(nc, subject) {
 			t.Errorf("%s: %s: %v, last error %v: not a permissions violation", what, subject, err, le)
 		}
 	}
@@ -267,13 +281,8 @@ func TestRestrictedCreds(t *testing.T) {
 func TestRestrictedCredsStoreParts(t *testing.T) {
 	op := newOperator(t)
 	s := op.server(t)
-	deny := func(subjects ...string) jwt.Permissions {
-		var p jwt.Permissions
-		p.Pub.Deny.Add(subjects...)
-		return p
-	}
-	hostCreds, _ := credsWith(t, op.account, "host", deny(append(slices.Clone(hostDeny), "actfuzz.*.part.*", "$O."+PartsBucket+".>")...))
-	coordCreds, _ := credsWith(t, op.account, "coordinator", deny(coordinatorDeny...))
+	hostCreds, _ := credsWith(t, op.account, "host", denyPub(append(slices.Clone(hostDeny), "actfuzz.*.part.*", "$O."+PartsBucket+".>")...))
+	coordCreds, _ := credsWith(t, op.account, "coordinator", denyPub(coordinatorDeny...))
 	id := "restricted-parts"
 	// A store process replaces its snapshot objects, which purges the
 	// object store's stream: it may purge that one, not the campaign's
@@ -283,15 +292,8 @@ func TestRestrictedCredsStoreParts(t *testing.T) {
 	for _, st := range []string{workStream(id), resultsStream(id), statesStream(id)} {
 		storeDeny = append(storeDeny, "$JS.API.STREAM.PURGE."+st, "$JS.API.STREAM.MSG.DELETE."+st)
 	}
-	storeCreds, _ := credsWith(t, op.account, "store", deny(storeDeny...))
-	connectAs := func(creds, name string) *nats.Conn {
-		nc, err := Connect(ConnectOptions{URL: s.ClientURL(), Creds: creds, Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	storeCreds, _ := credsWith(t, op.account, "store", denyPub(storeDeny...))
+	connectAs := func(creds, name string) *nats.Conn { return connectAs(t, s.ClientURL(), creds, name) }
 	c := testCampaign(t)
 	ref, refDir := reference(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -315,14 +317,7 @@ func TestRestrictedCredsStoreParts(t *testing.T) {
 		t.Helper()
 		_ = nc.Publish(subject, []byte("forged"))
 		_ = nc.Flush()
-		violation := func() bool {
-			le := nc.LastError()
-			return le != nil && strings.Contains(strings.ToLower(le.Error()), "permissions violation") && strings.Contains(le.Error(), `"`+subject+`"`)
-		}
-		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && !violation(); {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if !violation() {
+		if !violated(nc, subject) {
 			t.Errorf("%s: %s: last error %v: not a permissions violation", what, subject, nc.LastError())
 		}
 	}
