@@ -38,8 +38,11 @@ import (
 // with their positions; each part merges its shares ([Store.AddShares])
 // and returns per simulation the states new to it ([PartNews]); the index
 // merges the parts' news of the group ([Store.AddNews]) and returns what a
-// whole store's AddBatches would. Shares and news have a binary encoding
-// that checks everything, because they travel between processes.
+// whole store's AddBatches would. Shares and news have binary encodings
+// whose decoders check them, because they travel between processes. A
+// checkpoint of a split store ([WriteSplit]) holds the index's regions and
+// the parts' encodings as they are; [ReadCheckpoint] reads it (or a whole
+// store's) as the whole store.
 //
 // Not yet with parts: the memory budget (coarsening moves pools between
 // shards, and the floor's sketches need every visit), and Store.Merge.
