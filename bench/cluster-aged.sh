@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# bench/cluster-aged.sh PARTS: bench/cluster.sh's campaign (CUBIC and Reno,
+# the paper's P and S) on one host of one process, to 3000 simulations,
+# then `run --resume --budget 6000`: the coordinator's CPU per simulation
+# of the older half (with PARTS store parts, or a whole store for 0), and
+# its CPU profile in /tmp/aged-PARTS.pprof (the resume's one-time loading
+# is in it: subtract act.loadCheckpoint and LoadParts).
+#
+#   bench/cluster-aged.sh 0; bench/cluster-aged.sh 2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PARTS=${1:-0}
+if [ -z "${BIN:-}" ]; then
+	make --no-print-directory build >/dev/null
+	BIN=$PWD/bin/actfuzz
+fi
+NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
+[ -x "$NATS" ] || { echo "bench/cluster-aged.sh: no $NATS: run make nats" >&2; exit 2; }
+tmp=$(mktemp -d)
+PORT=$((15222+PARTS))
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+printf 'listen: 127.0.0.1:%s\nmax_payload: 8MB\njetstream { store_dir: "%s/js" }\n' "$PORT" "$tmp" >"$tmp/nats.conf"
+"$NATS" -c "$tmp/nats.conf" >"$tmp/nats.log" 2>&1 & pids+=($!)
+for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+URL=nats://127.0.0.1:$PORT
+printf 'ccai: [cubic, reno]\nwindow: 500\n' >"$tmp/bench.yaml"
+"$BIN" worker --nats "$URL" --procs 1 --quiet 2>"$tmp/host.log" & pids+=($!)
+parts=()
+if [ "$PARTS" -gt 0 ]; then
+  parts=(--store-parts "$PARTS")
+  for j in $(seq 0 $((PARTS-1))); do "$BIN" store --nats "$URL" --part "$j" --quiet 2>"$tmp/store-$j.log" & pids+=($!); done
+fi
+"$BIN" run "$tmp/bench.yaml" --budget 3000 --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" >"$tmp/a.json" 2>"$tmp/a.log" || [ $? -le 1 ]
+s=$(date +%s.%N)
+/usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --budget 6000 --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]
+e=$(date +%s.%N)
+cpu=$(awk '/^cpu /{print $2+$3}' "$tmp/b.time")
+echo "parts=$PARTS resumed 3000→6000: wall $(echo "$e-$s" | bc -l | cut -c1-6) s, coordinator $(echo "$cpu*1000/3000" | bc -l | cut -c1-5) ms CPU/sim"
