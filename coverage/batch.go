@@ -146,13 +146,7 @@ func (s *Store) AddBatches(bs []*Batch, configs []uint64) []BatchResult {
 		}
 	}
 	m.runBeside(s, oor, mergeOOR)
-	for bi := range bs {
-		res := &out[bi]
-		res.Found = append([]uint64(nil), m.counts[bi*(m.L+1):(bi+1)*(m.L+1)]...)
-		res.LastAt = append([]int64(nil), m.last[bi*(m.L+1):(bi+1)*(m.L+1)]...)
-		res.NewRegions = m.news[bi]
-		res.NewStates += int(res.Found[s.pool])
-	}
+	m.results(out, s.pool)
 	s.checkBudget()
 	return out
 }

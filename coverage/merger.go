@@ -134,6 +134,20 @@ func (m *merger) run(s *Store) {
 	}
 }
 
+// results fills out[b] with what batch b found in the last run: the
+// regions it found at every level, when it last found one, and (added to
+// what out[b] holds, the states outside S) its states new at the pool
+// level.
+func (m *merger) results(out []BatchResult, pool int) {
+	for bi := range out {
+		res := &out[bi]
+		res.Found = append([]uint64(nil), m.counts[bi*(m.L+1):(bi+1)*(m.L+1)]...)
+		res.LastAt = append([]int64(nil), m.last[bi*(m.L+1):(bi+1)*(m.L+1)]...)
+		res.NewRegions = m.news[bi]
+		res.NewStates += int(res.Found[pool])
+	}
+}
+
 // runBeside runs the merge and, at once when both are large, f: the merge
 // of the oor states outside S, which touch nothing the merge does (their
 // own table, codec and PRNG), so each keeps its order.

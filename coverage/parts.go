@@ -128,10 +128,6 @@ func NewIndex(space Space, opt Options, parts int, src PoolSource) (*Store, erro
 	return s, nil
 }
 
-// Parts is the number of parts the store is split into (0 for a whole
-// store) and, for a part, its number.
-func (s *Store) Parts() (parts, part int) { return s.parts, s.part }
-
 // SetPoolSource sets the source of an index's pools.
 func (s *Store) SetPoolSource(src PoolSource) { s.pools = src }
 
@@ -436,13 +432,7 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 		return nil, s.broken
 	}
 	s.visits += visits - uint64(m.n)
-	for bi := range news {
-		res := &out[bi]
-		res.Found = append([]uint64(nil), m.counts[bi*(m.L+1):(bi+1)*(m.L+1)]...)
-		res.LastAt = append([]int64(nil), m.last[bi*(m.L+1):(bi+1)*(m.L+1)]...)
-		res.NewRegions = m.news[bi]
-		res.NewStates += int(res.Found[s.pool])
-	}
+	m.results(out, s.pool)
 	return out, nil
 }
 
@@ -500,17 +490,7 @@ func Join(index *Store, parts []*Store) (*Store, error) {
 	if index.role != roleIndex || len(parts) != index.parts {
 		return nil, fmt.Errorf("coverage: join: an index of %d parts and %d parts", index.parts, len(parts))
 	}
-	p0 := parts[0]
 	for j, p := range parts {
-		if p.role != rolePart || p.part != j || p.parts != index.parts {
-			return nil, fmt.Errorf("coverage: join: part %d is not part %d of %d", j, j, index.parts)
-		}
-		if !p.ly.sp.Equal(index.ly.sp) || p.opt != index.opt {
-			return nil, fmt.Errorf("coverage: join: part %d has another space or options", j)
-		}
-		if !slices.Equal(p.cfgIDs, p0.cfgIDs) {
-			return nil, fmt.Errorf("coverage: join: part %d saw other simulations than part 0", j)
-		}
 		for sh, x := range p.pooled {
 			if partOf(sh, len(parts)) == j && x.st.len() != index.pooled[sh].st.len() {
 				return nil, fmt.Errorf("coverage: join: part %d's shard %d has %d states, the index %d", j, sh, x.st.len(), index.pooled[sh].st.len())
@@ -518,16 +498,39 @@ func Join(index *Store, parts []*Store) (*Store, error) {
 		}
 	}
 	w := &Store{ly: index.ly, opt: index.opt, mask: index.mask, pool: index.pool, floor: index.floor,
-		levels: index.levels, src: p0.src, rng: p0.rng, oor: p0.oor, ovc: p0.ovc, oc: p0.oc,
-		cfgIDs: p0.cfgIDs, cfgIdx: p0.cfgIdx, visits: index.visits, oVisits: index.oVisits,
-		oorLimit: p0.oorLimit, oorDropped: index.oorDropped}
-	for sh := range index.pooled {
-		w.pooled = append(w.pooled, parts[partOf(sh, len(parts))].pooled[sh])
+		levels: index.levels, pooled: make([]*shard, len(index.pooled)), cfgIDs: index.cfgIDs,
+		visits: index.visits, oVisits: index.oVisits, oorDropped: index.oorDropped,
+		keyBuf: make([]uint64, index.ly.w), oorBuf: make([]uint64, index.ly.d)}
+	if err := w.adoptParts(parts); err != nil {
+		return nil, fmt.Errorf("coverage: join: %w", err)
 	}
-	w.keyBuf = make([]uint64, w.ly.w)
-	w.oorBuf = make([]uint64, w.ly.d)
-	w.oorKey = make([]uint64, w.oc.w)
 	return w, nil
+}
+
+// adoptParts makes w, a whole store that holds an index's regions and
+// counts (and no pooled state), the whole store of the index's parts: it
+// takes their pooled shards, and part 0's states outside S, PRNG and
+// configs. The parts must be w's, in part order: w's space, options and
+// configs.
+func (w *Store) adoptParts(parts []*Store) error {
+	p0 := parts[0]
+	for j, p := range parts {
+		switch {
+		case p.role != rolePart || p.part != j || p.parts != len(parts):
+			return fmt.Errorf("part %d is not part %d of %d", j, j, len(parts))
+		case !p.ly.sp.Equal(w.ly.sp) || p.opt != w.opt:
+			return fmt.Errorf("part %d has another space or options than the index", j)
+		case !slices.Equal(p.cfgIDs, w.cfgIDs):
+			return fmt.Errorf("part %d saw other simulations than the index", j)
+		}
+	}
+	for sh := range w.pooled {
+		w.pooled[sh] = parts[partOf(sh, len(parts))].pooled[sh]
+	}
+	w.src, w.rng, w.oor, w.ovc, w.oc, w.oorLimit = p0.src, p0.rng, p0.oor, p0.ovc, p0.oc, p0.oorLimit
+	w.cfgIDs, w.cfgIdx = p0.cfgIDs, p0.cfgIdx
+	w.oorKey = make([]uint64, w.oc.w)
+	return nil
 }
 
 // Split splits whole store s (no memory budget, pools at k = 1) into an
@@ -805,20 +808,12 @@ func ReadCheckpoint(r io.Reader) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coverage: reading a split checkpoint: the index: %w", err)
 	}
-	p0 := parts[0]
-	if w.pool != 0 || w.floor != 0 || !slices.Equal(w.cfgIDs, p0.cfgIDs) {
-		return nil, errors.New("coverage: reading a split checkpoint: the index and the parts do not match")
+	if w.pool != 0 || w.floor != 0 {
+		return nil, errors.New("coverage: reading a split checkpoint: the index has coarsened")
 	}
-	for j, p := range parts {
-		if p.opt != w.opt || !p.ly.sp.Equal(w.ly.sp) || !slices.Equal(p.cfgIDs, p0.cfgIDs) {
-			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d does not match the index", j)
-		}
+	if err := w.adoptParts(parts); err != nil {
+		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
 	}
-	for sh := range w.pooled {
-		w.pooled[sh] = parts[partOf(sh, int(n))].pooled[sh]
-	}
-	w.src, w.rng, w.oor, w.ovc, w.oc = p0.src, p0.rng, p0.oor, p0.ovc, p0.oc
-	w.oorKey = make([]uint64, w.oc.w)
 	// Every region at k = 2 holds a pooled state, and every pooled
 	// state's region is there: the index and the parts are of one store.
 	if L := len(w.levels) - 1; L >= 1 {

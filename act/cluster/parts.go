@@ -85,7 +85,7 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 	}
 }
 
-// eachPart runs f for every part at once and returns the first error.
+// eachPart runs f for every part at once and returns their errors.
 func (e *Executor) eachPart(f func(j int) error) error {
 	errs := make([]error, e.opt.Parts)
 	var wg sync.WaitGroup

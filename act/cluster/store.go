@@ -293,7 +293,7 @@ func (s *StoreServer) Serve(ctx context.Context) error {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if err := s.serveCampaign(cctx, id, rec); err != nil && cctx.Err() == nil {
+					if err := s.serveCampaign(cctx, id); err != nil && cctx.Err() == nil {
 						s.log.Error("store part stopped", "campaign", id, "err", err)
 					}
 					select {
@@ -385,7 +385,7 @@ type partState struct {
 
 // serveCampaign keeps the campaign's part: it receives the shares on the
 // part's consumer and answers the coordinator's requests, one at a time.
-func (s *StoreServer) serveCampaign(ctx context.Context, id string, rec record) error {
+func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
 	ps := &partState{s: s, id: id, part: s.opt.Part, payload: max(int(s.nc.MaxPayload())-partHeadroom, 1024),
 		arrived: make(chan struct{}), shares: map[string][]candidate{}, pieces: map[string]*pieces{}}
 	cons, err := s.js.Consumer(ctx, statesStream(id), partConsumer(s.opt.Part))
@@ -396,12 +396,19 @@ func (s *StoreServer) serveCampaign(ctx context.Context, id string, rec record) 
 	if err != nil {
 		return fmt.Errorf("the states consumer: %w", err)
 	}
-	defer msgs.Stop()
 	// What this process holds goes back to the stream at once when it
-	// stops serving the campaign (a coordinator's Close, a resume).
-	defer ps.release()
+	// stops serving the campaign (a coordinator's Close, a resume): once
+	// the receiving goroutine has stopped, so that nothing it takes after
+	// waits for the consumer's AckWait.
+	received := make(chan struct{})
+	defer func() {
+		msgs.Stop()
+		<-received
+		ps.release()
+	}()
 	gone := make(chan error, 1)
 	go func() {
+		defer close(received)
 		for {
 			m, err := msgs.Next()
 			switch {
