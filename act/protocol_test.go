@@ -21,6 +21,9 @@ func TestProtocolRoundTrip(t *testing.T) {
 			Hits:  []Hit{{Condition: "c", When: "cwnd > 1", Flow: 1, TimeNS: 5, State: map[string]any{"cwnd": 3.0, "ca_state": "open"}}},
 			Fault: &corpus.Finding{Kind: "panic", Detail: "x", State: map[string]any{"cwnd": 1.0}}, Capped: true, Events: 1 << 33},
 		Result{BatchID: 8, Index: 4, States: []byte{}, Mean: []float64{1}, StatesDropped: 9 << 20},
+		Result{BatchID: 9, Index: 5, States: []byte{}, Mean: []float64{1}, Shares: [][]byte{bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)}},
+		Result{BatchID: 9, Index: 6, States: []byte{}, Mean: []float64{1}, Shares: [][]byte{bytes.Repeat([]byte{3}, 32)},
+			Hits: []Hit{{Condition: "c", When: "cwnd > 1", Flow: 0, TimeNS: 5, State: map[string]any{"cwnd": 3.0}}}},
 		Done{BatchID: 7},
 		Failure{BatchID: 7, Text: "no"},
 	}
@@ -48,6 +51,29 @@ func TestProtocolRoundTrip(t *testing.T) {
 		}
 		if err.Error() == "EOF" && len(bad) == len(raw)-1 {
 			t.Errorf("a torn frame read as a clean end")
+		}
+	}
+}
+
+// A result whose shares are not SHA-256 sums is not encoded, and one
+// whose share count exceeds its bytes is not decoded.
+func TestResultSharesMalformed(t *testing.T) {
+	if _, err := EncodeMessage(Result{Shares: [][]byte{{1, 2}}}); err == nil {
+		t.Error("a 2-byte share encoded")
+	}
+	body, err := EncodeMessage(Result{BatchID: 1, Shares: [][]byte{make([]byte, 32)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The share count is the byte before the share and the final 0.
+	body[len(body)-34]++
+	if m, err := DecodeMessage(body); err == nil {
+		t.Errorf("two shares in the bytes of one decoded: %+v", m)
+	}
+	body[len(body)-34]--
+	for cut := 1; cut < 34; cut++ {
+		if m, err := DecodeMessage(body[:len(body)-cut]); err == nil {
+			t.Errorf("a result cut by %d bytes decoded: %+v", cut, m)
 		}
 	}
 }

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # bench/cluster-aged.sh PARTS: bench/cluster.sh's campaign (CUBIC and Reno,
-# the paper's P and S) on one host of one process, to 3000 simulations,
-# then `run --resume --budget 6000`: the coordinator's CPU per simulation
-# of the older half (with PARTS store parts, or a whole store for 0), and
-# its CPU profile in /tmp/aged-PARTS.pprof (the resume's one-time loading
-# is in it: subtract act.loadCheckpoint and LoadParts).
+# the paper's P and S) on one host of one process, to FIRST simulations
+# (3000), then `run --resume --budget THEN` (6000): the coordinator's CPU
+# per simulation of the older stretch (with PARTS store parts, or a whole
+# store for 0), and its CPU profile in /tmp/aged-PARTS.pprof (the resume's
+# one-time loading is in it: subtract act.loadCheckpoint and LoadParts).
+# EXTRA is added to the campaign file: EXTRA='bytes: 1000000' makes the
+# simulations 15 times shorter, so that the campaign ages within minutes.
+# PROCS (1) is the host's worker processes.
 #
 #   bench/cluster-aged.sh 0; bench/cluster-aged.sh 2
+#   EXTRA='bytes: 1000000' FIRST=20000 THEN=30000 bench/cluster-aged.sh 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PARTS=${1:-0}
@@ -25,16 +29,18 @@ printf 'listen: 127.0.0.1:%s\nmax_payload: 8MB\njetstream { store_dir: "%s/js" }
 "$NATS" -c "$tmp/nats.conf" >"$tmp/nats.log" 2>&1 & pids+=($!)
 for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
 URL=nats://127.0.0.1:$PORT
-printf 'ccai: [cubic, reno]\nwindow: 500\n' >"$tmp/bench.yaml"
-"$BIN" worker --nats "$URL" --procs 1 --quiet 2>"$tmp/host.log" & pids+=($!)
+FIRST=${FIRST:-3000}
+THEN=${THEN:-6000}
+printf 'ccai: [cubic, reno]\nwindow: 500\n%s\n' "${EXTRA:-}" >"$tmp/bench.yaml"
+"$BIN" worker --nats "$URL" --procs "${PROCS:-1}" --quiet 2>"$tmp/host.log" & pids+=($!)
 parts=()
 if [ "$PARTS" -gt 0 ]; then
   parts=(--store-parts "$PARTS")
   for j in $(seq 0 $((PARTS-1))); do "$BIN" store --nats "$URL" --part "$j" --quiet 2>"$tmp/store-$j.log" & pids+=($!); done
 fi
-"$BIN" run "$tmp/bench.yaml" --budget 3000 --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" >"$tmp/a.json" 2>"$tmp/a.log" || [ $? -le 1 ]
+"$BIN" run "$tmp/bench.yaml" --budget "$FIRST" --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" >"$tmp/a.json" 2>"$tmp/a.log" || [ $? -le 1 ]
 s=$(date +%s.%N)
-/usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --budget 6000 --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]
+/usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]
 e=$(date +%s.%N)
 cpu=$(awk '/^cpu /{print $2+$3}' "$tmp/b.time")
-echo "parts=$PARTS resumed 3000→6000: wall $(echo "$e-$s" | bc -l | cut -c1-6) s, coordinator $(echo "$cpu*1000/3000" | bc -l | cut -c1-5) ms CPU/sim"
+echo "parts=$PARTS resumed $FIRST→$THEN: wall $(echo "$e-$s" | bc -l | cut -c1-6) s, coordinator $(echo "$cpu*1000/($THEN-$FIRST)" | bc -l | cut -c1-5) ms CPU/sim"

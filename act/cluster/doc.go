@@ -285,7 +285,8 @@
 //     Actfuzz-Share "i<index>" and the share's SHA-256; a share over
 //     max_payload goes in pieces, Actfuzz-Part "i/n", that the part puts
 //     together), before the result, which carries the shares' SHA-256
-//     (act.Result.Shares, worker protocol 6) instead of the states. When
+//     (act.Result.Shares, worker protocol 6; 7 moved them into the result's
+//     binary part) instead of the states. When
 //     the coordinator has a result, its shares are in the stream.
 //   - Run merges in configuration order as always; with parts it sends
 //     every part a merge request (Seq, the merge's number since the load,
@@ -305,7 +306,9 @@
 //     ("pool" request), which answers as of merge Seq (it never merges
 //     ahead: merges come from the coordinator alone), and the coordinator
 //     draws from the answer as a whole store draws from its pool. A few
-//     round trips per configuration of steps 2 and 3.
+//     round trips per configuration of steps 2 and 3. Requests and
+//     answers are in a binary encoding of their own (wire.go): with gob a
+//     pool round trip cost 0.19 ms of CPU, as much as the selection.
 //   - A checkpoint asks every part for a snapshot (it writes itself to
 //     the object store actfuzz-parts) and writes their encodings as they
 //     came, checked by their SHA-256 but not decoded, with the index's

@@ -34,10 +34,7 @@ func (e *Executor) StoreParts() int { return e.opt.Parts }
 // the result, so they are in the stream when the coordinator merges it).
 func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partReply, error) {
 	req.Epoch = e.epoch
-	body, err := encodeGob(req)
-	if err != nil {
-		return partReply{}, err
-	}
+	body := req.appendBinary(nil)
 	timeout := min(30*time.Second, e.opt.PartTimeout)
 	if req.Op == opLoad || req.Op == opSnapshot {
 		timeout = 10 * time.Minute
@@ -50,7 +47,7 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 		var rep partReply
 		switch {
 		case err == nil:
-			if err := decodeGob(m.Data, &rep); err != nil {
+			if rep, err = decodePartReply(m.Data); err != nil {
 				return rep, fmt.Errorf("store part %d: %s: %w", j, req.Op, err)
 			}
 			if !rep.Missing {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -155,19 +154,6 @@ type partReply struct {
 // maxPartMsg bounds a request or reply of the parts' protocol that is
 // decoded (the rest is at most max_payload).
 const maxPartMsg = 64 << 20
-
-func encodeGob(v any) ([]byte, error) {
-	var b bytes.Buffer
-	err := gob.NewEncoder(&b).Encode(v)
-	return b.Bytes(), err
-}
-
-func decodeGob(data []byte, v any) error {
-	if len(data) > maxPartMsg {
-		return fmt.Errorf("message of %d bytes", len(data))
-	}
-	return gob.NewDecoder(bytes.NewReader(data)).Decode(v)
-}
 
 // StoreOptions configure a store process.
 type StoreOptions struct {
@@ -440,18 +426,14 @@ func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
 			s.log.Info("the campaign's states consumer was made again (a coordinator resumed): serving the new one", "campaign", id, "err", err)
 			return nil
 		case m := <-reqs:
-			var req partRequest
 			var rep partReply
-			if err := decodeGob(m.Data, &req); err != nil {
+			req, err := decodePartRequest(m.Data)
+			if err != nil {
 				rep.Err = "malformed request: " + err.Error()
 			} else {
 				rep = ps.handle(ctx, req)
 			}
-			body, err := encodeGob(rep)
-			if err == nil {
-				err = m.Respond(body)
-			}
-			if err != nil {
+			if err := m.Respond(rep.appendBinary(nil)); err != nil {
 				s.log.Warn("answering the coordinator", "campaign", id, "op", req.Op, "err", err)
 			}
 		}
