@@ -2,6 +2,7 @@ package act
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -246,13 +247,21 @@ type StoreParts interface {
 	// part 0 keeps at most outOfRange distinct states outside S (0: all).
 	LoadParts(ctx context.Context, parts []*coverage.Store, outOfRange int) error
 	// MergeParts has every part merge its shares of items, in order, and
-	// returns news[i][j], part j's news of item i.
+	// returns news[i][j], part j's news of item i. When every part merged
+	// but one is at its memory cap, it returns the news and an error
+	// wrapping ErrStoreCapped: Run ends the campaign after the batch,
+	// with its checkpoint, and returns the error.
 	MergeParts(ctx context.Context, items []PartItem) ([][]coverage.PartNews, error)
 	// SnapshotParts returns the parts as merged so far, for a checkpoint:
 	// each its encoding (coverage.Store.WriteTo), checked (a SHA-256 the
 	// part answered) but not decoded.
 	SnapshotParts(ctx context.Context) ([][]byte, error)
 }
+
+// ErrStoreCapped says that a store part reached its memory cap: the
+// campaign stopped after a checkpoint, and continues with --resume once
+// there are more parts or a larger cap.
+var ErrStoreCapped = errors.New("a store part is at its memory cap")
 
 // PartItem is one simulation for the store parts to merge: either a
 // configuration whose result's states went to the parts (Index, Shares:

@@ -80,7 +80,8 @@ type Options struct {
 	// merges through the Executor. Results do not depend on it. The
 	// report's Store is then the index (every count, no pool; LoadReport
 	// reads the whole store from the checkpoint). The memory budget is not
-	// enforced (not built yet; a warning says so).
+	// enforced (a part cannot coarsen; a warning says so): the Executor
+	// may cap its parts instead (ErrStoreCapped).
 	StoreParts int
 	// OnCheckpoint, if set, is called after every checkpoint is written
 	// (and after the last), on the campaign's goroutine, with the report
@@ -266,7 +267,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	storeMem := max(mem, 0) / 10 * StoreShare
 	if opt.StoreParts > 0 {
 		if storeMem > 0 {
-			log.Warn("store parts: the memory budget of the coverage store is not enforced (not built yet)", "budget", storeMem, "parts", opt.StoreParts)
+			log.Warn("store parts: the memory budget of the coverage store is not enforced (a part cannot coarsen; `actfuzz store --memory` caps a part)", "budget", storeMem, "parts", opt.StoreParts)
 		}
 		storeMem = 0
 	}
@@ -466,6 +467,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		index.SetPoolSource(parted)
 		*store = *index // the selector, the symbolic step and the report hold store
 	}
+	var storeCapped error // a store part at its cap: the campaign ends after the batch
 	// merge merges simulations into the store in order: a result's states
 	// (bs[i]) or, with store parts, its shares (shares[i]).
 	merge := func(bs []*coverage.Batch, shares [][][]byte, ids []uint64) ([]coverage.BatchResult, error) {
@@ -482,6 +484,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 		}
 		news, err := parted.MergeParts(ctx, items)
+		if errors.Is(err, ErrStoreCapped) && news != nil {
+			// Merged: the campaign ends after this batch.
+			storeCapped, err = err, nil
+		}
 		if err == nil {
 			var res []coverage.BatchResult
 			if res, err = store.AddNews(news, ids); err == nil {
@@ -711,6 +717,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if err := checkpoint(); err != nil {
 			return rep, err
 		}
+		if storeCapped != nil {
+			interrupted = true
+			break
+		}
 		if opt.Out != "" && time.Since(lastStatus) >= StatusEvery {
 			if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
 				return rep, fmt.Errorf("status: %w", err)
@@ -732,6 +742,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if err := rep.writeOutputs(opt.Out, !interrupted && rep.Sims >= opt.Budget); err != nil {
 			return rep, err
 		}
+	}
+	if storeCapped != nil {
+		return rep, fmt.Errorf("store parts: after %d simulations: %w", rep.Sims, storeCapped)
 	}
 	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
 		return rep, err

@@ -194,6 +194,8 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 	campaign := fs.String("campaign", "", "serve only the campaign of this id (default: every campaign with a part J)")
 	verbosity := addVerbosityFlags(fs)
 	cpuProfile := fs.String("cpuprofile", "", "write this process's CPU profile (go tool pprof) to `FILE`")
+	memory := fs.String("memory", "", "cap each part kept at `SIZE`, e.g. 8GB: the merge that takes it over is its last, and the coordinator\n"+
+		"ends the campaign after that batch, with a checkpoint, to be resumed with more --store-parts (default: no cap)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: actfuzz store --nats URL --part J [flags]\n\n"+
 			"A store process: it keeps part J of the coverage store of the campaigns coordinated on URL with\n"+
@@ -216,6 +218,14 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 	if *part < 0 || *part > 15 {
 		fmt.Fprintln(stderr, "actfuzz store: --part J is needed, 0 to 15")
 		return exitUsage
+	}
+	var memCap int64
+	if *memory != "" {
+		var err error
+		if memCap, err = act.ParseBytes(*memory); err != nil || memCap <= 0 {
+			fmt.Fprintf(stderr, "actfuzz store: --memory %q: want a size such as 8GB\n", *memory)
+			return exitUsage
+		}
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -246,7 +256,7 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 		return exitInternal
 	}
 	defer nc.Close()
-	s, err := cluster.NewStore(nc, cluster.StoreOptions{Part: *part, Campaign: *campaign, Logger: verbosity.logger(stderr)})
+	s, err := cluster.NewStore(nc, cluster.StoreOptions{Part: *part, Campaign: *campaign, Memory: memCap, Logger: verbosity.logger(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz store: %v\n", err)
 		return exitInternal

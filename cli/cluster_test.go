@@ -123,11 +123,50 @@ func TestRunOnCluster(t *testing.T) {
 		{"--store-parts", []string{"run", path, "--store-parts", "2"}},
 		{"--part", []string{"store", "--nats", s.ClientURL()}},
 		{"--nats", []string{"store", "--part", "0"}},
+		{"--memory", []string{"store", "--nats", s.ClientURL(), "--part", "0", "--memory", "12XB"}},
+		{"--memory", []string{"store", "--nats", s.ClientURL(), "--part", "0", "--memory", "0"}},
 	} {
 		code, _, errs := runCLI(context.Background(), tc.args...)
 		if code != exitUsage || !strings.Contains(errs, tc.flag) {
 			t.Errorf("%v: exit %d, want 2 naming %s: %s", tc.args, code, tc.flag, errs)
 		}
+	}
+}
+
+// A store process at its --memory cap ends the campaign after a
+// checkpoint: run exits 3, saying so and how to continue.
+func TestRunStoreCapped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server, a worker host and two store processes")
+	}
+	s := startNATS(t, 0)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for _, args := range [][]string{
+		{"worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet"},
+		{"store", "--nats", s.ClientURL(), "--part", "0", "--quiet"},
+		{"store", "--nats", s.ClientURL(), "--part", "1", "--memory", "1KB", "--quiet"},
+	} {
+		wg.Go(func() {
+			if code, _, errs := runCLI(ctx, args...); code != exitOK {
+				t.Errorf("%v: exit %d: %s", args, code, errs)
+			}
+		})
+	}
+	out := filepath.Join(dir, "out")
+	code, _, errs := runCLI(context.Background(), "run", path, "--out", out, "--nats", s.ClientURL(), "--store-parts", "2", "--quiet")
+	if code != exitInternal || !strings.Contains(errs, "store part 1 holds") || !strings.Contains(errs, "--resume --out "+out) {
+		t.Fatalf("exit %d, want 3 naming the capped part and how to continue: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "coverage", "checkpoint-act.gob")); err != nil {
+		t.Fatalf("no checkpoint: %v", err)
 	}
 }
 

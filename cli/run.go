@@ -250,6 +250,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitUsage
 	}
+	if errors.Is(err, act.ErrStoreCapped) && *out != "" {
+		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with more store parts or a larger cap, continue with: %s run %s --resume --out %s\n",
+			err, rep.Sims, progName(), c.Path, *out)
+		return exitInternal
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitInternal

@@ -227,7 +227,8 @@ func BenchmarkCoordinatorRevisit(b *testing.B) {
 //
 //   - parts: every part's merge of its shares, decoded from their
 //     encoding (the store processes' work, summed over parts), and
-//     part-max, the busiest part's;
+//     part-max, the busiest part's; parts-decode, the decoding of the
+//     shares, which is in parts;
 //
 //   - share: splitting each simulation's states into shares and encoding
 //     them (a worker host's extra work).
@@ -237,7 +238,7 @@ func BenchmarkCoordinatorParts(b *testing.B) {
 	bodies, space := benchResults(b)
 	for _, parts := range []int{2, 4} {
 		b.Run(strconv.Itoa(parts), func(b *testing.B) {
-			var whole, index, partSum, share [2]time.Duration
+			var whole, index, partSum, share, decode [2]time.Duration
 			var partMax [2][]time.Duration
 			for i := range partMax {
 				partMax[i] = make([]time.Duration, parts)
@@ -284,6 +285,7 @@ func BenchmarkCoordinatorParts(b *testing.B) {
 									b.Fatal(err)
 								}
 							}
+							decode[pass] += cpuTime() - c0
 							got, err := p.AddShares(shares, poss, ids)
 							if err != nil {
 								b.Fatal(err)
@@ -332,6 +334,7 @@ func BenchmarkCoordinatorParts(b *testing.B) {
 				b.ReportMetric(ms(partSum[pass]), name+"-parts-ms/sim")
 				b.ReportMetric(ms(slices.Max(partMax[pass])), name+"-part-max-ms/sim")
 				b.ReportMetric(ms(share[pass]), name+"-share-ms/sim")
+				b.ReportMetric(ms(decode[pass]), name+"-parts-decode-ms/sim")
 			}
 			b.ReportMetric(float64(news[0])/sims, "new/sim")
 		})

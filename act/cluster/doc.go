@@ -355,8 +355,13 @@
 // checkpoint once it runs again. A store process that stops serving a
 // campaign gives back the shares it held (nak), and a coordinator makes
 // the part consumers again when it starts, so a share held for a dead
-// coordinator is delivered again at once. Not built yet: a store
-// process's memory budget (the campaign's memory: is not enforced with
-// store parts; a warning says so), and taking over a dead part without
-// the coordinator stopping.
+// coordinator is delivered again at once. A store process's parts can be
+// capped (StoreOptions.Memory, `actfuzz store --memory`): a part cannot
+// coarsen as a whole store does, so the merge that takes it over the cap
+// is its last, and its answer says so (partReply.Capped); Run ends the
+// campaign after that batch with a checkpoint and act.ErrStoreCapped, and
+// it resumes with more parts or a larger cap (TestStorePartCapped). The
+// campaign's memory: is not enforced with store parts (a warning says
+// so). Not built yet: taking over a dead part without the coordinator
+// stopping.
 package cluster

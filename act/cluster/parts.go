@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,11 +169,13 @@ func (e *Executor) MergeParts(ctx context.Context, items []act.PartItem) ([][]co
 	for i := range news {
 		news[i] = make([]coverage.PartNews, n)
 	}
+	capped := make([]string, n)
 	err := e.eachPart(func(j int) error {
 		rep, err := e.callPart(ctx, j, partRequest{Op: opMerge, Seq: seq, Items: perPart[j]})
 		if err != nil {
 			return err
 		}
+		capped[j] = rep.Capped
 		blob := append([]byte(nil), rep.Data...)
 		for c := 1; c < rep.Chunks; c++ {
 			more, err := e.callPart(ctx, j, partRequest{Op: opNews, Seq: seq, Chunk: c})
@@ -203,6 +206,15 @@ func (e *Executor) MergeParts(ctx context.Context, items []act.PartItem) ([][]co
 		return nil, err
 	}
 	e.partSeq = seq
+	var over []string
+	for _, c := range capped {
+		if c != "" {
+			over = append(over, c)
+		}
+	}
+	if over != nil {
+		return news, fmt.Errorf("%w: %s", act.ErrStoreCapped, strings.Join(over, "; "))
+	}
 	return news, nil
 }
 

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -25,13 +26,21 @@ func startStores(t *testing.T, url string, parts int) []*StoreServer {
 // returns them and a function that stops them (as a kill would).
 func startStoresFrom(t *testing.T, url string, from, parts int) ([]*StoreServer, func()) {
 	t.Helper()
+	return startStoresWith(t, url, from, parts, StoreOptions{})
+}
+
+// startStoresWith is startStoresFrom with options (Part, Poll and Logger
+// are set).
+func startStoresWith(t *testing.T, url string, from, parts int, opt StoreOptions) ([]*StoreServer, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	stop := func() { cancel(); wg.Wait() }
 	t.Cleanup(stop)
 	var ss []*StoreServer
 	for j := from; j < parts; j++ {
-		s, err := NewStore(connect(t, url), StoreOptions{Part: j, Poll: 100 * time.Millisecond, Logger: testLogger(t)})
+		opt.Part, opt.Poll, opt.Logger = j, 100*time.Millisecond, testLogger(t)
+		s, err := NewStore(connect(t, url), opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +86,44 @@ func TestStorePartDies(t *testing.T) {
 	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "part-dies", Parts: 2, Resume: true}, nil,
 		act.Options{StoreParts: 2, Resume: true})
 	sameAsLocal(t, "store part died, resumed", ref, rep, refDir, dir)
+}
+
+// A store part over its memory cap ends the campaign after the batch it
+// merged, with a checkpoint and an error that names the part and the cap;
+// with the cap lifted, --resume continues and the campaign ends as the
+// local run does.
+func TestStorePartCapped(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	startStoresFrom(t, s.ClientURL(), 0, 1)
+	capped, stop := startStoresWith(t, s.ClientURL(), 1, 2, StoreOptions{Memory: 1})
+	dir := t.TempDir()
+	nc := connect(t, s.ClientURL())
+	first, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: dir, StoreParts: 2,
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: "part-capped", Parts: 2, Logger: testLogger(t)})
+		}})
+	if !errors.Is(err, act.ErrStoreCapped) || !strings.Contains(err.Error(), "store part 1 holds") || !strings.Contains(err.Error(), "--memory") {
+		t.Fatalf("want the cap of store part 1, got %v", err)
+	}
+	t.Log(err)
+	if first == nil || first.Sims == 0 || first.Sims >= testBudget {
+		t.Fatalf("the capped campaign ran %v simulations", first)
+	}
+	if st := capped[0].Stats(); st.Capped != 1 || st.Merges != 1 {
+		t.Fatalf("store part 1: %+v", st)
+	}
+	saved, err := act.LoadReport(dir, "act")
+	if err != nil || saved.Sims != first.Sims {
+		t.Fatalf("the checkpoint after the cap: %v sims (%v), want %d", saved, err, first.Sims)
+	}
+	stop()
+	startStoresFrom(t, s.ClientURL(), 1, 2)
+	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "part-capped", Parts: 2, Resume: true}, nil,
+		act.Options{StoreParts: 2, Resume: true})
+	sameAsLocal(t, "store part capped, resumed", ref, rep, refDir, dir)
 }
 
 // A campaign whose coverage store is split into parts kept by store

@@ -149,6 +149,9 @@ type partReply struct {
 	// opPool: the pool; opCount: the count.
 	Visits []coverage.Visit
 	Count  uint64
+	// Capped, after a merge: the part is over its memory cap, and this
+	// merge was its last (why, for the user).
+	Capped string
 }
 
 // maxPartMsg bounds a request or reply of the parts' protocol that is
@@ -170,7 +173,15 @@ type StoreOptions struct {
 	// MaxHeld bounds the bytes of shares held waiting for their merge
 	// (default 1 GiB); beyond it a share waits in the stream.
 	MaxHeld int
-	Logger  *slog.Logger
+	// Memory caps the bytes of each part kept (coverage.Store.Bytes; 0:
+	// none). A part cannot coarsen as a whole store does (its pools'
+	// level is the index's), so the merge that takes it over the cap is
+	// its last: its answer says so, the coordinator ends the campaign
+	// after that batch with a checkpoint and an error that names the part
+	// and the cap, and the campaign resumes with more parts or a larger
+	// cap. A part exceeds the cap by at most one merge's growth.
+	Memory int64
+	Logger *slog.Logger
 }
 
 // StoreStats counts what a store process did.
@@ -178,6 +189,7 @@ type StoreStats struct {
 	Merges   int               // merges done
 	Shares   int               // shares merged
 	Stale    int               // shares dropped: their simulation was merged before, or of another coordinator
+	Capped   int               // times a part reached StoreOptions.Memory
 	Rejected map[string]int    // share messages dropped, by reason
 	Refused  map[string]string // campaign id → why it was refused
 }
@@ -363,6 +375,7 @@ type partState struct {
 	store   *coverage.Store // nil until loaded
 	epoch   int64
 	seq     uint64
+	capped  string // why merges are refused: the part is over StoreOptions.Memory
 	news    []byte // the last merge's news
 	newsSum []byte
 	batches []*coverage.Batch // decoded shares, reused
@@ -583,7 +596,7 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 		return err
 	}
 	st.LimitOutOfRange(req.OutOfRange)
-	p.store, p.epoch, p.seq, p.news, p.newsSum = st, req.Epoch, 0, nil, nil
+	p.store, p.epoch, p.seq, p.news, p.newsSum, p.capped = st, req.Epoch, 0, nil, nil, ""
 	p.batches, p.pos = nil, nil
 	// Shares of the coordinator's own states from an earlier coordinator
 	// will never be merged.
@@ -634,6 +647,9 @@ const shareWait = 10 * time.Second
 
 // merge merges the items' shares in order, once they are all here.
 func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
+	if p.capped != "" {
+		return partReply{Err: p.capped}
+	}
 	deadline := time.After(shareWait)
 	found := make([][]byte, len(items))
 	for {
@@ -709,7 +725,17 @@ func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
 	}
 	p.mu.Unlock()
 	p.s.count(func(st *StoreStats) { st.Merges++; st.Shares += len(items) })
-	return p.newsChunk(0)
+	rep := p.newsChunk(0)
+	if limit := p.s.opt.Memory; limit > 0 {
+		if b := int64(p.store.Bytes()); b > limit {
+			p.s.count(func(st *StoreStats) { st.Capped++ })
+			p.s.log.Error("store part at its memory cap: this merge is its last", "campaign", p.id, "part", p.part, "bytes", b, "cap", limit)
+			p.capped = fmt.Sprintf("store part %d holds %d bytes, over its memory cap of %d (actfuzz store --memory): "+
+				"run the campaign again with --resume and more --store-parts, or a larger cap", p.part, b, limit)
+			rep.Capped = p.capped
+		}
+	}
+	return rep
 }
 
 // newsChunk answers chunk i of the last merge's news.

@@ -177,7 +177,8 @@ func (p partReply) appendBinary(b []byte) []byte {
 		b = binary.AppendUvarint(b, v.Config)
 		b = binary.AppendVarint(b, v.At)
 	}
-	return binary.AppendUvarint(b, p.Count)
+	b = binary.AppendUvarint(b, p.Count)
+	return appendString(b, p.Capped)
 }
 
 func decodePartReply(data []byte) (partReply, error) {
@@ -199,5 +200,6 @@ func decodePartReply(data []byte) (partReply, error) {
 		}
 	}
 	p.Count = r.uvarint()
+	p.Capped = r.str()
 	return p, r.done()
 }
