@@ -170,6 +170,98 @@ func TestRunStoreCapped(t *testing.T) {
 	}
 }
 
+// A store process that stops mid-campaign and is started again takes its
+// part over without the coordinator stopping: run continues from its
+// checkpoint (here, before the first, from the start) and ends as a
+// local run does.
+func TestRunStorePartRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server, a worker host and three store processes")
+	}
+	s := startNATS(t, 0)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("ccai: [reno]\nbytes: 200000\nbudget: 2400\nwindow: 64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	summary := func(stdout string) string {
+		var v struct {
+			Report struct {
+				Sims    int               `json:"sims"`
+				Regions map[string]uint64 `json:"regions"`
+			} `json:"report"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+			t.Fatalf("%v: %s", err, stdout)
+		}
+		b, _ := json.Marshal(v.Report)
+		return string(b)
+	}
+	t0 := time.Now()
+	code, local, errs := runCLI(context.Background(), "run", path, "--out", filepath.Join(dir, "local"), "--lag", "3", "--isolate=false", "--quiet", "--json")
+	t.Logf("local run: %v", time.Since(t0))
+	if code != exitOK {
+		t.Fatalf("local run: exit %d: %s", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	serve := func(ctx context.Context, args ...string) {
+		wg.Go(func() {
+			if code, _, errs := runCLI(ctx, args...); code != exitOK {
+				t.Errorf("%v: exit %d: %s", args, code, errs)
+			}
+		})
+	}
+	serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
+	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
+	ctx1, stop1 := context.WithCancel(ctx)
+	serve(ctx1, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
+	// Store part 1 stops once it has merged two batches (its consumer's
+	// ack floor), and starts again at once, without its part.
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if mergedByPart1(s) >= 128 {
+				break
+			}
+		}
+		stop1()
+		serve(ctx, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
+	}()
+	code, cl, errs := runCLI(context.Background(), "run", path, "--out", filepath.Join(dir, "cluster"), "--nats", s.ClientURL(), "--lag", "3", "--store-parts", "2", "--json")
+	if code != exitOK || !strings.Contains(errs, "store part lost") || !strings.Contains(errs, "continuing from the last checkpoint") {
+		t.Fatalf("exit %d, want 0 after taking the part over: %s", code, errs)
+	}
+	if a, b := summary(local), summary(cl); a != b {
+		t.Fatalf("local %s\nwith a store part restarted %s", a, b)
+	}
+}
+
+// mergedByPart1 is how many shares store part 1 has acked (merged).
+func mergedByPart1(s *server.Server) uint64 {
+	info, err := s.Jsz(&server.JSzOptions{Accounts: true, Streams: true, Consumer: true})
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	for _, a := range info.AccountDetails {
+		for _, st := range a.Streams {
+			for _, c := range st.Consumer {
+				if c != nil && c.Name == "part-1" {
+					n += c.AckFloor.Consumer
+				}
+			}
+		}
+	}
+	return n
+}
+
 // startNATS starts an embedded JetStream server on a free port (maxPayload
 // 0: the server's default), shut down when the test ends.
 func startNATS(t *testing.T, maxPayload int32) *server.Server {

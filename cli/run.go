@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -242,7 +244,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		opt.Progress = pr.update
 	}
 	setMemoryLimit(c, mem)
-	rep, err := act.Run(ctx, c, opt)
+	rep, err := runRecovering(ctx, c, &opt, infoWriter(*quiet, stderr))
 	pr.done()
 	if errors.Is(err, act.ErrCampaignChanged) || errors.Is(err, act.ErrSubjectLacks) || errors.Is(err, cluster.ErrHeaderTooLarge) {
 		// ErrHeaderTooLarge: a campaign file over the NATS server's
@@ -378,6 +380,39 @@ func setMemoryLimit(c *act.Campaign, flag int64) {
 	if m > 0 {
 		debug.SetMemoryLimit(m / 10 * act.RuntimeShare)
 	}
+}
+
+// maxPartRecoveries bounds how many times one `run` continues from its
+// checkpoint after losing a store part (a crash loop stops it).
+const maxPartRecoveries = 10
+
+// runRecovering is act.Run, continued from the last checkpoint (in a new
+// Executor) when a store part is lost: a store process that died and
+// was restarted, by hand or by a supervisor, takes its part over without
+// the coordinator stopping (the part is loaded again from the
+// checkpoint, and what was merged after it runs again: the results are
+// those of an uninterrupted run). Without a checkpoint yet, the campaign
+// starts again. opt is a pointer because the Executor's constructor
+// (clusterRun) reads its Resume.
+func runRecovering(ctx context.Context, c *act.Campaign, opt *act.Options, info io.Writer) (*act.Report, error) {
+	start := time.Now()
+	rep, err := act.Run(ctx, c, *opt)
+	for tries := 1; errors.Is(err, cluster.ErrPartLost) && ctx.Err() == nil && opt.Out != ""; tries++ {
+		if tries > maxPartRecoveries {
+			return rep, fmt.Errorf("%w (%d times in this run; continue with --resume)", err, maxPartRecoveries)
+		}
+		if opt.Duration > 0 {
+			if opt.Duration -= time.Since(start); opt.Duration <= 0 {
+				return rep, err
+			}
+			start = time.Now()
+		}
+		opt.Resume = slices.Contains(act.CheckpointMethods(opt.Out), cmp.Or(opt.Method, "act"))
+		fmt.Fprintf(info, "actfuzz run: %v\nactfuzz run: continuing from the last checkpoint once a store process serves the part (%d of %d)\n",
+			err, tries, maxPartRecoveries)
+		rep, err = act.Run(ctx, c, *opt)
+	}
+	return rep, err
 }
 
 // printStore says how the store kept to its memory budget.

@@ -349,10 +349,17 @@
 //
 // Failures. A merge the parts began is finished even if the campaign is
 // interrupted, and so is a selection's pool draw, so the last checkpoint
-// can be written. A store process that dies loses its part: the
-// coordinator stops (exit 3) with an error naming the part, after two
-// minutes without an answer; `run --resume` continues from the last
-// checkpoint once it runs again. A store process that stops serving a
+// can be written. A store process that dies loses its part: Run stops
+// with ErrPartLost, naming the part, when the part answers that it has
+// none (the process restarted) or after Options.PartTimeout (two
+// minutes) without an answer. `run` then continues by itself from the
+// last checkpoint, as --resume does, with a new Executor that loads the
+// parts again once a process serves the part (it waits, and says so
+// every 10 s): a store process restarted by hand or by a supervisor takes
+// its part over without the coordinator stopping, and what was merged
+// after the checkpoint runs again, with the results of an uninterrupted
+// run (TestStorePartDies; cli's TestRunStorePartRestarted), at most 10
+// times per `run`. A store process that stops serving a
 // campaign gives back the shares it held (nak), and a coordinator makes
 // the part consumers again when it starts, so a share held for a dead
 // coordinator is delivered again at once. A store process's parts can be
@@ -362,6 +369,5 @@
 // campaign after that batch with a checkpoint and act.ErrStoreCapped, and
 // it resumes with more parts or a larger cap (TestStorePartCapped). The
 // campaign's memory: is not enforced with store parts (a warning says
-// so). Not built yet: taking over a dead part without the coordinator
-// stopping.
+// so).
 package cluster

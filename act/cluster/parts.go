@@ -27,6 +27,13 @@ var _ act.StoreParts = (*Executor)(nil)
 // StoreParts implements act.StoreParts.
 func (e *Executor) StoreParts() int { return e.opt.Parts }
 
+// ErrPartLost says that a store part is gone: its process does not
+// answer, or answers that it has no part (it restarted). The campaign
+// continues from its last checkpoint once a process serves the part
+// again (`run` does so by itself: act.Options.Resume with a new
+// Executor).
+var ErrPartLost = errors.New("store part lost")
+
 // callPart sends a request to store part j and returns its answer. It
 // asks again while no store process answers (none started yet: it logs
 // so every 10 s; for at most Options.PartTimeout but on a load, when the
@@ -52,6 +59,9 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 				return rep, fmt.Errorf("store part %d: %s: %w", j, req.Op, err)
 			}
 			if !rep.Missing {
+				if rep.NotLoaded {
+					return rep, fmt.Errorf("store part %d: %s: %w: %s", j, req.Op, ErrPartLost, rep.Err)
+				}
 				if rep.Err != "" {
 					return rep, fmt.Errorf("store part %d: %s: %s", j, req.Op, rep.Err)
 				}
@@ -64,8 +74,8 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 			return rep, ctx.Err()
 		case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
 			if req.Op != opLoad && time.Since(start) > e.opt.PartTimeout {
-				return rep, fmt.Errorf("store part %d: %s: no answer for %v (is `actfuzz store --part %d` running? then run again with --resume): %w",
-					j, req.Op, e.opt.PartTimeout, j, err)
+				return rep, fmt.Errorf("store part %d: %s: %w: no answer for %v (is `actfuzz store --part %d` running?): %w",
+					j, req.Op, ErrPartLost, e.opt.PartTimeout, j, err)
 			}
 			if time.Since(logged) > 10*time.Second {
 				e.log.Warn("waiting for a store process", "part", j, "op", req.Op, "err", err,

@@ -152,6 +152,9 @@ type partReply struct {
 	// Capped, after a merge: the part is over its memory cap, and this
 	// merge was its last (why, for the user).
 	Capped string
+	// NotLoaded: the process has no part to answer from (it restarted,
+	// and lost it).
+	NotLoaded bool
 }
 
 // maxPartMsg bounds a request or reply of the parts' protocol that is
@@ -533,7 +536,9 @@ func (p *partState) handle(ctx context.Context, req partRequest) partReply {
 		return partReply{}
 	}
 	if p.store == nil {
-		return fail("not loaded: this store process has no part of campaign %s (it started after the coordinator loaded the parts, or restarted)", p.id)
+		rep := fail("not loaded: this store process has no part of campaign %s (it started after the coordinator loaded the parts, or restarted)", p.id)
+		rep.NotLoaded = true
+		return rep
 	}
 	if req.Epoch != p.epoch {
 		return fail("loaded by another coordinator of campaign %s", p.id)

@@ -178,7 +178,8 @@ func (p partReply) appendBinary(b []byte) []byte {
 		b = binary.AppendVarint(b, v.At)
 	}
 	b = binary.AppendUvarint(b, p.Count)
-	return appendString(b, p.Capped)
+	b = appendString(b, p.Capped)
+	return appendBool(b, p.NotLoaded)
 }
 
 func decodePartReply(data []byte) (partReply, error) {
@@ -201,5 +202,6 @@ func decodePartReply(data []byte) (partReply, error) {
 	}
 	p.Count = r.uvarint()
 	p.Capped = r.str()
+	p.NotLoaded = r.bool()
 	return p, r.done()
 }

@@ -23,7 +23,7 @@ func wireRequests() []partRequest {
 func wireReplies() []partReply {
 	return []partReply{
 		{},
-		{Err: "not loaded", Missing: true},
+		{Err: "not loaded", Missing: true, NotLoaded: true},
 		{Size: 1 << 30, Sum: bytes.Repeat([]byte{1}, 32), Chunks: 3, Data: []byte{0, 1, 2}},
 		{Visits: []coverage.Visit{{Config: 5, At: 1 << 41}, {Config: 1<<64 - 1, At: -3}}},
 		{Count: 1<<64 - 1},
@@ -77,7 +77,7 @@ func TestPartWire(t *testing.T) {
 			t.Errorf("%s: decoded %+v", name, q)
 		}
 	}
-	if p, err := decodePartReply([]byte{0, 2, 0, 0, 0, 0, 0, 0, 0}); err == nil {
+	if p, err := decodePartReply([]byte{0, 2, 0, 0, 0, 0, 0, 0, 0, 0}); err == nil {
 		t.Errorf("Missing 2 decoded: %+v", p)
 	}
 	if p, err := decodePartReply(append([]byte{0, 0, 0, 0, 0, 0}, huge...)); err == nil {
