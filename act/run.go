@@ -552,6 +552,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 	}
 	for {
+		if storeCapped != nil {
+			// The merge that took a part over its cap (a batch's, or
+			// the symbolic step's) was its last.
+			interrupted = true
+			break
+		}
 		// Keep Lag batches ahead of the merged prefix.
 		for cl.len() < min(opt.Budget-charged(), rep.Sims+opt.Lag*batchSize) {
 			n := min(batchSize, opt.Budget-charged()-cl.len())
@@ -716,10 +722,6 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		if err := checkpoint(); err != nil {
 			return rep, err
-		}
-		if storeCapped != nil {
-			interrupted = true
-			break
 		}
 		if opt.Out != "" && time.Since(lastStatus) >= StatusEvery {
 			if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
