@@ -163,6 +163,9 @@ func TestStorePartsMatchLocal(t *testing.T) {
 		if st.Stats().Merges == 0 {
 			t.Errorf("store part %d merged nothing", j)
 		}
+		if st.Stats().DecodedAhead == 0 {
+			t.Errorf("store part %d decoded no share as it arrived", j)
+		}
 	}
 	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Results != testBudget {
 		t.Fatalf("%+v", st)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,12 +190,13 @@ type StoreOptions struct {
 
 // StoreStats counts what a store process did.
 type StoreStats struct {
-	Merges   int               // merges done
-	Shares   int               // shares merged
-	Stale    int               // shares dropped: their simulation was merged before, or of another coordinator
-	Capped   int               // times a part reached StoreOptions.Memory
-	Rejected map[string]int    // share messages dropped, by reason
-	Refused  map[string]string // campaign id → why it was refused
+	Merges       int               // merges done
+	Shares       int               // shares merged
+	Stale        int               // shares dropped: their simulation was merged before, or of another coordinator
+	DecodedAhead int               // shares decoded as they arrived, before their merge
+	Capped       int               // times a part reached StoreOptions.Memory
+	Rejected     map[string]int    // share messages dropped, by reason
+	Refused      map[string]string // campaign id → why it was refused
 }
 
 // StoreServer is a store process: it keeps part Part of the coverage
@@ -352,6 +354,16 @@ type candidate struct {
 	sum  [32]byte
 	data []byte
 	msgs []jetstream.Msg
+	// The share decoded, once: by the receiving goroutine as it arrives,
+	// when the part is loaded (off the merge's path: decoding is a fifth
+	// to a quarter of a part's work per simulation,
+	// BenchmarkCoordinatorParts), else by its merge.
+	once    sync.Once
+	batch   *coverage.Batch
+	pos     []uint32
+	err     error
+	extra   int  // the decoded batch's bytes, counted in held
+	dropped bool // merged or given back (p.mu)
 }
 
 // pieces are the pieces of a share received so far.
@@ -370,10 +382,16 @@ type partState struct {
 
 	mu      sync.Mutex
 	arrived chan struct{} // closed and replaced when a share arrives
-	shares  map[string][]candidate
+	shares  map[string][]*candidate
 	pieces  map[string]*pieces // by key and SHA-256
 	held    int
 	below   int // every worker share of an index below was merged
+	// newBatch makes the batches shares are decoded into (the loaded
+	// part's; nil before the first load), and free keeps merged ones for
+	// reuse: decoding into fresh batches costs as much as the merge.
+	newBatch func() *coverage.Batch
+	free     []*coverage.Batch
+	decoding chan struct{} // a slot per decoding goroutine
 
 	store   *coverage.Store // nil until loaded
 	epoch   int64
@@ -381,15 +399,42 @@ type partState struct {
 	capped  string // why merges are refused: the part is over StoreOptions.Memory
 	news    []byte // the last merge's news
 	newsSum []byte
-	batches []*coverage.Batch // decoded shares, reused
-	pos     [][]uint32
+}
+
+// maxFreeBatches and maxFreeBatch bound the merged batches a part keeps
+// for reuse: a batch keeps the memory of the largest share it held.
+const (
+	maxFreeBatches = 512
+	maxFreeBatch   = 4 << 20
+)
+
+// decode decodes c once, into a batch of newBatch's or of the free list.
+func (p *partState) decode(c *candidate, newBatch func() *coverage.Batch) {
+	c.once.Do(func() {
+		p.mu.Lock()
+		if n := len(p.free); n > 0 {
+			c.batch, p.free = p.free[n-1], p.free[:n-1]
+		}
+		p.mu.Unlock()
+		if c.batch == nil {
+			c.batch = newBatch()
+		}
+		c.pos, c.err = c.batch.UnmarshalShare(c.data, nil)
+		p.mu.Lock()
+		if !c.dropped {
+			c.extra = c.batch.Bytes()
+			p.held += c.extra
+		}
+		p.mu.Unlock()
+	})
 }
 
 // serveCampaign keeps the campaign's part: it receives the shares on the
 // part's consumer and answers the coordinator's requests, one at a time.
 func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
 	ps := &partState{s: s, id: id, part: s.opt.Part, payload: max(int(s.nc.MaxPayload())-partHeadroom, 1024),
-		arrived: make(chan struct{}), shares: map[string][]candidate{}, pieces: map[string]*pieces{}}
+		arrived: make(chan struct{}), shares: map[string][]*candidate{}, pieces: map[string]*pieces{},
+		decoding: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	cons, err := s.js.Consumer(ctx, statesStream(id), partConsumer(s.opt.Part))
 	if err != nil {
 		return fmt.Errorf("the states consumer: %w", err)
@@ -456,8 +501,29 @@ func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
 	}
 }
 
-// receive keeps a share until its merge.
+// receive keeps a share until its merge, and decodes it: on a goroutine
+// of its own while fewer than GOMAXPROCS decode, so that receiving goes
+// on; else here.
 func (p *partState) receive(m jetstream.Msg) {
+	c, newBatch := p.keep(m)
+	if c == nil || newBatch == nil {
+		return
+	}
+	p.s.count(func(st *StoreStats) { st.DecodedAhead++ })
+	select {
+	case p.decoding <- struct{}{}:
+		go func() {
+			defer func() { <-p.decoding }()
+			p.decode(c, newBatch)
+		}()
+	default:
+		p.decode(c, newBatch)
+	}
+}
+
+// keep holds m's share, or piece, until its merge: it returns the share
+// if it is new, and the part's batch maker.
+func (p *partState) keep(m jetstream.Msg) (*candidate, func() *coverage.Batch) {
 	key := m.Headers().Get(hdrShare)
 	reject := func(reason string) {
 		p.s.count(func(st *StoreStats) { st.Rejected[reason]++ })
@@ -465,29 +531,29 @@ func (p *partState) receive(m jetstream.Msg) {
 	}
 	if m.Headers().Get(hdrCampaign) != p.id {
 		reject("another campaign")
-		return
+		return nil, nil
 	}
 	if key == "" || len(key) > 64 {
 		reject("no share key")
-		return
+		return nil, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if i, err := strconv.Atoi(strings.TrimPrefix(key, "i")); err == nil && key[0] == 'i' && i < p.below {
 		p.s.count(func(st *StoreStats) { st.Stale++ })
 		_ = m.Ack()
-		return
+		return nil, nil
 	}
 	if p.held+len(m.Data()) > p.s.opt.MaxHeld {
 		_ = m.NakWithDelay(time.Second)
-		return
+		return nil, nil
 	}
-	c := candidate{data: m.Data(), msgs: []jetstream.Msg{m}}
+	c := &candidate{data: m.Data(), msgs: []jetstream.Msg{m}}
 	if hp := m.Headers().Get(hdrPart); hp != "" {
 		var i, n int
 		if _, err := fmt.Sscanf(hp, "%d/%d", &i, &n); err != nil || n < 2 || n > maxSharePieces || i < 0 || i >= n {
 			reject("malformed piece")
-			return
+			return nil, nil
 		}
 		pk := key + "|" + m.Headers().Get(hdrShareSum)
 		ps := p.pieces[pk]
@@ -499,31 +565,32 @@ func (p *partState) receive(m jetstream.Msg) {
 			// A piece again: redelivered (held past AckWait) or
 			// published twice. The one held is acked with its share.
 			ps.msgs = append(ps.msgs, m)
-			return
+			return nil, nil
 		}
 		ps.data[i], ps.got = m.Data(), ps.got+1
 		ps.msgs = append(ps.msgs, m)
 		p.held += len(m.Data())
 		if ps.got < n {
-			return
+			return nil, nil
 		}
 		delete(p.pieces, pk)
 		p.held -= len(bytes.Join(ps.data, nil))
-		c = candidate{data: bytes.Join(ps.data, nil), msgs: ps.msgs}
+		c = &candidate{data: bytes.Join(ps.data, nil), msgs: ps.msgs}
 	}
 	c.sum = sha256.Sum256(c.data)
-	for i := range p.shares[key] {
-		if held := &p.shares[key][i]; held.sum == c.sum {
+	for _, held := range p.shares[key] {
+		if held.sum == c.sum {
 			// The same share again (held past AckWait, or a chunk run
 			// twice): acked with the one held.
 			held.msgs = append(held.msgs, c.msgs...)
-			return
+			return nil, nil
 		}
 	}
 	p.shares[key] = append(p.shares[key], c)
 	p.held += len(c.data)
 	close(p.arrived)
 	p.arrived = make(chan struct{})
+	return c, p.newBatch
 }
 
 // handle answers one request.
@@ -602,7 +669,9 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	}
 	st.LimitOutOfRange(req.OutOfRange)
 	p.store, p.epoch, p.seq, p.news, p.newsSum, p.capped = st, req.Epoch, 0, nil, nil, ""
-	p.batches, p.pos = nil, nil
+	p.mu.Lock()
+	p.newBatch = st.NewBatch
+	p.mu.Unlock()
 	// Shares of the coordinator's own states from an earlier coordinator
 	// will never be merged.
 	p.mu.Lock()
@@ -632,16 +701,22 @@ func (p *partState) release() {
 			_ = m.Nak()
 		}
 	}
-	p.shares, p.pieces, p.held = map[string][]candidate{}, map[string]*pieces{}, 0
+	for _, cs := range p.shares {
+		for _, c := range cs {
+			c.dropped = true
+		}
+	}
+	p.shares, p.pieces, p.held = map[string][]*candidate{}, map[string]*pieces{}, 0
 }
 
 // drop acks and forgets the candidates of key (p.mu held).
-func (p *partState) drop(key string, cs []candidate) {
+func (p *partState) drop(key string, cs []*candidate) {
 	for _, c := range cs {
 		for _, m := range c.msgs {
 			_ = m.Ack()
 		}
-		p.held -= len(c.data)
+		p.held -= len(c.data) + c.extra
+		c.dropped, c.extra = true, 0
 	}
 	delete(p.shares, key)
 }
@@ -656,7 +731,7 @@ func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
 		return partReply{Err: p.capped}
 	}
 	deadline := time.After(shareWait)
-	found := make([][]byte, len(items))
+	found := make([]*candidate, len(items))
 	for {
 		p.mu.Lock()
 		missing := 0
@@ -666,7 +741,7 @@ func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
 			}
 			for _, c := range p.shares[it.Key] {
 				if bytes.Equal(c.sum[:], it.Sum) {
-					found[i] = c.data
+					found[i] = c
 				}
 			}
 			if found[i] == nil {
@@ -686,20 +761,16 @@ func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
 			return partReply{Err: ctx.Err().Error()}
 		}
 	}
-	// The batches are reused from merge to merge: decoding into fresh
-	// ones cost as much as the merge.
-	for len(p.batches) < len(items) {
-		p.batches = append(p.batches, p.store.NewBatch())
-		p.pos = append(p.pos, nil)
-	}
-	bs, pos := p.batches[:len(items)], p.pos[:len(items)]
+	// Most shares were decoded as they arrived; the others are now.
+	bs, pos := make([]*coverage.Batch, len(items)), make([][]uint32, len(items))
 	ids := make([]uint64, len(items))
 	for i, it := range items {
-		var err error
-		if pos[i], err = bs[i].UnmarshalShare(found[i], pos[i]); err != nil {
-			return partReply{Err: fmt.Sprintf("share %s: %v", it.Key, err)}
+		c := found[i]
+		p.decode(c, p.store.NewBatch)
+		if c.err != nil {
+			return partReply{Err: fmt.Sprintf("share %s: %v", it.Key, c.err)}
 		}
-		ids[i] = it.Config
+		bs[i], pos[i], ids[i] = c.batch, c.pos, it.Config
 	}
 	news, err := p.store.AddShares(bs, pos, ids)
 	if err != nil {
@@ -715,6 +786,12 @@ func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
 	p.seq++
 	p.news, p.newsSum = blob, sum[:]
 	p.mu.Lock()
+	for _, c := range found {
+		if len(p.free) < maxFreeBatches && c.batch.Bytes() <= maxFreeBatch {
+			p.free = append(p.free, c.batch)
+		}
+		c.batch = nil
+	}
 	for _, it := range items {
 		p.drop(it.Key, p.shares[it.Key])
 		if i, err := strconv.Atoi(strings.TrimPrefix(it.Key, "i")); err == nil && it.Key[0] == 'i' && i >= p.below {

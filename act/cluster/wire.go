@@ -11,8 +11,8 @@ import (
 // The binary encoding of the store parts' protocol (partRequest,
 // partReply). A selection asks a part for a pool once or twice per
 // configuration: with gob, whose fresh encoder per message sends its type
-// descriptions every time, a pool request and its answer cost 0.19 ms of
-// CPU (BenchmarkPartWire), as much as the selection itself. Every field
+// descriptions every time, a pool request and its answer cost 0.09 ms of
+// CPU, against 0.9 µs in this encoding (BenchmarkPartWire). Every field
 // is written in the order of its struct: integers as (zig-zag) uvarints,
 // strings and byte slices after their length, booleans as one byte,
 // slices after their count.
