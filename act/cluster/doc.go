@@ -257,16 +257,25 @@
 // store; most states of a young campaign are new), the parts' requests
 // 0.5, receipt 0.13 (1.1 when results carried their states), selection
 // with its pool requests 0.2, checkpoints 0.9. As new states grow
-// rare, merge and requests shrink toward their per-batch floor; what then
-// remains per simulation is selection, receipt and Run's loop, about 0.5
-// ms (an estimate: 2% of a 26 ms simulation, about 50 worker cores per
-// coordinator core, short of the 1% of 100). Run also waits for the parts
-// to merge each batch before it selects the next (their pools must be those
-// of the merged prefix), so a campaign's rate is at most 64 simulations per
+// rare, merge and requests shrink toward their per-batch floor. Measured
+// in an older campaign (bench/cluster-aged.sh with 1 MB flows, between
+// simulations 20,000 and 30,000, 212 new states a simulation), the
+// coordinator with two parts costs 0.89 ms a simulation besides its
+// resume's loading (a whole store 1.30): selection 0.21 (0.12 of it the
+// gradient's scan of the profile, which grows with the campaign), the
+// index's merge 0.20, checkpoints 0.12, the NATS client 0.08, receipt
+// 0.01. Against a 26 ms simulation that is 3.4%: one coordinator core
+// feeds about 30 worker cores, short of the 1% (100) asked. Before this
+// measurement the gradient sorted every profile sample and the parts'
+// protocol was gob: 2.16 ms. Run also waits for the parts to merge each
+// batch before it selects the next (their pools must be those of the
+// merged prefix), so a campaign's rate is at most 64 simulations per
 // (part merge + index merge + selection) of a batch (Stats.PartMergeWait:
-// 0.38 s a batch for two parts sharing 2 cores with a host and the
-// coordinator, about 170 simulations a second): more parts, more cores
-// per part, or pools versioned so that the parts merge ahead, shorten it.
+// 0.34–0.41 s a batch for two parts sharing 2 cores with a host and the
+// coordinator, 150–190 simulations a second; shares are decoded as they
+// arrive, off that path): more parts, more cores per part and for the
+// coordinator's index (both merge on all their cores), or pools versioned
+// so that the parts merge ahead, shorten it.
 //
 // # Store parts
 //
