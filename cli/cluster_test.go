@@ -139,27 +139,11 @@ func TestRunStoreCapped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server, a worker host and two store processes")
 	}
-	s := startNATS(t, 0)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(path, []byte("ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	for _, args := range [][]string{
-		{"worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet"},
-		{"store", "--nats", s.ClientURL(), "--part", "0", "--quiet"},
-		{"store", "--nats", s.ClientURL(), "--part", "1", "--memory", "1KB", "--quiet"},
-	} {
-		wg.Go(func() {
-			if code, _, errs := runCLI(ctx, args...); code != exitOK {
-				t.Errorf("%v: exit %d: %s", args, code, errs)
-			}
-		})
-	}
+	s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\n")
+	dir := filepath.Dir(path)
+	serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
+	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
+	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "1", "--memory", "1KB", "--quiet")
 	out := filepath.Join(dir, "out")
 	code, _, errs := runCLI(context.Background(), "run", path, "--out", out, "--nats", s.ClientURL(), "--store-parts", "2", "--quiet")
 	if code != exitInternal || !strings.Contains(errs, "store part 1 holds") || !strings.Contains(errs, "--resume --out "+out) {
@@ -178,12 +162,8 @@ func TestRunStorePartRestarted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server, a worker host and three store processes")
 	}
-	s := startNATS(t, 0)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(path, []byte("ccai: [reno]\nbytes: 200000\nbudget: 2400\nwindow: 64\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 2400\nwindow: 64\n")
+	dir := filepath.Dir(path)
 	summary := func(stdout string) string {
 		var v struct {
 			Report struct {
@@ -202,17 +182,6 @@ func TestRunStorePartRestarted(t *testing.T) {
 	t.Logf("local run: %v", time.Since(t0))
 	if code != exitOK {
 		t.Fatalf("local run: exit %d: %s", code, errs)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	serve := func(ctx context.Context, args ...string) {
-		wg.Go(func() {
-			if code, _, errs := runCLI(ctx, args...); code != exitOK {
-				t.Errorf("%v: exit %d: %s", args, code, errs)
-			}
-		})
 	}
 	serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
 	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
@@ -241,6 +210,32 @@ func TestRunStorePartRestarted(t *testing.T) {
 	if a, b := summary(local), summary(cl); a != b {
 		t.Fatalf("local %s\nwith a store part restarted %s", a, b)
 	}
+}
+
+// cliCluster starts an embedded NATS server and writes the campaign src
+// to c.yaml in a temporary directory (its path); serve runs a command
+// that must exit 0 when its context ends, and ctx ends with the test.
+func cliCluster(t *testing.T, src string) (s *server.Server, path string, ctx context.Context, serve func(ctx context.Context, args ...string)) {
+	t.Helper()
+	s = startNATS(t, 0)
+	path = filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	serve = func(ctx context.Context, args ...string) {
+		wg.Go(func() {
+			if code, _, errs := runCLI(ctx, args...); code != exitOK {
+				t.Errorf("%v: exit %d: %s", args, code, errs)
+			}
+		})
+	}
+	return s, path, ctx, serve
 }
 
 // mergedByPart1 is how many shares store part 1 has acked (merged).

@@ -24,26 +24,24 @@ type wireReader struct {
 	err error
 }
 
-var errWire = errors.New("malformed message")
-
-func (r *wireReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
+// newWireReader reads data, refused beyond maxPartMsg.
+func newWireReader(data []byte) *wireReader {
+	if len(data) > maxPartMsg {
+		return &wireReader{err: fmt.Errorf("message of %d bytes", len(data))}
 	}
-	x, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = errWire
-		return 0
-	}
-	r.b = r.b[n:]
-	return x
+	return &wireReader{b: data}
 }
 
-func (r *wireReader) varint() int64 {
+var errWire = errors.New("malformed message")
+
+func (r *wireReader) uvarint() uint64 { return readVarint(r, binary.Uvarint) }
+func (r *wireReader) varint() int64   { return readVarint(r, binary.Varint) }
+
+func readVarint[T uint64 | int64](r *wireReader, read func([]byte) (T, int)) T {
 	if r.err != nil {
 		return 0
 	}
-	x, n := binary.Varint(r.b)
+	x, n := read(r.b)
 	if n <= 0 {
 		r.err = errWire
 		return 0
@@ -139,10 +137,7 @@ func (q partRequest) appendBinary(b []byte) []byte {
 
 func decodePartRequest(data []byte) (partRequest, error) {
 	var q partRequest
-	if len(data) > maxPartMsg {
-		return q, fmt.Errorf("message of %d bytes", len(data))
-	}
-	r := wireReader{b: data}
+	r := newWireReader(data)
 	q.Op = r.str()
 	q.Epoch = r.varint()
 	q.Seq = r.uvarint()
@@ -184,10 +179,7 @@ func (p partReply) appendBinary(b []byte) []byte {
 
 func decodePartReply(data []byte) (partReply, error) {
 	var p partReply
-	if len(data) > maxPartMsg {
-		return p, fmt.Errorf("message of %d bytes", len(data))
-	}
-	r := wireReader{b: data}
+	r := newWireReader(data)
 	p.Err = r.str()
 	p.Missing = r.bool()
 	p.Size = r.int()
