@@ -402,10 +402,11 @@ type partState struct {
 }
 
 // maxFreeBatches and maxFreeBatch bound the merged batches a part keeps
-// for reuse: a batch keeps the memory of the largest share it held.
+// for reuse (at most 256 MiB): a batch keeps the memory of the largest
+// share it held.
 const (
-	maxFreeBatches = 512
-	maxFreeBatch   = 4 << 20
+	maxFreeBatches = 256
+	maxFreeBatch   = 1 << 20
 )
 
 // decode decodes c once, into a batch of newBatch's or of the free list.
