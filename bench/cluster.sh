@@ -10,7 +10,7 @@
 #   CAMPAIGN=examples/make-run.yaml BUDGET=512 LAG=8 bench/cluster.sh 1 2
 #   BIN=/tmp/actfuzz-main bench/cluster.sh 1 2 4   # another build (before/after)
 #   PROCS=2 bench/cluster.sh 1                      # one host of two slots
-#   PROFILE=/tmp/prof bench/cluster.sh 1            # CPU profiles: /tmp/prof/coord-N.pprof (and store-N-J.pprof)
+#   PROFILE=/tmp/prof bench/cluster.sh 1            # CPU profiles: /tmp/prof/coord-N.pprof, host-N-I.pprof (the host process, not its workers) and store-N-J.pprof
 #   KEEP=/tmp/logs bench/cluster.sh 1               # keep the logs, at level debug: /tmp/logs/{host-N-i,coord-N,nats}.log
 #   PARTS=2 bench/cluster.sh 1 2                    # the store in 2 parts: `run --store-parts 2`, 2 `actfuzz store` processes
 #
@@ -83,7 +83,9 @@ for n in "$@"; do
 	hp=()
 	for i in $(seq "$n"); do
 		# /usr/bin/time counts the host and its worker processes.
-		/usr/bin/time -f 'cpu %U %S' -o "$tmp/host-$n-$i.time" "$BIN" worker --nats "$URL" --procs "$PROCS" --quiet "${debug[@]}" 2>"$tmp/host-$n-$i.log" &
+		hprof=()
+		[ -z "$PROFILE" ] || { mkdir -p "$PROFILE"; hprof=(--cpuprofile "$PROFILE/host-$n-$i.pprof"); }
+		/usr/bin/time -f 'cpu %U %S' -o "$tmp/host-$n-$i.time" "$BIN" worker --nats "$URL" --procs "$PROCS" --quiet "${debug[@]}" "${hprof[@]}" 2>"$tmp/host-$n-$i.log" &
 		hp+=($!)
 		pids+=($!)
 	done

@@ -107,6 +107,7 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("worker-memory", "1G", "memory limit of a worker process: bytes, or with a K, M or G suffix")
 	watchdog := fs.Duration("watchdog", 0, "wall-clock time after which a simulation counts as hung (0: 60 s or 50× the median simulation time, whichever is larger)")
+	cpuProfile := fs.String("cpuprofile", "", "write the host process's CPU profile (go tool pprof) to `FILE` (not its worker processes')")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: actfuzz worker --nats URL [--procs N] [--subject native|ns3|gvisor] [flags]\n\n"+
 			"A worker host: it pulls the configurations of the campaigns coordinated on URL (actfuzz run --nats URL)\n"+
@@ -139,6 +140,14 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "actfuzz worker: --campaign: %v\n", err)
 			return exitUsage
 		}
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "actfuzz worker: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer stop()
 	}
 	iso, ok := (&isolateFlags{watchdog: watchdog, memory: memory}).options("worker", stderr)
 	if !ok {
