@@ -141,14 +141,11 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 			return exitUsage
 		}
 	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(stderr, "actfuzz worker: --cpuprofile: %v\n", err)
-			return exitUsage
-		}
-		defer stop()
+	stopProfile, ok := startCPUProfile("worker", *cpuProfile, stderr)
+	if !ok {
+		return exitUsage
 	}
+	defer stopProfile()
 	iso, ok := (&isolateFlags{watchdog: watchdog, memory: memory}).options("worker", stderr)
 	if !ok {
 		return exitUsage
@@ -236,14 +233,11 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(stderr, "actfuzz store: --cpuprofile: %v\n", err)
-			return exitUsage
-		}
-		defer stop()
+	stopProfile, ok := startCPUProfile("store", *cpuProfile, stderr)
+	if !ok {
+		return exitUsage
 	}
+	defer stopProfile()
 	if *nf.url == "" {
 		fmt.Fprintln(stderr, "actfuzz store: --nats URL is needed")
 		return exitUsage

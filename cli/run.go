@@ -148,14 +148,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(stderr, "actfuzz run: --cpuprofile: %v\n", err)
-			return exitUsage
-		}
-		defer stop()
+	stopProfile, ok := startCPUProfile("run", *cpuProfile, stderr)
+	if !ok {
+		return exitUsage
 	}
+	defer stopProfile()
 	quiet := verbosity.quiet
 	mem, ok := memoryFlag(*memory, stderr, "run")
 	if !ok {
@@ -289,20 +286,26 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// startCPUProfile profiles the process's CPU into path until stop.
-func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+// startCPUProfile profiles the process's CPU into path (none when "")
+// until stop; a file it cannot make is reported as cmd's --cpuprofile.
+func startCPUProfile(cmd, path string, stderr io.Writer) (stop func(), ok bool) {
+	if path == "" {
+		return func() {}, true
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz %s: --cpuprofile: %v\n", cmd, err)
+		return nil, false
 	}
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
-	}, nil
+	}, true
 }
 
 // defaultOut is run's output directory without --out:
