@@ -85,21 +85,24 @@ type isolated struct {
 	nextID  uint64
 	idMu    sync.Mutex
 	log     *slog.Logger
+	// keepEncoded: results keep their states' encoding (result.encoded)
+	// besides the decoded batch, for a WorkerPool to pass on.
+	keepEncoded bool
 }
 
 func newIsolated(ctx context.Context, c *Campaign, opt Options) executor {
 	h := c.Header(opt.Subject.Name())
-	return startIsolated(ctx, h, c.Space, opt.IsolateOptions, opt.Workers, opt.Logger)
+	return startIsolated(ctx, h, c.Space, opt.IsolateOptions, opt.Workers, opt.Logger, false)
 }
 
-func startIsolated(ctx context.Context, h CampaignHeader, space coverage.Space, opt IsolateOptions, workers int, log *slog.Logger) *isolated {
+func startIsolated(ctx context.Context, h CampaignHeader, space coverage.Space, opt IsolateOptions, workers int, log *slog.Logger, keepEncoded bool) *isolated {
 	ctx, cancel := context.WithCancel(ctx)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &isolated{ctx: ctx, cancel: cancel, opt: opt, space: space, header: h, log: log,
 		work: make(chan []job), res: make(chan result, 2*batchSize), fail: make(chan error, 1),
-		batches: make(chan *coverage.Batch, 2*batchSize)}
+		batches: make(chan *coverage.Batch, 2*batchSize), keepEncoded: keepEncoded}
 	for range workers {
 		e.sups.Add(1)
 		go e.supervise()
@@ -280,9 +283,14 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 				if done >= len(chunk) || m.Index != chunk[done].idx || m.BatchID != id {
 					return done, nil, fmt.Errorf("worker %d: result for configuration %d, expected %d", p.pid(), m.Index, chunk[min(done, len(chunk)-1)].idx)
 				}
+				// Decoded even when kept encoded: the decoding checks
+				// the worker process's states before a host sends them.
 				r, err := fromMessage(m, e.batch())
 				if err != nil {
 					return done, nil, fmt.Errorf("worker %d: configuration %d: %w", p.pid(), m.Index, err)
+				}
+				if e.keepEncoded && len(m.States) > 0 {
+					r.encoded = m.States[:len(m.States)-1]
 				}
 				if !e.emit(r) {
 					return done, nil, e.ctx.Err()

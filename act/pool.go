@@ -36,7 +36,9 @@ func NewWorkerPool(ctx context.Context, h CampaignHeader, opt IsolateOptions, pr
 	if err != nil {
 		return nil, fmt.Errorf("campaign: %w", err)
 	}
-	p := &WorkerPool{e: startIsolated(ctx, h, c.Space, opt, max(procs, 1), log), header: h, space: c.Space,
+	// The pool's results keep their worker process's encoding of the
+	// states: Run passes it on rather than encoding them again.
+	p := &WorkerPool{e: startIsolated(ctx, h, c.Space, opt, max(procs, 1), log, true), header: h, space: c.Space,
 		wait: map[int]chan result{}, done: make(chan struct{})}
 	p.wg.Add(1)
 	go p.route()

@@ -31,7 +31,7 @@ func ReplayIsolated(ctx context.Context, s *corpus.Seed, opt IsolateOptions) (*c
 	if subject == "" {
 		subject = "native"
 	}
-	e := startIsolated(ctx, c.Header(subject), c.Space, opt, 1, nil)
+	e := startIsolated(ctx, c.Header(subject), c.Space, opt, 1, nil, false)
 	defer e.close()
 	e.dispatch(0, []Config{{Seed: s.Seed, Schedule: s.Schedule}})
 	select {

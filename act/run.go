@@ -226,6 +226,10 @@ type result struct {
 	dropped int
 	// shares is Result.Shares: the states went to the store parts.
 	shares [][]byte
+	// encoded is the states as the worker process encoded them, kept
+	// by a WorkerPool's executor, which passes them on instead of
+	// encoding batch again (nil: encode batch).
+	encoded []byte
 }
 
 // Run runs a campaign with one method.

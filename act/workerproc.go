@@ -181,9 +181,12 @@ func serve(w Work, open func(string) (netenv.Subject, error)) (*served, error) {
 
 // message is the protocol form of a result.
 func (r *result) message(batchID uint64) (Result, error) {
-	states, err := r.batch.MarshalBinary()
-	if err != nil {
-		return Result{}, err
+	states := r.encoded
+	if states == nil {
+		var err error
+		if states, err = r.batch.MarshalBinary(); err != nil {
+			return Result{}, err
+		}
 	}
 	return Result{BatchID: batchID, Index: r.idx, States: states, Mean: r.mean, Best: r.best, BestAt: r.bestAt, Hits: r.hits, Fault: r.fault, Capped: r.capped, Events: r.events}, nil
 }

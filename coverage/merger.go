@@ -49,6 +49,9 @@ type merger struct {
 	// conflict[sh] is set when an index is told a state of shard sh is
 	// new that it has (one flag per shard: shards merge at once).
 	conflict []bool
+	// sink keeps shardLevel's touches of table slots from being
+	// optimised away.
+	sink []uint32
 }
 
 // parallelMin is the number of visits below which a level is merged on the
@@ -69,6 +72,7 @@ func (m *merger) reset(s *Store, batches int) {
 	}
 	if len(m.bucket) != len(s.pooled) {
 		m.bucket = make([][]int32, len(s.pooled))
+		m.sink = make([]uint32, len(s.pooled))
 	}
 }
 
@@ -207,31 +211,73 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 	if w > len(estBuf) {
 		est = make([]uint64, 0, w)
 	}
-	for _, a := range m.bucket[sh] {
-		rk := m.rk[int(a)*w : (int(a)+1)*w]
-		i := m.active[a]
+	target := tb
+	if target == nil {
+		target = &p.st.t
+	}
+	// A large table's cache misses (its tags and slots, a pool's count)
+	// would each stall the merge. Keys are merged touchAhead at a time,
+	// each step for all of them before the next: touching their slots
+	// first lets the misses of independent keys overlap, as filter does
+	// for lookups. Touching changes nothing, and the steps keep every
+	// key's order, so the merge is the same.
+	bucket := m.bucket[sh]
+	sink := uint32(0)
+	for g := 0; g < len(bucket); g += touchAhead {
+		group := bucket[g:min(len(bucket), g+touchAhead)]
+		for _, a := range group {
+			sink += target.touch(m.hs[a])
+		}
 		if l == s.floor && s.floor > 0 {
-			key := m.keys[int(i)*w : (int(i)+1)*w]
 			buf := est[:w]
-			for lv := range s.floor {
-				s.ly.regionKey(key, buf, lv)
-				p.est[lv].insert(hashKey(buf))
+			for _, a := range group {
+				i := m.active[a]
+				key := m.keys[int(i)*w : (int(i)+1)*w]
+				for lv := range s.floor {
+					s.ly.regionKey(key, buf, lv)
+					p.est[lv].insert(hashKey(buf))
+				}
 			}
 		}
-		if tb != nil {
-			_, m.isNew[a] = tb.insertH(rk, m.hs[a])
-			continue
-		}
-		if s.role == roleIndex {
+		switch {
+		case tb != nil:
+			for _, a := range group {
+				_, m.isNew[a] = tb.insertH(m.rk[int(a)*w:(int(a)+1)*w], m.hs[a])
+			}
+		case s.role == roleIndex:
 			// The parts found these states new (AddNews checked it): the
 			// index keeps their keys alone.
-			m.refs[a], m.isNew[a] = p.st.t.insertH(rk, m.hs[a])
-			if !m.isNew[a] {
-				m.conflict[sh] = true
+			for _, a := range group {
+				m.refs[a], m.isNew[a] = p.st.t.insertH(m.rk[int(a)*w:(int(a)+1)*w], m.hs[a])
+				if !m.isNew[a] {
+					m.conflict[sh] = true
+				}
 			}
-			continue
+		default:
+			// The keys first, then the counts and pools in the same
+			// order (a state new in this group has its pool pushed
+			// before a later visit of it is recorded).
+			for _, a := range group {
+				m.refs[a], m.isNew[a] = p.st.t.insertH(m.rk[int(a)*w:(int(a)+1)*w], m.hs[a])
+			}
+			for _, a := range group {
+				if r := m.refs[a]; !m.isNew[a] && int(r) < len(p.st.count) {
+					sink += p.st.count[r]
+				}
+			}
+			for _, a := range group {
+				i := m.active[a]
+				v := p.vc.enc(m.cfg[i], m.at[i])
+				if m.isNew[a] {
+					p.st.push(v)
+				} else {
+					p.st.record(m.refs[a], v, p.rng, &p.vc)
+				}
+			}
 		}
-		v := p.vc.enc(m.cfg[i], m.at[i])
-		m.refs[a], m.isNew[a] = p.st.insertH(rk, m.hs[a], v, p.rng, &p.vc)
 	}
+	m.sink[sh] = sink
 }
+
+// touchAhead is how many inserts' slots shardLevel touches at once.
+const touchAhead = 16
