@@ -290,7 +290,7 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 					return done, nil, fmt.Errorf("worker %d: configuration %d: %w", p.pid(), m.Index, err)
 				}
 				if e.keepEncoded && len(m.States) > 0 {
-					r.encoded = m.States[:len(m.States)-1]
+					r.encoded = m.States
 				}
 				if !e.emit(r) {
 					return done, nil, e.ctx.Err()

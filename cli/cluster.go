@@ -202,12 +202,16 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 	cpuProfile := fs.String("cpuprofile", "", "write this process's CPU profile (go tool pprof) to `FILE`")
 	memory := fs.String("memory", "", "cap each part kept at `SIZE`, e.g. 8GB: the merge that takes it over is its last, and the coordinator\n"+
 		"ends the campaign after that batch, with a checkpoint, to be resumed with more --store-parts (default: no cap)")
+	lease := fs.Duration("lease", cluster.DefaultLease, "a part's holder renews its lease every `DURATION`/4; a second process for the same part waits\n"+
+		"as a standby and takes the part over once the lease has gone unrenewed this long (the holder was killed)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: actfuzz store --nats URL --part J [flags]\n\n"+
 			"A store process: it keeps part J of the coverage store of the campaigns coordinated on URL with\n"+
 			"actfuzz run --nats URL --store-parts N (N > J): the visit counts and pools of its share of the\n"+
 			"states, merged from the worker hosts' results, so that the coordinator merges only new states.\n"+
-			"Start one per part; results do not depend on where the parts are kept.\n\nflags:\n")
+			"Start one per part; results do not depend on where the parts are kept. A second process started\n"+
+			"for the same part is a standby: it takes the part over when the first stops or is killed\n"+
+			"(after --lease), and the coordinator continues from its last checkpoint.\n\nflags:\n")
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, exitHelp("store"))
 	}
@@ -232,6 +236,10 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "actfuzz store: --memory %q: want a size such as 8GB\n", *memory)
 			return exitUsage
 		}
+	}
+	if *lease < 100*time.Millisecond {
+		fmt.Fprintf(stderr, "actfuzz store: --lease %v: want at least 100ms\n", *lease)
+		return exitUsage
 	}
 	stopProfile, ok := startCPUProfile("store", *cpuProfile, stderr)
 	if !ok {
@@ -259,7 +267,7 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 		return exitInternal
 	}
 	defer nc.Close()
-	s, err := cluster.NewStore(nc, cluster.StoreOptions{Part: *part, Campaign: *campaign, Memory: memCap, Logger: verbosity.logger(stderr)})
+	s, err := cluster.NewStore(nc, cluster.StoreOptions{Part: *part, Campaign: *campaign, Memory: memCap, Lease: *lease, Logger: verbosity.logger(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz store: %v\n", err)
 		return exitInternal
@@ -274,7 +282,8 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 		for _, n := range st.Rejected {
 			rejected += n
 		}
-		fmt.Fprintf(stderr, "actfuzz store: %d merges of %d shares; %d stale, %d rejected\n", st.Merges, st.Shares, st.Stale, rejected)
+		fmt.Fprintf(stderr, "actfuzz store: %d merges of %d shares; %d stale, %d rejected; %d parts taken over, %d leases lost\n",
+			st.Merges, st.Shares, st.Stale, rejected, st.TakenOver, st.LeasesLost)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz store: %v\n", err)

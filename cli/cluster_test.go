@@ -125,6 +125,7 @@ func TestRunOnCluster(t *testing.T) {
 		{"--nats", []string{"store", "--part", "0"}},
 		{"--memory", []string{"store", "--nats", s.ClientURL(), "--part", "0", "--memory", "12XB"}},
 		{"--memory", []string{"store", "--nats", s.ClientURL(), "--part", "0", "--memory", "0"}},
+		{"--lease", []string{"store", "--nats", s.ClientURL(), "--part", "0", "--lease", "10ms"}},
 	} {
 		code, _, errs := runCLI(context.Background(), tc.args...)
 		if code != exitUsage || !strings.Contains(errs, tc.flag) {
@@ -154,7 +155,8 @@ func TestRunStoreCapped(t *testing.T) {
 	}
 }
 
-// A store process that stops mid-campaign and is started again takes its
+// A store process that stops mid-campaign and is started again, or
+// whose standby (a second process for its part) is running, hands its
 // part over without the coordinator stopping: run continues from its
 // checkpoint (here, before the first, from the start) and ends as a
 // local run does.
@@ -162,8 +164,6 @@ func TestRunStorePartRestarted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server, a worker host and three store processes")
 	}
-	s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 2400\nwindow: 64\n")
-	dir := filepath.Dir(path)
 	summary := func(stdout string) string {
 		var v struct {
 			Report struct {
@@ -177,38 +177,58 @@ func TestRunStorePartRestarted(t *testing.T) {
 		b, _ := json.Marshal(v.Report)
 		return string(b)
 	}
-	t0 := time.Now()
-	code, local, errs := runCLI(context.Background(), "run", path, "--out", filepath.Join(dir, "local"), "--lag", "3", "--isolate=false", "--quiet", "--json")
-	t.Logf("local run: %v", time.Since(t0))
-	if code != exitOK {
-		t.Fatalf("local run: exit %d: %s", code, errs)
-	}
-	serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
-	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
-	ctx1, stop1 := context.WithCancel(ctx)
-	serve(ctx1, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
-	// Store part 1 stops once it has merged two batches (its consumer's
-	// ack floor), and starts again at once, without its part.
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(20 * time.Millisecond):
+	var local string
+	for _, standby := range []bool{false, true} {
+		t.Run(fmt.Sprintf("standby=%v", standby), func(t *testing.T) {
+			s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 2400\nwindow: 64\n")
+			dir := filepath.Dir(path)
+			if local == "" {
+				t0 := time.Now()
+				code, out, errs := runCLI(context.Background(), "run", path, "--out", filepath.Join(dir, "local"), "--lag", "3", "--isolate=false", "--quiet", "--json")
+				t.Logf("local run: %v", time.Since(t0))
+				if code != exitOK {
+					t.Fatalf("local run: exit %d: %s", code, errs)
+				}
+				local = out
 			}
-			if mergedByPart1(s) >= 128 {
-				break
+			serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
+			serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
+			ctx1, stop1 := context.WithCancel(ctx)
+			serve(ctx1, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
+			// Store part 1 stops once it has merged two batches (its
+			// consumer's ack floor). Its standby, started after its first
+			// merge, takes the part over; or it starts again at once,
+			// without its part.
+			go func() {
+				started := false
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+					n := mergedByPart1(s)
+					if standby && !started && n >= 64 {
+						serve(ctx, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
+						started = true
+					}
+					if n >= 128 {
+						break
+					}
+				}
+				stop1()
+				if !standby {
+					serve(ctx, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
+				}
+			}()
+			code, cl, errs := runCLI(context.Background(), "run", path, "--out", filepath.Join(dir, "cluster"), "--nats", s.ClientURL(), "--lag", "3", "--store-parts", "2", "--json")
+			if code != exitOK || !strings.Contains(errs, "store part lost") || !strings.Contains(errs, "continuing from the last checkpoint") {
+				t.Fatalf("exit %d, want 0 after taking the part over: %s", code, errs)
 			}
-		}
-		stop1()
-		serve(ctx, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
-	}()
-	code, cl, errs := runCLI(context.Background(), "run", path, "--out", filepath.Join(dir, "cluster"), "--nats", s.ClientURL(), "--lag", "3", "--store-parts", "2", "--json")
-	if code != exitOK || !strings.Contains(errs, "store part lost") || !strings.Contains(errs, "continuing from the last checkpoint") {
-		t.Fatalf("exit %d, want 0 after taking the part over: %s", code, errs)
-	}
-	if a, b := summary(local), summary(cl); a != b {
-		t.Fatalf("local %s\nwith a store part restarted %s", a, b)
+			if a, b := summary(local), summary(cl); a != b {
+				t.Fatalf("local %s\nwith store part 1 handed over %s", a, b)
+			}
+		})
 	}
 }
 

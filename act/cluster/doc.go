@@ -368,7 +368,32 @@
 // its part over without the coordinator stopping, and what was merged
 // after the checkpoint runs again, with the results of an uninterrupted
 // run (TestStorePartDies; cli's TestRunStorePartRestarted), at most 10
-// times per `run`. A store process that stops serving a
+// times per `run`.
+//
+// A standby store process. One process serves a part at a time: it
+// holds the part's lease, key ID.J of the KV bucket LeasesBucket, which
+// it renews every Lease/4 (StoreOptions.Lease, `actfuzz store --lease`,
+// default 10 s). A second process started for the same part waits as a
+// standby, subscribing to nothing (two would split the part's consumer).
+// It takes the part over when the holder deletes its lease (it stopped:
+// Ctrl-C, a supervisor's SIGTERM), at once, or when the lease has not
+// changed for Lease by the standby's own clock (the holder was killed or
+// its machine lost). A holder that finds its lease taken, or could not
+// renew it for Lease/2 by its own clock (a partition), stops serving the
+// part and becomes a standby itself. Only durations measured on one
+// machine are compared, never two machines' clocks, so two processes
+// cannot serve one part while a renewal's round trip stays under
+// Lease/2. The standby then answers the coordinator that it has no part,
+// and `run` continues from its checkpoint as above: the part moves to the
+// standby without anyone restarting a process (TestStorePartStandby,
+// TestStoreLease; cli's TestRunStorePartRestarted with a standby). A
+// process restarted after a kill -9 is a standby to its own dead lease
+// and serves after Lease. The coordinator makes the bucket (store
+// processes may not make streams); store processes write their keys,
+// which worker hosts need not: their deny list may add
+// $KV.actfuzz-store-leases.>.
+//
+// A store process that stops serving a
 // campaign gives back the shares it held (nak), and a coordinator makes
 // the part consumers again when it starts, so a share held for a dead
 // coordinator is delivered again at once. A store process's parts can be

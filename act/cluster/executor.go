@@ -1014,5 +1014,10 @@ func (e *Executor) setupParts(ctx context.Context) error {
 	if _, err := partsStore(ctx, e.js, true); err != nil {
 		return fmt.Errorf("object store %s: %w", PartsBucket, err)
 	}
+	// The coordinator makes the leases bucket: store processes may not
+	// make streams (package doc, "What is trusted").
+	if _, err := leasesBucket(ctx, e.js, true); err != nil {
+		return fmt.Errorf("KV bucket %s: %w", LeasesBucket, err)
+	}
 	return nil
 }

@@ -224,3 +224,114 @@ func TestStorePartsForgedShare(t *testing.T) {
 		}, act.Options{StoreParts: 2})
 	sameAsLocal(t, "store parts with forged shares", ref, rep, refDir, dir)
 }
+
+// A standby store process takes a part over when its holder is killed
+// (its lease left unrenewed): it serves nothing while the holder lives,
+// takes the lease once it has not changed for Lease, and the campaign,
+// stopped by the lost part after PartTimeout, resumes on it and ends as
+// the local run does.
+func TestStorePartStandby(t *testing.T) {
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	startStoresFrom(t, s.ClientURL(), 0, 1)
+	opt := StoreOptions{Lease: time.Second}
+	holder, kill := startStoresWith(t, s.ClientURL(), 1, 2, opt)
+	var standby []*StoreServer
+	dir := t.TempDir()
+	nc := connect(t, s.ClientURL())
+	var started, killed sync.Once
+	_, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: dir, StoreParts: 2, CheckpointEvery: 1,
+		Progress: func(st act.Status) {
+			if st.Sims >= 64 {
+				started.Do(func() { standby, _ = startStoresWith(t, s.ClientURL(), 1, 2, opt) })
+			}
+			if st.Sims >= 192 {
+				killed.Do(func() {
+					if m := standby[0].Stats().Merges; m != 0 {
+						t.Errorf("the standby merged %d times while the holder lived", m)
+					}
+					holder[0].mu.Lock()
+					holder[0].abandon = true
+					holder[0].mu.Unlock()
+					kill()
+				})
+			}
+		},
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			return NewExecutor(ctx, nc, c, h, Options{ID: "part-standby", Parts: 2, PartTimeout: 3 * time.Second, Logger: testLogger(t)})
+		}})
+	if !errors.Is(err, ErrPartLost) || !strings.Contains(err.Error(), "store part 1") {
+		t.Fatalf("want store part 1 lost, got %v", err)
+	}
+	if st := standby[0].Stats(); st.TakenOver != 1 {
+		t.Fatalf("the standby did not take the part over: %+v", st)
+	}
+	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "part-standby", Parts: 2, Resume: true}, nil,
+		act.Options{StoreParts: 2, Resume: true})
+	sameAsLocal(t, "store part taken over by a standby, resumed", ref, rep, refDir, dir)
+	if st := standby[0].Stats(); st.Merges == 0 {
+		t.Fatalf("the standby did not serve the resumed campaign: %+v", st)
+	}
+}
+
+// A holder whose lease another process took (it could not renew it in
+// time: a partition) stops serving the part at its next renewal; a
+// holder that stops deletes its lease, so that a standby takes the part
+// over at once.
+func TestStoreLease(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	newStore := func() *StoreServer {
+		st, err := NewStore(connect(t, s.ClientURL()), StoreOptions{Part: 1, Lease: 2 * time.Second, Poll: 50 * time.Millisecond, Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a, b := newStore(), newStore()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := leasesBucket(ctx, a.js, true); err != nil { // the coordinator's
+		t.Fatal(err)
+	}
+	la, err := a.hold(ctx, "lease")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b waits while a renews.
+	wctx, wcancel := context.WithTimeout(ctx, 1200*time.Millisecond)
+	if _, err := b.hold(wctx, "lease"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("b held the part while a renewed its lease: %v", err)
+	}
+	wcancel()
+	// Released, the lease goes to b at once.
+	la.release(false)
+	t0 := time.Now()
+	lb, err := b.hold(ctx, "lease")
+	if err != nil || time.Since(t0) > time.Second { // not after Lease
+		t.Fatalf("b after a released: %v after %v", err, time.Since(t0))
+	}
+	// Another process overwrites the key: b's lease ends at its next
+	// renewal.
+	kv, err := leasesBucket(ctx, b.js, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, leaseKey("lease", 1), []byte("someone else")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lb.ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("b kept serving a part whose lease another process took")
+	}
+	lb.release(false)
+	if st := b.Stats(); st.LeasesLost != 1 {
+		t.Fatalf("b: %+v", st)
+	}
+	// The key is the other process's still: b did not delete it.
+	if e, err := kv.Get(ctx, leaseKey("lease", 1)); err != nil || string(e.Value()) != "someone else" {
+		t.Fatalf("the lease after b lost it: %v %v", e, err)
+	}
+}

@@ -185,6 +185,11 @@ type StoreOptions struct {
 	// and the cap, and the campaign resumes with more parts or a larger
 	// cap. A part exceeds the cap by at most one merge's growth.
 	Memory int64
+	// Lease is how long this process, as a standby, waits for a part's
+	// holder to renew its lease before taking the part over; as a holder
+	// it renews every Lease/4 and stops serving when it could not for
+	// Lease/2 (default DefaultLease; lease.go).
+	Lease  time.Duration
 	Logger *slog.Logger
 }
 
@@ -195,6 +200,8 @@ type StoreStats struct {
 	Stale        int               // shares dropped: their simulation was merged before, or of another coordinator
 	DecodedAhead int               // shares decoded as they arrived, before their merge
 	Capped       int               // times a part reached StoreOptions.Memory
+	TakenOver    int               // parts taken over from a holder that left its lease unrenewed
+	LeasesLost   int               // parts this process stopped serving: its lease was lost
 	Rejected     map[string]int    // share messages dropped, by reason
 	Refused      map[string]string // campaign id → why it was refused
 }
@@ -207,9 +214,14 @@ type StoreServer struct {
 	opt StoreOptions
 	log *slog.Logger
 
+	holder string // this process's name in its leases
+
 	mu      sync.Mutex
 	stats   StoreStats
 	refused map[string]uint64
+	// abandon (tests): a part stops being served without its lease being
+	// deleted, as when the process is killed.
+	abandon bool
 }
 
 // NewStore returns a store process on nc.
@@ -226,6 +238,9 @@ func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
 	if opt.MaxHeld <= 0 {
 		opt.MaxHeld = 1 << 30
 	}
+	if opt.Lease <= 0 {
+		opt.Lease = DefaultLease
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -233,7 +248,7 @@ func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return &StoreServer{nc: nc, js: js, opt: opt, log: opt.Logger.With("part", opt.Part),
+	return &StoreServer{nc: nc, js: js, opt: opt, log: opt.Logger.With("part", opt.Part), holder: holderName(),
 		stats: StoreStats{Rejected: map[string]int{}, Refused: map[string]string{}}, refused: map[string]uint64{}}, nil
 }
 
@@ -296,8 +311,20 @@ func (s *StoreServer) Serve(ctx context.Context) error {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if err := s.serveCampaign(cctx, id); err != nil && cctx.Err() == nil {
-						s.log.Error("store part stopped", "campaign", id, "err", err)
+					// One process serves a part at a time: the others
+					// wait here as standbys.
+					l, err := s.hold(cctx, id)
+					if err != nil && cctx.Err() == nil {
+						s.log.Error("store part not served", "campaign", id, "err", err)
+					}
+					if err == nil {
+						if err := s.serveCampaign(l.ctx, id); err != nil && l.ctx.Err() == nil {
+							s.log.Error("store part stopped", "campaign", id, "err", err)
+						}
+						s.mu.Lock()
+						abandon := s.abandon
+						s.mu.Unlock()
+						l.release(abandon)
 					}
 					select {
 					case done <- id:
