@@ -55,14 +55,14 @@ func casConflict(err error) bool {
 
 // lease is a store process's hold on one part of one campaign.
 type lease struct {
-	ctx  context.Context // ends when the lease is lost or released
-	stop context.CancelFunc
-	done chan struct{} // the renewing goroutine has ended
+	ctx    context.Context // ends when the lease is lost or released
+	stop   context.CancelFunc
+	done   chan struct{} // the renewing goroutine has ended
 	kv     jetstream.KeyValue
 	key    string
 	holder string
 	rev    uint64 // the revision last written (valid once done is closed)
-	lost bool   // the lease was lost, not released (valid once done is closed)
+	lost   bool   // the lease was lost, not released (valid once done is closed)
 }
 
 // hold waits until this process holds part s.opt.Part of campaign id and
