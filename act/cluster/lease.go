@@ -32,7 +32,9 @@ func leasesBucket(ctx context.Context, js jetstream.JetStream, create bool) (jet
 	if err == nil || !create || !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return kv, err
 	}
-	return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: LeasesBucket, History: 1,
+	// A lease is rewritten every Lease/4; a killed holder's key, of an
+	// ended campaign, goes after a day.
+	return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: LeasesBucket, History: 1, TTL: 24 * time.Hour,
 		Storage: jetstream.FileStorage, Description: "actfuzz store processes' leases of their parts"})
 }
 
@@ -94,9 +96,11 @@ func (s *StoreServer) hold(ctx context.Context, id string) (*lease, error) {
 		if casConflict(err) {
 			e, gerr := kv.Get(ctx, key)
 			switch {
-			case gerr != nil:
+			case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
 				// Deleted meanwhile: Create again at once.
 				continue
+			case gerr != nil:
+				s.log.Warn("reading the part's lease", "campaign", id, "err", gerr)
 			case e.Revision() != seen:
 				if seen == 0 {
 					s.log.Info("standby: another process serves this part; taking it over if it stops renewing its lease",
