@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/actfuzz/actfuzz/act"
@@ -54,15 +55,23 @@ func startStoresWith(t *testing.T, url string, from, parts int, opt StoreOptions
 	return ss, stop
 }
 
+// partsCluster is the set-up of a store parts test: the test campaign, its
+// local reference run, a server and one host of two worker processes.
+func partsCluster(t *testing.T) (*act.Campaign, *act.Report, string, *server.Server) {
+	t.Helper()
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	return c, ref, refDir, s
+}
+
 // A store process that dies mid-campaign (its part is lost) stops the
 // campaign with an error naming the part after PartTimeout; once it runs
 // again, --resume continues from the checkpoint and the campaign ends as
 // the local run does.
 func TestStorePartDies(t *testing.T) {
-	c := testCampaign(t)
-	ref, refDir := reference(t, c)
-	s := startServer(t, t.TempDir(), -1)
-	startHosts(t, s.ClientURL(), 2, 1, "")
+	c, ref, refDir, s := partsCluster(t)
 	startStoresFrom(t, s.ClientURL(), 0, 1)
 	_, kill := startStoresFrom(t, s.ClientURL(), 1, 2)
 	dir := t.TempDir()
@@ -93,10 +102,7 @@ func TestStorePartDies(t *testing.T) {
 // with the cap lifted, --resume continues and the campaign ends as the
 // local run does.
 func TestStorePartCapped(t *testing.T) {
-	c := testCampaign(t)
-	ref, refDir := reference(t, c)
-	s := startServer(t, t.TempDir(), -1)
-	startHosts(t, s.ClientURL(), 2, 1, "")
+	c, ref, refDir, s := partsCluster(t)
 	startStoresFrom(t, s.ClientURL(), 0, 1)
 	capped, stop := startStoresWith(t, s.ClientURL(), 1, 2, StoreOptions{Memory: 1})
 	dir := t.TempDir()
@@ -131,10 +137,7 @@ func TestStorePartCapped(t *testing.T) {
 // seed files, and the same store, checkpointed byte for byte; the
 // coordinator never receives a state.
 func TestStorePartsMatchLocal(t *testing.T) {
-	c := testCampaign(t)
-	ref, refDir := reference(t, c)
-	s := startServer(t, t.TempDir(), -1)
-	startHosts(t, s.ClientURL(), 2, 1, "")
+	c, ref, refDir, s := partsCluster(t)
 	stores := startStores(t, s.ClientURL(), 3)
 	dir := t.TempDir()
 	start := time.Now()
@@ -176,10 +179,7 @@ func TestStorePartsMatchLocal(t *testing.T) {
 // parts are loaded again from its checkpoint, and the campaign ends as
 // the local run does.
 func TestStorePartsResume(t *testing.T) {
-	c := testCampaign(t)
-	ref, refDir := reference(t, c)
-	s := startServer(t, t.TempDir(), -1)
-	startHosts(t, s.ClientURL(), 2, 1, "")
+	c, ref, refDir, s := partsCluster(t)
 	startStores(t, s.ClientURL(), 2)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -200,10 +200,7 @@ func TestStorePartsResume(t *testing.T) {
 // A forged share (right key, other content) does not replace the host's:
 // the part merges the share whose SHA-256 the result names.
 func TestStorePartsForgedShare(t *testing.T) {
-	c := testCampaign(t)
-	ref, refDir := reference(t, c)
-	s := startServer(t, t.TempDir(), -1)
-	startHosts(t, s.ClientURL(), 2, 1, "")
+	c, ref, refDir, s := partsCluster(t)
 	startStores(t, s.ClientURL(), 2)
 	nc := connect(t, s.ClientURL())
 	dir := t.TempDir()
@@ -231,10 +228,7 @@ func TestStorePartsForgedShare(t *testing.T) {
 // stopped by the lost part after PartTimeout, resumes on it and ends as
 // the local run does.
 func TestStorePartStandby(t *testing.T) {
-	c := testCampaign(t)
-	ref, refDir := reference(t, c)
-	s := startServer(t, t.TempDir(), -1)
-	startHosts(t, s.ClientURL(), 2, 1, "")
+	c, ref, refDir, s := partsCluster(t)
 	startStoresFrom(t, s.ClientURL(), 0, 1)
 	opt := StoreOptions{Lease: time.Second}
 	holder, kill := startStoresWith(t, s.ClientURL(), 1, 2, opt)
