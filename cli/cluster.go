@@ -241,11 +241,6 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz store: --lease %v: want at least 100ms\n", *lease)
 		return exitUsage
 	}
-	stopProfile, ok := startCPUProfile("store", *cpuProfile, stderr)
-	if !ok {
-		return exitUsage
-	}
-	defer stopProfile()
 	if *nf.url == "" {
 		fmt.Fprintln(stderr, "actfuzz store: --nats URL is needed")
 		return exitUsage
@@ -256,6 +251,12 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	// Once every flag is checked: a bad one leaves no profile file.
+	stopProfile, ok := startCPUProfile("store", *cpuProfile, stderr)
+	if !ok {
+		return exitUsage
+	}
+	defer stopProfile()
 	host, _ := os.Hostname()
 	co, ok := nf.options("store", fmt.Sprintf("actfuzz store part %d %s", *part, host), stderr)
 	if !ok {

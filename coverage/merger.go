@@ -267,12 +267,7 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 			}
 			for _, a := range group {
 				i := m.active[a]
-				v := p.vc.enc(m.cfg[i], m.at[i])
-				if m.isNew[a] {
-					p.st.push(v)
-				} else {
-					p.st.record(m.refs[a], v, p.rng, &p.vc)
-				}
+				p.st.addVisit(m.refs[a], m.isNew[a], p.vc.enc(m.cfg[i], m.at[i]), p.rng, &p.vc)
 			}
 		}
 	}

@@ -151,12 +151,18 @@ func (s *states) insert(key []uint64, v visit, rng *rand.Rand, vc *visitCodec) (
 // insertH is insert for a key whose hash h is known.
 func (s *states) insertH(key []uint64, h uint64, v visit, rng *rand.Rand, vc *visitCodec) (uint32, bool) {
 	ref, isNew := s.t.insertH(key, h)
+	s.addVisit(ref, isNew, v, rng, vc)
+	return ref, isNew
+}
+
+// addVisit adds visit v of state ref, just inserted into the table
+// (isNew: its count and pool are pushed) or already there (recorded).
+func (s *states) addVisit(ref uint32, isNew bool, v visit, rng *rand.Rand, vc *visitCodec) {
 	if isNew {
 		s.push(v)
-		return ref, true
+		return
 	}
 	s.record(ref, v, rng, vc)
-	return ref, false
 }
 
 // push appends the count and pool of a state just added to the table, with

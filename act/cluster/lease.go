@@ -57,14 +57,14 @@ func casConflict(err error) bool {
 
 // lease is a store process's hold on one part of one campaign.
 type lease struct {
-	ctx    context.Context // ends when the lease is lost or released
-	stop   context.CancelFunc
-	done   chan struct{} // the renewing goroutine has ended
-	kv     jetstream.KeyValue
-	key    string
-	holder string
-	rev    uint64 // the revision last written (valid once done is closed)
-	lost   bool   // the lease was lost, not released (valid once done is closed)
+	ctx  context.Context // ends when the lease is lost or released
+	stop context.CancelFunc
+	done chan struct{} // the renewing goroutine has ended
+	s    *StoreServer
+	kv   jetstream.KeyValue
+	key  string
+	rev  uint64 // the revision last written (valid once done is closed)
+	lost bool   // the lease was lost, not released (valid once done is closed)
 }
 
 // hold waits until this process holds part s.opt.Part of campaign id and
@@ -131,7 +131,7 @@ func (s *StoreServer) hold(ctx context.Context, id string) (*lease, error) {
 // the lease is released or it is lost.
 func (s *StoreServer) keep(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64) *lease {
 	lctx, stop := context.WithCancel(ctx)
-	l := &lease{ctx: lctx, stop: stop, done: make(chan struct{}), kv: kv, key: key, holder: s.holder, rev: rev}
+	l := &lease{ctx: lctx, stop: stop, done: make(chan struct{}), s: s, kv: kv, key: key, rev: rev}
 	go func() {
 		defer close(l.done)
 		period := s.opt.Lease
@@ -185,8 +185,13 @@ func (l *lease) release(abandon bool) {
 	if casConflict(err) {
 		// A renewal stopped in flight may have been written: the key is
 		// still this process's if it names it.
-		if e, gerr := l.kv.Get(ctx, l.key); gerr == nil && string(e.Value()) == l.holder {
-			_ = l.kv.Delete(ctx, l.key, jetstream.LastRevision(e.Revision()))
+		e, gerr := l.kv.Get(ctx, l.key)
+		if gerr != nil || string(e.Value()) != l.s.holder {
+			return
 		}
+		err = l.kv.Delete(ctx, l.key, jetstream.LastRevision(e.Revision()))
+	}
+	if err != nil {
+		l.s.log.Warn("deleting the part's lease: a standby takes the part over only after its lease period", "key", l.key, "err", err)
 	}
 }
