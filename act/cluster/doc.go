@@ -147,6 +147,21 @@
 // oversized, malformed, of another campaign header, or whose indices do
 // not match its BatchID.
 //
+// A rejected result that names a chunk and configuration rightly (a known
+// chunk, its sum, an index inside it) but whose content is wrong (states
+// that do not decode, a mean of the wrong length, no states) came from a
+// worker host or from a publisher that copied one. If the genuine result
+// still comes, nothing is lost. But a host with a bug publishes such a
+// result and then acks its chunk, and no other would ever come: Run would
+// wait for ever. So the coordinator watches each such configuration
+// (spoiled.go): once its chunk is gone from the work stream (acked: a host
+// publishes a chunk's results before it acks it) and every result
+// published before that was received, it publishes the configuration
+// again alone, under a new message id (Stats.Reissued). After 3 such
+// publications whose results are rejected too, the campaign stops with an
+// error naming the configuration (`run` exits 3): the bug is the build's,
+// not the subject's, so it is not a finding (TestSpoiledResults).
+//
 // These checks catch what is inconsistent, not a well-formed forgery: a
 // publisher that knows a chunk can publish a plausible result for it
 // before the worker host does. Keeping such publishers out is the job of

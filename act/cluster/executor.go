@@ -93,8 +93,12 @@ type Stats struct {
 	DeadLetter  int            // chunks given up after MaxDeliver deliveries
 	Retried     int            // configurations of dead letters published again alone
 	Crashes     int            // configurations charged a crash fault: alone, they reached MaxDeliver
-	Dropped     int            // results accepted without their states: over MaxResult (capped)
-	Deferred    int            // parts naked to come again: the parts held were at the limit
+	// Reissued counts the configurations published again alone because
+	// a result of theirs was rejected for its content after its host
+	// acked its chunk (a host's bug; spoiled.go).
+	Reissued int
+	Dropped  int // results accepted without their states: over MaxResult (capped)
+	Deferred int // parts naked to come again: the parts held were at the limit
 	// PartMerges counts the merges of the store parts and PartMergeWait
 	// the time Run waited for them (the parts merging and answering):
 	// a campaign's rate is bounded by batches over that wait.
@@ -125,6 +129,11 @@ type chunk struct {
 	// of is, for a configuration retried alone, the chunk that was a
 	// dead letter (for the crash fault's detail).
 	of *chunk
+	// attempt counts, for a configuration published again alone after
+	// its results were rejected for their content (spoiled.go), the
+	// times it was: its message id differs from the last one's, which
+	// the server would drop as a duplicate.
+	attempt int
 }
 
 // retryBit marks the BatchID of a configuration retried alone
@@ -176,19 +185,20 @@ func (e *Executor) lookup(id uint64) *chunk {
 // chunks of configurations to the campaign's work stream and delivers the
 // validated results of its results stream.
 type Executor struct {
-	opt    Options
-	ctx    context.Context
-	cancel context.CancelFunc
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	kv     jetstream.KeyValue
-	work   jetstream.Stream
-	res    jetstream.Consumer
-	space  coverage.Space
-	conds  map[string]bool
-	header act.CampaignHeader // without the trace files' content (light)
-	full   act.CampaignHeader // with it
-	log    *slog.Logger
+	opt     Options
+	ctx     context.Context
+	cancel  context.CancelFunc
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	kv      jetstream.KeyValue
+	work    jetstream.Stream
+	results jetstream.Stream
+	res     jetstream.Consumer
+	space   coverage.Space
+	conds   map[string]bool
+	header  act.CampaignHeader // without the trace files' content (light)
+	full    act.CampaignHeader // with it
+	log     *slog.Logger
 
 	out  chan act.Result
 	fail chan error
@@ -201,7 +211,12 @@ type Executor struct {
 	bySeq  map[uint64]*chunk // by work stream sequence
 	got    map[int]acker     // received, not merged: the message(s) to ack once merged (nil: dead letter)
 	parts  map[int]*partial  // results arriving in parts, by configuration index
-	partB  int               // bytes held in parts
+	// spoiled are the configurations without a result, one of whose
+	// results was rejected for its content (spoiled.go).
+	spoiled map[int]*spoiled
+	// resSeq is the highest results stream sequence received.
+	resSeq uint64
+	partB  int // bytes held in parts
 	// partLimit bounds partB (4×MaxResult): the first part of another
 	// result waits (deferPart) while it is reached.
 	partLimit int
@@ -240,7 +255,7 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 	ctx, cancel := context.WithCancel(ctx)
 	e := &Executor{opt: opt, ctx: ctx, cancel: cancel, nc: nc, js: js, space: c.Space, header: light(h), full: h, log: opt.Logger.With("campaign", opt.ID),
 		out: make(chan act.Result, 1024), fail: make(chan error, 1), pubq: make(chan *chunk, 1<<16),
-		chunks: map[uint64]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{}, partLimit: 4 * opt.MaxResult,
+		chunks: map[uint64]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{}, spoiled: map[int]*spoiled{}, partLimit: 4 * opt.MaxResult,
 		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, free: make(chan *coverage.Batch, 1024), epoch: time.Now().UnixNano()}
 	for _, cs := range c.Conditions {
 		e.conds[cs.Name] = true
@@ -275,7 +290,7 @@ func (e *Executor) setup(ctx context.Context) error {
 	if err := e.work.Purge(sctx); err != nil {
 		return fmt.Errorf("purging the work stream: %w", err)
 	}
-	rs, err := e.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: resultsStream(id), Subjects: []string{resultSubject(id)},
+	e.results, err = e.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: resultsStream(id), Subjects: []string{resultSubject(id)},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxMsgSize: int32(e.opt.MaxResult + partHeadroom),
 		Description: "actfuzz: results of campaign " + id})
 	if err != nil {
@@ -290,10 +305,10 @@ func (e *Executor) setup(ctx context.Context) error {
 	// (received, not merged) are delivered again at once. Its AckWait
 	// redelivers a result whose delivery was lost (a server restart); a
 	// result held unmerged longer comes again, and is a duplicate.
-	if err := rs.DeleteConsumer(sctx, coordinatorConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	if err := e.results.DeleteConsumer(sctx, coordinatorConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("results consumer: %w", err)
 	}
-	e.res, err = rs.CreateOrUpdateConsumer(sctx, jetstream.ConsumerConfig{Durable: coordinatorConsumer,
+	e.res, err = e.results.CreateOrUpdateConsumer(sctx, jetstream.ConsumerConfig{Durable: coordinatorConsumer,
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: e.opt.AckWait, MaxAckPending: -1, DeliverPolicy: jetstream.DeliverAllPolicy,
 		Description: "actfuzz coordinator"})
 	if err != nil {
@@ -356,8 +371,9 @@ func (e *Executor) setup(ctx context.Context) error {
 		return err
 	}
 	e.subs = append(e.subs, sub)
-	e.wg.Add(1)
+	e.wg.Add(2)
 	go e.publish()
+	go e.watchSpoiled()
 	return nil
 }
 
@@ -452,7 +468,11 @@ func (e *Executor) publish() {
 			var err error
 			// The message id makes a retried publication (a lost ack)
 			// land once.
-			ack, err = e.js.PublishMsg(pctx, m, jetstream.WithMsgID(fmt.Sprintf("%s-%d-%d-%s", e.opt.ID, e.epoch, c.id, c.sum[:16])))
+			id := fmt.Sprintf("%s-%d-%d-%s", e.opt.ID, e.epoch, c.id, c.sum[:16])
+			if c.attempt > 0 {
+				id += fmt.Sprintf("-again%d", c.attempt)
+			}
+			ack, err = e.js.PublishMsg(pctx, m, jetstream.WithMsgID(id))
 			if errors.Is(err, nats.ErrMaxPayload) {
 				// It can never go: retrying would hang the campaign.
 				e.failWith(fmt.Errorf("chunk of configurations %d–%d: %d bytes, over the NATS server's max_payload of %d", c.first, c.first+c.n-1, len(c.body), e.nc.MaxPayload()))
@@ -517,12 +537,16 @@ func (e *Executor) consume() {
 				}
 				break
 			}
-			if md, err := m.Metadata(); err == nil && md.NumDelivered > 1 {
+			md, mdErr := m.Metadata()
+			e.receive(m)
+			if mdErr == nil {
 				e.mu.Lock()
-				e.stats.Redelivered++
+				if md.NumDelivered > 1 {
+					e.stats.Redelivered++
+				}
+				e.resSeq = max(e.resSeq, md.Sequence.Stream)
 				e.mu.Unlock()
 			}
-			e.receive(m)
 		}
 		it.Stop()
 		select { // the consumer gone, or the server away: do not spin
@@ -735,26 +759,32 @@ func (e *Executor) validate(data []byte, hdr nats.Header, ack acker, part int) (
 	if _, dup := e.got[r.Index]; dup || r.Index < e.merged {
 		return reject("duplicate")
 	}
+	// From here on the result is one of the chunk's, spoiled by its
+	// content: if its host acked the chunk, no other comes.
+	spoil := func(reason string) (act.Result, string) {
+		e.spoil(r.Index, c, reason)
+		return reject(reason)
+	}
 	switch {
 	case r.StatesDropped != 0 && (len(r.States) != 0 || r.Shares != nil || r.StatesDropped <= e.opt.MaxResult):
 		// A host drops the states of a result over MaxResult only.
-		return reject("states dropped under the limit")
+		return spoil("states dropped under the limit")
 	case len(r.States) == 0 && r.Fault == nil && r.StatesDropped == 0 && r.Shares == nil:
-		return reject("no states")
+		return spoil("no states")
 	case e.opt.Parts == 0 && r.Shares != nil:
-		return reject("shares without store parts")
+		return spoil("shares without store parts")
 	case e.opt.Parts > 0 && len(r.States) != 0:
-		return reject("states not sent to the store parts")
+		return spoil("states not sent to the store parts")
 	case r.Shares != nil && !validShares(r.Shares, e.opt.Parts):
-		return reject("shares")
+		return spoil("shares")
 	case len(r.Mean) != 0 && len(r.Mean) != len(e.space.Vars):
-		return reject("mean state of another space")
+		return spoil("mean state of another space")
 	case len(r.Hits) > 64*max(len(e.conds), 1):
-		return reject("hits")
+		return spoil("hits")
 	}
 	for _, h := range r.Hits {
 		if !e.conds[h.Condition] {
-			return reject("hit of an unknown condition")
+			return spoil("hit of an unknown condition")
 		}
 	}
 	// Decoded here, once: Run merges this batch (Result.Decoded).
@@ -762,7 +792,7 @@ func (e *Executor) validate(data []byte, hdr nats.Header, ack acker, part int) (
 		b := e.batch()
 		if b.UnmarshalBinary(r.States) != nil {
 			e.Recycle(b)
-			return reject("states outside the campaign's space")
+			return spoil("states outside the campaign's space")
 		}
 		r.Decoded, r.States = b, nil
 	}
@@ -967,7 +997,7 @@ func (e *Executor) Close() {
 	}
 	st := e.Stats()
 	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates, "redelivered", st.Redelivered,
-		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter, "states_dropped", st.Dropped,
+		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter, "reissued", st.Reissued, "states_dropped", st.Dropped,
 		"deferred_parts", st.Deferred, "part_merges", st.PartMerges, "part_merge_wait", st.PartMergeWait)
 }
 

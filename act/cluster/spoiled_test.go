@@ -1,0 +1,146 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/corpus"
+)
+
+// A host with a bug sends results the coordinator rejects for their
+// content (here: no states and no fault), then acks its chunk. The
+// configurations are published again alone; a host that spoils every
+// result stops the campaign with an error, instead of leaving it waiting
+// for ever.
+func TestSpoiledResults(t *testing.T) {
+	tests := []struct {
+		name string
+		// spoils says whether the host spoils configuration i of the
+		// chunk of batch id, delivered for the nth time to it.
+		spoils func(id uint64, i, nth int) bool
+		// genuine: the host sends a good result after the bad one of
+		// this configuration, before it acks the chunk.
+		genuine                    int
+		wantReissued, wantRejected int
+		wantFail                   bool
+	}{
+		{name: "spoiled once", spoils: func(id uint64, i, nth int) bool { return id&retryBit == 0 }, genuine: 100, wantReissued: 2, wantRejected: 3},
+		{name: "spoiled twice", spoils: func(id uint64, i, nth int) bool { return nth <= 2 }, genuine: -1, wantReissued: 6, wantRejected: 6},
+		{name: "spoiled always", spoils: func(id uint64, i, nth int) bool { return true }, genuine: -1, wantFail: true},
+	}
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	for n, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := fmt.Sprintf("spoiled%d", n)
+			h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
+			ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h,
+				Options{ID: id, AckWait: 300 * time.Millisecond, Logger: testLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ex.Close()
+			ex.Dispatch(100, make([]act.Config, 3))
+			cons, err := ex.js.Consumer(context.Background(), workStream(id), workersConsumer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var host sync.WaitGroup
+			defer host.Wait()
+			defer cancel()
+			host.Add(1)
+			go func() {
+				defer host.Done()
+				delivered := map[int]int{}
+				send := func(wk act.Work, r act.Result) {
+					body, err := act.EncodeMessage(r)
+					if err != nil {
+						panic(err)
+					}
+					m := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body}
+					m.Header.Set(hdrCampaign, id)
+					m.Header.Set(hdrWork, workSum(wk))
+					if _, err := ex.js.PublishMsg(ctx, m); err != nil && ctx.Err() == nil {
+						t.Errorf("publishing a result: %v", err)
+					}
+				}
+				for ctx.Err() == nil {
+					b, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+					if err != nil {
+						continue
+					}
+					for m := range b.Messages() {
+						msg, err := act.DecodeMessage(m.Data())
+						wk, ok := msg.(act.Work)
+						if err != nil || !ok {
+							t.Errorf("work message: %v %T", err, msg)
+							return
+						}
+						for _, it := range wk.Items {
+							delivered[it.Index]++
+							r := act.Result{BatchID: wk.BatchID, Index: it.Index}
+							if tt.spoils(wk.BatchID, it.Index, delivered[it.Index]) {
+								send(wk, r) // neither states nor a fault
+								if it.Index != tt.genuine {
+									continue
+								}
+							}
+							r.Fault = &corpus.Finding{Kind: corpus.FaultCrash, Detail: "genuine"}
+							send(wk, r)
+						}
+						_ = m.Ack()
+					}
+				}
+			}()
+			got := map[int]bool{}
+			for !tt.wantFail && len(got) < 3 {
+				select {
+				case r := <-ex.Results():
+					if r.Index < 100 || r.Index >= 103 || got[r.Index] || r.Fault == nil || r.Fault.Detail != "genuine" {
+						t.Fatalf("result %+v, want one genuine result for each of configurations 100–102", r)
+					}
+					got[r.Index] = true
+				case err := <-ex.Failed():
+					t.Fatalf("failed: %v", err)
+				case <-ctx.Done():
+					t.Fatalf("%d of 3 results; %+v", len(got), ex.Stats())
+				}
+			}
+			if tt.wantFail {
+				select {
+				case r := <-ex.Results():
+					t.Fatalf("result %+v, want none", r)
+				case err := <-ex.Failed():
+					if !regexp.MustCompile(`^configuration 10[0-2]: 4 results rejected for their content \(the last: no states\)`).MatchString(err.Error()) {
+						t.Fatalf("failed: %v", err)
+					}
+					t.Logf("failed, as it should: %v", err)
+				case <-ctx.Done():
+					t.Fatalf("no failure; %+v", ex.Stats())
+				}
+			}
+			ex.Merged(103)
+			st := ex.Stats()
+			if tt.wantFail {
+				if st.Reissued < maxReissues {
+					t.Fatalf("%+v: configurations published again %d times, want at least %d", st, st.Reissued, maxReissues)
+				}
+				return
+			}
+			if st.Reissued != tt.wantReissued || st.Rejected["no states"] != tt.wantRejected || st.RejectedTotal() != tt.wantRejected {
+				t.Fatalf("%+v: %d configurations published again, %d results rejected; want %d and %d",
+					st, st.Reissued, st.RejectedTotal(), tt.wantReissued, tt.wantRejected)
+			}
+		})
+	}
+}
