@@ -38,7 +38,10 @@ type Options struct {
 	// keep to StoreShare tenths of it (see coverage's "Memory budget"); a
 	// command should also set the runtime's soft limit to RuntimeShare
 	// tenths of it (debug.SetMemoryLimit), leaving the rest for memory the
-	// runtime does not return at once.
+	// runtime does not return at once. With StoreParts the budget is not
+	// kept (the parts' index grows with the campaign; a warning says so),
+	// and a command should not set the soft limit: below the live heap it
+	// keeps the garbage collector running.
 	Memory int64
 	// MaxOutOfRange bounds the distinct states outside S that the store
 	// keeps (default 1,000,000; negative: keep all). They never count as

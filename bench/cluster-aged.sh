@@ -9,6 +9,14 @@
 # simulations 15 times shorter, so that the campaign ages within minutes.
 # PROCS (1) is the host's worker processes.
 #
+# Side by side, from the same resumed stretch, it reports the simulations'
+# CPU per simulation (the host's worker processes: the CPU of the host's
+# children, reaped or alive, from /proc) and, from the profile, the
+# coordinator's selection (act.(*selector).next) and merge (the coverage
+# merger, and the store's Add* it runs under) per simulation, and their
+# share of a simulation: the issue's "merge and selection ≤ 1% of a
+# simulation's"; and the coordinator's garbage collections.
+#
 #   bench/cluster-aged.sh 0; bench/cluster-aged.sh 2
 #   EXTRA='bytes: 1000000' FIRST=20000 THEN=30000 bench/cluster-aged.sh 2
 set -euo pipefail
@@ -33,6 +41,20 @@ FIRST=${FIRST:-3000}
 THEN=${THEN:-6000}
 printf 'ccai: [cubic, reno]\nwindow: 500\n%s\n' "${EXTRA:-}" >"$tmp/bench.yaml"
 "$BIN" worker --nats "$URL" --procs "${PROCS:-1}" --quiet 2>"$tmp/host.log" & pids+=($!)
+host=$!
+# children_cpu: the CPU seconds of the host's children, reaped (cutime,
+# cstime) and alive (utime, stime of each); the worker processes are its
+# children.
+children_cpu() {
+  local t=0 f
+  read -ra f <"/proc/$host/stat"
+  t=$((f[15] + f[16]))
+  for c in $(ps -o pid= --ppid "$host"); do
+    read -ra f <"/proc/$c/stat" 2>/dev/null || continue
+    t=$((t + f[13] + f[14] + f[15] + f[16]))
+  done
+  echo "$t $(getconf CLK_TCK)" | awk '{print $1/$2}'
+}
 parts=()
 if [ "$PARTS" -gt 0 ]; then
   parts=(--store-parts "$PARTS")
@@ -40,7 +62,25 @@ if [ "$PARTS" -gt 0 ]; then
 fi
 "$BIN" run "$tmp/bench.yaml" --budget "$FIRST" --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" >"$tmp/a.json" 2>"$tmp/a.log" || [ $? -le 1 ]
 s=$(date +%s.%N)
-/usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]
+sims0=$(children_cpu)
+GODEBUG=gctrace=1 /usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]
 e=$(date +%s.%N)
+sims1=$(children_cpu)
 cpu=$(awk '/^cpu /{print $2+$3}' "$tmp/b.time")
 echo "parts=$PARTS resumed $FIRST→$THEN: wall $(echo "$e-$s" | bc -l | cut -c1-6) s, coordinator $(echo "$cpu*1000/($THEN-$FIRST)" | bc -l | cut -c1-5) ms CPU/sim"
+# The coordinator's garbage collections (GODEBUG=gctrace=1 on its stderr):
+# how many, and the heap after the last (MB).
+gcs=$(grep -c '^gc [0-9]' "$tmp/b.log" || true)
+heap=$(grep '^gc [0-9]' "$tmp/b.log" | tail -1 | grep -o '[0-9]*->[0-9]*->[0-9]* MB' | sed 's/.*->//; s/ MB//')
+echo "parts=$PARTS: coordinator $gcs garbage collections, heap ${heap:-?} MB after the last"
+# focused: the profile's seconds of the samples under frames matching $1.
+focused() {
+  go tool pprof -top -nodefraction=0 -focus "$1" -ignore 'loadCheckpoint|LoadParts' "$BIN" "/tmp/aged-$PARTS.pprof" 2>/dev/null |
+    awk '/Showing nodes accounting for/{v=$5; sub(/,$/,"",v); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v; f=1} END{if(!f) print 0}'
+}
+n=$((THEN-FIRST))
+simms=$(echo "($sims1-$sims0)*1000/$n" | bc -l)
+sel=$(echo "$(focused 'act\.\(\*selector\)\.next$')*1000/$n" | bc -l)
+mer=$(echo "$(focused 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')*1000/$n" | bc -l)
+printf 'parts=%s: simulations %.2f ms CPU/sim (worker processes); coordinator selection %.3f + merge %.3f = %.3f ms/sim (profile), %.2f%% of a simulation\n' \
+  "$PARTS" "$simms" "$sel" "$mer" "$(echo "$sel+$mer" | bc -l)" "$(echo "($sel+$mer)*100/$simms" | bc -l)"

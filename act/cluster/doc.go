@@ -407,7 +407,15 @@
 // Lease/2. The standby then answers the coordinator that it has no part,
 // and `run` continues from its checkpoint as above: the part moves to the
 // standby without anyone restarting a process (TestStorePartStandby,
-// TestStoreLease; cli's TestRunStorePartRestarted with a standby). A
+// TestStoreLease; cli's TestRunStorePartRestarted with a standby). The
+// coordinator watches the leases bucket: a request in flight to a holder
+// that a standby replaced is asked of the new holder at once, and again
+// at its first renewal (it subscribes to requests just after it takes the
+// lease), instead of waiting up to 30 s for an answer that a stopped
+// (SIGSTOP) or partitioned holder, whose subscription the server keeps
+// until its pings fail, never gives (Stats.HolderChanges; in
+// TestStorePartStandby a frozen holder's part is lost 1.1–1.3 s after it
+// froze, with Lease 1 s, and 31 s without the watch). A
 // process restarted after a kill -9 is a standby to its own dead lease
 // and serves after Lease. The coordinator makes the bucket (store
 // processes may not make streams); store processes write their keys,

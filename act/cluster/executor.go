@@ -93,6 +93,9 @@ type Stats struct {
 	DeadLetter  int            // chunks given up after MaxDeliver deliveries
 	Retried     int            // configurations of dead letters published again alone
 	Crashes     int            // configurations charged a crash fault: alone, they reached MaxDeliver
+	// HolderChanges counts the store parts' leases that changed hands
+	// (a standby took a part over, or its holder stopped).
+	HolderChanges int
 	// Reissued counts the configurations published again alone because
 	// a result of theirs was rejected for its content after its host
 	// acked its chunk (a host's bug; spoiled.go).
@@ -216,7 +219,10 @@ type Executor struct {
 	spoiled map[int]*spoiled
 	// resSeq is the highest results stream sequence received.
 	resSeq uint64
-	partB  int // bytes held in parts
+	// holderChanged[j] is closed when store part j's lease changes hands
+	// (watchLeases), and made again.
+	holderChanged []chan struct{}
+	partB         int // bytes held in parts
 	// partLimit bounds partB (4×MaxResult): the first part of another
 	// result waits (deferPart) while it is reached.
 	partLimit int
@@ -1046,8 +1052,19 @@ func (e *Executor) setupParts(ctx context.Context) error {
 	}
 	// The coordinator makes the leases bucket: store processes may not
 	// make streams (package doc, "What is trusted").
-	if _, err := leasesBucket(ctx, e.js, true); err != nil {
+	leases, err := leasesBucket(ctx, e.js, true)
+	if err != nil {
 		return fmt.Errorf("KV bucket %s: %w", LeasesBucket, err)
 	}
+	w, err := leases.Watch(e.ctx, id+".*")
+	if err != nil {
+		return fmt.Errorf("KV bucket %s: watching the leases: %w", LeasesBucket, err)
+	}
+	e.holderChanged = make([]chan struct{}, e.opt.Parts)
+	for j := range e.holderChanged {
+		e.holderChanged[j] = make(chan struct{})
+	}
+	e.wg.Add(1)
+	go e.watchLeases(w)
 	return nil
 }

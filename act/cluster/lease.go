@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -144,6 +145,9 @@ func (s *StoreServer) keep(ctx context.Context, kv jetstream.KeyValue, key strin
 				return
 			case <-tick.C:
 			}
+			if s.isFrozen() {
+				continue
+			}
 			rctx, cancel := context.WithTimeout(lctx, period/4)
 			rev, err := kv.Update(rctx, key, []byte(s.holder), l.rev)
 			cancel()
@@ -193,5 +197,66 @@ func (l *lease) release(abandon bool) {
 	}
 	if err != nil {
 		l.s.log.Warn("deleting the part's lease: a standby takes the part over only after its lease period", "key", l.key, "err", err)
+	}
+}
+
+// watchLeases follows the leases of the campaign's parts (the coordinator),
+// so that a request in flight to a holder a standby replaced is asked of
+// the new holder at once (callPart), not after its timeout of up to 30 s.
+// That wait is what a holder that stopped answering without closing its
+// connection would cost otherwise: a stopped (SIGSTOP) or partitioned
+// process, whose subscription the server keeps until its pings fail, or a
+// process killed with a request in flight. A new holder subscribes to the
+// requests only after it has taken the lease, so a request sent between
+// the two reaches the old holder alone: the coordinator asks again at the
+// new holder's first renewal too, by which it is subscribed.
+func (e *Executor) watchLeases(w jetstream.KeyWatcher) {
+	defer e.wg.Done()
+	defer func() { _ = w.Stop() }()
+	holders, seen, renewed := make([]string, e.opt.Parts), make([]bool, e.opt.Parts), make([]bool, e.opt.Parts)
+	signal := func(j int, change bool) {
+		e.mu.Lock()
+		close(e.holderChanged[j])
+		e.holderChanged[j] = make(chan struct{})
+		if change {
+			e.stats.HolderChanges++
+		}
+		e.mu.Unlock()
+	}
+	for {
+		var en jetstream.KeyValueEntry
+		var ok bool
+		select {
+		case <-e.ctx.Done():
+			return
+		case en, ok = <-w.Updates():
+			if !ok {
+				return
+			}
+		}
+		if en == nil {
+			continue // the leases held when the watch began are in
+		}
+		rest, ok := strings.CutPrefix(en.Key(), e.opt.ID+".")
+		j, err := strconv.Atoi(rest)
+		if !ok || err != nil || j < 0 || j >= e.opt.Parts {
+			continue
+		}
+		holder := ""
+		if en.Operation() == jetstream.KeyValuePut {
+			holder = string(en.Value())
+		}
+		switch {
+		case !seen[j]:
+			renewed[j] = true
+		case holder != holders[j]:
+			e.log.Info("store part changed hands", "part", j, "from", holders[j], "to", holder)
+			signal(j, true)
+			renewed[j] = false
+		case !renewed[j]:
+			signal(j, false) // the new holder's first renewal
+			renewed[j] = true
+		}
+		holders[j], seen[j] = holder, true
 	}
 }

@@ -50,8 +50,26 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 	start, logged := time.Now(), time.Now()
 	for {
 		rctx, cancel := context.WithTimeout(ctx, timeout)
+		// A request in flight to a holder that a standby replaced is
+		// asked again of the new one at once (watchLeases).
+		e.mu.Lock()
+		changed := e.holderChanged[j]
+		e.mu.Unlock()
+		go func() {
+			select {
+			case <-changed:
+				cancel()
+			case <-rctx.Done():
+			}
+		}()
 		m, err := e.nc.RequestWithContext(rctx, partSubject(e.opt.ID, j), body)
 		cancel()
+		handed := false
+		select {
+		case <-changed:
+			handed = true
+		default:
+		}
 		var rep partReply
 		switch {
 		case err == nil:
@@ -72,6 +90,8 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 			}
 		case ctx.Err() != nil:
 			return rep, ctx.Err()
+		case handed:
+			e.log.Info("store part changed hands: asking its new holder", "part", j, "op", req.Op, "err", err)
 		case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
 			if req.Op != opLoad && time.Since(start) > e.opt.PartTimeout {
 				return rep, fmt.Errorf("store part %d: %s: %w: no answer for %v (is `actfuzz store --part %d` running?): %w",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -222,51 +223,85 @@ func TestStorePartsForgedShare(t *testing.T) {
 	sameAsLocal(t, "store parts with forged shares", ref, rep, refDir, dir)
 }
 
-// A standby store process takes a part over when its holder is killed
-// (its lease left unrenewed): it serves nothing while the holder lives,
-// takes the lease once it has not changed for Lease, and the campaign,
-// stopped by the lost part after PartTimeout, resumes on it and ends as
-// the local run does.
+// A standby store process takes a part over from its holder, killed
+// (its lease left as kill -9 leaves it) or frozen (it neither answers nor
+// renews, but keeps its connection, as a stopped or partitioned process
+// does); the coordinator learns it from the lease's change of hands and
+// asks the new holder at once, without waiting for the frozen one's
+// answer (up to 30 s); the campaign stops with ErrPartLost, resumes on the
+// standby and ends as the local run.
 func TestStorePartStandby(t *testing.T) {
 	c, ref, refDir, s := partsCluster(t)
 	startStoresFrom(t, s.ClientURL(), 0, 1)
-	opt := StoreOptions{Lease: time.Second}
-	holder, kill := startStoresWith(t, s.ClientURL(), 1, 2, opt)
-	var standby []*StoreServer
-	dir := t.TempDir()
-	nc := connect(t, s.ClientURL())
-	var started, killed sync.Once
-	_, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: dir, StoreParts: 2, CheckpointEvery: 1,
-		Progress: func(st act.Status) {
-			if st.Sims >= 64 {
-				started.Do(func() { standby, _ = startStoresWith(t, s.ClientURL(), 1, 2, opt) })
+	for _, frozen := range []bool{false, true} {
+		t.Run(fmt.Sprintf("frozen=%v", frozen), func(t *testing.T) {
+			id := fmt.Sprintf("part-standby-%v", frozen)
+			opt := StoreOptions{Lease: time.Second}
+			holder, kill := startStoresWith(t, s.ClientURL(), 1, 2, opt)
+			var standby []*StoreServer
+			dir := t.TempDir()
+			nc := connect(t, s.ClientURL())
+			var started, stopped sync.Once
+			var stoppedAt time.Time
+			var ex *Executor
+			// A killed holder's subscription goes with its connection, so
+			// the coordinator's requests find no responder until the
+			// standby serves; PartTimeout only bounds that wait. A frozen
+			// one's stays: the default PartTimeout gives each request 30 s.
+			timeout := 3 * time.Second
+			if frozen {
+				timeout = 0
 			}
-			if st.Sims >= 192 {
-				killed.Do(func() {
-					if m := standby[0].Stats().Merges; m != 0 {
-						t.Errorf("the standby merged %d times while the holder lived", m)
+			_, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: dir, StoreParts: 2, CheckpointEvery: 1,
+				Progress: func(st act.Status) {
+					if st.Sims >= 64 {
+						started.Do(func() { standby, _ = startStoresWith(t, s.ClientURL(), 1, 2, opt) })
 					}
-					holder[0].mu.Lock()
-					holder[0].abandon = true
-					holder[0].mu.Unlock()
-					kill()
-				})
+					if st.Sims >= 192 {
+						stopped.Do(func() {
+							if m := standby[0].Stats().Merges; m != 0 {
+								t.Errorf("the standby merged %d times while the holder lived", m)
+							}
+							if frozen {
+								holder[0].freeze()
+							} else {
+								holder[0].mu.Lock()
+								holder[0].abandon = true
+								holder[0].mu.Unlock()
+								kill()
+							}
+							stoppedAt = time.Now()
+						})
+					}
+				},
+				Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+					var err error
+					ex, err = NewExecutor(ctx, nc, c, h, Options{ID: id, Parts: 2, PartTimeout: timeout, Logger: testLogger(t)})
+					return ex, err
+				}})
+			if !errors.Is(err, ErrPartLost) || !strings.Contains(err.Error(), "store part 1") {
+				t.Fatalf("want store part 1 lost, got %v", err)
 			}
-		},
-		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
-			return NewExecutor(ctx, nc, c, h, Options{ID: "part-standby", Parts: 2, PartTimeout: 3 * time.Second, Logger: testLogger(t)})
-		}})
-	if !errors.Is(err, ErrPartLost) || !strings.Contains(err.Error(), "store part 1") {
-		t.Fatalf("want store part 1 lost, got %v", err)
-	}
-	if st := standby[0].Stats(); st.TakenOver != 1 {
-		t.Fatalf("the standby did not take the part over: %+v", st)
-	}
-	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "part-standby", Parts: 2, Resume: true}, nil,
-		act.Options{StoreParts: 2, Resume: true})
-	sameAsLocal(t, "store part taken over by a standby, resumed", ref, rep, refDir, dir)
-	if st := standby[0].Stats(); st.Merges == 0 {
-		t.Fatalf("the standby did not serve the resumed campaign: %+v", st)
+			took := time.Since(stoppedAt)
+			t.Logf("part lost %v after the holder stopped", took.Round(time.Millisecond))
+			if st := standby[0].Stats(); st.TakenOver != 1 {
+				t.Fatalf("the standby did not take the part over: %+v", st)
+			}
+			if st := ex.Stats(); st.HolderChanges != 1 {
+				t.Fatalf("the coordinator saw %d changes of hands, want 1: %+v", st.HolderChanges, st)
+			}
+			// Lease is 1 s; a request left to the frozen holder would end
+			// after 30 s.
+			if frozen && took > 20*time.Second {
+				t.Fatalf("the part was lost %v after its holder froze: the coordinator waited for the frozen holder", took)
+			}
+			rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: id, Parts: 2, Resume: true}, nil,
+				act.Options{StoreParts: 2, Resume: true})
+			sameAsLocal(t, "store part taken over by a standby, resumed", ref, rep, refDir, dir)
+			if st := standby[0].Stats(); st.Merges == 0 {
+				t.Fatalf("the standby did not serve the resumed campaign: %+v", st)
+			}
+		})
 	}
 }
 

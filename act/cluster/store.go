@@ -222,6 +222,30 @@ type StoreServer struct {
 	// abandon (tests): a part stops being served without its lease being
 	// deleted, as when the process is killed.
 	abandon bool
+	// frozen (tests): the process neither answers, nor renews its lease,
+	// nor pulls shares, but keeps its connection and its subscription to
+	// the requests, as a stopped (SIGSTOP) or partitioned process does
+	// until the server's pings fail.
+	frozen  bool
+	frozenC chan struct{} // closed by freeze
+}
+
+// freeze freezes the process (tests; see frozen), leaving its lease as a
+// killed process would.
+func (s *StoreServer) freeze() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.frozen {
+		s.frozen, s.abandon = true, true
+		close(s.frozenC)
+	}
+}
+
+// isFrozen reports frozen (tests).
+func (s *StoreServer) isFrozen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.frozen
 }
 
 // NewStore returns a store process on nc.
@@ -249,7 +273,7 @@ func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return &StoreServer{nc: nc, js: js, opt: opt, log: opt.Logger.With("part", opt.Part), holder: holderName(),
-		stats: StoreStats{Rejected: map[string]int{}, Refused: map[string]string{}}, refused: map[string]uint64{}}, nil
+		stats: StoreStats{Rejected: map[string]int{}, Refused: map[string]string{}}, refused: map[string]uint64{}, frozenC: make(chan struct{})}, nil
 }
 
 // Stats returns the counts so far.
@@ -483,10 +507,22 @@ func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
 	}()
 	gone := make(chan error, 1)
 	go func() {
+		// A frozen process asks for nothing more: its client would
+		// otherwise go on pulling, unlike a stopped process's.
+		select {
+		case <-s.frozenC:
+			msgs.Stop()
+		case <-received:
+		}
+	}()
+	go func() {
 		defer close(received)
 		for {
 			m, err := msgs.Next()
 			switch {
+			case err == nil && s.isFrozen():
+				// Taken before the freeze: the consumer's AckWait brings
+				// it back.
 			case err == nil:
 				ps.receive(m)
 			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
@@ -515,6 +551,9 @@ func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
 			s.log.Info("the campaign's states consumer was made again (a coordinator resumed): serving the new one", "campaign", id, "err", err)
 			return nil
 		case m := <-reqs:
+			if s.isFrozen() {
+				continue
+			}
 			var rep partReply
 			req, err := decodePartRequest(m.Data)
 			if err != nil {
