@@ -414,8 +414,8 @@
 // lease), instead of waiting up to 30 s for an answer that a stopped
 // (SIGSTOP) or partitioned holder, whose subscription the server keeps
 // until its pings fail, never gives (Stats.HolderChanges; in
-// TestStorePartStandby a frozen holder's part is lost 1.1–1.3 s after it
-// froze, with Lease 1 s, and 31 s without the watch). A
+// TestStorePartStandby a frozen holder's part is lost 1.1–1.2 s after it
+// froze, with Lease 1 s; 31 s when it waited for the frozen one). A
 // process restarted after a kill -9 is a standby to its own dead lease
 // and serves after Lease. The coordinator makes the bucket (store
 // processes may not make streams); store processes write their keys,
