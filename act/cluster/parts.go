@@ -261,23 +261,32 @@ func (e *Executor) SnapshotParts(ctx context.Context) ([][]byte, error) {
 		if err != nil {
 			return err
 		}
-		info, err := obs.GetInfo(ctx, snapObject(e.opt.ID, j))
-		if err != nil {
-			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
-		}
 		obj, err := obs.Get(ctx, snapObject(e.opt.ID, j))
 		if err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
 		defer obj.Close()
+		info, err := obj.Info()
+		if err != nil {
+			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
+		}
+		// The object's digest is the SHA-256 of its bytes as the part
+		// put them, which the part answered: the client hashes what it
+		// reads and checks it against the digest at EOF. So the snapshot
+		// is hashed once here, not twice.
+		digest, err := jetstream.DecodeObjectDigest(info.Digest)
+		if err != nil || !bytes.Equal(digest, rep.Sum) {
+			return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
+		}
 		// One allocation of the object's size (a bytes.Buffer would
-		// double it at the end).
+		// double it at the end), then the read of its end, which checks
+		// the digest.
 		data := make([]byte, info.Size)
 		if _, err := io.ReadFull(obj, data); err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
-		if sum := sha256.Sum256(data); !bytes.Equal(sum[:], rep.Sum) {
-			return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
+		if rest, err := io.ReadAll(obj); err != nil || len(rest) != 0 {
+			return fmt.Errorf("store part %d: its snapshot does not match its sum (%d bytes past its size): %v", j, len(rest), err)
 		}
 		out[j] = data
 		return nil

@@ -903,18 +903,23 @@ func (p *partState) snapshot(ctx context.Context) partReply {
 	if err != nil {
 		return partReply{Err: err.Error()}
 	}
-	// Written as it is encoded: no copy of the part is kept.
-	h := sha256.New()
+	// Written as it is encoded: no copy of the part is kept. Put hashes
+	// what it stores (the object's digest, SHA-256): that is the sum
+	// answered, which the coordinator checks as it reads the object.
 	pr, pw := io.Pipe()
 	go func() {
-		_, err := p.store.WriteTo(io.MultiWriter(pw, h))
+		_, err := p.store.WriteTo(pw)
 		pw.CloseWithError(err)
 	}()
-	_, err = obs.Put(ctx, jetstream.ObjectMeta{Name: snapObject(p.id, p.part),
+	info, err := obs.Put(ctx, jetstream.ObjectMeta{Name: snapObject(p.id, p.part),
 		Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(p.payload)}}, pr)
 	pr.CloseWithError(err) // the writer stops if Put did
 	if err != nil {
 		return partReply{Err: err.Error()}
 	}
-	return partReply{Sum: h.Sum(nil)}
+	sum, err := jetstream.DecodeObjectDigest(info.Digest)
+	if err != nil {
+		return partReply{Err: fmt.Sprintf("the snapshot's digest %q: %v", info.Digest, err)}
+	}
+	return partReply{Sum: sum}
 }
