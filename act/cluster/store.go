@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -226,7 +227,7 @@ type StoreServer struct {
 	// nor pulls shares, but keeps its connection and its subscription to
 	// the requests, as a stopped (SIGSTOP) or partitioned process does
 	// until the server's pings fail.
-	frozen  bool
+	frozen  atomic.Bool   // read on every share and request: no lock
 	frozenC chan struct{} // closed by freeze
 }
 
@@ -234,19 +235,15 @@ type StoreServer struct {
 // killed process would.
 func (s *StoreServer) freeze() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.frozen {
-		s.frozen, s.abandon = true, true
+	s.abandon = true
+	s.mu.Unlock()
+	if !s.frozen.Swap(true) {
 		close(s.frozenC)
 	}
 }
 
 // isFrozen reports frozen (tests).
-func (s *StoreServer) isFrozen() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.frozen
-}
+func (s *StoreServer) isFrozen() bool { return s.frozen.Load() }
 
 // NewStore returns a store process on nc.
 func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
