@@ -298,6 +298,29 @@
 // AddBatches into 2 million states by about a quarter
 // (bench/results/README.md, "Merges that overlap their cache misses").
 //
+// Those figures paired one campaign's coordinator with a shorter
+// campaign's simulations. Measured on the same simulations
+// (bench/cluster-aged.sh, the bench campaign at the paper's flow length,
+// between simulations 10,000 and 15,000, two parts; bench/results/README.md,
+// "Growth"): a simulation costs its worker 45–46 ms of CPU, the steady
+// coordinator 2.7–3.4 ms besides its checkpoints (which cost it about 2%
+// of its wall time, not time per simulation), so one coordinator core
+// feeds about 14–17 worker cores; selection and merge alone are 3.2–3.7%
+// of a simulation (1% is the target). The merge is the index's: each
+// simulation still finds about 1,500 new states, each inserted at k = 1
+// and its parents until one is known, about 850 ns a new state (a
+// quarter of it the inserts' cache misses, a third the tables' growth,
+// which rehashing in slot order cut by 30%). The selector's queries
+// (lines through a state's regions at every level, down to k = 1, and
+// the rejection sampling of an unvisited state at k = 1) read every
+// level's visited set, so the index cannot move to the parts as it is:
+// what would shard it further is an index split by level or by region,
+// with the selector's probes of a level sent to its owner in one batch
+// (a line's probes at a level are known before any answer), and several
+// coordinator cores merging the index's 16 shards at once (the merge
+// already runs on every core of its machine; its CPU a simulation, the
+// figure above, does not shrink with them).
+//
 // # Store parts
 //
 // With act.Options.StoreParts = Options.Parts = N (`run --nats URL
