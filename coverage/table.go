@@ -233,7 +233,7 @@ func (t *table) grow() { t.rehash(max(16, len(t.slots)*3/2)) }
 func (t *table) rehash(size int) {
 	t.tags = make([]uint8, size)
 	t.slots = make([]uint32, size)
-	if t.n < rehashBucketMin || size > math.MaxUint32 {
+	if t.n < rehashBucketMin || uint64(size) > math.MaxUint32 {
 		t.placeInOrder()
 		return
 	}
