@@ -19,8 +19,7 @@ type Batch struct {
 	// unindexed: the tables hold decoded keys without their hash index
 	// (UnmarshalBinary); Observe builds it first.
 	unindexed bool
-	words     []uint64 // decoding scratch: the keys of one table
-	seen      keySet   // decoding scratch: the duplicate check
+	seen      keySet // decoding scratch: the duplicate check
 }
 
 // NewBatch returns an empty batch over space.

@@ -91,25 +91,26 @@ func (b *Batch) readTable(data []byte, t *table, at *[]int64, inS bool) ([]byte,
 	}
 	data = data[n2:]
 	w := t.w
-	words := grow(b.words[:0], int(n)*w)[:int(n)*w]
-	b.words = words
+	// The keys go straight into the table's packed bytes: a scratch of
+	// decoded words, kept by every batch for reuse, held more than the
+	// keys themselves (8 bytes a word against kb bytes a key) in every
+	// result waiting for its merge.
+	t.keys = grow(t.keys, int(n)*t.kb)
 	*at = grow(*at, int(n))
-	prev := b.okey
+	k := b.okey
 	if inS {
-		prev = b.key
+		k = b.key
 	}
-	clear(prev)
+	clear(k)
 	var prevAt int64
 	for i := range int(n) {
-		k := words[i*w : (i+1)*w]
 		for j := range w {
 			d, m := binary.Varint(data)
 			if m <= 0 {
 				return nil, errors.New("bad key")
 			}
 			data = data[m:]
-			prev[j] += uint64(d)
-			k[j] = prev[j]
+			k[j] += uint64(d)
 		}
 		if inS && !b.ly.validKey(k) {
 			return nil, fmt.Errorf("state %d is outside the space", i)
@@ -121,11 +122,11 @@ func (b *Batch) readTable(data []byte, t *table, at *[]int64, inS bool) ([]byte,
 		data = data[m:]
 		prevAt += d
 		*at = append(*at, prevAt)
+		t.append(k)
 	}
-	if dup := b.seen.firstRepeat(words, w, int(n)); dup >= 0 {
+	if dup := b.seen.firstRepeat(t); dup >= 0 {
 		return nil, fmt.Errorf("state %d repeats an earlier one", dup)
 	}
-	t.appendAll(words, int(n))
 	return data, nil
 }
 
@@ -133,9 +134,10 @@ func (b *Batch) readTable(data []byte, t *table, at *[]int64, inS bool) ([]byte,
 // table (no key bytes, no tags): 4 bytes a slot, rebuilt per batch.
 type keySet struct{ slots []uint32 } // 1 + the index of the key in each used slot; 0: empty
 
-// firstRepeat returns the index of the first of the n keys (w words each,
-// back to back in keys) that equals an earlier one, or -1.
-func (s *keySet) firstRepeat(keys []uint64, w, n int) int {
+// firstRepeat returns the ref of the first key of table t, whose keys
+// are not indexed, that equals an earlier one, or -1.
+func (s *keySet) firstRepeat(t *table) int {
+	n := t.n
 	size := 16
 	if n > 4 {
 		size = 1 << bits.Len(uint(2*n-1))
@@ -147,14 +149,14 @@ func (s *keySet) firstRepeat(keys []uint64, w, n int) int {
 	clear(s.slots)
 	mask := uint64(size - 1)
 	for i := range n {
-		k := keys[i*w : (i+1)*w]
+		k := t.key(uint32(i))
 		for p := hashKey(k) & mask; ; p = (p + 1) & mask {
 			j := s.slots[p]
 			if j == 0 {
 				s.slots[p] = uint32(i + 1)
 				break
 			}
-			if equalKeys(keys[int(j-1)*w:int(j)*w], k) {
+			if t.equal(j-1, k) {
 				return i
 			}
 		}

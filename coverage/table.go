@@ -177,25 +177,6 @@ func (t *table) append(k []uint64) {
 	t.n++
 }
 
-// appendAll stores n keys of t.w words each, back to back in words,
-// without indexing them: a decoded batch's keys, which the merge reads by
-// ref and never looks up. The caller ensures the keys are distinct and
-// reindexes (rehash) before any lookup or insert.
-func (t *table) appendAll(words []uint64, n int) {
-	off := t.n * t.kb
-	t.keys = grow(t.keys, n*t.kb)[:off+n*t.kb+8]
-	for i := range n {
-		k := words[i*t.w : (i+1)*t.w]
-		o := off + i*t.kb
-		for j, x := range k[:t.w-1] {
-			binary.LittleEndian.PutUint64(t.keys[o+8*j:], x)
-		}
-		binary.LittleEndian.PutUint64(t.keys[o+8*(t.w-1):], k[t.w-1]) // spills into the next key or the padding
-	}
-	clear(t.keys[off+n*t.kb:])
-	t.n += n
-}
-
 // reset empties the table, keeping its memory.
 func (t *table) reset() {
 	t.n = 0

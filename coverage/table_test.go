@@ -7,20 +7,20 @@ import (
 )
 
 // tableOf returns a table of n distinct keys of w words (kb bytes, at
-// least 4) appended without an index, as a decoded batch's are: key i's
+// least 4) stored without an index, as a decoded batch's are: key i's
 // last word is i times an odd number modulo 2^32 (distinct), its others
 // random.
 func tableOf(n, w, kb int, seed uint64) table {
 	t := newTable(w, kb)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	words := make([]uint64, 0, n*w)
+	k := make([]uint64, w)
 	for i := range n {
-		for range w - 1 {
-			words = append(words, rng.Uint64())
+		for j := range w - 1 {
+			k[j] = rng.Uint64()
 		}
-		words = append(words, uint64(uint32(i)*0x9e3779b1)&t.last)
+		k[w-1] = uint64(uint32(i)*0x9e3779b1) & t.last
+		t.append(k)
 	}
-	t.appendAll(words, n)
 	return t
 }
 
