@@ -91,10 +91,11 @@ func (b *Batch) readTable(data []byte, t *table, at *[]int64, inS bool) ([]byte,
 	}
 	data = data[n2:]
 	w := t.w
-	// The keys go straight into the table's packed bytes: a scratch of
-	// decoded words, kept by every batch for reuse, held more than the
-	// keys themselves (8 bytes a word against kb bytes a key) in every
-	// result waiting for its merge.
+	// Keys are decoded straight into the table's packed bytes. A scratch
+	// of decoded words, kept by the batch for its next decoding, would be
+	// held by every result waiting for its merge, at 8 bytes a word
+	// against kb bytes a key (bench/results/README.md, "A decoded result
+	// without its scratch of words").
 	t.keys = grow(t.keys, int(n)*t.kb)
 	*at = grow(*at, int(n))
 	k := b.okey

@@ -262,14 +262,14 @@ func (t *table) placeBySlots() {
 
 // Rehashing by buckets pays (a pass more over the keys, and a temporary
 // array of 12 bytes a key that Store.Bytes does not count, as it does not
-// count the old index a rehash drops) from about a million keys, whose index (5 bytes a
-// slot) outgrows the caches. BenchmarkRehash, alone on an idle machine,
-// rebuilt 2^22 keys at 34–37 ns a key against 91–102 in ref order; 2^20
-// at 37–41 against 33–36, and 2^19 at 31–33 against 23–27, with the
-// caches warm. In an aged campaign's index, whose merge leaves them cold,
-// growth went from 2.88 to 2.01 s over 5,000 simulations
-// (bench/results/README.md, "Growth"). Buckets of 2^16 slots (330 kB of
-// index) were the fastest of 2^12 to 2^18.
+// count the old index a rehash drops) from about a million keys, whose
+// index (5 bytes a slot) outgrows the caches. BenchmarkRehash, alone on
+// an idle machine, rebuilt 2^22 keys at 34–37 ns a key against 91–102 in
+// ref order; 2^20 at 37–41 against 33–36, and 2^19 at 31–33 against
+// 23–27, with the caches warm. In an aged campaign's index, whose merge
+// leaves them cold, growth went from 2.88 to 2.01 s over 5,000
+// simulations (bench/results/README.md, "Growth"). Buckets of 2^16 slots
+// (330 kB of index) were the fastest of 2^12 to 2^18.
 const (
 	rehashBucketMin   = 1 << 20
 	rehashBucketSlots = 1 << 16
