@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -246,7 +245,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// it keeps the garbage collector running (bench/cluster-aged.sh
 		// 2, simulations 10,000 to 15,000: 109 collections with the
 		// limit, 24 without).
-		setMemoryLimit(c, mem)
+		setMemoryLimit(ctx, c, mem, opt.Logger)
 	}
 	rep, err := runRecovering(ctx, c, &opt, infoWriter(*quiet, stderr))
 	pr.done()
@@ -376,19 +375,6 @@ func printFindings(w io.Writer, rep *act.Report, out string) {
 		if f.Path != "" {
 			fmt.Fprintf(w, "    replay: %s replay %s\n", progName(), f.Path)
 		}
-	}
-}
-
-// setMemoryLimit sets the runtime's soft memory limit to its share of the
-// campaign's budget, so that the garbage collector keeps the heap within it
-// (the store keeps to a smaller share: see act.Options.Memory).
-func setMemoryLimit(c *act.Campaign, flag int64) {
-	m := flag
-	if m == 0 {
-		m = c.Memory
-	}
-	if m > 0 {
-		debug.SetMemoryLimit(m / 10 * act.RuntimeShare)
 	}
 }
 
@@ -594,6 +580,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	out := map[string]methodJSON{}
 	var snaps []coverage.Snapshot
 	var series []*coverage.Series
+	setMemoryLimit(ctx, c, mem, verbosity.logger(stderr))
 	for _, m := range ms {
 		if m == "fuzz" {
 			// The code-coverage-guided fuzzer (package fuzz), measured
@@ -628,7 +615,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if !*asJSON && !*verbosity.quiet {
 			opt.Progress = pr.update
 		}
-		setMemoryLimit(c, mem)
 		rep, err := act.Run(ctx, c, opt)
 		pr.done()
 		if errors.Is(err, act.ErrSubjectLacks) {
