@@ -7,46 +7,58 @@ import (
 	"time"
 )
 
-// TestWatchLiveHeap: the watcher says nothing while the live heap is
-// within the soft limit, says it once when the heap goes over (however
-// long it stays over), and stops with its context.
-func TestWatchLiveHeap(t *testing.T) {
+// TestWatchHeap: the watcher says nothing while the collector paces
+// itself (few collections, or many on a small heap), says it once when it
+// thrashes with a live heap over half the soft limit (however long that
+// lasts), and stops with its context.
+func TestWatchHeap(t *testing.T) {
+	const limit = 1000
+	const period = 10 * time.Millisecond
+	// Collections between two reads that are over thrashPerSecond unless
+	// the reads are more than 200 s apart, however loaded the machine.
+	const many = 1000
 	for _, tc := range []struct {
-		name  string
-		heaps []uint64 // read in turn; the last repeats
-		want  int      // calls of over
+		name     string
+		live     []uint64 // read in turn (the first at the start); the last repeats
+		perRead  uint64   // collections between reads
+		want     int      // calls of thrash
+		wantLive uint64
 	}{
-		{"within", []uint64{10, 90, 100}, 0},
-		{"over once", []uint64{10, 101, 50}, 1},
-		{"over and staying", []uint64{200}, 1},
+		{"paced", []uint64{900}, 0, 0, 0},
+		{"small heap collected often", []uint64{100, 400, 500}, many, 0, 0},
+		{"thrashing", []uint64{100, 600, 900}, many, 1, 600},
+		{"thrashing on", []uint64{950}, many, 1, 950},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			var reads, calls atomic.Int64
-			read := func() uint64 {
-				i := min(int(reads.Add(1))-1, len(tc.heaps)-1)
-				return tc.heaps[i]
+			read := func() heapReading {
+				i := int(reads.Add(1)) - 1
+				return heapReading{live: tc.live[min(i, len(tc.live)-1)], cycles: uint64(i) * tc.perRead}
 			}
-			var got [2]uint64
+			var got heapReading
 			done := make(chan struct{})
 			go func() {
-				watchLiveHeap(ctx, 100, read, time.Millisecond, func(live, limit uint64) {
+				watchHeap(ctx, limit, read, period, func(h heapReading, perSecond float64) {
+					if perSecond <= thrashPerSecond {
+						t.Errorf("thrash at %.1f collections a second", perSecond)
+					}
+					got = h
 					calls.Add(1)
-					got = [2]uint64{live, limit}
 				})
 				close(done)
 			}()
-			for reads.Load() < int64(len(tc.heaps)+5) && calls.Load() == 0 {
+			for reads.Load() < int64(len(tc.live)+3) && calls.Load() == 0 {
 				time.Sleep(time.Millisecond)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(3 * period)
 			cancel()
 			<-done
 			if n := int(calls.Load()); n != tc.want {
-				t.Fatalf("over called %d times, want %d", n, tc.want)
+				t.Fatalf("thrash said %d times, want %d", n, tc.want)
 			}
-			if tc.want > 0 && (got[0] <= 100 || got[1] != 100) {
-				t.Fatalf("over(%d, %d): want a live heap over the limit of 100", got[0], got[1])
+			if tc.want > 0 && got.live != tc.wantLive {
+				t.Fatalf("thrash said at %d live, want %d", got.live, tc.wantLive)
 			}
 		})
 	}
