@@ -60,8 +60,8 @@ func readHeap() heapReading {
 // limit. Near the limit the runtime counts all its memory (free spans,
 // fragmentation) against it, so the collector starts again as soon as it
 // ends while the live heap is still below it: at memory: 256MB, 5,000
-// collections a minute with 270–408 MB live (limit 230 MB); a whole store
-// at 2 GB, 37 a second with 1,673 MB live (limit 1,843 MB). Far from the
+// collections a minute with 225–408 MB live (limit 230 MB); a whole store
+// at 2 GiB, 37 a second with 1,673 MB live (limit 1,843 MB). Far from the
 // limit, collections pace themselves by GOGC: a small heap may be
 // collected often, and cheaply, which is not worth a word.
 const thrashPerSecond = 5

@@ -203,8 +203,9 @@ func (t *table) grow() { t.rehash(max(16, len(t.slots)*3/2)) }
 //
 // Keys are stored in insertion order and their slots are spread over the
 // whole index, so placing them in that order costs a cache miss a key
-// once the index outgrows the cache (about 100 ns: growth was 38% of an
-// aged campaign's index merge, bench/results/README.md, "Growth"). A large
+// once the index outgrows the cache (91–102 ns a key at 2^22 keys in
+// BenchmarkRehash; growth was 38% of an aged campaign's index merge,
+// bench/results/README.md, "Growth"). A large
 // index is therefore rebuilt in slot order instead: the keys' slots are
 // computed in one pass over the keys and bucketed by their high bits
 // (the slot is monotone in the hash, so a bucket is a run of slots), and

@@ -309,20 +309,19 @@
 // of a simulation (1% is the target). The merge is the index's: each
 // simulation still finds about 1,500 new states, each inserted at k = 1
 // and its parents until one is known, about 850 ns a new state (a
-// quarter of it the inserts' cache misses, a third the tables' growth,
-// which rehashing in slot order cut by 30%). Its inserts alone (2.6 a
+// quarter of it the inserts, a third the tables' growth, which
+// rehashing in slot order cut by 30%). Its inserts alone (2.6 a
 // new state, about 86 ns each) are 0.75% of a simulation and selection
 // 0.6%: one core cannot reach 1% with the index whole. The selector's
 // queries (lines through a state's regions at every level, down to k =
 // 1, and the rejection sampling of an unvisited state at k = 1) read
 // every level's visited set, so the index cannot move to the parts as
-// it is:
-// what would shard it further is an index split by level or by region,
-// with the selector's probes of a level sent to its owner in one batch
-// (a line's probes at a level are known before any answer), and several
-// coordinator cores merging the index's 16 shards at once (the merge
-// already runs on every core of its machine; its CPU a simulation, the
-// figure above, does not shrink with them).
+// it is. What would shard it further is an index split by level or by
+// region, with the selector's probes of a level sent to its owner in one
+// batch (a line's probes at a level are known before any answer), and
+// several coordinator cores merging the index's 16 shards at once (the
+// merge already runs on every core of its machine; its CPU a simulation,
+// the figure above, does not shrink with them).
 //
 // # Store parts
 //
