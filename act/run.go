@@ -297,7 +297,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	src := newSource(c.Seed, opt.Method)
 	sel := &selector{c: c, method: opt.Method, src: src, rng: rand.New(src), store: store,
-		prof: &profile{dimP: c.dimP(), dimS: len(c.Space.Vars)}, man: manEnvs(), step: StepRandom,
+		prof: newProfile(c.dimP(), len(c.Space.Vars)), man: manEnvs(), step: StepRandom,
 		pc: make([]float64, c.dimP())}
 	if opt.Method == "act" && c.DirectedOn() {
 		sel.dir = newDirectedState(len(c.Conditions))
