@@ -2,12 +2,14 @@ package act
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
@@ -18,8 +20,10 @@ import (
 // any of them may be read again, but keeping them all in memory grew by a
 // few hundred bytes per simulation for the whole night. Records are
 // appended to a file; an index keeps the offset of every 64th record
-// (8 bytes per 64 simulations), and a read decodes forward from there,
-// through a one-block cache, since the selector's reads are random. The
+// (8 bytes per 64 simulations), and a read reads that block, through a
+// one-block cache, and decodes its record alone: the selector's reads are
+// random, and decoding all 64 records of a block per read was a third of
+// the selector's time in an aged campaign (bench/results, "Selection"). The
 // log file is the campaign's coverage/configs-METHOD.log (a checkpoint
 // records how many of its records it covers), or a temporary file when the
 // campaign writes nothing.
@@ -33,9 +37,13 @@ type configLog struct {
 	n      int
 	size   int64   // bytes written (flushed or not)
 	blocks []int64 // offset of records 0, 64, 128, …
-	// the last block read, decoded
+	// the last block read: its bytes, and where each record starts in
+	// them
 	cacheBlock int
-	cache      []Config
+	raw        []byte
+	offs       []int
+	rawReader  bytes.Reader
+	rawBuf     *bufio.Reader
 	buf        []byte
 }
 
@@ -124,29 +132,56 @@ func (l *configLog) get(i int) (Config, error) {
 	}
 	b := i / logBlock
 	if b != l.cacheBlock {
-		if err := l.w.Flush(); err != nil {
-			return Config{}, fmt.Errorf("configuration log: %w", err)
+		if err := l.readBlock(b); err != nil {
+			return Config{}, err
 		}
-		end := l.size
-		if b+1 < len(l.blocks) {
-			end = l.blocks[b+1]
-		}
-		raw := make([]byte, end-l.blocks[b])
-		if _, err := l.f.ReadAt(raw, l.blocks[b]); err != nil {
-			return Config{}, fmt.Errorf("configuration log: %w", err)
-		}
-		l.cache = l.cache[:0]
-		for len(raw) > 0 {
-			g, m, err := decodeConfig(raw)
-			if err != nil {
-				return Config{}, fmt.Errorf("configuration log: record %d: %w", b*logBlock+len(l.cache), err)
-			}
-			l.cache = append(l.cache, g)
-			raw = raw[m:]
-		}
-		l.cacheBlock = b
 	}
-	return l.cache[i%logBlock], nil
+	r := i % logBlock
+	if r >= len(l.offs) {
+		return Config{}, fmt.Errorf("configuration log: record %d: its block holds %d records", i, len(l.offs))
+	}
+	g, _, err := decodeConfig(l.raw[l.offs[r]:])
+	if err != nil {
+		return Config{}, fmt.Errorf("configuration log: record %d: %w", i, err)
+	}
+	return g, nil
+}
+
+// readBlock reads block b into the cache and finds its records.
+func (l *configLog) readBlock(b int) error {
+	start, end := l.blocks[b], l.size
+	if b+1 < len(l.blocks) {
+		end = l.blocks[b+1]
+	}
+	// Flush only when the block is not all in the file yet: a flush per
+	// read was a write per read.
+	if end > l.size-int64(l.w.Buffered()) {
+		if err := l.w.Flush(); err != nil {
+			return fmt.Errorf("configuration log: %w", err)
+		}
+	}
+	l.cacheBlock = -1
+	l.raw = slices.Grow(l.raw[:0], int(end-start))[:end-start]
+	if _, err := l.f.ReadAt(l.raw, start); err != nil {
+		return fmt.Errorf("configuration log: %w", err)
+	}
+	l.rawReader.Reset(l.raw)
+	if l.rawBuf == nil {
+		l.rawBuf = bufio.NewReaderSize(&l.rawReader, 4096)
+	} else {
+		l.rawBuf.Reset(&l.rawReader)
+	}
+	l.offs = l.offs[:0]
+	for off := 0; off < len(l.raw); {
+		l.offs = append(l.offs, off)
+		m, err := skipRecord(l.rawBuf)
+		if err != nil {
+			return fmt.Errorf("configuration log: record %d: %w", b*logBlock+len(l.offs)-1, err)
+		}
+		off += int(m)
+	}
+	l.cacheBlock = b
+	return nil
 }
 
 var errRecord = errors.New("truncated or malformed record")

@@ -9,7 +9,7 @@ import (
 
 // campaignWith is the small test campaign (Reno-like flows over 0.5–50 Mbit/s,
 // 1–200 ms, the undo-increase condition) with the CCAI cca.
-func campaignWith(t *testing.T, cca string) *Campaign {
+func campaignWith(t testing.TB, cca string) *Campaign {
 	t.Helper()
 	c, err := ParseCampaign("c.yaml", []byte(`
 ccai: [`+cca+`]
@@ -28,7 +28,7 @@ window: 64
 	return c
 }
 
-func smallCampaign(t *testing.T) *Campaign {
+func smallCampaign(t testing.TB) *Campaign {
 	t.Helper()
 	return campaignWith(t, "reno")
 }
