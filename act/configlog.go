@@ -2,12 +2,12 @@ package act
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"time"
@@ -42,8 +42,6 @@ type configLog struct {
 	cacheBlock int
 	raw        []byte
 	offs       []int
-	rawReader  bytes.Reader
-	rawBuf     *bufio.Reader
 	buf        []byte
 }
 
@@ -165,20 +163,14 @@ func (l *configLog) readBlock(b int) error {
 	if _, err := l.f.ReadAt(l.raw, start); err != nil {
 		return fmt.Errorf("configuration log: %w", err)
 	}
-	l.rawReader.Reset(l.raw)
-	if l.rawBuf == nil {
-		l.rawBuf = bufio.NewReaderSize(&l.rawReader, 4096)
-	} else {
-		l.rawBuf.Reset(&l.rawReader)
-	}
 	l.offs = l.offs[:0]
 	for off := 0; off < len(l.raw); {
 		l.offs = append(l.offs, off)
-		m, err := skipRecord(l.rawBuf)
+		m, err := recordLen(l.raw[off:])
 		if err != nil {
 			return fmt.Errorf("configuration log: record %d: %w", b*logBlock+len(l.offs)-1, err)
 		}
-		off += int(m)
+		off += m
 	}
 	l.cacheBlock = b
 	return nil
@@ -218,6 +210,33 @@ func decodeConfig(b []byte) (Config, int, error) {
 	return g, p, nil
 }
 
+// recordLen is the length of the record that b starts with.
+func recordLen(b []byte) (int, error) {
+	if len(b) < 9 {
+		return 0, errRecord
+	}
+	n, m := binary.Uvarint(b[9:])
+	if m <= 0 || n > 1<<20 {
+		return 0, errRecord
+	}
+	p := 9 + m
+	for range n {
+		_, m := binary.Varint(b[p:])
+		if m <= 0 {
+			return 0, errRecord
+		}
+		p += m
+		if len(b)-p < 8*netenv.NumParams {
+			return 0, errRecord
+		}
+		p += 8 * netenv.NumParams
+	}
+	return p, nil
+}
+
+// uvarintLen is the length of x as a uvarint.
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
 // skipRecord reads past one record and returns its length.
 func skipRecord(r *bufio.Reader) (int64, error) {
 	var hdr [9]byte
@@ -228,13 +247,13 @@ func skipRecord(r *bufio.Reader) (int64, error) {
 	if err != nil || n > 1<<20 {
 		return 0, errRecord
 	}
-	size := int64(9 + len(binary.AppendUvarint(nil, n)))
+	size := int64(9 + uvarintLen(n))
 	for range n {
 		u, err := binary.ReadVarint(r)
 		if err != nil {
 			return 0, err
 		}
-		size += int64(len(binary.AppendVarint(nil, u)))
+		size += int64(uvarintLen(uint64(u)<<1 ^ uint64(u>>63))) // zigzag, as Varint
 		if _, err := r.Discard(8 * netenv.NumParams); err != nil {
 			return 0, err
 		}

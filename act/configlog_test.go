@@ -1,10 +1,13 @@
 package act
 
 import (
+	"bufio"
+	"bytes"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // configLogFixture appends n configurations of the small campaign's RAN
@@ -78,6 +81,37 @@ func BenchmarkConfigLogGet(b *testing.B) {
 		}
 		if err := l.append(gs[rng.IntN(len(gs))]); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A record's length, found in a block's bytes (recordLen) or in a stream
+// (skipRecord, when a log is reopened), is the length encodeConfig wrote,
+// whatever the size of the phases' varints; a truncated record is an
+// error.
+func TestConfigRecordLen(t *testing.T) {
+	l, err := openConfigLog("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	gs := configLogFixture(t, l, 20)
+	for _, until := range []int64{-1, 63, 64, -65, 1 << 40, -(1 << 62), 1<<63 - 1} {
+		g := gs[0]
+		g.Schedule = append(g.Schedule[:1:1], g.Schedule[0])
+		g.Schedule[0].Until = time.Duration(until)
+		gs = append(gs, g)
+	}
+	for i, g := range gs {
+		rec := encodeConfig(nil, g)
+		if n, err := recordLen(append(rec, 0xff)); err != nil || n != len(rec) {
+			t.Fatalf("config %d: recordLen %d, %v; want %d", i, n, err, len(rec))
+		}
+		if n, err := skipRecord(bufio.NewReader(bytes.NewReader(rec))); err != nil || n != int64(len(rec)) {
+			t.Fatalf("config %d: skipRecord %d, %v; want %d", i, n, err, len(rec))
+		}
+		if _, err := recordLen(rec[:len(rec)-1]); err == nil {
+			t.Fatalf("config %d: a truncated record: no error", i)
 		}
 	}
 }
