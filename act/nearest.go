@@ -9,14 +9,17 @@ import (
 // The k nearest samples of a profile that grows all campaign long.
 //
 // The profile gains a sample with every step-1 simulation (under the
-// adaptive schedule 1,577 of the bench campaign's first 15,000, and 5,831
-// of 12,000 with 1 MB flows; 30% under the paper's), and nearly every
+// adaptive schedule 1,577 of the bench campaign's first 15,000, 42,651 of
+// 100,000 with 1 MB flows; 30% under the paper's), and nearly every
 // configuration of steps 2 and 3 asks a gradient for its gradNeighbours
-// nearest samples. A scan of all of
-// them costs about 8 ns a sample (BenchmarkProfileNearest: 0.6 ms at
-// 100,000 samples, 7.4–8.6 ms at a million, against a 45 ms simulation).
-// A coordinator feeding 100 worker cores merges about 2,200 simulations a
-// second, so its profile passes 100,000 samples within the first hour.
+// nearest samples. A scan of all of them costs about 8 ns a sample
+// (BenchmarkProfileNearest: 0.76–0.86 ms at 100,000 samples, 7.6–11.6 ms
+// at a million; the trees below take 0.13 and 0.31–0.37 ms). 100 worker
+// cores run about 2,200 of the bench campaign's 45 ms simulations a
+// second, so even at a tenth of them the profile passes 100,000 samples
+// within 8 minutes, and a million within 8 hours: a scan would then cost
+// 17–26% of the simulation it helps select, and the coordinator's target
+// is 1% for all its work.
 // So samples are kept in k-d trees (Friedman, Bentley and Finkel, ACM TOMS
 // 3(3), 1977), as many as the bits of the count of full blocks (Bentley
 // and Saxe's logarithmic method, J. Algorithms 1(4), 1980): the newest

@@ -323,6 +323,21 @@
 // merge already runs on every core of its machine; its CPU a simulation,
 // the figure above, does not shrink with them).
 //
+// Where the merge shrinks as a campaign ages, selection grew: the gradient
+// of steps 2 and 3 looked for the 48 nearest of the profile's samples
+// (one per step-1 simulation) by a scan of them all, and every pool visit's
+// configuration was read from the configuration log by decoding the 64 of
+// its block. Measured between simulations 100,000 and 110,000 of the bench
+// campaign with 1 MB flows (bench/cluster-aged.sh, two parts, 42,651
+// profile samples; bench/results/README.md, "Selection in an older
+// campaign"), selection cost 0.520 ms a simulation, the merge 0.086:
+// 12.4% of a 4.9 ms simulation. With the profile in k-d trees
+// (act/nearest.go: the same samples, exactly) selection cost 0.359, and
+// with the log decoding one record 0.215: merge and selection 0.28 ms,
+// 6.4% of that run's 4.4 ms simulation (these short simulations make the
+// share large). The scan would have gone on growing with the campaign: at a million samples it costs 7.6–11.6 ms a query, the trees
+// 0.31–0.37 (BenchmarkProfileNearest).
+//
 // # Store parts
 //
 // With act.Options.StoreParts = Options.Parts = N (`run --nats URL
