@@ -37,7 +37,7 @@
 // the KV record nor in the Work messages: those carry each file's name
 // and SHA-256 only (the sums that identify a campaign, workSum and the
 // hosts' header check, depend on nothing else), and the content is in the
-// object store actfuzz-traces, cut into chunks of max_payload less 1 KiB
+// object store actfuzz-traces, cut into chunks of max_payload less 1 KiB, at most 1 MiB
 // (the coordinator puts it before the KV record, and deletes it at Close).
 // A worker host that accepts a campaign reads its trace files (at most
 // 256 MiB each), checks each against the SHA-256 the record names and
@@ -386,7 +386,12 @@
 //     store, and a checkpoint costs it about a copy. It reads as the whole
 //     store of a local run (coverage.ReadCheckpoint: `actfuzz report`,
 //     --resume); Run's report is the index's, which has every count. A
-//     checkpoint comes at most every 50 times the last one's duration. --resume splits the store (coverage.Split) and loads
+//     checkpoint comes at most every 50 times the last one's duration.
+//     Objects (parts, snapshots, trace files) go in chunks of at most 1 MB,
+//     and a put the server could not keep up with (429: its stream's
+//     incoming queue, 128 MB by default, was full) is put again, paced
+//     (objects.go): a snapshot in chunks of 8 MB failed an aged campaign's
+//     checkpoint. --resume splits the store (coverage.Split) and loads
 //     the parts into the store processes through the object store ("load"
 //     request); so does a new campaign, with empty parts. The part count
 //     can change at a resume.

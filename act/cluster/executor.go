@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"strconv"
@@ -350,10 +351,10 @@ func (e *Executor) setup(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("object store %s: %w", TraceBucket, err)
 		}
-		chunk := uint32(max(int(e.nc.MaxPayload())-partHeadroom, 1024))
 		for i, f := range e.full.LinkTraces {
-			if _, err := obs.Put(sctx, jetstream.ObjectMeta{Name: traceObject(id, i), Description: f.Name + " (gzip)",
-				Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(f.Gzip)); err != nil {
+			open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(f.Gzip)) }
+			if _, err := putObject(sctx, obs, jetstream.ObjectMeta{Name: traceObject(id, i), Description: f.Name + " (gzip)"},
+				e.payload(), open, nil); err != nil {
 				return fmt.Errorf("object store %s: trace file %s: %w", TraceBucket, f.Name, err)
 			}
 		}

@@ -140,8 +140,8 @@ func (e *Executor) LoadParts(ctx context.Context, parts []*coverage.Store, outOf
 			return err
 		}
 		sum := sha256.Sum256(buf.Bytes())
-		if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: loadObject(e.opt.ID, j),
-			Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(e.payload())}}, &buf); err != nil {
+		open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(buf.Bytes())) }
+		if _, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: loadObject(e.opt.ID, j)}, e.payload(), open, nil); err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
 		_, err := e.callPart(ctx, j, partRequest{Op: opLoad, Object: loadObject(e.opt.ID, j), Sum: sum[:], Parts: e.opt.Parts, OutOfRange: outOfRange})

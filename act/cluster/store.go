@@ -903,14 +903,15 @@ func (p *partState) snapshot(ctx context.Context) partReply {
 	// Written as it is encoded: no copy of the part is kept. Put hashes
 	// what it stores (the object's digest, SHA-256): that is the sum
 	// answered, which the coordinator checks as it reads the object.
-	pr, pw := io.Pipe()
-	go func() {
-		_, err := p.store.WriteTo(pw)
-		pw.CloseWithError(err)
-	}()
-	info, err := obs.Put(ctx, jetstream.ObjectMeta{Name: snapObject(p.id, p.part),
-		Opts: &jetstream.ObjectMetaOptions{ChunkSize: uint32(p.payload)}}, pr)
-	pr.CloseWithError(err) // the writer stops if Put did
+	open := func() io.ReadCloser {
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := p.store.WriteTo(pw)
+			pw.CloseWithError(err)
+		}()
+		return pr // closed: the writer stops if Put did
+	}
+	info, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: snapObject(p.id, p.part)}, p.payload, open, nil)
 	if err != nil {
 		return partReply{Err: err.Error()}
 	}

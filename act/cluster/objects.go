@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Objects put into JetStream's object store without overrunning the
+// server.
+//
+// nats.go's ObjectStore.Put publishes an object's chunks asynchronously,
+// up to 4,000 unacknowledged, and fails on the first chunk the server
+// refuses. The server queues a stream's incoming messages up to 128 MB
+// by default (its max_buffered_size) and refuses more with "429 too many
+// requests" (JSStreamTooManyRequests, err_code 10167). A store part of a
+// few hundred MB, snapshotted in chunks of the server's max_payload (8 MB
+// in bench/cluster-aged.sh), overran it: an aged campaign's checkpoint
+// failed at about 25,000 full-length simulations (`run` exited 3), and two
+// 400 MB objects put at once failed the same way on an embedded server
+// (TestPutObjectPaced). Smaller chunks do not cure it: at 32 KB the
+// 4,000 unacknowledged chunks stall Put for its 200 ms and it fails with
+// ErrTooManyStalledMsgs instead.
+//
+// So chunks are at most objectChunk (both 1 MB and 128 KB passed where 8
+// MB and 32 KB failed), and a Put the server could not keep up with is
+// retried, up to putAttempts times, from the start, its reader held to
+// half the rate of the attempt that failed.
+
+// objectChunk is the largest chunk of an object put.
+const objectChunk = 1 << 20
+
+// putAttempts is how many times an object is put before its overload is
+// an error.
+const putAttempts = 5
+
+// overloaded reports whether err is the server's or the client's refusal
+// of more chunks in flight.
+func overloaded(err error) bool {
+	var api *jetstream.APIError
+	return errors.Is(err, jetstream.ErrTooManyStalledMsgs) ||
+		errors.As(err, &api) && (api.Code == 429 || api.ErrorCode == 10167)
+}
+
+// putObject puts the object that open reads (each call a new reader of
+// the same bytes; closing it stops whatever produces them) into obs as
+// meta, in chunks of at most min(payload, objectChunk) bytes; retry is
+// how long to wait before attempt i+1 (nil: i seconds).
+func putObject(ctx context.Context, obs jetstream.ObjectStore, meta jetstream.ObjectMeta, payload int,
+	open func() io.ReadCloser, retry func(i int) time.Duration) (*jetstream.ObjectInfo, error) {
+	meta.Opts = &jetstream.ObjectMetaOptions{ChunkSize: uint32(max(1, min(payload, objectChunk)))}
+	if retry == nil {
+		retry = func(i int) time.Duration { return time.Duration(i) * time.Second }
+	}
+	var rate float64 // bytes a second the reader is held to (0: as fast as it goes)
+	for attempt := 1; ; attempt++ {
+		r := &pacedReader{r: open(), rate: rate, start: time.Now()}
+		info, err := obs.Put(ctx, meta, r)
+		r.r.Close()
+		if err == nil || !overloaded(err) {
+			return info, err
+		}
+		if attempt == putAttempts {
+			return nil, fmt.Errorf("%w (the server could not keep up %d times; the last time at %.1f MB/s)", err, attempt, rate/1e6)
+		}
+		rate = max(float64(r.n)/time.Since(r.start).Seconds()/2, 1<<20)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(retry(attempt)):
+		}
+	}
+}
+
+// pacedReader reads r at most rate bytes a second from start (0: no
+// limit).
+type pacedReader struct {
+	r     io.ReadCloser
+	rate  float64
+	start time.Time
+	n     int64 // bytes read
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if p.rate > 0 {
+		if ahead := time.Duration(float64(p.n)/p.rate*1e9) - time.Since(p.start); ahead > 0 {
+			time.Sleep(ahead)
+		}
+	}
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,68 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A server that queues little of a stream's incoming messages
+// (max_buffered_size 2 MB here; 128 MB by default, which snapshots of a few
+// hundred MB overran) refuses the chunks of an object put as fast as the
+// client goes: nats.go's Put then fails with 429. putObject puts it again,
+// paced, and the object reads back whole.
+func TestPutObjectPaced(t *testing.T) {
+	s := startServerWith(t, &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		NoLog: true, NoSigs: true, MaxPayload: 8 << 20, StreamMaxBufferedSize: 2 << 20})
+	nc := connect(t, s.ClientURL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	obs, err := partsStore(ctx, js, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 96<<20)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i+8 <= len(data); i += 8 {
+		v := rng.Uint64()
+		for b := range 8 {
+			data[i+b] = byte(v >> (8 * b))
+		}
+	}
+	open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(data)) }
+	// As before: one Put, in chunks of the server's max_payload.
+	_, err = obs.Put(ctx, jetstream.ObjectMeta{Name: "unpaced", Opts: &jetstream.ObjectMetaOptions{ChunkSize: 8<<20 - partHeadroom}}, open())
+	if !overloaded(err) {
+		t.Fatalf("an unpaced put of %d MB: %v, want the server's 429", len(data)>>20, err)
+	}
+	var retries int
+	info, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: "paced"}, 8<<20-partHeadroom, open,
+		func(int) time.Duration { retries++; return 10 * time.Millisecond })
+	if err != nil {
+		t.Fatalf("putObject: %v (after %d retries)", err, retries)
+	}
+	if retries == 0 {
+		t.Logf("the paced put went through at once")
+	}
+	if info.Chunks < uint32(len(data)/objectChunk) {
+		t.Fatalf("%d chunks, want chunks of at most %d bytes", info.Chunks, objectChunk)
+	}
+	got, err := obs.GetBytes(ctx, "paced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha256.Sum256(got) != sha256.Sum256(data) {
+		t.Fatalf("read back %d bytes, not the %d put", len(got), len(data))
+	}
+}
