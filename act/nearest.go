@@ -58,7 +58,7 @@ type nearIndex struct {
 	block int // samples scanned at most before they become a tree (0: always scan)
 	n     int // samples indexed: trees, then tail
 	trees []*kdTree
-	tail  []float64 // samples trees[len-1].end … n-1, dim each
+	tail  []float64 // the samples after the last tree's, dim each
 	gaps  []float64 // a query's scratch
 }
 
