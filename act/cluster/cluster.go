@@ -93,7 +93,9 @@ func fetchTraces(ctx context.Context, js jetstream.JetStream, id string, h act.C
 		if info.Size > maxTraceObject {
 			return h, true, fmt.Errorf("trace file %s (object %s): %d bytes, at most %d", f.Name, name, info.Size, maxTraceObject)
 		}
-		b, err := obs.GetBytes(ctx, name)
+		octx, cancel := objectContext(ctx)
+		b, err := obs.GetBytes(octx, name)
+		cancel()
 		if err != nil {
 			return h, errors.Is(err, jetstream.ErrDigestMismatch), fmt.Errorf("trace file %s (object %s): %w", f.Name, name, err)
 		}

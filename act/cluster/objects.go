@@ -31,6 +31,22 @@ import (
 // retried, up to putAttempts times, from the start, its reader held to
 // half the rate of the attempt that failed.
 
+// objectTimeout bounds the transfer of one object when the caller's
+// context has no deadline. Without one, nats.go bounds the whole call by
+// its DefaultTimeout, 5 s, and a store part of a GB cannot be read in 5 s:
+// the resume of an aged campaign (25,000 full-length simulations, parts
+// of about a GB) failed its parts' loads with "nats: timeout" and "read
+// pipe: i/o timeout".
+const objectTimeout = 10 * time.Minute
+
+// objectContext is ctx, with objectTimeout as its deadline if it has none.
+func objectContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, objectTimeout)
+}
+
 // objectChunk is the largest chunk of an object put.
 const objectChunk = 1 << 20
 
@@ -52,6 +68,8 @@ func overloaded(err error) bool {
 // how long to wait before attempt i+1 (nil: i seconds).
 func putObject(ctx context.Context, obs jetstream.ObjectStore, meta jetstream.ObjectMeta, payload int,
 	open func() io.ReadCloser, retry func(i int) time.Duration) (*jetstream.ObjectInfo, error) {
+	ctx, cancel := objectContext(ctx)
+	defer cancel()
 	meta.Opts = &jetstream.ObjectMetaOptions{ChunkSize: uint32(max(1, min(payload, objectChunk)))}
 	if retry == nil {
 		retry = func(i int) time.Duration { return time.Duration(i) * time.Second }

@@ -66,3 +66,22 @@ func TestPutObjectPaced(t *testing.T) {
 		t.Fatalf("read back %d bytes, not the %d put", len(got), len(data))
 	}
 }
+
+// An object's transfer gets objectTimeout when its caller gave no
+// deadline (nats.go would give the whole call 5 s), and keeps the
+// caller's deadline otherwise.
+func TestObjectContext(t *testing.T) {
+	ctx, cancel := objectContext(context.Background())
+	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) < objectTimeout-time.Minute {
+		t.Fatalf("no deadline given: deadline %v (%v), want about %v from now", d, ok, objectTimeout)
+	}
+	want := time.Now().Add(3 * time.Second)
+	parent, pcancel := context.WithDeadline(context.Background(), want)
+	defer pcancel()
+	ctx, cancel = objectContext(parent)
+	defer cancel()
+	if d, _ := ctx.Deadline(); !d.Equal(want) {
+		t.Fatalf("deadline %v, want the caller's %v", d, want)
+	}
+}

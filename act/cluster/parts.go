@@ -261,7 +261,9 @@ func (e *Executor) SnapshotParts(ctx context.Context) ([][]byte, error) {
 		if err != nil {
 			return err
 		}
-		obj, err := obs.Get(ctx, snapObject(e.opt.ID, j))
+		octx, cancel := objectContext(ctx)
+		defer cancel()
+		obj, err := obs.Get(octx, snapObject(e.opt.ID, j))
 		if err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}

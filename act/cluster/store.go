@@ -720,7 +720,9 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	if err != nil {
 		return err
 	}
-	data, err := obs.GetBytes(ctx, req.Object)
+	octx, cancel := objectContext(ctx)
+	defer cancel()
+	data, err := obs.GetBytes(octx, req.Object)
 	if err != nil {
 		return fmt.Errorf("object %s: %w", req.Object, err)
 	}
