@@ -33,10 +33,10 @@ import (
 
 // objectTimeout bounds the transfer of one object when the caller's
 // context has no deadline. Without one, nats.go bounds the whole call by
-// its DefaultTimeout, 5 s, and a store part of a GB cannot be read in 5 s:
-// the resume of an aged campaign (25,000 full-length simulations, parts
-// of about a GB) failed its parts' loads with "nats: timeout" and "read
-// pipe: i/o timeout".
+// its DefaultTimeout, 5 s, the whole object's read included: the resume of
+// an aged campaign (25,000 full-length simulations; the coordinator's heap
+// reached 3.5 GB loading it) failed its parts' loads with "nats: timeout"
+// and "read pipe: i/o timeout".
 const objectTimeout = 10 * time.Minute
 
 // objectContext is ctx, with objectTimeout as its deadline if it has none.
