@@ -905,15 +905,28 @@ func (p *partState) snapshot(ctx context.Context) partReply {
 	// Written as it is encoded: no copy of the part is kept. Put hashes
 	// what it stores (the object's digest, SHA-256): that is the sum
 	// answered, which the coordinator checks as it reads the object.
+	// One writer at a time: a retry's writer starts once the last has
+	// stopped (its reader closed, its next write fails), and the part
+	// goes on merging only once the last writer has stopped.
+	var done chan struct{}
 	open := func() io.ReadCloser {
+		if done != nil {
+			<-done
+		}
 		pr, pw := io.Pipe()
+		d := make(chan struct{})
+		done = d
 		go func() {
+			defer close(d)
 			_, err := p.store.WriteTo(pw)
 			pw.CloseWithError(err)
 		}()
 		return pr // closed: the writer stops if Put did
 	}
 	info, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: snapObject(p.id, p.part)}, p.payload, open, nil)
+	if done != nil {
+		<-done
+	}
 	if err != nil {
 		return partReply{Err: err.Error()}
 	}
