@@ -225,37 +225,45 @@ func readCheckpointHeader(f io.Reader, path string) (*checkpoint, *bufio.Reader,
 }
 
 // loadCheckpoint restores a campaign; ok is false when there is none.
-func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState) (bool, error) {
+// With storeParts > 0 the store it restores is the index of that many
+// parts, and parts are the parts' encodings, for the Executor to load
+// (coverage.ReadSplit: the whole store is never held here).
+func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState, storeParts int) (ok bool, parts [][]byte, err error) {
 	path := checkpointPath(dir, method)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return false, nil, nil
 	}
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	defer f.Close()
 	cp, r, err := readCheckpointHeader(f, path)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	switch {
 	case cp.Version != checkpointVersion:
-		return false, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
+		return false, nil, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
 	case cp.CampaignSum != c.sum():
-		return false, fmt.Errorf("%s: %w; resume with the same file or use a new --out", dir, ErrCampaignChanged)
+		return false, nil, fmt.Errorf("%s: %w; resume with the same file or use a new --out", dir, ErrCampaignChanged)
 	case !slices.Equal(cp.params(), netenv.ParamNames()):
-		return false, fmt.Errorf("%s: the checkpoint's parameters of P are %v, this build's are %v: resume it with the build that wrote it, or use a new --out", checkpointPath(dir, method), cp.params(), netenv.ParamNames())
+		return false, nil, fmt.Errorf("%s: the checkpoint's parameters of P are %v, this build's are %v: resume it with the build that wrote it, or use a new --out", checkpointPath(dir, method), cp.params(), netenv.ParamNames())
 	}
-	st, err := coverage.ReadCheckpoint(r)
+	var st *coverage.Store
+	if storeParts > 0 {
+		st, parts, err = coverage.ReadSplit(r, storeParts)
+	} else {
+		st, err = coverage.ReadCheckpoint(r)
+	}
 	if err != nil {
-		return false, fmt.Errorf("%s: checkpoint store: %w", path, err)
+		return false, nil, fmt.Errorf("%s: checkpoint store: %w", path, err)
 	}
 	mem := rep.Store.Options().Memory
 	*rep.Store = *st
 	rep.Store.SetMemory(mem) // a run setting, like the out-of-range limit
 	if err := sel.src.UnmarshalBinary(cp.RNG); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	sel.step = cp.Step
 	if cp.Bandit != nil && sel.bandit != nil {
@@ -275,5 +283,5 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		groups[g.Key] = grp
 		rep.Findings = append(rep.Findings, grp)
 	}
-	return true, nil
+	return true, parts, nil
 }

@@ -56,30 +56,18 @@ func (x *partsExec) Close()                 {}
 
 func (x *partsExec) StoreParts() int { return len(x.parts) }
 
-// roundTrip sends a part through its encoding, as between processes.
-func roundTrip(p *coverage.Store, j, n, oorLimit int) (*coverage.Store, error) {
-	var buf bytes.Buffer
-	if _, err := p.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	q, err := coverage.ReadPart(&buf, j, n)
-	if err == nil {
-		q.LimitOutOfRange(oorLimit)
-	}
-	return q, err
-}
-
-func (x *partsExec) LoadParts(_ context.Context, ps []*coverage.Store, oorLimit int) error {
+func (x *partsExec) LoadParts(_ context.Context, ps [][]byte, oorLimit int) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(ps) != len(x.parts) {
 		return fmt.Errorf("%d parts for %d", len(ps), len(x.parts))
 	}
 	for j, p := range ps {
-		q, err := roundTrip(p, j, len(ps), oorLimit)
+		q, err := coverage.ReadPart(bytes.NewReader(p), j, len(ps))
 		if err != nil {
 			return err
 		}
+		q.LimitOutOfRange(oorLimit)
 		x.parts[j] = q
 	}
 	return nil

@@ -318,8 +318,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	groups := map[string]*FindingGroup{}
 	rs := &runState{}
 	keep := 0
+	// partBlobs are the store parts' encodings of a resumed campaign with
+	// store parts (store is then their index), to load into the Executor.
+	var partBlobs [][]byte
 	if opt.Resume && opt.Out != "" {
-		ok, err := loadCheckpoint(opt.Out, c, opt.Method, sel, rep, groups, rs)
+		var ok bool
+		ok, partBlobs, err = loadCheckpoint(opt.Out, c, opt.Method, sel, rep, groups, rs, opt.StoreParts)
 		if err != nil {
 			return nil, err
 		}
@@ -464,13 +468,16 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if !ok || parted.StoreParts() != opt.StoreParts {
 			return rep, fmt.Errorf("%d store parts: the executor does not keep them", opt.StoreParts)
 		}
-		index, ps, err := coverage.Split(store, opt.StoreParts)
-		if err != nil {
-			return rep, err
+		index := store // a resumed campaign's, with partBlobs
+		if partBlobs == nil {
+			if index, partBlobs, err = coverage.SplitEncoded(store, opt.StoreParts); err != nil {
+				return rep, err
+			}
 		}
-		if err := parted.LoadParts(ctx, ps, oorLimit); err != nil {
+		if err := parted.LoadParts(ctx, partBlobs, oorLimit); err != nil {
 			return rep, fmt.Errorf("store parts: %w", err)
 		}
+		partBlobs = nil
 		index.SetPoolSource(parted)
 		*store = *index // the selector, the symbolic step and the report hold store
 	}

@@ -31,7 +31,20 @@ NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
 tmp=$(mktemp -d)
 PORT=$((15222+PARTS))
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
+# On failure the directory is kept (logs, checkpoint and JetStream store:
+# a failure at scale takes long to repeat), and the last lines of the
+# runs' logs are printed.
+cleanup() {
+  local st=$?
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "$st" -ne 0 ]; then
+    for f in "$tmp"/a.log "$tmp"/b.log; do [ -f "$f" ] && { echo "== $f" >&2; grep -v '^gc [0-9]' "$f" | tail -5 >&2; }; done
+    echo "bench/cluster-aged.sh: failed ($st); logs kept in $tmp" >&2
+  else
+    rm -rf "$tmp"
+  fi
+}
 trap cleanup EXIT
 printf 'listen: 127.0.0.1:%s\nmax_payload: 8MB\njetstream { store_dir: "%s/js" }\n' "$PORT" "$tmp" >"$tmp/nats.conf"
 "$NATS" -c "$tmp/nats.conf" >"$tmp/nats.log" 2>&1 & pids+=($!)

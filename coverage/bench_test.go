@@ -316,3 +316,53 @@ func BenchmarkAddBatches(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkResumeSplit times what a coordinator with two store parts does
+// with its checkpoint at a resume: read it whole and split it, encoding
+// the parts again (ReadCheckpoint and SplitEncoded, before ReadSplit), or
+// read only the index and the parts' keys, passing the parts' encodings
+// on (ReadSplit). B/op is what each allocates.
+func BenchmarkResumeSplit(b *testing.B) {
+	const parts = 2
+	w, err := ReadStore(bytes.NewReader(checkpointBytes(b, benchStore(b))))
+	if err != nil {
+		b.Fatal(err)
+	}
+	index, blobs, err := SplitEncoded(w, parts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ck bytes.Buffer
+	if _, err := WriteSplit(&ck, index, blobs); err != nil {
+		b.Fatal(err)
+	}
+	states := index.Len()
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			s, err := ReadCheckpoint(bytes.NewReader(ck.Bytes()))
+			if err == nil {
+				_, _, err = SplitEncoded(s, parts)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(states), "states")
+	})
+	b.Run("keys", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := ReadSplit(bytes.NewReader(ck.Bytes()), parts); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(states), "states")
+	})
+}
+
+func checkpointBytes(b *testing.B, s *Store) []byte {
+	var buf bytes.Buffer
+	if _, err := s.WriteTo(&buf); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}

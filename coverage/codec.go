@@ -202,6 +202,25 @@ type decoder struct {
 	crc    uint32
 	n      int64
 	err    error
+	// keysOnly reads the states (pooled and outside S) as keys alone: their
+	// counts and pools are checked and dropped, as an index keeps them
+	// (ReadSplit).
+	keysOnly bool
+	// limit, when not 0, is the size of the whole encoding: a table is
+	// then reserved for as many keys as it can hold, instead of at most
+	// 2^20 and grown beyond.
+	limit int64
+}
+
+// reserveFor is the number of keys to reserve a table for when a count
+// says n: a corrupted count must not allocate more than the encoding
+// can hold (a state takes at least 4 bytes: a key word, a count and a
+// visit of two varints; a region at least 1).
+func (d *decoder) reserveFor(n, minBytes int) int {
+	if d.limit > 0 {
+		return min(n, int(d.limit/int64(minBytes)))
+	}
+	return min(n, 1<<20)
 }
 
 func (d *decoder) fill() bool {
@@ -430,12 +449,18 @@ func (d *decoder) read() (*Store, error) {
 			s.levels[l] = newSSet(opt.Shards, ly.w, ly.kb)
 		}
 	}
+	if d.keysOnly {
+		for _, sh := range s.pooled {
+			sh.st.c, sh.st.inl = 0, 0
+		}
+		s.oor.c, s.oor.inl = 0, 0
+	}
 	key := make([]uint64, ly.w)
 	rk := make([]uint64, ly.w)
 	buf := make([]visit, 0, opt.PoolSize)
 	for j, sh := range s.pooled {
 		n := d.count(1<<localBits, "state")
-		sh.st.t.reserve(min(n, 1<<20))
+		sh.st.t.reserve(d.reserveFor(n, 4))
 		clear(key)
 		var pc, pat int64
 		for range n {
@@ -469,8 +494,10 @@ func (d *decoder) read() (*Store, error) {
 			if !isNew {
 				return nil, errors.New("coverage: reading checkpoint: duplicate state")
 			}
-			sh.st.push(buf[0])
-			sh.st.setPool(ref, buf, cnt)
+			if !d.keysOnly {
+				sh.st.push(buf[0])
+				sh.st.setPool(ref, buf, cnt)
+			}
 		}
 	}
 	for l := floor; l <= ly.L; l++ {
@@ -480,7 +507,7 @@ func (d *decoder) read() (*Store, error) {
 		for j := range s.pooled {
 			tb := &s.levels[l].t[j]
 			n := d.count(1<<localBits, "region")
-			tb.reserve(min(n, 1<<20))
+			tb.reserve(d.reserveFor(n, 1))
 			clear(key)
 			for range n {
 				if d.err != nil {
@@ -513,7 +540,7 @@ func (d *decoder) read() (*Store, error) {
 		}
 	}
 	n := d.count(1<<31, "state")
-	s.oor.t.reserve(min(n, 1<<20))
+	s.oor.t.reserve(d.reserveFor(n, 4))
 	for range n {
 		if d.err != nil {
 			return nil, d.err
@@ -541,8 +568,10 @@ func (d *decoder) read() (*Store, error) {
 		if !isNew {
 			return nil, errors.New("coverage: reading checkpoint: duplicate state")
 		}
-		s.oor.push(buf[0])
-		s.oor.setPool(ref, buf, cnt)
+		if !d.keysOnly {
+			s.oor.push(buf[0])
+			s.oor.setPool(ref, buf, cnt)
+		}
 	}
 	if d.err != nil {
 		return nil, d.err

@@ -2,6 +2,7 @@ package coverage
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,7 +43,8 @@ import (
 // whose decoders check them, because they travel between processes. A
 // checkpoint of a split store ([WriteSplit]) holds the index's regions and
 // the parts' encodings as they are; [ReadCheckpoint] reads it (or a whole
-// store's) as the whole store.
+// store's) as the whole store, and [ReadSplit] as the index and the parts'
+// encodings again, without the whole store (a resumed coordinator's).
 //
 // Not yet with parts: the memory budget (coarsening moves pools between
 // shards, and the floor's sketches need every visit), and Store.Merge.
@@ -514,6 +516,22 @@ func Join(index *Store, parts []*Store) (*Store, error) {
 // configs.
 func (w *Store) adoptParts(parts []*Store) error {
 	p0 := parts[0]
+	if err := w.checkPartsOf(parts); err != nil {
+		return err
+	}
+	for sh := range w.pooled {
+		w.pooled[sh] = parts[partOf(sh, len(parts))].pooled[sh]
+	}
+	w.src, w.rng, w.oor, w.ovc, w.oc, w.oorLimit = p0.src, p0.rng, p0.oor, p0.ovc, p0.oc, p0.oorLimit
+	w.cfgIDs, w.cfgIdx = p0.cfgIDs, p0.cfgIdx
+	w.oorKey = make([]uint64, w.oc.w)
+	return nil
+}
+
+// checkPartsOf checks that parts are the parts of w (an index, or a
+// whole store that holds an index's regions), in part order: w's space,
+// options and configs.
+func (w *Store) checkPartsOf(parts []*Store) error {
 	for j, p := range parts {
 		switch {
 		case p.role != rolePart || p.part != j || p.parts != len(parts):
@@ -524,12 +542,6 @@ func (w *Store) adoptParts(parts []*Store) error {
 			return fmt.Errorf("part %d saw other simulations than the index", j)
 		}
 	}
-	for sh := range w.pooled {
-		w.pooled[sh] = parts[partOf(sh, len(parts))].pooled[sh]
-	}
-	w.src, w.rng, w.oor, w.ovc, w.oc, w.oorLimit = p0.src, p0.rng, p0.oor, p0.ovc, p0.oc, p0.oorLimit
-	w.cfgIDs, w.cfgIdx = p0.cfgIDs, p0.cfgIdx
-	w.oorKey = make([]uint64, w.oc.w)
 	return nil
 }
 
@@ -575,6 +587,11 @@ func Split(s *Store, n int) (index *Store, parts []*Store, err error) {
 		for sh := range p.pooled {
 			if partOf(sh, n) == j {
 				p.pooled[sh] = s.pooled[sh]
+				// A part counts the visits of its states, as its merges
+				// do (a count saturated at 2^32-1 counts as that).
+				for _, c := range s.pooled[sh].st.count {
+					p.visits += uint64(c)
+				}
 			}
 		}
 		if j == 0 {
@@ -596,27 +613,36 @@ func ReadPart(r io.Reader, part, parts int) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkParts(s.opt, part, parts); err != nil {
+	if err := s.checkPart(part, parts); err != nil {
 		return nil, err
 	}
+	return s, nil
+}
+
+// checkPart checks that s, as read, is part part of parts, and makes it
+// one.
+func (s *Store) checkPart(part, parts int) error {
+	if err := checkParts(s.opt, part, parts); err != nil {
+		return err
+	}
 	if s.pool != 0 || s.floor != 0 {
-		return nil, errors.New("coverage: reading a store part: it has coarsened")
+		return errors.New("coverage: reading a store part: it has coarsened")
 	}
 	for l := 1; l < len(s.levels); l++ {
 		if s.levels[l].len() != 0 {
-			return nil, fmt.Errorf("coverage: reading a store part: it has regions at k=%d", 1<<l)
+			return fmt.Errorf("coverage: reading a store part: it has regions at k=%d", 1<<l)
 		}
 	}
 	for sh, x := range s.pooled {
 		if partOf(sh, parts) != part && x.st.len() != 0 {
-			return nil, fmt.Errorf("coverage: reading store part %d of %d: it has states of shard %d", part, parts, sh)
+			return fmt.Errorf("coverage: reading store part %d of %d: it has states of shard %d", part, parts, sh)
 		}
 	}
 	if part != 0 && s.oor.len() != 0 {
-		return nil, fmt.Errorf("coverage: reading store part %d: it has states outside S", part)
+		return fmt.Errorf("coverage: reading store part %d: it has states outside S", part)
 	}
 	s.role, s.part, s.parts = rolePart, part, parts
-	return s, nil
+	return nil
 }
 
 // newsVersion is the first byte of encoded PartNews.
@@ -775,35 +801,131 @@ const maxPartBlob = 1 << 40
 // buffers, so it may read past the end of the checkpoint.
 func ReadCheckpoint(r io.Reader) (*Store, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
+	n, err := readSplitHeader(br)
+	switch {
+	case err != nil:
+		return nil, err
+	case n == 0:
+		return ReadStore(br)
+	}
+	return readSplitWhole(br, n)
+}
+
+// ReadSplit reads a checkpoint (Store.WriteTo's or WriteSplit's) as the
+// index of n store parts and the parts' encodings (each as Store.WriteTo
+// writes a part), for a coordinator that resumes a campaign with store
+// parts. Of a split checkpoint of n parts it decodes the index's regions
+// and the parts' keys, checking their counts and pools but keeping
+// neither, and returns the parts' encodings as they are in the checkpoint:
+// the caller never holds the whole store, which a store split into parts
+// may not fit in one process. Any other checkpoint (a whole store's, or one
+// of another part count) is read whole and split (Split), and its parts
+// encoded. Either way the index and parts are those Split makes of the
+// store ReadCheckpoint reads; the index has no pool source yet.
+func ReadSplit(r io.Reader, n int) (index *Store, parts [][]byte, err error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	m, err := readSplitHeader(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m == n {
+		return readSplitKeys(br, n)
+	}
+	var whole *Store
+	if m == 0 {
+		whole, err = ReadStore(br)
+	} else {
+		whole, err = readSplitWhole(br, m)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return SplitEncoded(whole, n)
+}
+
+// SplitEncoded splits whole store s as Split does, and returns the parts'
+// encodings (Store.WriteTo) instead of the parts; the index has no pool
+// source. s must not be used afterwards.
+func SplitEncoded(s *Store, n int) (index *Store, parts [][]byte, err error) {
+	index, ps, err := Split(s, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts = make([][]byte, n)
+	for j, p := range ps {
+		var buf bytes.Buffer
+		if _, err := p.WriteTo(&buf); err != nil {
+			return nil, nil, fmt.Errorf("coverage: encoding store part %d: %w", j, err)
+		}
+		parts[j], ps[j] = buf.Bytes(), nil
+	}
+	index.pools = nil
+	return index, parts, nil
+}
+
+// readSplitHeader reads the header of a split checkpoint and returns its
+// part count, or 0, reading nothing, when the checkpoint is a whole
+// store's.
+func readSplitHeader(br *bufio.Reader) (int, error) {
 	head, err := br.Peek(len(splitMagic))
 	if err != nil || string(head) != splitMagic {
-		return ReadStore(br)
+		return 0, nil
 	}
 	var hdr [len(splitMagic) + 2]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
-		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+		return 0, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
 	}
 	if v := binary.LittleEndian.Uint16(hdr[len(splitMagic):]); v != splitVersion {
-		return nil, fmt.Errorf("coverage: split checkpoint version %d, want %d", v, splitVersion)
+		return 0, fmt.Errorf("coverage: split checkpoint version %d, want %d", v, splitVersion)
 	}
 	n, err := binary.ReadUvarint(br)
 	if err != nil || n < 1 || n > maxShards {
-		return nil, errors.New("coverage: reading a split checkpoint: bad part count")
+		return 0, errors.New("coverage: reading a split checkpoint: bad part count")
 	}
+	return int(n), nil
+}
+
+// readPartBlob reads the length and bytes of part j's encoding.
+func readPartBlob(br *bufio.Reader, j int) (io.Reader, int64, error) {
+	size, err := binary.ReadUvarint(br)
+	if err != nil || size > maxPartBlob {
+		return nil, 0, fmt.Errorf("coverage: reading a split checkpoint: part %d: bad length", j)
+	}
+	return io.LimitReader(br, int64(size)), int64(size), nil
+}
+
+// readSplitWhole reads the rest of a split checkpoint of n parts as the
+// whole store.
+func readSplitWhole(br *bufio.Reader, n int) (*Store, error) {
 	parts := make([]*Store, n)
 	for j := range parts {
-		size, err := binary.ReadUvarint(br)
-		if err != nil || size > maxPartBlob {
-			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: bad length", j)
+		lr, _, err := readPartBlob(br, j)
+		if err != nil {
+			return nil, err
 		}
-		lr := io.LimitReader(br, int64(size))
-		if parts[j], err = ReadPart(lr, j, int(n)); err != nil {
+		if parts[j], err = ReadPart(lr, j, n); err != nil {
 			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
 		}
 		if _, err := io.Copy(io.Discard, lr); err != nil {
 			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
 		}
 	}
+	w, err := readSplitView(br)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.adoptParts(parts); err != nil {
+		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+	}
+	if err := w.checkPooledRegions(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// readSplitView reads the index's part of a split checkpoint: a whole
+// store with no pooled state.
+func readSplitView(br *bufio.Reader) (*Store, error) {
 	w, err := ReadStore(br)
 	if err != nil {
 		return nil, fmt.Errorf("coverage: reading a split checkpoint: the index: %w", err)
@@ -811,26 +933,111 @@ func ReadCheckpoint(r io.Reader) (*Store, error) {
 	if w.pool != 0 || w.floor != 0 {
 		return nil, errors.New("coverage: reading a split checkpoint: the index has coarsened")
 	}
-	if err := w.adoptParts(parts); err != nil {
-		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+	return w, nil
+}
+
+// readSplitKeys reads the rest of a split checkpoint of n parts as the
+// index Split would make of it, and the parts' encodings.
+func readSplitKeys(br *bufio.Reader, n int) (*Store, [][]byte, error) {
+	blobs := make([][]byte, n)
+	keys := make([]*Store, n) // each part's states as keys alone
+	for j := range n {
+		lr, size, err := readPartBlob(br, j)
+		if err != nil {
+			return nil, nil, err
+		}
+		// Allocated from the length up to 1 GiB, and grown as it comes
+		// beyond: a corrupted length fails at the end of the file, not in
+		// make, and a part's encoding is not copied as it grows.
+		var buf bytes.Buffer
+		buf.Grow(int(min(size, 1<<30)))
+		if _, err := buf.ReadFrom(lr); err != nil || int64(buf.Len()) != size {
+			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: truncated (%v)", j, err)
+		}
+		blobs[j] = buf.Bytes()
+		d := &decoder{r: bytes.NewReader(blobs[j]), buf: make([]byte, 1<<16), keysOnly: true, limit: size}
+		if keys[j], err = d.read(); err == nil {
+			err = keys[j].checkPart(j, n)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
+		}
 	}
-	// Every region at k = 2 holds a pooled state, and every pooled
-	// state's region is there: the index and the parts are of one store.
-	if L := len(w.levels) - 1; L >= 1 {
-		rk := make([]uint64, w.ly.w)
-		pooled := 0
-		for _, sh := range w.pooled {
-			pooled += sh.st.len()
-			for r := range sh.st.len() {
-				w.ly.regionKey(sh.st.t.key(uint32(r)), rk, 1)
-				if !w.has(1, rk) {
-					return nil, errors.New("coverage: reading a split checkpoint: a part's state has no region in the index")
+	view, err := readSplitView(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := view.checkPartsOf(keys); err != nil {
+		return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+	}
+	index, err := NewIndex(view.Space(), view.opt, n, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+	}
+	index.levels = view.levels
+	index.visits, index.oVisits = view.visits, view.oVisits
+	index.cfgIDs, index.cfgIdx = view.cfgIDs, view.cfgIdx
+	index.oorNew = uint64(keys[0].oor.len())
+	for sh := range index.pooled {
+		index.pooled[sh].st.t = keys[partOf(sh, n)].pooled[sh].st.t
+	}
+	if err := index.checkPooledRegions(); err != nil {
+		return nil, nil, err
+	}
+	return index, blobs, nil
+}
+
+// checkPooledRegions checks that every region at k = 2 holds a pooled
+// state, and every pooled state's region is there: that the index's
+// regions and the parts' states, read from a split checkpoint, are of one
+// store.
+//
+// It looks up every pooled state's region: tens of millions of lookups in
+// tables larger than the caches in an aged campaign. So the shards are
+// checked on every core, and each shard's regions touchAhead at a time,
+// touching their slots first so that the cache misses overlap (as
+// merger.shardLevel does).
+func (w *Store) checkPooledRegions() error {
+	if len(w.levels) < 2 {
+		return nil
+	}
+	missing := make([]bool, len(w.pooled))
+	sinks := make([]uint32, len(w.pooled)) // keeps the touches
+	parallel(len(w.pooled), false, func(sh int) {
+		st := &w.pooled[sh].st
+		var rks [touchAhead][]uint64
+		var hs [touchAhead]uint64
+		var tbs [touchAhead]*table
+		for i := range rks {
+			rks[i] = make([]uint64, w.ly.w)
+		}
+		var sink uint32
+		for g := 0; g < st.len(); g += touchAhead {
+			n := min(touchAhead, st.len()-g)
+			for i := range n {
+				w.ly.regionKey(st.t.key(uint32(g+i)), rks[i], 1)
+				hs[i] = hashKey(rks[i])
+				tbs[i] = w.table(1, shardOf(hs[i], w.mask))
+				sink += tbs[i].touch(hs[i])
+			}
+			for i := range n {
+				if !tbs[i].lookupHashed(rks[i], hs[i]) {
+					missing[sh] = true
+					return
 				}
 			}
 		}
-		if pooled < int(w.levels[1].len()) {
-			return nil, errors.New("coverage: reading a split checkpoint: the index has regions without states in the parts")
-		}
+		sinks[sh] = sink
+	})
+	if slices.Contains(missing, true) {
+		return errors.New("coverage: reading a split checkpoint: a part's state has no region in the index")
 	}
-	return w, nil
+	pooled := 0
+	for _, sh := range w.pooled {
+		pooled += sh.st.len()
+	}
+	if pooled < int(w.levels[1].len()) {
+		return errors.New("coverage: reading a split checkpoint: the index has regions without states in the parts")
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -387,5 +388,161 @@ func TestPartsOptions(t *testing.T) {
 	}
 	if idx.RandomVisit(rand.New(rand.NewPCG(1, 1)), 0); idx.PoolErr() == nil {
 		t.Error("an index without a source answered a pool")
+	}
+}
+
+// TestReadSplit: a coordinator resuming with store parts reads a split
+// checkpoint as the index and the parts' encodings without the whole
+// store (ReadSplit), and gets exactly what splitting the whole store
+// would give: the same parts byte for byte, the same index, the same
+// answers, and the same merges after it, for the checkpoint's part count
+// and for another. A damaged checkpoint is an error.
+func TestReadSplit(t *testing.T) {
+	const parts = 3
+	sp := DefaultSpace()
+	opt := Options{Seed: 4, PoolSize: 3}
+	whole := mustStore(t, sp, opt)
+	x := newSplit(t, sp, opt, parts)
+	rng := rand.New(rand.NewPCG(7, 7))
+	sim := 0
+	// merge merges n simulations into whole and split, which must agree.
+	merge := func(whole *Store, x *splitStore, n int) {
+		t.Helper()
+		var bs []*Batch
+		var ids []uint64
+		for range n {
+			b := whole.NewBatch()
+			synthSim(rng, 50+rng.IntN(600), func(st []float64, at int64) { b.Observe(st, at) })
+			b.Observe([]float64{1e12 + float64(sim), 1e12, 1, 1, 0}, 5) // outside S
+			bs, ids = append(bs, b), append(ids, uint64(1000+sim))
+			sim++
+		}
+		want := whole.AddBatches(bs, ids)
+		if got := x.add(t, bs, ids); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after the resume: %+v, whole %+v", got, want)
+		}
+	}
+	for range 6 {
+		merge(whole, x, 8)
+	}
+	var blobs [][]byte
+	for _, p := range x.parts {
+		blobs = append(blobs, checkpoint(t, p))
+	}
+	var split bytes.Buffer
+	if _, err := WriteSplit(&split, x.index, blobs); err != nil {
+		t.Fatal(err)
+	}
+	writeSplit := func(index *Store, blobs [][]byte) []byte {
+		t.Helper()
+		var b bytes.Buffer
+		if _, err := WriteSplit(&b, index, blobs); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	for _, tc := range []struct {
+		name  string
+		ckpt  []byte
+		parts int
+	}{
+		{"split, same parts", split.Bytes(), parts},
+		{"split, fewer parts", split.Bytes(), parts - 1},
+		{"split, more parts", split.Bytes(), parts + 2},
+		{"whole", checkpoint(t, whole), parts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			index, blobs, err := ReadSplit(bytes.NewReader(tc.ckpt), tc.parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, err := ReadCheckpoint(bytes.NewReader(tc.ckpt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantIndex, wantBlobs, err := SplitEncoded(read, tc.parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(blobs) != tc.parts {
+				t.Fatalf("%d parts", len(blobs))
+			}
+			for j := range blobs {
+				if !bytes.Equal(blobs[j], wantBlobs[j]) {
+					t.Fatalf("part %d differs from the split whole store's", j)
+				}
+			}
+			if !bytes.Equal(writeSplit(index, blobs), writeSplit(wantIndex, wantBlobs)) {
+				t.Fatal("the index's regions and counts differ from the split whole store's")
+			}
+			for sh := range index.pooled {
+				a, b := &index.pooled[sh].st.t, &wantIndex.pooled[sh].st.t
+				if a.n != b.n || !bytes.Equal(a.keys[:a.n*a.kb], b.keys[:b.n*b.kb]) {
+					t.Fatalf("shard %d: the index's pooled keys differ", sh)
+				}
+			}
+			sr, vr := index.OutOfRange()
+			sw, vw := whole.OutOfRange()
+			if sr != sw || vr != vw || sw == 0 || index.Len() != whole.Len() || index.Visits() != whole.Visits() {
+				t.Fatalf("out of range %d/%d, %d states, %d visits; whole %d/%d, %d, %d", sr, vr, index.Len(), index.Visits(), sw, vw, whole.Len(), whole.Visits())
+			}
+			// The parts' processes load the encodings; the campaign goes
+			// on exactly as the whole store.
+			y := &splitStore{index: index, opt: opt, share: index.NewBatch()}
+			for j, b := range blobs {
+				p, err := ReadPart(bytes.NewReader(b), j, tc.parts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				y.parts = append(y.parts, p)
+			}
+			index.SetPoolSource(Parts(y.parts))
+			w, err := ReadStore(bytes.NewReader(checkpoint(t, whole)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sameQueries(t, w, index, 5) < 5 {
+				t.Fatal("the queries found too little to compare")
+			}
+			for range 3 {
+				merge(w, y, 8)
+			}
+			sameQueries(t, w, index, 6)
+		})
+	}
+	// Parts in the wrong order, or of another store than the index's.
+	swapped := append([][]byte{blobs[1], blobs[0]}, blobs[2:]...)
+	if _, _, err := ReadSplit(bytes.NewReader(writeSplit(x.index, swapped)), parts); err == nil {
+		t.Fatal("a split checkpoint with its parts swapped was read")
+	}
+	// (the same simulations' ids, other states)
+	other := newSplit(t, sp, opt, parts)
+	orng := rand.New(rand.NewPCG(8, 8))
+	var obs []*Batch
+	var oids []uint64
+	for i := range 48 {
+		b := other.index.NewBatch()
+		synthSim(orng, 300, func(st []float64, at int64) { b.Observe(st, at) })
+		obs, oids = append(obs, b), append(oids, uint64(1000+i))
+	}
+	other.add(t, obs, oids)
+	if _, _, err := ReadSplit(bytes.NewReader(writeSplit(other.index, blobs)), parts); err == nil {
+		t.Fatal("an index with the parts of another store was read")
+	}
+	// A damaged split checkpoint: cut anywhere, or any byte changed.
+	ck := split.Bytes()
+	for cut := 0; cut < len(ck); cut += 1 + len(ck)/97 {
+		if _, _, err := ReadSplit(bytes.NewReader(ck[:cut]), parts); err == nil {
+			t.Fatalf("cut at %d of %d bytes: read", cut, len(ck))
+		}
+	}
+	bad := slices.Clone(ck)
+	for i := range 300 {
+		at := rng.IntN(len(ck))
+		bad[at] ^= byte(1 + rng.IntN(255))
+		if _, _, err := ReadSplit(bytes.NewReader(bad), parts); err == nil {
+			t.Fatalf("change %d (byte %d of %d): read", i, at, len(ck))
+		}
+		bad[at] = ck[at]
 	}
 }

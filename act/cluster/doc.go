@@ -391,10 +391,13 @@
 //     and a put the server could not keep up with (429: its stream's
 //     incoming queue, 128 MB by default, was full) is put again, paced
 //     (objects.go): a snapshot in chunks of 8 MB failed an aged campaign's
-//     checkpoint. --resume splits the store (coverage.Split) and loads
-//     the parts into the store processes through the object store ("load"
-//     request); so does a new campaign, with empty parts. The part count
-//     can change at a resume.
+//     checkpoint. --resume reads the checkpoint's index and the parts'
+//     keys, not their counts and pools (coverage.ReadSplit), and loads the
+//     parts' encodings as the checkpoint has them into the store processes
+//     through the object store ("load" request): the coordinator does not
+//     hold the whole store at a resume either. A new campaign loads empty
+//     parts. The part count can change at a resume; the store is then read
+//     whole and split again (coverage.SplitEncoded).
 //
 // Shards are split by their keys' hash, each shard sees its keys in the
 // whole store's order with the same PRNG, and the index gets the new

@@ -126,7 +126,7 @@ func (e *Executor) eachPart(f func(j int) error) error {
 
 // LoadParts implements act.StoreParts: each part goes through the object
 // store to its store process.
-func (e *Executor) LoadParts(ctx context.Context, parts []*coverage.Store, outOfRange int) error {
+func (e *Executor) LoadParts(ctx context.Context, parts [][]byte, outOfRange int) error {
 	if len(parts) != e.opt.Parts {
 		return fmt.Errorf("%d parts for %d store processes", len(parts), e.opt.Parts)
 	}
@@ -135,12 +135,8 @@ func (e *Executor) LoadParts(ctx context.Context, parts []*coverage.Store, outOf
 		return fmt.Errorf("object store %s: %w", PartsBucket, err)
 	}
 	err = e.eachPart(func(j int) error {
-		var buf bytes.Buffer
-		if _, err := parts[j].WriteTo(&buf); err != nil {
-			return err
-		}
-		sum := sha256.Sum256(buf.Bytes())
-		open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(buf.Bytes())) }
+		sum := sha256.Sum256(parts[j])
+		open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(parts[j])) }
 		if _, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: loadObject(e.opt.ID, j)}, e.payload(), open, nil); err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
