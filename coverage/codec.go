@@ -206,10 +206,21 @@ type decoder struct {
 	// counts and pools are checked and dropped, as an index keeps them
 	// (ReadSplit).
 	keysOnly bool
-	// limit, when not 0, is the size of the whole encoding: a table is
-	// then reserved for as many keys as it can hold, instead of at most
-	// 2^20 and grown beyond.
+	// limit, when not 0, bounds the size of the whole encoding: a table
+	// is then reserved for as many keys as it can hold, instead of at most
+	// 2^20 and grown, each time by half, while it is read.
 	limit int64
+}
+
+// newDecoder returns a decoder of r. When r knows how many bytes it has
+// left (a bytes.Reader: a store part a store process loads, a part's
+// encoding in a split checkpoint), that is the decoder's limit.
+func newDecoder(r io.Reader) *decoder {
+	d := &decoder{r: r, buf: make([]byte, 1<<16)}
+	if l, ok := r.(interface{ Len() int }); ok {
+		d.limit = int64(max(l.Len(), 1))
+	}
+	return d
 }
 
 // reserveFor is the number of keys to reserve a table for when a count
@@ -359,7 +370,7 @@ func ReadStore(r io.Reader) (*Store, error) {
 // io.ReaderFrom. It buffers, so it may read past the end of the checkpoint:
 // do not share r with other readers.
 func (s *Store) ReadFrom(r io.Reader) (int64, error) {
-	d := &decoder{r: r, buf: make([]byte, 1<<16)}
+	d := newDecoder(r)
 	ns, err := d.read()
 	if err != nil {
 		return d.n, err

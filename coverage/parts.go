@@ -955,7 +955,8 @@ func readSplitKeys(br *bufio.Reader, n int) (*Store, [][]byte, error) {
 			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: truncated (%v)", j, err)
 		}
 		blobs[j] = buf.Bytes()
-		d := &decoder{r: bytes.NewReader(blobs[j]), buf: make([]byte, 1<<16), keysOnly: true, limit: size}
+		d := newDecoder(bytes.NewReader(blobs[j]))
+		d.keysOnly = true
 		if keys[j], err = d.read(); err == nil {
 			err = keys[j].checkPart(j, n)
 		}
