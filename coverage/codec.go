@@ -18,7 +18,8 @@ import (
 //	space: nvars, then per variable name, nvalues, values or min/max/step (f64)
 //	pool size, seed u64, shards, pool level, floor level
 //	PRNG state of the out-of-range pools, then of every shard
-//	visits, out-of-range visits
+//	visits, out-of-range visits, out-of-range visits not kept (from
+//	  version 3: before, a resumed store counted them from 0)
 //	configs: n, then n × u64
 //	per shard, the pooled regions: n, then per region δ of each key word,
 //	  count, and per pool visit δ config, δ time
@@ -34,7 +35,9 @@ import (
 // coarsens into exactly the refs and pools the uninterrupted one has.
 const (
 	codecMagic   = "ACTCOV"
-	codecVersion = 2
+	codecVersion = 3
+	// codecOldest is the oldest version ReadFrom reads.
+	codecOldest = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -128,6 +131,7 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 	}
 	e.uvarint(s.visits)
 	e.uvarint(s.oVisits)
+	e.uvarint(s.oorDropped)
 	e.uvarint(uint64(len(s.cfgIDs)))
 	for _, c := range s.cfgIDs {
 		e.u64(c)
@@ -388,8 +392,9 @@ func (d *decoder) read() (*Store, error) {
 	if string(hdr[:len(codecMagic)]) != codecMagic {
 		return nil, errors.New("coverage: not a coverage checkpoint")
 	}
-	if v := binary.LittleEndian.Uint16(hdr[len(codecMagic):]); v != codecVersion {
-		return nil, fmt.Errorf("coverage: checkpoint version %d, want %d", v, codecVersion)
+	version := binary.LittleEndian.Uint16(hdr[len(codecMagic):])
+	if version < codecOldest || version > codecVersion {
+		return nil, fmt.Errorf("coverage: checkpoint version %d, want %d to %d", version, codecOldest, codecVersion)
 	}
 	var sp Space
 	nv := d.count(1<<16, "variable")
@@ -436,6 +441,9 @@ func (d *decoder) read() (*Store, error) {
 	}
 	s.visits = d.uvarint()
 	s.oVisits = d.uvarint()
+	if version >= 3 {
+		s.oorDropped = d.uvarint()
+	}
 	nc := d.count(1<<32-1, "config")
 	for range nc {
 		if d.err != nil {

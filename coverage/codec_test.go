@@ -2,8 +2,10 @@ package coverage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"os"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -119,4 +121,75 @@ func TestCheckpointEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameStore(t, s, r)
+}
+
+// TestCheckpointVersion2: a checkpoint of the previous version (written by
+// that build: testdata/checkpoint-v2.bin, a store of 4 synthetic
+// simulations and one state outside S, seed 2) reads as the store that
+// wrote it, and is written again in the current version.
+func TestCheckpointVersion2(t *testing.T) {
+	old, err := os.ReadFile("testdata/checkpoint-v2.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint16(old[len(codecMagic):]); v != 2 {
+		t.Fatalf("the file is version %d", v)
+	}
+	s, err := ReadStore(bytes.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustStore(t, DefaultSpace(), Options{Seed: 2})
+	fillSynth(want, rand.New(rand.NewPCG(5, 5)), 4, 200, 0)
+	want.Add([]float64{1e12, 1e12, 1, 1, 0}, Visit{Config: 3, At: 7})
+	var got, exp bytes.Buffer
+	if _, err := s.WriteTo(&got); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := want.WriteTo(&exp); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), exp.Bytes()) {
+		t.Fatal("the version 2 checkpoint does not read as the store that wrote it")
+	}
+}
+
+// TestCheckpointKeepsDropped: the visits of states outside S not kept
+// (the out-of-range cap) are counted across a checkpoint, whole or split,
+// however it is read.
+func TestCheckpointKeepsDropped(t *testing.T) {
+	s := mustStore(t, DefaultSpace(), Options{Seed: 3})
+	s.LimitOutOfRange(2)
+	for i := range 5 {
+		s.Add([]float64{1e12 + float64(i), 1e12, 1, 1, 0}, Visit{Config: uint64(i), At: 1})
+	}
+	fillSynth(s, rand.New(rand.NewPCG(1, 1)), 3, 100, 10)
+	d := s.OutOfRangeDropped()
+	if d < 3 {
+		t.Fatalf("%d dropped, want at least 3", d)
+	}
+	var whole bytes.Buffer
+	if _, err := s.WriteTo(&whole); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadStore(bytes.NewReader(whole.Bytes()))
+	if err != nil || r.OutOfRangeDropped() != d {
+		t.Fatalf("whole: %d dropped (%v)", r.OutOfRangeDropped(), err)
+	}
+	index, blobs, err := SplitEncoded(r, 2)
+	if err != nil || index.OutOfRangeDropped() != d {
+		t.Fatalf("split: %d dropped (%v)", index.OutOfRangeDropped(), err)
+	}
+	var split bytes.Buffer
+	if _, err := WriteSplit(&split, index, blobs); err != nil {
+		t.Fatal(err)
+	}
+	w, err := ReadCheckpoint(bytes.NewReader(split.Bytes()))
+	if err != nil || w.OutOfRangeDropped() != d {
+		t.Fatalf("split checkpoint read whole: %d dropped (%v)", w.OutOfRangeDropped(), err)
+	}
+	i2, _, err := ReadSplit(bytes.NewReader(split.Bytes()), 2)
+	if err != nil || i2.OutOfRangeDropped() != d {
+		t.Fatalf("split checkpoint read split: %d dropped (%v)", i2.OutOfRangeDropped(), err)
+	}
 }

@@ -785,7 +785,7 @@ func WriteSplit(w io.Writer, index *Store, partBlobs [][]byte) (int64, error) {
 	// counts and configs.
 	view := &Store{ly: index.ly, opt: index.opt, mask: index.mask, levels: index.levels, src: index.src, rng: index.rng,
 		oc: index.oc, oor: newStates(index.oc.w, 4*index.ly.d, index.opt.PoolSize), cfgIDs: index.cfgIDs,
-		visits: index.visits, oVisits: index.oVisits}
+		visits: index.visits, oVisits: index.oVisits, oorDropped: index.oorDropped}
 	for i := range index.pooled {
 		view.pooled = append(view.pooled, newShard(i, index.opt.Seed, index.ly.w, index.ly.kb, index.opt.PoolSize))
 	}
@@ -976,7 +976,7 @@ func readSplitKeys(br *bufio.Reader, n int) (*Store, [][]byte, error) {
 		return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
 	}
 	index.levels = view.levels
-	index.visits, index.oVisits = view.visits, view.oVisits
+	index.visits, index.oVisits, index.oorDropped = view.visits, view.oVisits, view.oorDropped
 	index.cfgIDs, index.cfgIdx = view.cfgIDs, view.cfgIdx
 	index.oorNew = uint64(keys[0].oor.len())
 	for sh := range index.pooled {
