@@ -254,10 +254,12 @@ type StoreParts interface {
 	// wrapping ErrStoreCapped: Run ends the campaign after the batch,
 	// with its checkpoint, and returns the error.
 	MergeParts(ctx context.Context, items []PartItem) ([][]coverage.PartNews, error)
-	// SnapshotParts returns the parts as merged so far, for a checkpoint:
-	// each its encoding (coverage.Store.WriteTo), checked (a SHA-256 the
-	// part answered) but not decoded.
-	SnapshotParts(ctx context.Context) ([][]byte, error)
+	// SnapshotParts has the parts snapshot themselves as merged so far,
+	// for a checkpoint, and returns each snapshot's source: its size, and
+	// its encoding (coverage.Store.WriteTo) to read once, whose reader
+	// checks it against the SHA-256 the part answered. ctx bounds the reads
+	// too.
+	SnapshotParts(ctx context.Context) ([]coverage.PartSource, error)
 }
 
 // ErrStoreCapped says that a store part reached its memory cap: the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,16 +116,19 @@ func (x *partsExec) MergeParts(_ context.Context, items []PartItem) ([][]coverag
 	return news, nil
 }
 
-func (x *partsExec) SnapshotParts(context.Context) ([][]byte, error) {
+func (x *partsExec) SnapshotParts(context.Context) ([]coverage.PartSource, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var out [][]byte
+	var out []coverage.PartSource
 	for _, p := range x.parts {
 		var buf bytes.Buffer
 		if _, err := p.WriteTo(&buf); err != nil {
 			return nil, err
 		}
-		out = append(out, buf.Bytes())
+		b := buf.Bytes()
+		out = append(out, coverage.PartSource{Size: int64(len(b)), Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(b)), nil
+		}})
 	}
 	return out, nil
 }

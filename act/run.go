@@ -399,28 +399,22 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// the parts' snapshots, which read as the whole store of the merged
 	// prefix.
 	var parted StoreParts
-	snapshotParts := func() ([][]byte, error) {
-		// The last checkpoint is written however the campaign ended.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
-		defer cancel()
-		blobs, err := parted.SnapshotParts(sctx)
-		if err != nil {
-			return nil, fmt.Errorf("store parts: %w", err)
-		}
-		return blobs, nil
-	}
 	save := func() error {
 		if parted == nil {
 			return saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
 		}
-		blobs, err := snapshotParts()
+		// The last checkpoint is written however the campaign ended.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+		defer cancel()
+		parts, err := parted.SnapshotParts(sctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("store parts: %w", err)
 		}
-		// The checkpoint holds the parts as they came: the coordinator
-		// decodes none. The report is the index's, which answers every
-		// count; LoadReport reads the whole store.
-		rep.writeStore = func(w io.Writer) (int64, error) { return coverage.WriteSplit(w, store, blobs) }
+		// The checkpoint holds the parts as they come, copied into it:
+		// the coordinator decodes none, and holds none. The report is the
+		// index's, which answers every count; LoadReport reads the whole
+		// store.
+		rep.writeStore = func(w io.Writer) (int64, error) { return coverage.WriteSplitFrom(w, store, parts) }
 		defer func() { rep.writeStore = nil }()
 		return saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
 	}

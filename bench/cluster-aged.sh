@@ -4,7 +4,7 @@
 # (3000), then `run --resume --budget THEN` (6000): the coordinator's CPU
 # per simulation of the older stretch (with PARTS store parts, or a whole
 # store for 0), and its CPU profile in /tmp/aged-PARTS.pprof (the resume's
-# one-time loading is in it: subtract act.loadCheckpoint and LoadParts).
+# one-time loading is in it; the script reports it apart).
 # EXTRA is added to the campaign file: EXTRA='bytes: 1000000' makes the
 # simulations 15 times shorter, so that the campaign ages within minutes.
 # PROCS (1) is the host's worker processes.
@@ -86,14 +86,21 @@ echo "parts=$PARTS resumed $FIRST→$THEN: wall $(echo "$e-$s" | bc -l | cut -c1
 gcs=$(grep -c '^gc [0-9]' "$tmp/b.log" || true)
 heap=$(grep '^gc [0-9]' "$tmp/b.log" | tail -1 | grep -o '[0-9]*->[0-9]*->[0-9]* MB' | sed 's/.*->//; s/ MB//')
 echo "parts=$PARTS: coordinator $gcs garbage collections, heap ${heap:-?} MB after the last"
-# focused: the profile's seconds of the samples under frames matching $1.
+# focused: the profile's seconds of the samples under frames matching $1
+# (less the resume's loading, unless $2 is given: the frames to ignore).
 focused() {
-  go tool pprof -top -nodefraction=0 -focus "$1" -ignore 'loadCheckpoint|LoadParts' "$BIN" "/tmp/aged-$PARTS.pprof" 2>/dev/null |
+  go tool pprof -top -nodefraction=0 -focus "$1" -ignore "${2:-$loading}" "$BIN" "/tmp/aged-$PARTS.pprof" 2>/dev/null |
     awk '/Showing nodes accounting for/{v=$5; sub(/,$/,"",v); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v; f=1} END{if(!f) print 0}'
 }
+# The resume's one-time loading: the checkpoint read, the store split
+# (a checkpoint of another part count) and the parts loaded.
+loading='act\.loadCheckpoint|LoadParts|coverage\.Split'
 n=$((THEN-FIRST))
 simms=$(echo "($sims1-$sims0)*1000/$n" | bc -l)
 sel=$(echo "$(focused 'act\.\(\*selector\)\.next$')*1000/$n" | bc -l)
 mer=$(echo "$(focused 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')*1000/$n" | bc -l)
+load=$(focused "$loading" '^$')
+total=$(go tool pprof -top "$BIN" "/tmp/aged-$PARTS.pprof" 2>/dev/null | awk '/Total samples/{for (i = 1; i < NF; i++) if ($i == "=") v = $(i+1); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v}')
+echo "parts=$PARTS: the resume's loading $load s of the $total s profiled; the rest $(echo "($total-$load)*1000/$n" | bc -l | cut -c1-5) ms/sim"
 printf 'parts=%s: simulations %.2f ms CPU/sim (worker processes); coordinator selection %.3f + merge %.3f = %.3f ms/sim (profile), %.2f%% of a simulation\n' \
   "$PARTS" "$simms" "$sel" "$mer" "$(echo "$sel+$mer" | bc -l)" "$(echo "($sel+$mer)*100/$simms" | bc -l)"

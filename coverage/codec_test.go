@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"os"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 )

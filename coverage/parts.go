@@ -754,28 +754,57 @@ const (
 
 // WriteSplit writes the checkpoint of the store that index and its parts
 // make, the parts given as their encodings (partBlobs[j]: part j's
-// WriteTo): "ACTSPL", a version (u16), the part count, each part's length
-// and bytes, then the index's regions and counts in the whole store's
-// format (WriteTo) with no pooled state. The writer decodes no part;
-// [ReadCheckpoint] reads the whole store.
+// WriteTo); see [WriteSplitFrom].
 func WriteSplit(w io.Writer, index *Store, partBlobs [][]byte) (int64, error) {
-	if index.role != roleIndex || len(partBlobs) != index.parts {
-		return 0, fmt.Errorf("coverage: split checkpoint: an index of %d parts and %d parts", index.parts, len(partBlobs))
+	srcs := make([]PartSource, len(partBlobs))
+	for j, b := range partBlobs {
+		srcs[j] = PartSource{Size: int64(len(b)), Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(b)), nil
+		}}
+	}
+	return WriteSplitFrom(w, index, srcs)
+}
+
+// PartSource is a store part's encoding (its WriteTo) for a split
+// checkpoint: its size, and its bytes, opened once. A reader that finds
+// them not to be the part's (a checksum it verifies at the end) returns
+// an error instead of io.EOF.
+type PartSource struct {
+	Size int64
+	Open func() (io.ReadCloser, error)
+}
+
+// WriteSplitFrom writes the checkpoint of the store that index and its
+// parts make: "ACTSPL", a version (u16), the part count, each part's
+// length and bytes, copied from its source as they come, then the index's
+// regions and counts in the whole store's format (WriteTo) with no pooled
+// state. It decodes no part, and holds none: a coordinator with store
+// parts writes its checkpoint without holding their encodings, which
+// together are about the size of the whole store's. Each source must give
+// exactly its Size bytes. [ReadCheckpoint] reads the whole store,
+// [ReadSplit] the index and the parts' encodings.
+func WriteSplitFrom(w io.Writer, index *Store, parts []PartSource) (int64, error) {
+	if index.role != roleIndex || len(parts) != index.parts {
+		return 0, fmt.Errorf("coverage: split checkpoint: an index of %d parts and %d parts", index.parts, len(parts))
 	}
 	buf := append([]byte(splitMagic), 0, 0)
 	binary.LittleEndian.PutUint16(buf[len(splitMagic):], splitVersion)
-	buf = binary.AppendUvarint(buf, uint64(len(partBlobs)))
+	buf = binary.AppendUvarint(buf, uint64(len(parts)))
 	n, err := w.Write(buf)
 	total := int64(n)
-	for _, b := range partBlobs {
+	for j, p := range parts {
 		if err != nil {
 			return total, err
 		}
-		n, err = w.Write(binary.AppendUvarint(nil, uint64(len(b))))
+		n, err = w.Write(binary.AppendUvarint(nil, uint64(p.Size)))
 		total += int64(n)
 		if err == nil {
-			n, err = w.Write(b)
-			total += int64(n)
+			var m int64
+			m, err = copyPart(w, p)
+			total += m
+			if err != nil {
+				err = fmt.Errorf("coverage: split checkpoint: part %d: %w", j, err)
+			}
 		}
 	}
 	if err != nil {
@@ -791,6 +820,34 @@ func WriteSplit(w io.Writer, index *Store, partBlobs [][]byte) (int64, error) {
 	}
 	m, err := view.WriteTo(w)
 	return total + m, err
+}
+
+// copyPart copies p's Size bytes to w, and reads on to its end, where its
+// reader checks what it gave.
+func copyPart(w io.Writer, p PartSource) (int64, error) {
+	if p.Size < 0 || p.Size > maxPartBlob {
+		return 0, fmt.Errorf("size %d", p.Size)
+	}
+	r, err := p.Open()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	n, err := io.CopyN(w, r, p.Size)
+	if err != nil {
+		if err == io.EOF {
+			err = fmt.Errorf("%d bytes of %d", n, p.Size)
+		}
+		return n, err
+	}
+	var one [1]byte
+	switch m, err := io.ReadFull(r, one[:]); {
+	case m > 0:
+		return n, fmt.Errorf("more than its %d bytes", p.Size)
+	case err != io.EOF:
+		return n, err
+	}
+	return n, nil
 }
 
 // maxPartBlob bounds a part's encoding in a split checkpoint.

@@ -2,6 +2,8 @@ package coverage
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -544,5 +546,64 @@ func TestReadSplit(t *testing.T) {
 			t.Fatalf("change %d (byte %d of %d): read", i, at, len(ck))
 		}
 		bad[at] = ck[at]
+	}
+}
+
+// failAtEnd reads r, then fails where r ends: a part's reader whose
+// checksum does not match.
+type failAtEnd struct{ r io.Reader }
+
+func (f failAtEnd) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		err = errors.New("digest mismatch")
+	}
+	return n, err
+}
+
+// TestWriteSplitFrom: a split checkpoint copied from the parts' readers is
+// the one written from their bytes; a part that gives fewer or more bytes
+// than its size, or whose reader fails at its end, fails the checkpoint.
+func TestWriteSplitFrom(t *testing.T) {
+	sp := DefaultSpace()
+	x := newSplit(t, sp, Options{Seed: 6}, 2)
+	rng := rand.New(rand.NewPCG(2, 2))
+	var bs []*Batch
+	var ids []uint64
+	for i := range 8 {
+		b := x.index.NewBatch()
+		synthSim(rng, 300, func(st []float64, at int64) { b.Observe(st, at) })
+		bs, ids = append(bs, b), append(ids, uint64(i))
+	}
+	x.add(t, bs, ids)
+	var blobs [][]byte
+	for _, p := range x.parts {
+		blobs = append(blobs, checkpoint(t, p))
+	}
+	var want bytes.Buffer
+	if _, err := WriteSplit(&want, x.index, blobs); err != nil {
+		t.Fatal(err)
+	}
+	src := func(b []byte, size int64, wrap func(io.Reader) io.Reader) PartSource {
+		return PartSource{Size: size, Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(wrap(bytes.NewReader(b))), nil
+		}}
+	}
+	same := func(r io.Reader) io.Reader { return r }
+	var got bytes.Buffer
+	n, err := WriteSplitFrom(&got, x.index, []PartSource{src(blobs[0], int64(len(blobs[0])), same), src(blobs[1], int64(len(blobs[1])), same)})
+	if err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) || n != int64(want.Len()) {
+		t.Fatalf("copied from readers: %d bytes, %v; equal: %v", n, err, bytes.Equal(got.Bytes(), want.Bytes()))
+	}
+	for name, bad := range map[string]PartSource{
+		"short":           src(blobs[1], int64(len(blobs[1]))+1, same),
+		"long":            src(blobs[1], int64(len(blobs[1]))-1, same),
+		"failing at end":  src(blobs[1], int64(len(blobs[1])), func(r io.Reader) io.Reader { return failAtEnd{r} }),
+		"negative size":   src(blobs[1], -1, same),
+		"failing to open": {Size: 1, Open: func() (io.ReadCloser, error) { return nil, errors.New("gone") }},
+	} {
+		if _, err := WriteSplitFrom(io.Discard, x.index, []PartSource{src(blobs[0], int64(len(blobs[0])), same), bad}); err == nil {
+			t.Errorf("%s: written", name)
+		}
 	}
 }

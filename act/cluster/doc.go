@@ -323,6 +323,23 @@
 // merge already runs on every core of its machine; its CPU a simulation,
 // the figure above, does not shrink with them).
 //
+// Between simulations 25,000 and 30,000 of the same campaign (51 million
+// states at the resume; bench/results/README.md, "Resuming an aged
+// campaign with store parts") selection cost 0.23 ms a simulation and the
+// merge 1.24 (nearly half of it the tables' growth, which comes in lumps: the 16
+// shards fill at one pace): 3.3% of a 44.65 ms simulation, as at 10,000.
+// The index also holds every state's key, 11–14 bytes a state (5 of key,
+// 5 a slot at 53–80% load; arithmetic, not measured): about 0.6–0.7 GB at
+// 51 million states, growing with the campaign as the parts do. A step
+// that would cut both, not started: no state keys in the index, but on
+// each region at k = 2 a bitmap of its visited sub-regions at k = 1. A
+// state new at k = 1 would cost a bit set on the region at k = 2 that the
+// merge already inserts or finds; a probe at k = 1, a lookup at k = 2 and
+// a bit; the walk down to a state (descend) picks among the sub-regions in
+// the same order as now. The index would name states by their region and
+// bit (more than StateRef's 32 bits hold), and the parts would answer pool
+// requests by key instead of ref.
+//
 // Where the merge shrinks as a campaign ages, selection grew: the gradient
 // of steps 2 and 3 looked for the 48 nearest of the profile's samples
 // (one per step-1 simulation) by a scan of them all, and every pool visit's
@@ -380,10 +397,11 @@
 //     answers are in a binary encoding of their own (wire.go): with gob a
 //     pool round trip cost 0.09 ms of CPU (0.9 µs now, BenchmarkPartWire).
 //   - A checkpoint asks every part for a snapshot (it writes itself to
-//     the object store actfuzz-parts) and writes their encodings as they
-//     came, checked by their SHA-256 but not decoded, with the index's
-//     regions (coverage.WriteSplit): the coordinator never holds the whole
-//     store, and a checkpoint costs it about a copy. It reads as the whole
+//     the object store actfuzz-parts) and copies their encodings into the
+//     checkpoint file as they are read, checked by their SHA-256 but
+//     neither decoded nor held, with the index's regions
+//     (coverage.WriteSplitFrom): the coordinator never holds the whole
+//     store, not even encoded, and a checkpoint costs it about a copy. It reads as the whole
 //     store of a local run (coverage.ReadCheckpoint: `actfuzz report`,
 //     --resume); Run's report is the index's, which has every count. A
 //     checkpoint comes at most every 50 times the last one's duration.

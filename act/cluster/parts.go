@@ -246,50 +246,71 @@ func (e *Executor) MergeParts(ctx context.Context, items []act.PartItem) ([][]co
 
 // SnapshotParts implements act.StoreParts: each part puts itself in the
 // object store, and the coordinator reads it (checked, not decoded).
-func (e *Executor) SnapshotParts(ctx context.Context) ([][]byte, error) {
+func (e *Executor) SnapshotParts(ctx context.Context) ([]coverage.PartSource, error) {
 	obs, err := partsStore(ctx, e.js, false)
 	if err != nil {
 		return nil, fmt.Errorf("object store %s: %w", PartsBucket, err)
 	}
-	out := make([][]byte, e.opt.Parts)
+	out := make([]coverage.PartSource, e.opt.Parts)
 	err = e.eachPart(func(j int) error {
 		rep, err := e.callPart(ctx, j, partRequest{Op: opSnapshot, Seq: e.partSeq})
 		if err != nil {
 			return err
 		}
-		octx, cancel := objectContext(ctx)
-		defer cancel()
-		obj, err := obs.Get(octx, snapObject(e.opt.ID, j))
-		if err != nil {
-			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
-		}
-		defer obj.Close()
-		info, err := obj.Info()
-		if err != nil {
-			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
-		}
+		name := snapObject(e.opt.ID, j)
 		// The object's digest is the SHA-256 of its bytes as the part
 		// put them, which the part answered: the client hashes what it
-		// reads and checks it against the digest at EOF. So the snapshot
-		// is hashed once here, not twice.
-		digest, err := jetstream.DecodeObjectDigest(info.Digest)
-		if err != nil || !bytes.Equal(digest, rep.Sum) {
-			return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
+		// reads and checks it against the digest at its end (the read
+		// then fails). So the snapshot is hashed once, as it is copied
+		// into the checkpoint, and never held here whole.
+		check := func(info *jetstream.ObjectInfo) error {
+			digest, err := jetstream.DecodeObjectDigest(info.Digest)
+			if err != nil || !bytes.Equal(digest, rep.Sum) {
+				return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
+			}
+			return nil
 		}
-		// One allocation of the object's size (a bytes.Buffer would
-		// double it at the end), then the read of its end, which checks
-		// the digest.
-		data := make([]byte, info.Size)
-		if _, err := io.ReadFull(obj, data); err != nil {
+		info, err := obs.GetInfo(ctx, name)
+		if err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
-		if rest, err := io.ReadAll(obj); err != nil || len(rest) != 0 {
-			return fmt.Errorf("store part %d: its snapshot does not match its sum (%d bytes past its size): %v", j, len(rest), err)
+		if err := check(info); err != nil {
+			return err
 		}
-		out[j] = data
+		open := func() (io.ReadCloser, error) {
+			octx, cancel := objectContext(ctx)
+			obj, err := obs.Get(octx, name)
+			if err == nil {
+				var info *jetstream.ObjectInfo
+				if info, err = obj.Info(); err == nil {
+					err = check(info)
+				}
+				if err != nil {
+					obj.Close()
+				}
+			}
+			if err != nil {
+				cancel()
+				return nil, fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
+			}
+			return objectReader{obj, cancel}, nil
+		}
+		out[j] = coverage.PartSource{Size: int64(info.Size), Open: open}
 		return nil
 	})
 	return out, err
+}
+
+// objectReader is an object being read, and the cancel of its context.
+type objectReader struct {
+	jetstream.ObjectResult
+	cancel context.CancelFunc
+}
+
+func (r objectReader) Close() error {
+	err := r.ObjectResult.Close()
+	r.cancel()
+	return err
 }
 
 // AppendPool implements coverage.PoolSource: the part that owns ref
