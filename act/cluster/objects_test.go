@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -83,5 +84,85 @@ func TestObjectContext(t *testing.T) {
 	defer cancel()
 	if d, _ := ctx.Deadline(); !d.Equal(want) {
 		t.Fatalf("deadline %v, want the caller's %v", d, want)
+	}
+}
+
+// A store process decodes a part as it reads it from the object store
+// (never holding its encoding whole), and still loads only the object
+// the coordinator named: one whose SHA-256 differs, or another part's,
+// is refused, and the part it held stays.
+func TestPartLoadChecksObject(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	nc := connect(t, s.ClientURL())
+	st, err := NewStore(nc, StoreOptions{Part: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	obs, err := partsStore(ctx, st.js, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two parts of a store of a few thousand states.
+	whole, err := coverage.NewStore(coverage.DefaultSpace(), coverage.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	vars := coverage.DefaultSpace().Vars
+	for sim := range 20 {
+		b := whole.NewBatch()
+		state := make([]float64, len(vars))
+		for step := range 300 {
+			for j, v := range vars {
+				state[j] = v.Value(rng.Int64N(min(v.Granules(), 64)))
+			}
+			b.Observe(state, int64(step))
+		}
+		whole.AddBatch(b, uint64(sim))
+	}
+	_, blobs, err := coverage.SplitEncoded(whole, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(name string, b []byte) []byte {
+		t.Helper()
+		open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
+		if _, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: name}, 1<<20, open, nil); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		return sum[:]
+	}
+	sum1 := put("c/1", blobs[1])
+	sum0 := put("c/0", blobs[0])
+	p := &partState{s: st, id: "c", part: 1}
+	if err := p.load(ctx, partRequest{Op: opLoad, Object: "c/1", Sum: sum1, Parts: 2}); err != nil {
+		t.Fatal(err)
+	}
+	loaded := p.store
+	if loaded == nil || loaded.Len() == 0 {
+		t.Fatal("nothing loaded")
+	}
+	var want, got bytes.Buffer
+	if _, err := loaded.WriteTo(&got); err != nil {
+		t.Fatal(err)
+	}
+	want.Write(blobs[1])
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatal("the loaded part does not write what was put")
+	}
+	for name, req := range map[string]partRequest{
+		"another sum":  {Op: opLoad, Object: "c/1", Sum: sum0, Parts: 2},
+		"another part": {Op: opLoad, Object: "c/0", Sum: sum0, Parts: 2},
+		"no object":    {Op: opLoad, Object: "c/9", Sum: sum1, Parts: 2},
+	} {
+		if err := p.load(ctx, req); err == nil {
+			t.Errorf("%s: loaded", name)
+		}
+		if p.store != loaded {
+			t.Fatalf("%s: the part changed", name)
+		}
 	}
 }

@@ -722,16 +722,29 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	}
 	octx, cancel := objectContext(ctx)
 	defer cancel()
-	data, err := obs.GetBytes(octx, req.Object)
+	obj, err := obs.Get(octx, req.Object)
 	if err != nil {
 		return fmt.Errorf("object %s: %w", req.Object, err)
 	}
-	if sum := sha256.Sum256(data); !bytes.Equal(sum[:], req.Sum) {
+	defer obj.Close()
+	info, err := obj.Info()
+	if err != nil {
+		return fmt.Errorf("object %s: %w", req.Object, err)
+	}
+	// The object's digest is the SHA-256 of what the coordinator put
+	// (putObject), and the client checks the bytes it reads against it
+	// when it reaches their end: the part is decoded as it arrives, and
+	// its encoding never held whole.
+	if digest, err := jetstream.DecodeObjectDigest(info.Digest); err != nil || !bytes.Equal(digest, req.Sum) {
 		return fmt.Errorf("object %s: SHA-256 differs from the coordinator's", req.Object)
 	}
-	st, err := coverage.ReadPart(bytes.NewReader(data), p.part, req.Parts)
+	r := &sizedReader{r: obj, left: int64(info.Size)}
+	st, err := coverage.ReadPart(r, p.part, req.Parts)
 	if err != nil {
 		return err
+	}
+	if n, err := io.Copy(io.Discard, r); err != nil || r.left != 0 {
+		return fmt.Errorf("object %s: read to its end: %v (%d bytes after the part, %d of its size not read)", req.Object, err, n, r.left)
 	}
 	st.LimitOutOfRange(req.OutOfRange)
 	p.store, p.epoch, p.seq, p.news, p.newsSum, p.capped = st, req.Epoch, 0, nil, nil, ""
@@ -936,3 +949,19 @@ func (p *partState) snapshot(ctx context.Context) partReply {
 	}
 	return partReply{Sum: sum}
 }
+
+// sizedReader reads an object of known size, and says how much of it is
+// left (Len), so that the part's decoder sizes its tables from it.
+type sizedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	return n, err
+}
+
+// Len is the number of bytes not yet read.
+func (s *sizedReader) Len() int { return int(max(s.left, 0)) }
