@@ -226,44 +226,63 @@ func readCheckpointHeader(f io.Reader, path string) (*checkpoint, *bufio.Reader,
 
 // loadCheckpoint restores a campaign; ok is false when there is none.
 // With storeParts > 0 the store it restores is the index of that many
-// parts, and parts are the parts' encodings, for the Executor to load
-// (coverage.ReadSplit: the whole store is never held here).
-func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState, storeParts int) (ok bool, parts [][]byte, err error) {
+// parts, and parts are the sources of the parts' encodings, for the
+// Executor to load (coverage.ReadSplit: neither the whole store nor the
+// parts' encodings are held here); they read the checkpoint file, which
+// stays open until closeParts is called.
+func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState, storeParts int) (ok bool, parts []coverage.PartSource, closeParts func(), err error) {
 	path := checkpointPath(dir, method)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil, nil
+		return false, nil, nil, nil
 	}
 	if err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
-	defer f.Close()
+	keepOpen := false
+	defer func() {
+		if !keepOpen {
+			f.Close()
+		}
+	}()
 	cp, r, err := readCheckpointHeader(f, path)
 	if err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	switch {
 	case cp.Version != checkpointVersion:
-		return false, nil, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
+		return false, nil, nil, fmt.Errorf("%s: checkpoint version %d, this program writes %d", checkpointPath(dir, method), cp.Version, checkpointVersion)
 	case cp.CampaignSum != c.sum():
-		return false, nil, fmt.Errorf("%s: %w; resume with the same file or use a new --out", dir, ErrCampaignChanged)
+		return false, nil, nil, fmt.Errorf("%s: %w; resume with the same file or use a new --out", dir, ErrCampaignChanged)
 	case !slices.Equal(cp.params(), netenv.ParamNames()):
-		return false, nil, fmt.Errorf("%s: the checkpoint's parameters of P are %v, this build's are %v: resume it with the build that wrote it, or use a new --out", checkpointPath(dir, method), cp.params(), netenv.ParamNames())
+		return false, nil, nil, fmt.Errorf("%s: the checkpoint's parameters of P are %v, this build's are %v: resume it with the build that wrote it, or use a new --out", checkpointPath(dir, method), cp.params(), netenv.ParamNames())
 	}
 	var st *coverage.Store
 	if storeParts > 0 {
-		st, parts, err = coverage.ReadSplit(r, storeParts)
+		// The store starts where the header's reader has read to, less
+		// what it holds unread.
+		var at, size int64
+		if at, err = f.Seek(0, io.SeekCurrent); err == nil {
+			at -= int64(r.Buffered())
+			var fi os.FileInfo
+			if fi, err = f.Stat(); err == nil {
+				size = fi.Size() - at
+			}
+		}
+		if err == nil {
+			st, parts, err = coverage.ReadSplit(io.NewSectionReader(f, at, size), size, storeParts)
+		}
 	} else {
 		st, err = coverage.ReadCheckpoint(r)
 	}
 	if err != nil {
-		return false, nil, fmt.Errorf("%s: checkpoint store: %w", path, err)
+		return false, nil, nil, fmt.Errorf("%s: checkpoint store: %w", path, err)
 	}
 	mem := rep.Store.Options().Memory
 	*rep.Store = *st
 	rep.Store.SetMemory(mem) // a run setting, like the out-of-range limit
 	if err := sel.src.UnmarshalBinary(cp.RNG); err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	sel.step = cp.Step
 	if cp.Bandit != nil && sel.bandit != nil {
@@ -283,5 +302,6 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		groups[g.Key] = grp
 		rep.Findings = append(rep.Findings, grp)
 	}
-	return true, parts, nil
+	keepOpen = parts != nil
+	return true, parts, func() { f.Close() }, nil
 }

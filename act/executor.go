@@ -243,11 +243,11 @@ type StoreParts interface {
 	// StoreParts is the number of parts.
 	StoreParts() int
 	// LoadParts gives the parts their contents before anything is merged,
-	// each as its encoding (coverage.Store.WriteTo of part j, as
-	// coverage.SplitEncoded and coverage.ReadSplit give them): empty parts
-	// for a new campaign, a checkpoint's for a resumed one; part 0 keeps
-	// at most outOfRange distinct states outside S (0: all).
-	LoadParts(ctx context.Context, parts [][]byte, outOfRange int) error
+	// each as the source of its encoding (coverage.Store.WriteTo of part j,
+	// as coverage.ReadSplit and coverage.SplitEncoded give them): empty
+	// parts for a new campaign, a checkpoint's for a resumed one; part 0
+	// keeps at most outOfRange distinct states outside S (0: all).
+	LoadParts(ctx context.Context, parts []coverage.PartSource, outOfRange int) error
 	// MergeParts has every part merge its shares of items, in order, and
 	// returns news[i][j], part j's news of item i. When every part merged
 	// but one is at its memory cap, it returns the news and an error

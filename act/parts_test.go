@@ -57,14 +57,19 @@ func (x *partsExec) Close()                 {}
 
 func (x *partsExec) StoreParts() int { return len(x.parts) }
 
-func (x *partsExec) LoadParts(_ context.Context, ps [][]byte, oorLimit int) error {
+func (x *partsExec) LoadParts(_ context.Context, ps []coverage.PartSource, oorLimit int) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(ps) != len(x.parts) {
 		return fmt.Errorf("%d parts for %d", len(ps), len(x.parts))
 	}
 	for j, p := range ps {
-		q, err := coverage.ReadPart(bytes.NewReader(p), j, len(ps))
+		r, err := p.Open()
+		if err != nil {
+			return err
+		}
+		q, err := coverage.ReadPart(r, j, len(ps))
+		r.Close()
 		if err != nil {
 			return err
 		}

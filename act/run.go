@@ -318,15 +318,22 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	groups := map[string]*FindingGroup{}
 	rs := &runState{}
 	keep := 0
-	// partBlobs are the store parts' encodings of a resumed campaign with
-	// store parts (store is then their index), to load into the Executor.
-	var partBlobs [][]byte
+	// partSources are the store parts' encodings of a resumed campaign
+	// with store parts (store is then their index), to load into the
+	// Executor; they read the checkpoint file until closeParts.
+	var partSources []coverage.PartSource
+	closeParts := func() {}
 	if opt.Resume && opt.Out != "" {
 		var ok bool
-		ok, partBlobs, err = loadCheckpoint(opt.Out, c, opt.Method, sel, rep, groups, rs, opt.StoreParts)
+		var closeFile func()
+		ok, partSources, closeFile, err = loadCheckpoint(opt.Out, c, opt.Method, sel, rep, groups, rs, opt.StoreParts)
 		if err != nil {
 			return nil, err
 		}
+		if closeFile != nil {
+			closeParts = closeFile
+		}
+		defer func() { closeParts() }()
 		if ok {
 			log.Info("resuming", "sims", rep.Sims)
 			keep = rs.Configs
@@ -462,16 +469,20 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if !ok || parted.StoreParts() != opt.StoreParts {
 			return rep, fmt.Errorf("%d store parts: the executor does not keep them", opt.StoreParts)
 		}
-		index := store // a resumed campaign's, with partBlobs
-		if partBlobs == nil {
-			if index, partBlobs, err = coverage.SplitEncoded(store, opt.StoreParts); err != nil {
+		index := store // a resumed campaign's, with partSources
+		if partSources == nil {
+			var blobs [][]byte
+			if index, blobs, err = coverage.SplitEncoded(store, opt.StoreParts); err != nil {
 				return rep, err
 			}
+			partSources = coverage.BytesSources(blobs)
 		}
-		if err := parted.LoadParts(ctx, partBlobs, oorLimit); err != nil {
+		if err := parted.LoadParts(ctx, partSources, oorLimit); err != nil {
 			return rep, fmt.Errorf("store parts: %w", err)
 		}
-		partBlobs = nil
+		partSources = nil
+		closeParts()
+		closeParts = func() {}
 		index.SetPoolSource(parted)
 		*store = *index // the selector, the symbolic step and the report hold store
 	}

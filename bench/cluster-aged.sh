@@ -93,8 +93,9 @@ focused() {
     awk '/Showing nodes accounting for/{v=$5; sub(/,$/,"",v); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v; f=1} END{if(!f) print 0}'
 }
 # The resume's one-time loading: the checkpoint read, the store split
-# (a checkpoint of another part count) and the parts loaded.
-loading='act\.loadCheckpoint|LoadParts|coverage\.Split'
+# (a checkpoint of another part count) and the parts loaded; the check
+# of the index against the parts runs on goroutines of its own.
+loading='act\.loadCheckpoint|LoadParts|coverage\.Split|checkPooledRegions'
 n=$((THEN-FIRST))
 simms=$(echo "($sims1-$sims0)*1000/$n" | bc -l)
 sel=$(echo "$(focused 'act\.\(\*selector\)\.next$')*1000/$n" | bc -l)

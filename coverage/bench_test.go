@@ -351,7 +351,7 @@ func BenchmarkResumeSplit(b *testing.B) {
 	})
 	b.Run("keys", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := ReadSplit(bytes.NewReader(ck.Bytes()), parts); err != nil {
+			if _, _, err := ReadSplit(bytes.NewReader(ck.Bytes()), int64(ck.Len()), parts); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -188,7 +188,7 @@ func TestCheckpointKeepsDropped(t *testing.T) {
 	if err != nil || w.OutOfRangeDropped() != d {
 		t.Fatalf("split checkpoint read whole: %d dropped (%v)", w.OutOfRangeDropped(), err)
 	}
-	i2, _, err := ReadSplit(bytes.NewReader(split.Bytes()), 2)
+	i2, _, err := ReadSplit(bytes.NewReader(split.Bytes()), int64(split.Len()), 2)
 	if err != nil || i2.OutOfRangeDropped() != d {
 		t.Fatalf("split checkpoint read split: %d dropped (%v)", i2.OutOfRangeDropped(), err)
 	}

@@ -756,19 +756,13 @@ const (
 // make, the parts given as their encodings (partBlobs[j]: part j's
 // WriteTo); see [WriteSplitFrom].
 func WriteSplit(w io.Writer, index *Store, partBlobs [][]byte) (int64, error) {
-	srcs := make([]PartSource, len(partBlobs))
-	for j, b := range partBlobs {
-		srcs[j] = PartSource{Size: int64(len(b)), Open: func() (io.ReadCloser, error) {
-			return io.NopCloser(bytes.NewReader(b)), nil
-		}}
-	}
-	return WriteSplitFrom(w, index, srcs)
+	return WriteSplitFrom(w, index, BytesSources(partBlobs))
 }
 
-// PartSource is a store part's encoding (its WriteTo) for a split
-// checkpoint: its size, and its bytes, opened once. A reader that finds
-// them not to be the part's (a checksum it verifies at the end) returns
-// an error instead of io.EOF.
+// PartSource is a store part's encoding (its WriteTo), to copy without
+// holding it: its size, and its bytes, read from the start at each Open. A
+// reader that finds them not to be the part's (a checksum it verifies at
+// the end) returns an error instead of io.EOF.
 type PartSource struct {
 	Size int64
 	Open func() (io.ReadCloser, error)
@@ -868,36 +862,90 @@ func ReadCheckpoint(r io.Reader) (*Store, error) {
 	return readSplitWhole(br, n)
 }
 
-// ReadSplit reads a checkpoint (Store.WriteTo's or WriteSplit's) as the
-// index of n store parts and the parts' encodings (each as Store.WriteTo
-// writes a part), for a coordinator that resumes a campaign with store
-// parts. Of a split checkpoint of n parts it decodes the index's regions
-// and the parts' keys, checking their counts and pools but keeping
-// neither, and returns the parts' encodings as they are in the checkpoint:
-// the caller never holds the whole store, which a store split into parts
-// may not fit in one process. Any other checkpoint (a whole store's, or one
-// of another part count) is read whole and split (Split), and its parts
-// encoded. Either way the index and parts are those Split makes of the
-// store ReadCheckpoint reads; the index has no pool source yet.
-func ReadSplit(r io.Reader, n int) (index *Store, parts [][]byte, err error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+// ReadSplit reads the checkpoint in ra's bytes [0, size) (Store.WriteTo's
+// or WriteSplit's) as the index of n store parts and the parts' encodings
+// (each as Store.WriteTo writes a part), for a coordinator that resumes a
+// campaign with store parts. Of a split checkpoint of n parts it decodes
+// the index's regions and the parts' keys, checking their counts and
+// pools but keeping neither, and returns the parts' encodings as sources
+// that read them from ra when opened: the caller never holds the whole
+// store, which a store split into parts may not fit in one process, nor
+// the parts' encodings. Any other checkpoint (a whole store's, or one of
+// another part count) is read whole and split (Split), and its parts
+// encoded in memory. Either way the index and parts are those Split makes
+// of the store ReadCheckpoint reads; the index has no pool source yet. ra
+// must stay readable, and unchanged, until the sources have been read.
+func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSource, err error) {
+	sr := io.NewSectionReader(ra, 0, size)
+	br := bufio.NewReaderSize(sr, 1<<16)
+	// at is the offset in ra of br's next byte.
+	at := func() int64 {
+		pos, _ := sr.Seek(0, io.SeekCurrent)
+		return pos - int64(br.Buffered())
+	}
 	m, err := readSplitHeader(br)
 	if err != nil {
 		return nil, nil, err
 	}
-	if m == n {
-		return readSplitKeys(br, n)
+	if m != n {
+		var whole *Store
+		if m == 0 {
+			whole, err = ReadStore(br)
+		} else {
+			whole, err = readSplitWhole(br, m)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		index, blobs, err := SplitEncoded(whole, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		return index, BytesSources(blobs), nil
 	}
-	var whole *Store
-	if m == 0 {
-		whole, err = ReadStore(br)
-	} else {
-		whole, err = readSplitWhole(br, m)
+	parts = make([]PartSource, n)
+	keys := make([]*Store, n) // each part's states as keys alone
+	for j := range n {
+		sz, err := readPartSize(br, j)
+		if err != nil {
+			return nil, nil, err
+		}
+		off := at()
+		if off+sz > size {
+			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: truncated", j)
+		}
+		d := newDecoder(io.NewSectionReader(ra, off, sz))
+		d.keysOnly, d.limit = true, max(sz, 1)
+		if keys[j], err = d.read(); err == nil {
+			err = keys[j].checkPart(j, n)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
+		}
+		parts[j] = PartSource{Size: sz, Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(io.NewSectionReader(ra, off, sz)), nil
+		}}
+		if _, err := sr.Seek(off+sz, io.SeekStart); err != nil {
+			return nil, nil, err
+		}
+		br.Reset(sr)
 	}
+	index, err = indexOfParts(br, keys)
 	if err != nil {
 		return nil, nil, err
 	}
-	return SplitEncoded(whole, n)
+	return index, parts, nil
+}
+
+// BytesSources returns parts' encodings as sources.
+func BytesSources(blobs [][]byte) []PartSource {
+	srcs := make([]PartSource, len(blobs))
+	for j, b := range blobs {
+		srcs[j] = PartSource{Size: int64(len(b)), Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(b)), nil
+		}}
+	}
+	return srcs
 }
 
 // SplitEncoded splits whole store s as Split does, and returns the parts'
@@ -942,13 +990,13 @@ func readSplitHeader(br *bufio.Reader) (int, error) {
 	return int(n), nil
 }
 
-// readPartBlob reads the length and bytes of part j's encoding.
-func readPartBlob(br *bufio.Reader, j int) (io.Reader, int64, error) {
+// readPartSize reads the length of part j's encoding.
+func readPartSize(br *bufio.Reader, j int) (int64, error) {
 	size, err := binary.ReadUvarint(br)
 	if err != nil || size > maxPartBlob {
-		return nil, 0, fmt.Errorf("coverage: reading a split checkpoint: part %d: bad length", j)
+		return 0, fmt.Errorf("coverage: reading a split checkpoint: part %d: bad length", j)
 	}
-	return io.LimitReader(br, int64(size)), int64(size), nil
+	return int64(size), nil
 }
 
 // readSplitWhole reads the rest of a split checkpoint of n parts as the
@@ -956,10 +1004,11 @@ func readPartBlob(br *bufio.Reader, j int) (io.Reader, int64, error) {
 func readSplitWhole(br *bufio.Reader, n int) (*Store, error) {
 	parts := make([]*Store, n)
 	for j := range parts {
-		lr, _, err := readPartBlob(br, j)
+		size, err := readPartSize(br, j)
 		if err != nil {
 			return nil, err
 		}
+		lr := io.LimitReader(br, size)
 		if parts[j], err = ReadPart(lr, j, n); err != nil {
 			return nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
 		}
@@ -993,44 +1042,21 @@ func readSplitView(br *bufio.Reader) (*Store, error) {
 	return w, nil
 }
 
-// readSplitKeys reads the rest of a split checkpoint of n parts as the
-// index Split would make of it, and the parts' encodings.
-func readSplitKeys(br *bufio.Reader, n int) (*Store, [][]byte, error) {
-	blobs := make([][]byte, n)
-	keys := make([]*Store, n) // each part's states as keys alone
-	for j := range n {
-		lr, size, err := readPartBlob(br, j)
-		if err != nil {
-			return nil, nil, err
-		}
-		// Allocated from the length up to 1 GiB, and grown as it comes
-		// beyond: a corrupted length fails at the end of the file, not in
-		// make, and a part's encoding is not copied as it grows.
-		var buf bytes.Buffer
-		buf.Grow(int(min(size, 1<<30)))
-		if _, err := buf.ReadFrom(lr); err != nil || int64(buf.Len()) != size {
-			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: truncated (%v)", j, err)
-		}
-		blobs[j] = buf.Bytes()
-		d := newDecoder(bytes.NewReader(blobs[j]))
-		d.keysOnly = true
-		if keys[j], err = d.read(); err == nil {
-			err = keys[j].checkPart(j, n)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
-		}
-	}
+// indexOfParts reads the index's part of a split checkpoint (br, after
+// the parts) and makes the index Split would make, with the pooled keys
+// of keys, the parts read as keys alone.
+func indexOfParts(br *bufio.Reader, keys []*Store) (*Store, error) {
+	n := len(keys)
 	view, err := readSplitView(br)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := view.checkPartsOf(keys); err != nil {
-		return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
 	}
 	index, err := NewIndex(view.Space(), view.opt, n, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
 	}
 	index.levels = view.levels
 	index.visits, index.oVisits, index.oorDropped = view.visits, view.oVisits, view.oorDropped
@@ -1040,9 +1066,9 @@ func readSplitKeys(br *bufio.Reader, n int) (*Store, [][]byte, error) {
 		index.pooled[sh].st.t = keys[partOf(sh, n)].pooled[sh].st.t
 	}
 	if err := index.checkPooledRegions(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return index, blobs, nil
+	return index, nil
 }
 
 // checkPooledRegions checks that every region at k = 2 holds a pooled

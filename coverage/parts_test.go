@@ -3,6 +3,7 @@ package coverage
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
@@ -454,7 +455,7 @@ func TestReadSplit(t *testing.T) {
 		{"whole", checkpoint(t, whole), parts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			index, blobs, err := ReadSplit(bytes.NewReader(tc.ckpt), tc.parts)
+			index, blobs, err := readSplit(tc.ckpt, tc.parts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -514,7 +515,7 @@ func TestReadSplit(t *testing.T) {
 	}
 	// Parts in the wrong order, or of another store than the index's.
 	swapped := append([][]byte{blobs[1], blobs[0]}, blobs[2:]...)
-	if _, _, err := ReadSplit(bytes.NewReader(writeSplit(x.index, swapped)), parts); err == nil {
+	if _, _, err := readSplit(writeSplit(x.index, swapped), parts); err == nil {
 		t.Fatal("a split checkpoint with its parts swapped was read")
 	}
 	// (the same simulations' ids, other states)
@@ -528,13 +529,13 @@ func TestReadSplit(t *testing.T) {
 		obs, oids = append(obs, b), append(oids, uint64(1000+i))
 	}
 	other.add(t, obs, oids)
-	if _, _, err := ReadSplit(bytes.NewReader(writeSplit(other.index, blobs)), parts); err == nil {
+	if _, _, err := readSplit(writeSplit(other.index, blobs), parts); err == nil {
 		t.Fatal("an index with the parts of another store was read")
 	}
 	// A damaged split checkpoint: cut anywhere, or any byte changed.
 	ck := split.Bytes()
 	for cut := 0; cut < len(ck); cut += 1 + len(ck)/97 {
-		if _, _, err := ReadSplit(bytes.NewReader(ck[:cut]), parts); err == nil {
+		if _, _, err := readSplit(ck[:cut], parts); err == nil {
 			t.Fatalf("cut at %d of %d bytes: read", cut, len(ck))
 		}
 	}
@@ -542,7 +543,7 @@ func TestReadSplit(t *testing.T) {
 	for i := range 300 {
 		at := rng.IntN(len(ck))
 		bad[at] ^= byte(1 + rng.IntN(255))
-		if _, _, err := ReadSplit(bytes.NewReader(bad), parts); err == nil {
+		if _, _, err := readSplit(bad, parts); err == nil {
 			t.Fatalf("change %d (byte %d of %d): read", i, at, len(ck))
 		}
 		bad[at] = ck[at]
@@ -606,4 +607,25 @@ func TestWriteSplitFrom(t *testing.T) {
 			t.Errorf("%s: written", name)
 		}
 	}
+}
+
+// readSplit reads checkpoint b with ReadSplit, and its parts' sources.
+func readSplit(b []byte, n int) (*Store, [][]byte, error) {
+	index, srcs, err := ReadSplit(bytes.NewReader(b), int64(len(b)), n)
+	if err != nil {
+		return nil, nil, err
+	}
+	blobs := make([][]byte, len(srcs))
+	for j, src := range srcs {
+		r, err := src.Open()
+		if err != nil {
+			return nil, nil, err
+		}
+		blobs[j], err = io.ReadAll(r)
+		r.Close()
+		if err != nil || int64(len(blobs[j])) != src.Size {
+			return nil, nil, fmt.Errorf("part %d: %d bytes of %d (%v)", j, len(blobs[j]), src.Size, err)
+		}
+	}
+	return index, blobs, nil
 }

@@ -410,10 +410,11 @@
 //     incoming queue, 128 MB by default, was full) is put again, paced
 //     (objects.go): a snapshot in chunks of 8 MB failed an aged campaign's
 //     checkpoint. --resume reads the checkpoint's index and the parts'
-//     keys, not their counts and pools (coverage.ReadSplit), and loads the
-//     parts' encodings as the checkpoint has them into the store processes
-//     through the object store ("load" request): the coordinator does not
-//     hold the whole store at a resume either. A new campaign loads empty
+//     keys, not their counts and pools (coverage.ReadSplit), and copies
+//     the parts' encodings from the checkpoint file into the object store
+//     as they are ("load" request), where each store process decodes its
+//     part as it reads it: the coordinator holds neither the whole store
+//     nor the parts' encodings at a resume either. A new campaign loads empty
 //     parts. The part count can change at a resume; the store is then read
 //     whole and split again (coverage.SplitEncoded).
 //

@@ -126,7 +126,7 @@ func (e *Executor) eachPart(f func(j int) error) error {
 
 // LoadParts implements act.StoreParts: each part goes through the object
 // store to its store process.
-func (e *Executor) LoadParts(ctx context.Context, parts [][]byte, outOfRange int) error {
+func (e *Executor) LoadParts(ctx context.Context, parts []coverage.PartSource, outOfRange int) error {
 	if len(parts) != e.opt.Parts {
 		return fmt.Errorf("%d parts for %d store processes", len(parts), e.opt.Parts)
 	}
@@ -135,12 +135,25 @@ func (e *Executor) LoadParts(ctx context.Context, parts [][]byte, outOfRange int
 		return fmt.Errorf("object store %s: %w", PartsBucket, err)
 	}
 	err = e.eachPart(func(j int) error {
-		sum := sha256.Sum256(parts[j])
-		open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(parts[j])) }
-		if _, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: loadObject(e.opt.ID, j)}, e.payload(), open, nil); err != nil {
+		// The part is copied from its source as it is put (a checkpoint's
+		// part is not held here), and the object's digest, the SHA-256
+		// of what was put, is the sum the part checks.
+		open := func() io.ReadCloser {
+			r, err := parts[j].Open()
+			if err != nil {
+				return io.NopCloser(failedReader{err})
+			}
+			return r
+		}
+		info, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: loadObject(e.opt.ID, j)}, e.payload(), open, nil)
+		if err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
-		_, err := e.callPart(ctx, j, partRequest{Op: opLoad, Object: loadObject(e.opt.ID, j), Sum: sum[:], Parts: e.opt.Parts, OutOfRange: outOfRange})
+		sum, err := jetstream.DecodeObjectDigest(info.Digest)
+		if err != nil || int64(info.Size) != parts[j].Size {
+			return fmt.Errorf("object store %s: part %d: put %d bytes of %d (digest %q)", PartsBucket, j, info.Size, parts[j].Size, info.Digest)
+		}
+		_, err = e.callPart(ctx, j, partRequest{Op: opLoad, Object: loadObject(e.opt.ID, j), Sum: sum, Parts: e.opt.Parts, OutOfRange: outOfRange})
 		return err
 	})
 	e.partSeq = 0
@@ -331,3 +344,9 @@ func (e *Executor) Count(ref coverage.StateRef) (uint64, error) {
 	rep, err := e.callPart(context.WithoutCancel(e.ctx), coverage.PartOf(ref, e.opt.Parts), partRequest{Op: opCount, Seq: e.partSeq, Ref: uint32(ref)})
 	return rep.Count, err
 }
+
+// failedReader fails every read with err: a source that could not be
+// opened, as putObject's reader.
+type failedReader struct{ err error }
+
+func (r failedReader) Read([]byte) (int, error) { return 0, r.err }
