@@ -219,14 +219,9 @@ func TestPartsEqualWhole(t *testing.T) {
 			}
 			// A split checkpoint, written without decoding the parts,
 			// reads as the whole store.
-			var blobs [][]byte
-			for _, p := range x.parts {
-				blobs = append(blobs, checkpoint(t, p))
-			}
+			blobs := partBlobs(t, x)
 			var split bytes.Buffer
-			if _, err := WriteSplit(&split, x.index, blobs); err != nil {
-				t.Fatal(err)
-			}
+			split.Write(writeSplit(t, x.index, blobs))
 			read, err := ReadCheckpoint(bytes.NewReader(split.Bytes()))
 			if err != nil {
 				t.Fatal(err)
@@ -236,11 +231,7 @@ func TestPartsEqualWhole(t *testing.T) {
 			}
 			if len(blobs) > 1 {
 				swapped := append([][]byte{blobs[1], blobs[0]}, blobs[2:]...)
-				split.Reset()
-				if _, err := WriteSplit(&split, x.index, swapped); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := ReadCheckpoint(bytes.NewReader(split.Bytes())); err == nil {
+				if _, err := ReadCheckpoint(bytes.NewReader(writeSplit(t, x.index, swapped))); err == nil {
 					t.Fatal("a split checkpoint with its parts swapped was read")
 				}
 			}
@@ -428,22 +419,9 @@ func TestReadSplit(t *testing.T) {
 	for range 6 {
 		merge(whole, x, 8)
 	}
-	var blobs [][]byte
-	for _, p := range x.parts {
-		blobs = append(blobs, checkpoint(t, p))
-	}
+	blobs := partBlobs(t, x)
 	var split bytes.Buffer
-	if _, err := WriteSplit(&split, x.index, blobs); err != nil {
-		t.Fatal(err)
-	}
-	writeSplit := func(index *Store, blobs [][]byte) []byte {
-		t.Helper()
-		var b bytes.Buffer
-		if _, err := WriteSplit(&b, index, blobs); err != nil {
-			t.Fatal(err)
-		}
-		return b.Bytes()
-	}
+	split.Write(writeSplit(t, x.index, blobs))
 	for _, tc := range []struct {
 		name  string
 		ckpt  []byte
@@ -475,7 +453,7 @@ func TestReadSplit(t *testing.T) {
 					t.Fatalf("part %d differs from the split whole store's", j)
 				}
 			}
-			if !bytes.Equal(writeSplit(index, blobs), writeSplit(wantIndex, wantBlobs)) {
+			if !bytes.Equal(writeSplit(t, index, blobs), writeSplit(t, wantIndex, wantBlobs)) {
 				t.Fatal("the index's regions and counts differ from the split whole store's")
 			}
 			for sh := range index.pooled {
@@ -515,21 +493,13 @@ func TestReadSplit(t *testing.T) {
 	}
 	// Parts in the wrong order, or of another store than the index's.
 	swapped := append([][]byte{blobs[1], blobs[0]}, blobs[2:]...)
-	if _, _, err := readSplit(writeSplit(x.index, swapped), parts); err == nil {
+	if _, _, err := readSplit(writeSplit(t, x.index, swapped), parts); err == nil {
 		t.Fatal("a split checkpoint with its parts swapped was read")
 	}
 	// (the same simulations' ids, other states)
 	other := newSplit(t, sp, opt, parts)
-	orng := rand.New(rand.NewPCG(8, 8))
-	var obs []*Batch
-	var oids []uint64
-	for i := range 48 {
-		b := other.index.NewBatch()
-		synthSim(orng, 300, func(st []float64, at int64) { b.Observe(st, at) })
-		obs, oids = append(obs, b), append(oids, uint64(1000+i))
-	}
-	other.add(t, obs, oids)
-	if _, _, err := readSplit(writeSplit(other.index, blobs), parts); err == nil {
+	other.addSynth(t, rand.New(rand.NewPCG(8, 8)), 48, 1000)
+	if _, _, err := readSplit(writeSplit(t, other.index, blobs), parts); err == nil {
 		t.Fatal("an index with the parts of another store was read")
 	}
 	// A damaged split checkpoint: cut anywhere, or any byte changed.
@@ -568,23 +538,10 @@ func (f failAtEnd) Read(p []byte) (int, error) {
 func TestWriteSplitFrom(t *testing.T) {
 	sp := DefaultSpace()
 	x := newSplit(t, sp, Options{Seed: 6}, 2)
-	rng := rand.New(rand.NewPCG(2, 2))
-	var bs []*Batch
-	var ids []uint64
-	for i := range 8 {
-		b := x.index.NewBatch()
-		synthSim(rng, 300, func(st []float64, at int64) { b.Observe(st, at) })
-		bs, ids = append(bs, b), append(ids, uint64(i))
-	}
-	x.add(t, bs, ids)
-	var blobs [][]byte
-	for _, p := range x.parts {
-		blobs = append(blobs, checkpoint(t, p))
-	}
+	x.addSynth(t, rand.New(rand.NewPCG(2, 2)), 8, 0)
+	blobs := partBlobs(t, x)
 	var want bytes.Buffer
-	if _, err := WriteSplit(&want, x.index, blobs); err != nil {
-		t.Fatal(err)
-	}
+	want.Write(writeSplit(t, x.index, blobs))
 	src := func(b []byte, size int64, wrap func(io.Reader) io.Reader) PartSource {
 		return PartSource{Size: size, Open: func() (io.ReadCloser, error) {
 			return io.NopCloser(wrap(bytes.NewReader(b))), nil
@@ -628,4 +585,37 @@ func readSplit(b []byte, n int) (*Store, [][]byte, error) {
 		}
 	}
 	return index, blobs, nil
+}
+
+// partBlobs returns the encodings of x's parts.
+func partBlobs(t *testing.T, x *splitStore) [][]byte {
+	t.Helper()
+	var blobs [][]byte
+	for _, p := range x.parts {
+		blobs = append(blobs, checkpoint(t, p))
+	}
+	return blobs
+}
+
+// writeSplit returns the split checkpoint of index and the parts' blobs.
+func writeSplit(t *testing.T, index *Store, blobs [][]byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := WriteSplit(&b, index, blobs); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// addSynth merges sims synthetic simulations of 300 steps, with config ids
+// from id0, in one group.
+func (x *splitStore) addSynth(t *testing.T, rng *rand.Rand, sims int, id0 uint64) {
+	var bs []*Batch
+	var ids []uint64
+	for i := range sims {
+		b := x.index.NewBatch()
+		synthSim(rng, 300, func(st []float64, at int64) { b.Observe(st, at) })
+		bs, ids = append(bs, b), append(ids, id0+uint64(i))
+	}
+	x.add(t, bs, ids)
 }
