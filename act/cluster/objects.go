@@ -20,9 +20,9 @@ import (
 // requests" (JSStreamTooManyRequests, err_code 10167). A store part of a
 // few hundred MB, snapshotted in chunks of the server's max_payload (8 MB
 // in bench/cluster-aged.sh), overran it: an aged campaign's checkpoint
-// failed at about 25,000 full-length simulations (`run` exited 3), and two
-// 400 MB objects put at once failed the same way on an embedded server
-// (TestPutObjectPaced). Smaller chunks do not cure it: at 32 KB the
+// failed between 21,632 and 25,000 full-length simulations (`run` exited
+// 3), and two 400 MB objects put at once failed the same way on an
+// embedded server (TestPutObjectPaced). Smaller chunks do not cure it: at 32 KB the
 // 4,000 unacknowledged chunks stall Put for its 200 ms and it fails with
 // ErrTooManyStalledMsgs instead.
 //
@@ -34,9 +34,10 @@ import (
 // objectTimeout bounds the transfer of one object when the caller's
 // context has no deadline. Without one, nats.go bounds the whole call by
 // its DefaultTimeout, 5 s, the whole object's read included: the resume of
-// an aged campaign (25,000 full-length simulations; the coordinator's heap
-// reached 3.5 GB loading it) failed its parts' loads with "nats: timeout"
-// and "read pipe: i/o timeout".
+// an aged campaign (25,000 full-length simulations, a 927 MB checkpoint)
+// failed its parts' loads with "nats: timeout" and "read pipe: i/o
+// timeout"; with objectTimeout it loaded them (bench/results/README.md,
+// "Resuming an aged campaign with store parts").
 const objectTimeout = 10 * time.Minute
 
 // objectContext is ctx, with objectTimeout as its deadline if it has none.
