@@ -302,6 +302,9 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		groups[g.Key] = grp
 		rep.Findings = append(rep.Findings, grp)
 	}
-	keepOpen = parts != nil
+	if parts == nil {
+		return true, nil, func() {}, nil
+	}
+	keepOpen = true
 	return true, parts, func() { f.Close() }, nil
 }
