@@ -258,7 +258,8 @@ func (e *Executor) MergeParts(ctx context.Context, items []act.PartItem) ([][]co
 }
 
 // SnapshotParts implements act.StoreParts: each part puts itself in the
-// object store, and the coordinator reads it (checked, not decoded).
+// object store, and the sources it returns read it from there (checked,
+// not decoded).
 func (e *Executor) SnapshotParts(ctx context.Context) ([]coverage.PartSource, error) {
 	obs, err := partsStore(ctx, e.js, false)
 	if err != nil {
