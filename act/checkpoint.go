@@ -229,12 +229,12 @@ func readCheckpointHeader(f io.Reader, path string) (*checkpoint, *bufio.Reader,
 // parts, and parts are the sources of the parts' encodings, for the
 // Executor to load (coverage.ReadSplit: neither the whole store nor the
 // parts' encodings are held here); they read the checkpoint file, which
-// stays open until closeParts is called.
+// stays open until closeParts is called (never nil without an error).
 func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState, storeParts int) (ok bool, parts []coverage.PartSource, closeParts func(), err error) {
 	path := checkpointPath(dir, method)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil, nil, nil
+		return false, nil, func() {}, nil
 	}
 	if err != nil {
 		return false, nil, nil, err

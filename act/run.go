@@ -325,13 +325,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	closeParts := func() {}
 	if opt.Resume && opt.Out != "" {
 		var ok bool
-		var closeFile func()
-		ok, partSources, closeFile, err = loadCheckpoint(opt.Out, c, opt.Method, sel, rep, groups, rs, opt.StoreParts)
+		ok, partSources, closeParts, err = loadCheckpoint(opt.Out, c, opt.Method, sel, rep, groups, rs, opt.StoreParts)
 		if err != nil {
 			return nil, err
-		}
-		if closeFile != nil {
-			closeParts = closeFile
 		}
 		defer func() { closeParts() }()
 		if ok {

@@ -324,7 +324,7 @@ func BenchmarkAddBatches(b *testing.B) {
 // on (ReadSplit). B/op is what each allocates.
 func BenchmarkResumeSplit(b *testing.B) {
 	const parts = 2
-	w, err := ReadStore(bytes.NewReader(checkpointBytes(b, benchStore(b))))
+	w, err := ReadStore(bytes.NewReader(checkpoint(b, benchStore(b))))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -357,12 +357,4 @@ func BenchmarkResumeSplit(b *testing.B) {
 		}
 		b.ReportMetric(float64(states), "states")
 	})
-}
-
-func checkpointBytes(b *testing.B, s *Store) []byte {
-	var buf bytes.Buffer
-	if _, err := s.WriteTo(&buf); err != nil {
-		b.Fatal(err)
-	}
-	return buf.Bytes()
 }

@@ -853,10 +853,16 @@ const maxPartBlob = 1 << 40
 func ReadCheckpoint(r io.Reader) (*Store, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	n, err := readSplitHeader(br)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case n == 0:
+	}
+	return readWhole(br, n)
+}
+
+// readWhole reads the rest of a checkpoint whose split header said n
+// parts (0: a whole store's, which has none) as the whole store.
+func readWhole(br *bufio.Reader, n int) (*Store, error) {
+	if n == 0 {
 		return ReadStore(br)
 	}
 	return readSplitWhole(br, n)
@@ -888,12 +894,7 @@ func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSou
 		return nil, nil, err
 	}
 	if m != n {
-		var whole *Store
-		if m == 0 {
-			whole, err = ReadStore(br)
-		} else {
-			whole, err = readSplitWhole(br, m)
-		}
+		whole, err := readWhole(br, m)
 		if err != nil {
 			return nil, nil, err
 		}

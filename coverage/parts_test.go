@@ -124,7 +124,7 @@ func sameQueries(t *testing.T, whole, index *Store, seed uint64) (found int) {
 	return found
 }
 
-func checkpoint(t *testing.T, s *Store) []byte {
+func checkpoint(t testing.TB, s *Store) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := s.WriteTo(&buf); err != nil {

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,9 +23,9 @@ import (
 // in bench/cluster-aged.sh), overran it: an aged campaign's checkpoint
 // failed between 21,632 and 25,000 full-length simulations (`run` exited
 // 3), and two 400 MB objects put at once failed the same way on an
-// embedded server (TestPutObjectPaced). Smaller chunks do not cure it: at 32 KB the
-// 4,000 unacknowledged chunks stall Put for its 200 ms and it fails with
-// ErrTooManyStalledMsgs instead.
+// embedded server (TestPutObjectPaced). Smaller chunks do not cure it: at
+// 32 KB the 4,000 unacknowledged chunks stall Put for its 200 ms and it
+// fails with ErrTooManyStalledMsgs instead.
 //
 // So chunks are at most objectChunk (both 1 MB and 128 KB passed where 8
 // MB and 32 KB failed), and a Put the server could not keep up with is
@@ -46,6 +47,14 @@ func objectContext(ctx context.Context) (context.Context, context.CancelFunc) {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, objectTimeout)
+}
+
+// digestIs reports whether info's digest, the SHA-256 of the object's
+// bytes as they were put (which the client checks them against when a
+// read reaches their end), is sum.
+func digestIs(info *jetstream.ObjectInfo, sum []byte) bool {
+	digest, err := jetstream.DecodeObjectDigest(info.Digest)
+	return err == nil && bytes.Equal(digest, sum)
 }
 
 // objectChunk is the largest chunk of an object put.

@@ -278,8 +278,7 @@ func (e *Executor) SnapshotParts(ctx context.Context) ([]coverage.PartSource, er
 		// then fails). So the snapshot is hashed once, as it is copied
 		// into the checkpoint, and never held here whole.
 		check := func(info *jetstream.ObjectInfo) error {
-			digest, err := jetstream.DecodeObjectDigest(info.Digest)
-			if err != nil || !bytes.Equal(digest, rep.Sum) {
+			if !digestIs(info, rep.Sum) {
 				return fmt.Errorf("store part %d: its snapshot does not match its sum", j)
 			}
 			return nil

@@ -735,7 +735,7 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	// (putObject), and the client checks the bytes it reads against it
 	// when it reaches their end: the part is decoded as it arrives, and
 	// its encoding never held whole.
-	if digest, err := jetstream.DecodeObjectDigest(info.Digest); err != nil || !bytes.Equal(digest, req.Sum) {
+	if !digestIs(info, req.Sum) {
 		return fmt.Errorf("object %s: SHA-256 differs from the coordinator's", req.Object)
 	}
 	r := &sizedReader{r: obj, left: int64(info.Size)}
