@@ -213,14 +213,25 @@ func (t *table) grow() { t.rehash(max(16, len(t.slots)*3/2)) }
 // Linear probing gives a valid index whatever the order of insertion; a
 // key's ref, which is all the store sees, does not depend on it.
 func (t *table) rehash(size int) {
-	t.tags = make([]uint8, size)
-	t.slots = make([]uint32, size)
+	t.emptyIndex(size)
 	if t.n < rehashBucketMin || uint64(size) > math.MaxUint32 {
 		t.placeInOrder()
 		return
 	}
 	t.placeBySlots()
 }
+
+// emptyIndex replaces the index with an empty one of size slots.
+func (t *table) emptyIndex(size int) {
+	t.tags = make([]uint8, size)
+	t.slots = make([]uint32, size)
+}
+
+// indexSize is the number of slots of the index.
+func (t *table) indexSize() int { return len(t.tags) }
+
+// used reports whether slot i of the index holds a key.
+func (t *table) used(i int) bool { return t.tags[i] != 0 }
 
 // placeInOrder fills an empty index with the keys in ref order.
 func (t *table) placeInOrder() {

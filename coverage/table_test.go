@@ -40,11 +40,11 @@ func TestRehashBySlots(t *testing.T) {
 				tb := tableOf(tc.n, tc.w, tc.kb, uint64(tc.n))
 				tb.rehash(size)
 				inOrder := tableOf(tc.n, tc.w, tc.kb, uint64(tc.n))
-				inOrder.tags, inOrder.slots = make([]uint8, size), make([]uint32, size)
+				inOrder.emptyIndex(size)
 				inOrder.placeInOrder()
 				for i := range size {
-					if (tb.tags[i] == 0) != (inOrder.tags[i] == 0) {
-						t.Fatalf("slot %d: used %v, in ref order %v", i, tb.tags[i] != 0, inOrder.tags[i] != 0)
+					if tb.used(i) != inOrder.used(i) {
+						t.Fatalf("slot %d: used %v, in ref order %v", i, tb.used(i), inOrder.used(i))
 					}
 				}
 				k := make([]uint64, tc.w)
@@ -75,17 +75,94 @@ func BenchmarkRehash(b *testing.B) {
 		size := indexSlots(n) * 3 / 2
 		b.Run(fmt.Sprintf("keys=%d/ref-order", n), func(b *testing.B) {
 			for range b.N {
-				tb.tags, tb.slots = make([]uint8, size), make([]uint32, size)
+				tb.emptyIndex(size)
 				tb.placeInOrder()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
 		})
 		b.Run(fmt.Sprintf("keys=%d/slot-order", n), func(b *testing.B) {
 			for range b.N {
-				tb.tags, tb.slots = make([]uint8, size), make([]uint32, size)
+				tb.emptyIndex(size)
 				tb.placeBySlots()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
 		})
 	}
 }
+
+// BenchmarkTableOps times a table's operations as the store's merge and
+// queries do them on a table larger than the caches: keys touchAhead at a
+// time, their slots touched first (merger.shardLevel). A table of n keys,
+// its index sized for n/8 more; "insert" adds those n/8 new keys (no
+// growth: BenchmarkRehash times it), "hit" and "miss" look up present and
+// absent keys in a random order. It reports ns a key.
+func BenchmarkTableOps(b *testing.B) {
+	for _, n := range []int{1 << 20, 1 << 23} {
+		fresh := n / 8
+		tb := tableOf(n, 1, 5, 7)
+		tb.reserve(n + fresh)
+		size := tb.indexSize()
+		key := func(i int) uint64 { return uint64(uint32(i)*0x9e3779b1) & tb.last }
+		rng := rand.New(rand.NewPCG(3, 3))
+		hits := make([]uint64, 1<<20)
+		for i := range hits {
+			hits[i] = key(rng.IntN(n))
+		}
+		misses := make([]uint64, 1<<20)
+		for i := range misses {
+			misses[i] = key(n + fresh + rng.IntN(n))
+		}
+		group := func(keys []uint64, f func(k []uint64, h uint64)) {
+			var hs [touchAhead]uint64
+			var ks [touchAhead][1]uint64
+			sink := uint32(0)
+			for g := 0; g+touchAhead <= len(keys); g += touchAhead {
+				for i := range touchAhead {
+					ks[i][0] = keys[g+i]
+					hs[i] = hashKey(ks[i][:])
+					sink += tb.touch(hs[i])
+				}
+				for i := range touchAhead {
+					f(ks[i][:], hs[i])
+				}
+			}
+			benchSink += sink
+		}
+		b.Run(fmt.Sprintf("keys=%d/insert", n), func(b *testing.B) {
+			ins := make([]uint64, fresh)
+			for i := range ins {
+				ins[i] = key(n + i)
+			}
+			for b.Loop() {
+				group(ins, func(k []uint64, h uint64) {
+					if _, added := tb.insertH(k, h); !added {
+						b.Fatal("a new key is present")
+					}
+				})
+				b.StopTimer()
+				tb.n, tb.keys = n, tb.keys[:n*tb.kb+8]
+				tb.rehash(size)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*fresh), "ns/key")
+		})
+		for _, c := range []struct {
+			name string
+			keys []uint64
+			want bool
+		}{{"hit", hits, true}, {"miss", misses, false}} {
+			b.Run(fmt.Sprintf("keys=%d/%s", n, c.name), func(b *testing.B) {
+				for b.Loop() {
+					group(c.keys, func(k []uint64, h uint64) {
+						if tb.lookupHashed(k, h) != c.want {
+							b.Fatal("lookup: wrong answer")
+						}
+					})
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(c.keys)), "ns/key")
+			})
+		}
+	}
+}
+
+var benchSink uint32
