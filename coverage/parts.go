@@ -818,6 +818,13 @@ func WriteSplitFrom(w io.Writer, index *Store, parts []PartSource) (int64, error
 
 // copyPart copies p's Size bytes to w, and reads on to its end, where its
 // reader checks what it gave.
+//
+// It writes copyChunk bytes at a time. io.CopyN would not: a checkpoint's
+// w is a file behind a bufio.Writer, whose ReadFrom hands the copy to the
+// file's, which writes 32 KiB at a time. Those small writes of hundreds of
+// megabytes cost an aged campaign's coordinator 7–9 CPU-seconds a
+// checkpoint where the same bytes written whole had cost about 2
+// (bench/results/README.md, "Checkpoints in large writes").
 func copyPart(w io.Writer, p PartSource) (int64, error) {
 	if p.Size < 0 || p.Size > maxPartBlob {
 		return 0, fmt.Errorf("size %d", p.Size)
@@ -827,12 +834,23 @@ func copyPart(w io.Writer, p PartSource) (int64, error) {
 		return 0, err
 	}
 	defer r.Close()
-	n, err := io.CopyN(w, r, p.Size)
-	if err != nil {
-		if err == io.EOF {
-			err = fmt.Errorf("%d bytes of %d", n, p.Size)
+	buf := make([]byte, min(p.Size, copyChunk))
+	var n int64
+	for n < p.Size {
+		m, err := io.ReadFull(r, buf[:min(int64(len(buf)), p.Size-n)])
+		if m > 0 {
+			k, werr := w.Write(buf[:m])
+			n += int64(k)
+			if werr != nil {
+				return n, werr
+			}
 		}
-		return n, err
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return n, fmt.Errorf("%d bytes of %d", n, p.Size)
+		}
+		if err != nil {
+			return n, err
+		}
 	}
 	var one [1]byte
 	switch m, err := io.ReadFull(r, one[:]); {
@@ -843,6 +861,9 @@ func copyPart(w io.Writer, p PartSource) (int64, error) {
 	}
 	return n, nil
 }
+
+// copyChunk is the size of copyPart's reads and writes.
+const copyChunk = 8 << 20
 
 // maxPartBlob bounds a part's encoding in a split checkpoint.
 const maxPartBlob = 1 << 40

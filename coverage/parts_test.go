@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"testing/iotest"
 )
 
 // splitStore is a store split into an index and parts, fed as processes would
@@ -618,4 +619,43 @@ func (x *splitStore) addSynth(t *testing.T, rng *rand.Rand, sims int, id0 uint64
 		bs, ids = append(bs, b), append(ids, id0+uint64(i))
 	}
 	x.add(t, bs, ids)
+}
+
+// writeCounter counts the writes it is given, and keeps their bytes.
+type writeCounter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestCopyPartWritesLarge checks that a part larger than copyChunk is
+// copied whole, in writes of copyChunk bytes (the last one shorter), from a
+// reader that gives 32 KiB a read, and that a source short of its size
+// inside a chunk is an error.
+func TestCopyPartWritesLarge(t *testing.T) {
+	blob := make([]byte, 2*copyChunk+12345)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range blob {
+		blob[i] = byte(rng.Uint32())
+	}
+	src := func(size int64) PartSource {
+		return PartSource{Size: size, Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(iotest.HalfReader(io.LimitReader(bytes.NewReader(blob), 1<<30))), nil
+		}}
+	}
+	var w writeCounter
+	n, err := copyPart(&w, src(int64(len(blob))))
+	if err != nil || n != int64(len(blob)) || !bytes.Equal(w.Bytes(), blob) {
+		t.Fatalf("copied %d of %d bytes, %v; equal: %v", n, len(blob), err, bytes.Equal(w.Bytes(), blob))
+	}
+	if w.writes != 3 {
+		t.Errorf("%d writes, want 3 of at most %d bytes", w.writes, copyChunk)
+	}
+	if _, err := copyPart(io.Discard, src(int64(len(blob))+1)); err == nil {
+		t.Error("a source one byte short: copied")
+	}
 }
