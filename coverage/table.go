@@ -141,20 +141,26 @@ func (t *table) insert(k []uint64) (uint32, bool) { return t.insertH(k, hashKey(
 
 // insertH is insert for a key whose hash h is known.
 func (t *table) insertH(k []uint64, h uint64) (uint32, bool) {
-	if (t.n+1)*maxLoadDen > len(t.slots)*maxLoadNum {
-		t.grow()
-	}
 	tag, size := hashTag(h), len(t.tags)
-	i := slot(h, size)
-	for t.tags[i] != 0 {
-		if t.tags[i] == tag {
-			if r := t.slots[i]; t.equal(r, k) {
-				return r, false
+	i := 0
+	if size > 0 {
+		for i = slot(h, size); t.tags[i] != 0; {
+			if t.tags[i] == tag {
+				if r := t.slots[i]; t.equal(r, k) {
+					return r, false
+				}
+			}
+			if i++; i == size {
+				i = 0
 			}
 		}
-		if i++; i == size {
-			i = 0
-		}
+	}
+	// The index grows only for a key that is added, so that its size is
+	// a function of the number of keys alone (indexSlots), as in a table
+	// read from a checkpoint (reserve).
+	if (t.n+1)*maxLoadDen > size*maxLoadNum {
+		t.grow()
+		i = t.free(slot(h, len(t.tags)))
 	}
 	if t.n == 1<<31 {
 		panic("coverage: more than 2^31 keys in one table")
@@ -186,9 +192,17 @@ func (t *table) reset() {
 }
 
 // reserve makes room for n keys without further growth of the index.
+//
+// The index it makes is the one a table grown from empty to n keys has
+// (indexSlots), so that a store read from a checkpoint grows when the
+// campaign it continues would have: an index sized for n keys and an
+// eighth, as before, made every large table of a resumed store grow
+// within 12.5% more keys (all 16 pooled tables of an aged campaign's
+// index at once, whose rehash then weighed on every figure measured just
+// after a resume; bench/results/README.md, "Growth into fresh memory").
 func (t *table) reserve(n int) {
 	if n*maxLoadDen > len(t.slots)*maxLoadNum {
-		t.rehash(max(16, n*maxLoadDen/maxLoadNum*9/8))
+		t.rehash(indexSlots(n))
 	}
 	if need := n*t.kb + 8; cap(t.keys) < need {
 		ks := make([]byte, len(t.keys), need)
@@ -289,13 +303,19 @@ const (
 
 // place stores ref with tag in the first empty slot from i on.
 func (t *table) place(i int, tag uint8, ref uint32) {
+	i = t.free(i)
+	t.tags[i], t.slots[i] = tag, ref
+}
+
+// free returns the first empty slot from i on.
+func (t *table) free(i int) int {
 	size := len(t.tags)
 	for t.tags[i] != 0 {
 		if i++; i == size {
 			i = 0
 		}
 	}
-	t.tags[i], t.slots[i] = tag, ref
+	return i
 }
 
 // bytes is the memory the table needs for its keys: the keys themselves and

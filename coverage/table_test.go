@@ -1,8 +1,11 @@
 package coverage
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -166,3 +169,47 @@ func BenchmarkTableOps(b *testing.B) {
 }
 
 var benchSink uint32
+
+// indexSizes lists the index sizes of s's tables: every shard's pooled
+// states', every level's, and the out-of-range states'.
+func indexSizes(s *Store) []int {
+	var sizes []int
+	for _, sh := range s.pooled {
+		sizes = append(sizes, sh.st.t.indexSize())
+	}
+	for _, lv := range s.levels {
+		for i := range lv.t {
+			sizes = append(sizes, lv.t[i].indexSize())
+		}
+	}
+	return append(sizes, s.oor.t.indexSize())
+}
+
+// TestLoadedTablesGrowAsTheirCampaign checks that a store read from a
+// checkpoint, by a decoder that knows the encoding's length and by one
+// that does not, has tables whose indexes are those of the store that
+// wrote it, grown key by key: the resumed campaign grows them when the
+// campaign it continues would have.
+func TestLoadedTablesGrowAsTheirCampaign(t *testing.T) {
+	s := mustStore(t, DefaultSpace(), Options{Seed: 3})
+	rng := rand.New(rand.NewPCG(4, 4))
+	for range 40 {
+		b := s.NewBatch()
+		walkBatch(b, rng, 3000)
+		s.AddBatches([]*Batch{b}, []uint64{rng.Uint64()})
+	}
+	want := indexSizes(s)
+	ck := checkpoint(t, s)
+	for name, r := range map[string]io.Reader{
+		"sized":   bytes.NewReader(ck),
+		"unsized": struct{ io.Reader }{bytes.NewReader(ck)},
+	} {
+		got, err := ReadStore(r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if sizes := indexSizes(got); !slices.Equal(sizes, want) {
+			t.Errorf("%s: index sizes %v, want %v", name, sizes, want)
+		}
+	}
+}
