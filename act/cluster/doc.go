@@ -328,6 +328,18 @@
 // campaign with store parts") selection cost 0.23 ms a simulation and the
 // merge 1.24 (nearly half of it the tables' growth, which comes in lumps: the 16
 // shards fill at one pace): 3.3% of a 44.65 ms simulation, as at 10,000.
+// That stretch held a growth of every pooled table of the index, which
+// the resume forced: tables read from a checkpoint were sized for an
+// eighth more keys (they now get the index of a table grown key by key,
+// coverage's table.reserve). Over 18,000 simulations from the same resume
+// (25,000 to 43,000, 51 to 73 million states, about the gap between two
+// growths of a table; bench/results/README.md, "The rehash after a
+// resume"), selection and merge cost 1.12 ms a simulation, 2.8% of a 39.6
+// ms simulation, and the whole coordinator, checkpoints included, 2.21:
+// one coordinator core feeds about 18 worker cores. The rehash writes
+// into memory the process has not touched before, which costs this VM
+// about 2 s more per 5,000 simulations than into memory the heap has
+// freed; huge pages did not change that (same section).
 // The index also holds every state's key, 11–14 bytes a state (5 of key,
 // 5 a slot at 53–80% load; arithmetic, not measured): about 0.6–0.7 GB at
 // 51 million states, growing with the campaign as the parts do. A step
