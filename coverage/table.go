@@ -241,12 +241,6 @@ func (t *table) emptyIndex(size int) {
 	t.slots = make([]uint32, size)
 }
 
-// indexSize is the number of slots of the index.
-func (t *table) indexSize() int { return len(t.tags) }
-
-// used reports whether slot i of the index holds a key.
-func (t *table) used(i int) bool { return t.tags[i] != 0 }
-
 // placeInOrder fills an empty index with the keys in ref order.
 func (t *table) placeInOrder() {
 	size := len(t.tags)

@@ -9,6 +9,12 @@ import (
 	"testing"
 )
 
+// indexSize is the number of slots of t's index.
+func (t *table) indexSize() int { return len(t.tags) }
+
+// used reports whether slot i of t's index holds a key.
+func (t *table) used(i int) bool { return t.tags[i] != 0 }
+
 // tableOf returns a table of n distinct keys of w words (kb bytes, at
 // least 4) stored without an index, as a decoded batch's are: key i's
 // last word is i times an odd number modulo 2^32 (distinct), its others
