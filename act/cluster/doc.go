@@ -338,7 +338,7 @@
 // ms simulation, and the whole coordinator, checkpoints included, 2.21:
 // one coordinator core feeds about 18 worker cores. The rehash writes
 // into memory the process has not touched before, which costs this VM
-// about 2 s more per 5,000 simulations than into memory the heap has
+// 1.4–3.0 s more per 5,000 simulations than into memory the heap has
 // freed; huge pages did not change that (same section).
 // The index also holds every state's key, 11–14 bytes a state (5 of key,
 // 5 a slot at 53–80% load; arithmetic, not measured): about 0.6–0.7 GB at
