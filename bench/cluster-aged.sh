@@ -7,7 +7,8 @@
 # one-time loading is in it; the script reports it apart).
 # EXTRA is added to the campaign file: EXTRA='bytes: 1000000' makes the
 # simulations 15 times shorter, so that the campaign ages within minutes.
-# PROCS (1) is the host's worker processes.
+# PROCS (1) is the host's worker processes. SAVE=DIR keeps the campaign
+# at FIRST simulations for bench/cluster-resume.sh.
 #
 # Side by side, from the same resumed stretch, it reports the simulations'
 # CPU per simulation (the host's worker processes: the CPU of the host's
@@ -74,6 +75,12 @@ if [ "$PARTS" -gt 0 ]; then
   for j in $(seq 0 $((PARTS-1))); do "$BIN" store --nats "$URL" --part "$j" --quiet 2>"$tmp/store-$j.log" & pids+=($!); done
 fi
 "$BIN" run "$tmp/bench.yaml" --budget "$FIRST" --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" >"$tmp/a.json" 2>"$tmp/a.log" || [ $? -le 1 ]
+# SAVE=DIR keeps the campaign at FIRST (its output directory, checkpoint
+# included, and its campaign file) for bench/cluster-resume.sh.
+if [ -n "${SAVE:-}" ]; then
+  mkdir -p "$SAVE" && rm -rf "$SAVE/out" && cp -a "$tmp/out" "$SAVE/out" && cp "$tmp/bench.yaml" "$SAVE/bench.yaml"
+  echo "saved the campaign at $FIRST simulations in $SAVE"
+fi
 s=$(date +%s.%N)
 sims0=$(children_cpu)
 GODEBUG=gctrace=1 /usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]

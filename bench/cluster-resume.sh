@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# bench/cluster-resume.sh SAVED BIN... : builds side by side on one aged
+# campaign, without running its first stretch again. SAVED is a campaign
+# kept by `SAVE=DIR bench/cluster-aged.sh PARTS` (its output directory and
+# campaign file). Each run resumes a copy of it on a fresh nats-server, with
+# PARTS (2) store processes and a host of PROCS (2) worker processes, to
+# THEN (the saved simulations + 5,000) simulations, and reports the
+# coordinator's selection, merge (and the tables' rehash within it) and
+# checkpoints from its profile, less the resume's loading, and its CPU,
+# maxrss and minor faults by `time`. The builds run one after the other,
+# ROUNDS (2) times, so that this machine's drift falls on all of them:
+#
+#   SAVE=/var/tmp/aged FIRST=25000 THEN=25000 bench/cluster-aged.sh 2
+#   bench/cluster-resume.sh /var/tmp/aged /tmp/actfuzz-old bin/actfuzz
+#
+# The resumed campaign is deterministic: every build that keeps results
+# does the same work, so the figures compare the builds' costs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { echo "usage: bench/cluster-resume.sh SAVED BIN..." >&2; exit 2; }
+SAVED=$1
+shift
+[ -f "$SAVED/bench.yaml" ] && [ -f "$SAVED/out/status.json" ] || { echo "bench/cluster-resume.sh: $SAVED: no bench.yaml or out/status.json (SAVE=$SAVED bench/cluster-aged.sh keeps them)" >&2; exit 2; }
+for b in "$@"; do [ -x "$b" ] || { echo "bench/cluster-resume.sh: $b: not an executable" >&2; exit 2; }; done
+NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
+[ -x "$NATS" ] || { echo "bench/cluster-resume.sh: no $NATS: run make nats" >&2; exit 2; }
+PARTS=${PARTS:-2}
+FIRST=$(grep -o '"sims": *[0-9]*' "$SAVED/out/status.json" | grep -o '[0-9]*$')
+THEN=${THEN:-$((FIRST + 5000))}
+n=$((THEN - FIRST))
+[ "$n" -gt 0 ] || { echo "bench/cluster-resume.sh: THEN=$THEN is not above the saved $FIRST simulations" >&2; exit 2; }
+PORT=15390
+pids=()
+tmp=$(mktemp -d)
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+loading='act\.loadCheckpoint|LoadParts|coverage\.Split|checkPooledRegions'
+# seconds BIN PROF FOCUS: the profile's seconds under frames matching FOCUS,
+# less the resume's loading.
+seconds() {
+  go tool pprof -top -nodefraction=0 -focus "$3" -ignore "$loading" "$1" "$2" 2>/dev/null |
+    awk '/Showing nodes accounting for/{v=$5; sub(/,$/,"",v); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v; f=1} END{if(!f) print 0}'
+}
+# resume BIN TAG: one run.
+resume() {
+  local bin=$1 tag=$2 d="$tmp/$2"
+  mkdir -p "$d"
+  printf 'listen: 127.0.0.1:%s\nmax_payload: 8MB\njetstream { store_dir: "%s/js" }\n' "$PORT" "$d" >"$d/nats.conf"
+  "$NATS" -c "$d/nats.conf" >"$d/nats.log" 2>&1 & pids+=($!)
+  for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+  local url=nats://127.0.0.1:$PORT
+  cp -a "$SAVED/out" "$d/out"
+  for j in $(seq 0 $((PARTS - 1))); do "$bin" store --nats "$url" --part "$j" --quiet 2>"$d/store-$j.log" & pids+=($!); done
+  "$bin" worker --nats "$url" --procs "${PROCS:-2}" --quiet 2>"$d/host.log" & pids+=($!)
+  /usr/bin/time -f '%U %S %M %R' -o "$d/time" "$bin" run "$SAVED/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$url" \
+    --store-parts "$PARTS" --quiet --json --out "$d/out" --cpuprofile "$d/cpu.pprof" >"$d/b.json" 2>"$d/b.log" || [ $? -le 1 ] ||
+    { echo "$tag: run failed; its log:" >&2; tail -5 "$d/b.log" >&2; return 1; }
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+  local sel mer reh ck
+  sel=$(seconds "$bin" "$d/cpu.pprof" 'act\.\(\*selector\)\.next$')
+  mer=$(seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')
+  reh=$(seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*table\)\.rehash')
+  ck=$(seconds "$bin" "$d/cpu.pprof" 'act\.saveCheckpoint$')
+  read -r u sy rss flt <"$d/time"
+  printf '%-8s %-28s %8.3f %8.2f %8.2f %8.2f %10.2f %8.1f %8.2f %10d\n' "$tag" "$(basename "$bin")" \
+    "$(echo "($sel+$mer)*1000/$n" | bc -l)" "$sel" "$mer" "$reh" "$ck" "$(echo "$u+$sy" | bc -l)" "$(echo "$rss/1048576" | bc -l)" "$flt"
+  rm -rf "$d"
+}
+echo "resuming $SAVED at $FIRST simulations to $THEN, $PARTS store parts, ${PROCS:-2} worker processes"
+printf '%-8s %-28s %8s %8s %8s %8s %10s %8s %8s %10s\n' run build 'sel+mer' 'sel s' 'merge s' 'rehash s' 'ckpt s' 'cpu s' 'rss GB' 'minflt'
+echo "(sel+mer: selection and merge, ms a simulation; cpu: the coordinator's, loading included)"
+for r in $(seq "${ROUNDS:-2}"); do
+  i=0
+  for b in "$@"; do
+    i=$((i + 1))
+    resume "$b" "r$r.b$i"
+  done
+done
