@@ -22,6 +22,7 @@
 #   EXTRA='bytes: 1000000' FIRST=20000 THEN=30000 bench/cluster-aged.sh 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/cluster-lib.sh
 PARTS=${1:-0}
 if [ -z "${BIN:-}" ]; then
 	make --no-print-directory build >/dev/null
@@ -47,9 +48,7 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
-printf 'listen: 127.0.0.1:%s\nmax_payload: 8MB\njetstream { store_dir: "%s/js" }\n' "$PORT" "$tmp" >"$tmp/nats.conf"
-"$NATS" -c "$tmp/nats.conf" >"$tmp/nats.log" 2>&1 & pids+=($!)
-for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+start_nats "$tmp" "$PORT"
 URL=nats://127.0.0.1:$PORT
 FIRST=${FIRST:-3000}
 THEN=${THEN:-6000}
@@ -95,14 +94,7 @@ heap=$(grep '^gc [0-9]' "$tmp/b.log" | tail -1 | grep -o '[0-9]*->[0-9]*->[0-9]*
 echo "parts=$PARTS: coordinator $gcs garbage collections, heap ${heap:-?} MB after the last"
 # focused: the profile's seconds of the samples under frames matching $1
 # (less the resume's loading, unless $2 is given: the frames to ignore).
-focused() {
-  go tool pprof -top -nodefraction=0 -focus "$1" -ignore "${2:-$loading}" "$BIN" "/tmp/aged-$PARTS.pprof" 2>/dev/null |
-    awk '/Showing nodes accounting for/{v=$5; sub(/,$/,"",v); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v; f=1} END{if(!f) print 0}'
-}
-# The resume's one-time loading: the checkpoint read, the store split
-# (a checkpoint of another part count) and the parts loaded; the check
-# of the index against the parts runs on goroutines of its own.
-loading='act\.loadCheckpoint|LoadParts|coverage\.Split|checkPooledRegions'
+focused() { profile_seconds "$BIN" "/tmp/aged-$PARTS.pprof" "$@"; }
 n=$((THEN-FIRST))
 simms=$(echo "($sims1-$sims0)*1000/$n" | bc -l)
 sel=$(echo "$(focused 'act\.\(\*selector\)\.next$')*1000/$n" | bc -l)

@@ -17,6 +17,7 @@
 # does the same work, so the figures compare the builds' costs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/cluster-lib.sh
 [ $# -ge 2 ] || { echo "usage: bench/cluster-resume.sh SAVED BIN..." >&2; exit 2; }
 SAVED=$1
 shift
@@ -38,20 +39,11 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-loading='act\.loadCheckpoint|LoadParts|coverage\.Split|checkPooledRegions'
-# seconds BIN PROF FOCUS: the profile's seconds under frames matching FOCUS,
-# less the resume's loading.
-seconds() {
-  go tool pprof -top -nodefraction=0 -focus "$3" -ignore "$loading" "$1" "$2" 2>/dev/null |
-    awk '/Showing nodes accounting for/{v=$5; sub(/,$/,"",v); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v; f=1} END{if(!f) print 0}'
-}
 # resume BIN TAG: one run.
 resume() {
   local bin=$1 tag=$2 d="$tmp/$2"
   mkdir -p "$d"
-  printf 'listen: 127.0.0.1:%s\nmax_payload: 8MB\njetstream { store_dir: "%s/js" }\n' "$PORT" "$d" >"$d/nats.conf"
-  "$NATS" -c "$d/nats.conf" >"$d/nats.log" 2>&1 & pids+=($!)
-  for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+  start_nats "$d" "$PORT"
   local url=nats://127.0.0.1:$PORT
   cp -a "$SAVED/out" "$d/out"
   for j in $(seq 0 $((PARTS - 1))); do "$bin" store --nats "$url" --part "$j" --quiet 2>"$d/store-$j.log" & pids+=($!); done
@@ -63,11 +55,12 @@ resume() {
   wait 2>/dev/null || true
   pids=()
   local sel mer reh ck
-  sel=$(seconds "$bin" "$d/cpu.pprof" 'act\.\(\*selector\)\.next$')
-  mer=$(seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')
-  reh=$(seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*table\)\.rehash')
-  ck=$(seconds "$bin" "$d/cpu.pprof" 'act\.saveCheckpoint$')
-  read -r u sy rss flt <"$d/time"
+  sel=$(profile_seconds "$bin" "$d/cpu.pprof" 'act\.\(\*selector\)\.next$')
+  mer=$(profile_seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')
+  reh=$(profile_seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*table\)\.rehash')
+  ck=$(profile_seconds "$bin" "$d/cpu.pprof" 'act\.saveCheckpoint$')
+  # The figures are time's last line (before them it says when run exits 1).
+  read -r u sy rss flt < <(tail -1 "$d/time")
   printf '%-8s %-28s %8.3f %8.2f %8.2f %8.2f %10.2f %8.1f %8.2f %10d\n' "$tag" "$(basename "$bin")" \
     "$(echo "($sel+$mer)*1000/$n" | bc -l)" "$sel" "$mer" "$reh" "$ck" "$(echo "$u+$sy" | bc -l)" "$(echo "$rss/1048576" | bc -l)" "$flt"
   rm -rf "$d"

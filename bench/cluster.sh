@@ -22,6 +22,7 @@
 # Everything listens on 127.0.0.1 only and stops when the script ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/cluster-lib.sh
 [ $# -gt 0 ] || set -- 1 2
 CAMPAIGN=${CAMPAIGN:-}
 BUDGET=${BUDGET:-384}
@@ -54,14 +55,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-cat >"$tmp/nats.conf" <<CONF
-listen: 127.0.0.1:$PORT
-max_payload: 8MB
-jetstream { store_dir: "$tmp/js" }
-CONF
-"$NATS" -c "$tmp/nats.conf" >"$tmp/nats.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
+start_nats "$tmp" "$PORT"
 URL=nats://127.0.0.1:$PORT
 if [ -z "$CAMPAIGN" ]; then
 	CAMPAIGN=$tmp/bench.yaml

@@ -822,9 +822,10 @@ func WriteSplitFrom(w io.Writer, index *Store, parts []PartSource) (int64, error
 // It writes copyChunk bytes at a time. io.CopyN would not: a checkpoint's
 // w is a file behind a bufio.Writer, whose ReadFrom hands the copy to the
 // file's, which writes 32 KiB at a time. In an aged campaign (parts of
-// 927 MB in all), the coordinator's two checkpoints of a resumed stretch
-// cost it 6.2–9.7 CPU-seconds with those writes and 4.0–4.4 with these
-// (bench/results/README.md, "Checkpoints in large writes").
+// 927 MB in all), the coordinator's checkpoints over a resumed stretch
+// of 5,000 simulations cost it 6.2–9.7 CPU-seconds with those writes and
+// 4.0–4.4 with these (bench/results/README.md, "Checkpoints in large
+// writes").
 func copyPart(w io.Writer, p PartSource) (int64, error) {
 	if p.Size < 0 || p.Size > maxPartBlob {
 		return 0, fmt.Errorf("size %d", p.Size)

@@ -195,7 +195,9 @@ func indexSizes(s *Store) []int {
 // checkpoint, by a decoder that knows the encoding's length and by one
 // that does not, has tables whose indexes are those of the store that
 // wrote it, grown key by key: the resumed campaign grows them when the
-// campaign it continues would have.
+// campaign it continues would have. This store's tables are below the
+// 2^20 keys that a decoder without the length reserves at most, so a
+// table reserved for fewer keys than it then gets is checked apart.
 func TestLoadedTablesGrowAsTheirCampaign(t *testing.T) {
 	s := mustStore(t, DefaultSpace(), Options{Seed: 3})
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -216,6 +218,16 @@ func TestLoadedTablesGrowAsTheirCampaign(t *testing.T) {
 		}
 		if sizes := indexSizes(got); !slices.Equal(sizes, want) {
 			t.Errorf("%s: index sizes %v, want %v", name, sizes, want)
+		}
+	}
+	for _, c := range []struct{ reserved, n int }{{1000, 5000}, {1 << 12, 1<<14 + 7}} {
+		tb := newTable(1, 5)
+		tb.reserve(c.reserved)
+		for i := range c.n {
+			tb.insert([]uint64{uint64(i)})
+		}
+		if got, want := tb.indexSize(), indexSlots(c.n); got != want {
+			t.Errorf("reserved for %d, then %d keys: index of %d slots, want %d", c.reserved, c.n, got, want)
 		}
 	}
 }
