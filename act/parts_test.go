@@ -138,16 +138,16 @@ func (x *partsExec) SnapshotParts(context.Context) ([]coverage.PartSource, error
 	return out, nil
 }
 
-func (x *partsExec) AppendPool(dst []coverage.Visit, ref coverage.StateRef) ([]coverage.Visit, error) {
+func (x *partsExec) AppendPool(dst []coverage.Visit, part int, key []uint64) ([]coverage.Visit, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return coverage.Parts(x.parts).AppendPool(dst, ref)
+	return coverage.Parts(x.parts).AppendPool(dst, part, key)
 }
 
-func (x *partsExec) Count(ref coverage.StateRef) (uint64, error) {
+func (x *partsExec) Count(part int, key []uint64) (uint64, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return coverage.Parts(x.parts).Count(ref)
+	return coverage.Parts(x.parts).Count(part, key)
 }
 
 func newPartsExec(t *testing.T, c *Campaign, parts int) (func(context.Context, CampaignHeader) (Executor, error), **partsExec) {

@@ -111,7 +111,18 @@ func (m *merger) run(s *Store) {
 			}
 			continue
 		}
-		m.level(s, l)
+		if l == 0 && s.sl.on {
+			// A slim index's states are bits of their regions at
+			// k = 2 (slim.go): its parts found these new, and the
+			// next level sets their bits.
+			m.isNew = grow(m.isNew[:0], len(m.active))[:len(m.active)]
+			for a := range m.isNew {
+				m.isNew[a] = true
+			}
+			m.refs = m.refs[:0]
+		} else {
+			m.level(s, l)
+		}
 		m.next = m.next[:0]
 		for a, i := range m.active {
 			if m.isNew[a] {
@@ -240,6 +251,24 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 			}
 		}
 		switch {
+		case l == 1 && s.sl.on:
+			// A slim index: each state new to the store sets its bit
+			// on its region (slim.go); a bit set already is a state
+			// the index has.
+			kids := &s.sl.kids[sh]
+			for _, a := range group {
+				var r uint32
+				r, m.isNew[a] = tb.insertH(m.rk[int(a)*w:(int(a)+1)*w], m.hs[a])
+				if m.isNew[a] {
+					*kids = append(*kids, 0)
+				}
+				i := int(m.active[a])
+				bit := uint64(1) << s.kidOf(m.keys[i*w:(i+1)*w])
+				if (*kids)[r]&bit != 0 {
+					m.conflict[sh] = true
+				}
+				(*kids)[r] |= bit
+			}
 		case tb != nil:
 			for _, a := range group {
 				_, m.isNew[a] = tb.insertH(m.rk[int(a)*w:(int(a)+1)*w], m.hs[a])

@@ -58,26 +58,23 @@ const (
 )
 
 // PoolSource answers an index's questions about pools, which its parts
-// keep.
+// keep. A state is named by the part that keeps it and its key (the
+// store's packed encoding of its granules, as [PartNews] carry it): an
+// index's refs are its own.
 type PoolSource interface {
-	// AppendPool appends the pool of ref, in the part's pool order, to
-	// dst.
-	AppendPool(dst []Visit, ref StateRef) ([]Visit, error)
-	// Count is the number of visits of ref.
-	Count(ref StateRef) (uint64, error)
+	// AppendPool appends the pool of the state in S with key key, which
+	// part part keeps, in the part's pool order, to dst.
+	AppendPool(dst []Visit, part int, key []uint64) ([]Visit, error)
+	// Count is the number of visits of that state.
+	Count(part int, key []uint64) (uint64, error)
 }
 
 // partOf is the part that owns shard sh among n parts.
 func partOf(sh, n int) int { return sh % n }
 
-// PartOf is the part that keeps ref among parts parts: the owner of its
-// shard, or part 0 for a state outside S.
-func PartOf(ref StateRef, parts int) int {
-	if ref.OutOfRange() || parts < 1 {
-		return 0
-	}
-	sh, _ := ref.split()
-	return partOf(sh, parts)
+// partOfKey is the part that keeps the state in S with key key.
+func (s *Store) partOfKey(key []uint64) int {
+	return partOf(shardOf(hashKey(key), s.mask), max(s.parts, 1))
 }
 
 func checkParts(opt Options, part, parts int) error {
@@ -125,8 +122,9 @@ func NewIndex(space Space, opt Options, parts int, src PoolSource) (*Store, erro
 	}
 	s.role, s.parts, s.pools = roleIndex, parts, src
 	for _, sh := range s.pooled {
-		sh.st.c, sh.st.inl = 0, 0 // keys alone
+		sh.st.c, sh.st.inl = 0, 0 // keys alone, unless slim
 	}
+	s.initSlim()
 	return s, nil
 }
 
@@ -151,9 +149,12 @@ func (s *Store) remotePool(dst []Visit, ref StateRef) []Visit {
 		return dst
 	}
 	n := len(dst)
-	dst, err := s.pools.AppendPool(dst, ref)
+	key, err := s.stateKey(ref)
+	if err == nil {
+		dst, err = s.pools.AppendPool(dst, s.partOfKey(key), key)
+	}
 	if err == nil && len(dst) == n {
-		err = fmt.Errorf("coverage: pool source: empty pool for state ref %#x", uint32(ref))
+		err = fmt.Errorf("coverage: pool source: empty pool for state ref %#x", uint64(ref))
 	}
 	if err != nil {
 		s.poolFail(err)
@@ -356,6 +357,10 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 		return nil, s.broken
 	}
 	w := s.ly.w
+	var perShard []int // a slim index's new states by their shard
+	if s.sl.on {
+		perShard = make([]int, len(s.pooled))
+	}
 	for i, ns := range news {
 		if len(ns) != s.parts {
 			return nil, fmt.Errorf("coverage: simulation %d: news of %d parts, want %d", i, len(ns), s.parts)
@@ -382,6 +387,9 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 				if partOf(sh, s.parts) != j {
 					return nil, fmt.Errorf("coverage: simulation %d, part %d: state %d belongs to part %d", i, j, r, partOf(sh, s.parts))
 				}
+				if perShard != nil {
+					perShard[sh]++
+				}
 			}
 		}
 	}
@@ -389,6 +397,7 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 	m.reset(s, len(news))
 	out := make([]BatchResult, len(news))
 	var visits uint64
+
 	heads := make([]int, s.parts)
 	for bi, ns := range news {
 		clear(heads)
@@ -434,6 +443,9 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 		return nil, s.broken
 	}
 	s.visits += visits - uint64(m.n)
+	for sh, n := range perShard {
+		s.sl.n[sh] += n
+	}
 	m.results(out, s.pool)
 	return out, nil
 }
@@ -442,37 +454,59 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 type Parts []*Store
 
 // AppendPool implements PoolSource.
-func (ps Parts) AppendPool(dst []Visit, ref StateRef) ([]Visit, error) {
-	p, err := ps.owner(ref)
-	if err != nil {
-		return dst, err
+func (ps Parts) AppendPool(dst []Visit, part int, key []uint64) ([]Visit, error) {
+	if part < 0 || part >= len(ps) {
+		return dst, fmt.Errorf("coverage: no store part %d of %d", part, len(ps))
 	}
-	return p.AppendPool(dst, ref), nil
+	return ps[part].AppendKeyPool(dst, key)
 }
 
 // Count implements PoolSource.
-func (ps Parts) Count(ref StateRef) (uint64, error) {
-	p, err := ps.owner(ref)
+func (ps Parts) Count(part int, key []uint64) (uint64, error) {
+	if part < 0 || part >= len(ps) {
+		return 0, fmt.Errorf("coverage: no store part %d of %d", part, len(ps))
+	}
+	return ps[part].KeyCount(key)
+}
+
+// AppendKeyPool appends to dst the pool of the state in S with key key
+// (see [PoolSource]), which part s must keep: what an index's pool request
+// asks.
+func (s *Store) AppendKeyPool(dst []Visit, key []uint64) ([]Visit, error) {
+	ref, err := s.keyRef(key)
+	if err != nil {
+		return dst, err
+	}
+	return s.AppendPool(dst, ref), nil
+}
+
+// KeyCount is the number of visits of the state in S with key key, which
+// part s must keep.
+func (s *Store) KeyCount(key []uint64) (uint64, error) {
+	ref, err := s.keyRef(key)
 	if err != nil {
 		return 0, err
 	}
-	return p.Count(ref), nil
+	return s.Count(ref), nil
 }
 
-// owner is the part that keeps ref, checked.
-func (ps Parts) owner(ref StateRef) (*Store, error) {
-	if len(ps) == 0 {
-		return nil, errors.New("coverage: no store parts")
+// keyRef is the ref of the state with key key in part s, checked: the key
+// comes from another process.
+func (s *Store) keyRef(key []uint64) (StateRef, error) {
+	if s.role != rolePart {
+		return 0, errors.New("coverage: a pool request by key to a store that is not a part")
 	}
-	p := ps[0]
-	if !ref.OutOfRange() {
-		sh, _ := ref.split()
-		p = ps[partOf(sh, len(ps))]
+	if len(key) != s.ly.w || !s.ly.validKey(key) {
+		return 0, fmt.Errorf("coverage: store part %d: a pool request for a key outside the space", s.part)
 	}
-	if !p.validRef(ref) {
-		return nil, fmt.Errorf("coverage: no state ref %#x in store part %d", uint32(ref), p.part)
+	if j := s.partOfKey(key); j != s.part {
+		return 0, fmt.Errorf("coverage: store part %d: a pool request for a state of part %d", s.part, j)
 	}
-	return p, nil
+	ref, ok := s.lookupPooled(key)
+	if !ok {
+		return 0, fmt.Errorf("coverage: store part %d: no state %#x", s.part, key)
+	}
+	return ref, nil
 }
 
 // validRef reports whether ref names a state of s.
@@ -481,7 +515,15 @@ func (s *Store) validRef(ref StateRef) bool {
 		return int(ref&^oorBit) < s.oor.len()
 	}
 	sh, r := ref.split()
-	return sh < len(s.pooled) && int(r) < s.pooled[sh].st.len()
+	return ref.local() && sh < len(s.pooled) && int(r) < s.pooled[sh].st.len()
+}
+
+// stateCount is the number of states of shard sh of index s.
+func (s *Store) stateCount(sh int) int {
+	if s.sl.on {
+		return s.sl.n[sh]
+	}
+	return s.pooled[sh].st.len()
 }
 
 // Join returns the whole store that index and its parts (in part order)
@@ -494,8 +536,8 @@ func Join(index *Store, parts []*Store) (*Store, error) {
 	}
 	for j, p := range parts {
 		for sh, x := range p.pooled {
-			if partOf(sh, len(parts)) == j && x.st.len() != index.pooled[sh].st.len() {
-				return nil, fmt.Errorf("coverage: join: part %d's shard %d has %d states, the index %d", j, sh, x.st.len(), index.pooled[sh].st.len())
+			if partOf(sh, len(parts)) == j && x.st.len() != index.stateCount(sh) {
+				return nil, fmt.Errorf("coverage: join: part %d's shard %d has %d states, the index %d", j, sh, x.st.len(), index.stateCount(sh))
 			}
 		}
 	}
@@ -566,13 +608,23 @@ func Split(s *Store, n int) (index *Store, parts []*Store, err error) {
 	index.visits, index.oVisits, index.oorDropped = s.visits, s.oVisits, s.oorDropped
 	index.cfgIDs, index.cfgIdx = s.cfgIDs, s.cfgIdx // the parts get copies
 	index.oorNew = uint64(s.oor.len())
-	for sh, x := range s.pooled {
-		t := newTable(s.ly.w, s.ly.kb)
-		t.reserve(x.st.len())
-		for r := range x.st.len() {
-			t.insert(x.st.t.key(uint32(r)))
+	if index.sl.on {
+		tabs := make([]*table, len(s.pooled))
+		for sh, x := range s.pooled {
+			tabs[sh] = &x.st.t
 		}
-		index.pooled[sh].st.t = t
+		if err := index.slimFromKeys(tabs); err != nil {
+			return nil, nil, fmt.Errorf("coverage: split: %w", err)
+		}
+	} else {
+		for sh, x := range s.pooled {
+			t := newTable(s.ly.w, s.ly.kb)
+			t.reserve(x.st.len())
+			for r := range x.st.len() {
+				t.insert(x.st.t.key(uint32(r)))
+			}
+			index.pooled[sh].st.t = t
+		}
 	}
 	for j := range n {
 		p, err := NewPart(s.Space(), s.opt, j, n)
@@ -1085,6 +1137,16 @@ func indexOfParts(br *bufio.Reader, keys []*Store) (*Store, error) {
 	index.visits, index.oVisits, index.oorDropped = view.visits, view.oVisits, view.oorDropped
 	index.cfgIDs, index.cfgIdx = view.cfgIDs, view.cfgIdx
 	index.oorNew = uint64(keys[0].oor.len())
+	if index.sl.on {
+		tabs := make([]*table, len(index.pooled))
+		for sh := range tabs {
+			tabs[sh] = &keys[partOf(sh, n)].pooled[sh].st.t
+		}
+		if err := index.slimFromKeys(tabs); err != nil {
+			return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+		}
+		return index, nil
+	}
 	for sh := range index.pooled {
 		index.pooled[sh].st.t = keys[partOf(sh, n)].pooled[sh].st.t
 	}

@@ -19,6 +19,7 @@ type scratch struct {
 	all                      []uint32   // lines of every level (levelLines)
 	iota, ch                 []uint32   // 0…n-1; children of candidates
 	keys, hs                 []uint64   // probe keys and their hashes
+	kids                     []uint8    // a slim index's probes' bits
 	sink                     uint32     // keeps the touches of filter alive
 	span                     [][2]int32 // span[j*(L+1)+lv]: line of j at lv in all
 }
@@ -101,6 +102,9 @@ func (s *Store) children(cur []uint32, j, lv int) []uint32 {
 // two passes, first touching every index slot and then looking up, so that
 // the cache misses of the independent lookups overlap.
 func (s *Store) filter(star []uint64, j, lv int, cands []uint32, out []uint32) []uint32 {
+	if lv == 0 && s.sl.on {
+		return s.filterSlim(star, j, cands, out)
+	}
 	ly, w := s.ly, s.ly.w
 	base := s.scr.base
 	ly.regionKey(star, base, lv)
@@ -123,6 +127,37 @@ func (s *Store) filter(star []uint64, j, lv int, cands []uint32, out []uint32) [
 		}
 	}
 	s.scr.keys, s.scr.hs = keys, hs
+	return out
+}
+
+// filterSlim is filter at k = 1 for a slim index (slim.go): it probes the
+// candidates' regions at k = 2 and their bits.
+func (s *Store) filterSlim(star []uint64, j int, cands []uint32, out []uint32) []uint32 {
+	ly, w := s.ly, s.ly.w
+	base := s.scr.base
+	ly.regionKey(star, base, 0)
+	n := len(cands)
+	keys := grow(s.scr.keys[:0], n*w)[:n*w]
+	hs := grow(s.scr.hs[:0], n)[:n]
+	kids := grow(s.scr.kids[:0], n)[:n]
+	sink := s.scr.sink
+	for i, c := range cands {
+		k := keys[i*w : (i+1)*w]
+		copy(k, base)
+		ly.setField(k, j, uint64(c))
+		kids[i] = uint8(s.kidOf(k))
+		ly.regionKey(k, k, 1)
+		hs[i] = hashKey(k)
+		sink += s.levels[1].t[shardOf(hs[i], s.mask)].touch(hs[i])
+	}
+	s.scr.sink = sink
+	for i, c := range cands {
+		sh := shardOf(hs[i], s.mask)
+		if r, ok := s.levels[1].t[sh].lookupH(keys[i*w:(i+1)*w], hs[i]); ok && s.sl.kids[sh][r]>>kids[i]&1 != 0 {
+			out = append(out, c)
+		}
+	}
+	s.scr.keys, s.scr.hs, s.scr.kids = keys, hs, kids
 	return out
 }
 
@@ -440,10 +475,17 @@ func (s *Store) sampleByRank(rng *rand.Rand, l int) []float64 {
 	c := &s.unvCache
 	if c.sorted == nil || c.level != l || c.n != int(visited) {
 		c.level, c.n, c.sorted = l, int(visited), c.sorted[:0]
-		for j := range s.pooled {
-			tb := s.table(l, j)
-			for r := range tb.n {
-				c.sorted = append(c.sorted, s.linear(tb.key(uint32(r)), l))
+		if l == 0 && s.sl.on {
+			s.slimKeys(func(key []uint64) bool {
+				c.sorted = append(c.sorted, s.linear(key, 0))
+				return true
+			})
+		} else {
+			for j := range s.pooled {
+				tb := s.table(l, j)
+				for r := range tb.n {
+					c.sorted = append(c.sorted, s.linear(tb.key(uint32(r)), l))
+				}
 			}
 		}
 		slices.Sort(c.sorted)

@@ -29,18 +29,25 @@ type Options struct {
 
 // StateRef names a visited state of a Store. Refs of states in S hold the
 // shard and the index within it, in the order the shard first saw the
-// states; refs of out-of-range states have the top bit set. Refs are stable:
-// they survive growth, Merge into the same store and WriteTo/ReadFrom, until
-// the store coarsens its pools (see [Store.PoolK]); the selector uses a ref
-// right after the query that returned it.
-type StateRef uint32
+// states; refs of out-of-range states have the top bit set. An index's
+// refs name a state by its region at k = 2 and its place in it (slim.go).
+// Refs are stable: they survive growth, Merge into the same store and
+// WriteTo/ReadFrom, until the store coarsens its pools (see
+// [Store.PoolK]); the selector uses a ref right after the query that
+// returned it. Refs are a store's own: the same state has another ref in
+// an index than in the whole store.
+type StateRef uint64
 
-const oorBit StateRef = 1 << 31
+const oorBit StateRef = 1 << 63
 
 // OutOfRange reports whether r names a state outside the ranges of S.
 func (r StateRef) OutOfRange() bool { return r&oorBit != 0 }
 
 func makeRef(sh int, r uint32) StateRef { return StateRef(uint32(sh)<<localBits | r) }
+
+// local reports whether r is a ref of a state in S of a whole store or a
+// part (shard and index): not out of range, not an index's.
+func (r StateRef) local() bool { return r < 1<<31 }
 func (r StateRef) split() (sh int, local uint32) {
 	return int(r>>localBits) & (maxShards - 1), uint32(r) & localMask
 }
@@ -106,6 +113,9 @@ type Store struct {
 	oorNew  uint64
 	visBuf  []Visit
 	broken  error // an index whose parts' news contradicted it
+	// sl holds an index's states as bits of their regions at k = 2
+	// (slim.go), when sl.on.
+	sl slim
 }
 
 // NewStore returns an empty store over space. It fails when the space is
@@ -255,6 +265,10 @@ func (s *Store) table(lv, sh int) *table {
 // has reports whether the level-l region (or state, at l = 0) with key rk is
 // visited; l must be at least the floor.
 func (s *Store) has(l int, rk []uint64) bool {
+	if l == 0 && s.sl.on {
+		_, ok := s.slimLookup(rk)
+		return ok
+	}
 	h := hashKey(rk)
 	_, ok := s.table(l, shardOf(h, s.mask)).lookupH(rk, h)
 	return ok
@@ -284,6 +298,9 @@ func (s *Store) VisitedRegions(k int) uint64 {
 		return s.estimate(l)
 	}
 	if l == s.pool {
+		if s.sl.on {
+			return uint64(s.slimLen())
+		}
 		n := 0
 		for _, sh := range s.pooled {
 			n += sh.st.len()
@@ -359,6 +376,9 @@ func (s *Store) Lookup(state []float64) (StateRef, bool) {
 
 // lookupPooled finds the pooled region with key rk (at level pool).
 func (s *Store) lookupPooled(rk []uint64) (StateRef, bool) {
+	if s.sl.on {
+		return s.slimLookup(rk)
+	}
 	h := hashKey(rk)
 	sh := shardOf(h, s.mask)
 	r, ok := s.pooled[sh].st.t.lookupH(rk, h)
@@ -371,13 +391,13 @@ func (s *Store) set(ref StateRef) (*states, *visitCodec, uint32) {
 	if ref.OutOfRange() {
 		r := uint32(ref &^ oorBit)
 		if int(r) >= s.oor.len() {
-			panic(fmt.Sprintf("coverage: invalid state ref %#x", uint32(ref)))
+			panic(fmt.Sprintf("coverage: invalid state ref %#x", uint64(ref)))
 		}
 		return &s.oor, &s.ovc, r
 	}
 	sh, r := ref.split()
-	if sh >= len(s.pooled) || int(r) >= s.pooled[sh].st.len() {
-		panic(fmt.Sprintf("coverage: invalid state ref %#x", uint32(ref)))
+	if !ref.local() || sh >= len(s.pooled) || int(r) >= s.pooled[sh].st.len() {
+		panic(fmt.Sprintf("coverage: invalid state ref %#x", uint64(ref)))
 	}
 	return &s.pooled[sh].st, &s.pooled[sh].vc, r
 }
@@ -393,6 +413,16 @@ func (s *Store) State(ref StateRef) []float64 {
 
 // AppendState appends the decoded state of ref to dst.
 func (s *Store) AppendState(dst []float64, ref StateRef) []float64 {
+	if s.role == roleIndex && !ref.OutOfRange() {
+		key, err := s.stateKey(ref)
+		if err != nil {
+			panic(err.Error())
+		}
+		n := len(dst)
+		dst = append(dst, make([]float64, s.ly.d)...)
+		s.ly.decode(key, dst[n:])
+		return dst
+	}
 	st, _, r := s.set(ref)
 	n := len(dst)
 	dst = append(dst, make([]float64, s.ly.d)...)
@@ -413,7 +443,11 @@ func (s *Store) Count(ref StateRef) uint64 {
 			s.poolFail(errors.New("coverage: index without a pool source"))
 			return 0
 		}
-		n, err := s.pools.Count(ref)
+		key, err := s.stateKey(ref)
+		var n uint64
+		if err == nil {
+			n, err = s.pools.Count(s.partOfKey(key), key)
+		}
 		if err != nil {
 			s.poolFail(err)
 		}
@@ -465,6 +499,9 @@ func (s *Store) visit(vc *visitCodec, v visit) Visit {
 // States iterates over the refs of the pooled states in S, shard by shard,
 // each in insertion order.
 func (s *Store) States() iter.Seq[StateRef] {
+	if s.sl.on {
+		return s.slimStates
+	}
 	return func(yield func(StateRef) bool) {
 		for i, sh := range s.pooled {
 			for r := range sh.st.len() {
@@ -503,7 +540,7 @@ func (s *Store) Bytes() int {
 	for l := range s.levels {
 		b += s.levels[l].bytes()
 	}
-	return b
+	return b + s.slimBytes()
 }
 
 // RegionCorners iterates over the visited regions of S at region size k (a
@@ -519,6 +556,13 @@ func (s *Store) RegionCorners(k int) (seq iter.Seq[[]float64], ok bool) {
 	}
 	return func(yield func([]float64) bool) {
 		dst := make([]float64, s.ly.d)
+		if l == 0 && s.sl.on {
+			s.slimKeys(func(key []uint64) bool {
+				s.ly.decode(key, dst)
+				return yield(dst)
+			})
+			return
+		}
 		for sh := range s.pooled {
 			t := s.table(l, sh)
 			for r := range t.n {

@@ -326,13 +326,13 @@ func (r objectReader) Close() error {
 	return err
 }
 
-// AppendPool implements coverage.PoolSource: the part that owns ref
-// answers, as of the last merge.
-func (e *Executor) AppendPool(dst []coverage.Visit, ref coverage.StateRef) ([]coverage.Visit, error) {
+// AppendPool implements coverage.PoolSource: the part that keeps the
+// state answers, as of the last merge.
+func (e *Executor) AppendPool(dst []coverage.Visit, part int, key []uint64) ([]coverage.Visit, error) {
 	// A selection is finished even if the campaign is interrupted
 	// meanwhile: its draws are in the selector's state, which the last
 	// checkpoint records.
-	rep, err := e.callPart(context.WithoutCancel(e.ctx), coverage.PartOf(ref, e.opt.Parts), partRequest{Op: opPool, Seq: e.partSeq, Ref: uint32(ref)})
+	rep, err := e.callPart(context.WithoutCancel(e.ctx), part, partRequest{Op: opPool, Seq: e.partSeq, Key: key})
 	if err != nil {
 		return dst, err
 	}
@@ -340,8 +340,8 @@ func (e *Executor) AppendPool(dst []coverage.Visit, ref coverage.StateRef) ([]co
 }
 
 // Count implements coverage.PoolSource.
-func (e *Executor) Count(ref coverage.StateRef) (uint64, error) {
-	rep, err := e.callPart(context.WithoutCancel(e.ctx), coverage.PartOf(ref, e.opt.Parts), partRequest{Op: opCount, Seq: e.partSeq, Ref: uint32(ref)})
+func (e *Executor) Count(part int, key []uint64) (uint64, error) {
+	rep, err := e.callPart(context.WithoutCancel(e.ctx), part, partRequest{Op: opCount, Seq: e.partSeq, Key: key})
 	return rep.Count, err
 }
 

@@ -115,8 +115,9 @@ type partRequest struct {
 	Items []shareItem
 	// opNews: the chunk of the last merge's news wanted.
 	Chunk int
-	// opPool, opCount: the state.
-	Ref uint32
+	// opPool, opCount: the state, by its key (coverage.PoolSource: the
+	// index names its states by region, the part by shard).
+	Key []uint64
 }
 
 // shareItem names a simulation's share by key and SHA-256, with the
@@ -690,16 +691,15 @@ func (p *partState) handle(ctx context.Context, req partRequest) partReply {
 		if req.Seq != p.seq {
 			break
 		}
-		// Parts{p.store} checks the ref against this part alone.
-		ref := coverage.StateRef(req.Ref)
+		// The store checks the key against this part.
 		if req.Op == opCount {
-			n, err := coverage.Parts{p.store}.Count(ref)
+			n, err := p.store.KeyCount(req.Key)
 			if err != nil {
 				return fail("%v", err)
 			}
 			return partReply{Count: n}
 		}
-		pool, err := coverage.Parts{p.store}.AppendPool(nil, ref)
+		pool, err := p.store.AppendKeyPool(nil, req.Key)
 		if err != nil {
 			return fail("%v", err)
 		}

@@ -132,7 +132,11 @@ func (q partRequest) appendBinary(b []byte) []byte {
 		b = binary.AppendUvarint(b, it.Config)
 	}
 	b = binary.AppendVarint(b, int64(q.Chunk))
-	return binary.AppendUvarint(b, uint64(q.Ref))
+	b = binary.AppendUvarint(b, uint64(len(q.Key)))
+	for _, x := range q.Key {
+		b = binary.AppendUvarint(b, x)
+	}
+	return b
 }
 
 func decodePartRequest(data []byte) (partRequest, error) {
@@ -152,11 +156,12 @@ func decodePartRequest(data []byte) (partRequest, error) {
 		}
 	}
 	q.Chunk = r.int()
-	ref := r.uvarint()
-	if ref > 1<<32-1 {
-		r.err = errWire
+	if n := r.count(1); n > 0 {
+		q.Key = make([]uint64, n)
+		for i := range q.Key {
+			q.Key[i] = r.uvarint()
+		}
 	}
-	q.Ref = uint32(ref)
 	return q, r.done()
 }
 

@@ -13,7 +13,7 @@ func wireRequests() []partRequest {
 	sum := bytes.Repeat([]byte{7}, 32)
 	return []partRequest{
 		{},
-		{Op: opPool, Epoch: 1763900000123456789, Seq: 41, Ref: 1<<32 - 1},
+		{Op: opPool, Epoch: 1763900000123456789, Seq: 41, Key: []uint64{1<<64 - 1, 0, 17}},
 		{Op: opLoad, Epoch: -5, Object: "c1/3", Sum: sum, Parts: 4, OutOfRange: -1},
 		{Op: opMerge, Epoch: 9, Seq: 1 << 40, Items: []shareItem{{Key: "i12", Sum: sum, Config: 12}, {Key: "l9.3.0", Sum: sum, Config: 1<<64 - 1}}},
 		{Op: opNews, Seq: 3, Chunk: 2},
@@ -64,13 +64,13 @@ func TestPartWire(t *testing.T) {
 			t.Errorf("reply %+v padded decoded", p)
 		}
 	}
-	// Counts and lengths beyond the message, a ref beyond 32 bits, a
-	// boolean that is not 0 or 1.
+	// Counts and lengths beyond the message, a boolean that is not 0 or
+	// 1.
 	huge := []byte{0xff, 0xff, 0xff, 0xff, 0x0f}
 	bad := map[string][]byte{
 		"op length":  huge,
 		"item count": append(append(partRequest{}.appendBinary(nil)[:7], huge...), 0, 0),
-		"ref":        append(partRequest{}.appendBinary(nil)[:9], 0x80, 0x80, 0x80, 0x80, 0x10),
+		"key length": append(partRequest{}.appendBinary(nil)[:9], huge...),
 	}
 	for name, b := range bad {
 		if q, err := decodePartRequest(b); err == nil {
@@ -91,7 +91,7 @@ func TestPartWire(t *testing.T) {
 //
 //	go test ./act/cluster -run '^$' -bench PartWire -benchmem
 func BenchmarkPartWire(b *testing.B) {
-	q := partRequest{Op: opPool, Epoch: 1763900000123456789, Seq: 400, Ref: 123456}
+	q := partRequest{Op: opPool, Epoch: 1763900000123456789, Seq: 400, Key: []uint64{0x1234567890}}
 	p := partReply{Visits: []coverage.Visit{{Config: 123456, At: 12_000_000_000}, {Config: 99, At: 5_000_000}}}
 	b.Run("gob", func(b *testing.B) {
 		for b.Loop() {

@@ -1,0 +1,257 @@
+package coverage
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+)
+
+// An index's states as bits of their regions at k = 2.
+//
+// An index needs its states only to tell whether a state is visited (a
+// probe at k = 1: the lines of the selector's queries, the last step of
+// descend, SampleUnvisited at k = 1) and to name one in a pool request;
+// its parts keep the states themselves. So it keeps no state key: on each
+// visited region at k = 2 it keeps a bitmap of the region's visited
+// sub-regions at k = 1, bit c standing for the sub-region whose low bit of
+// variable vars[b] is bit b of c, the order in which descend lists a
+// region's sub-regions. A state new to the store costs a bit set on the
+// region at k = 2 that the merge inserts or finds anyway, and a probe at
+// k = 1 a lookup at k = 2 and a bit. The index kept every state's key in
+// tables of its own before: the largest tables of the coordinator (51 to
+// 73 million keys in the aged bench campaign), and most of its merge.
+//
+// A region at k = 2 has 2^len(vars) sub-regions at k = 1, so the bitmap
+// fits one word for at most maxSlimVars numerical variables of more than
+// one granule (4 in the default S). An index over a space with more keeps
+// its states' keys as before.
+//
+// The index names a state by its region's ref at k = 2 and its bit
+// (slimRef), and asks its parts for pools by the state's key, which it
+// rebuilds from the region's key and the bit.
+
+// maxSlimVars is the most variables split at k = 2 for which an index
+// keeps its states as bits.
+const maxSlimVars = 6
+
+// slim is an index's states as bits (see above); on is false for a whole
+// store, a part, or an index that keeps its states' keys.
+type slim struct {
+	on   bool
+	vars []int      // the variables split at k = 2, in descend's order
+	kids [][]uint64 // kids[sh][r]: the visited sub-regions of region r of shard sh at k = 2
+	n    []int      // visited states by the shard of their own key (their part's shard)
+	pk   []uint64   // key buffer of the queries' probes
+}
+
+// slimBit marks an index's ref: a region at k = 2 (its shard and index,
+// shifted left by maxSlimVars) and a sub-region's bit.
+const slimBit StateRef = 1 << 62
+
+func slimRef(sh int, r uint32, kid uint) StateRef {
+	return slimBit | makeRef(sh, r)<<maxSlimVars | StateRef(kid)
+}
+
+// slimParts splits an index's ref; ok is false for any other.
+func (r StateRef) slimParts() (sh int, local uint32, kid uint, ok bool) {
+	if r&(slimBit|oorBit) != slimBit || r>>(31+maxSlimVars) != slimBit>>(31+maxSlimVars) {
+		return 0, 0, 0, false
+	}
+	x := r &^ slimBit
+	sh, local = (x >> maxSlimVars).split()
+	return sh, local, uint(x & (1<<maxSlimVars - 1)), true
+}
+
+// initSlim makes index s keep its states as bits, if its space allows.
+func (s *Store) initSlim() {
+	var vars []int
+	for _, i := range s.ly.numeric {
+		if s.ly.nbits[i] > 0 {
+			vars = append(vars, i)
+		}
+	}
+	if len(vars) == 0 || len(vars) > maxSlimVars || s.ly.L < 1 {
+		return
+	}
+	s.sl = slim{on: true, vars: vars, kids: make([][]uint64, len(s.pooled)),
+		n: make([]int, len(s.pooled)), pk: make([]uint64, s.ly.w)}
+}
+
+// kidOf is the bit of state key among the sub-regions of its region at
+// k = 2.
+func (s *Store) kidOf(key []uint64) uint {
+	var c uint
+	for b, i := range s.sl.vars {
+		c |= uint(key[s.ly.word[i]]>>s.ly.off[i]&1) << uint(b)
+	}
+	return c
+}
+
+// kidKey writes into dst the key of sub-region kid of the region at k = 2
+// with key rk.
+func (s *Store) kidKey(dst, rk []uint64, kid uint) {
+	copy(dst, rk)
+	for b, i := range s.sl.vars {
+		if kid>>uint(b)&1 != 0 {
+			dst[s.ly.word[i]] |= 1 << s.ly.off[i]
+		}
+	}
+}
+
+// slimLookup finds the visited state with key key in a slim index.
+func (s *Store) slimLookup(key []uint64) (StateRef, bool) {
+	pk := s.sl.pk
+	kid := s.kidOf(key)
+	s.ly.regionKey(key, pk, 1)
+	h := hashKey(pk)
+	sh := shardOf(h, s.mask)
+	r, ok := s.levels[1].t[sh].lookupH(pk, h)
+	if !ok || s.sl.kids[sh][r]>>kid&1 == 0 {
+		return 0, false
+	}
+	return slimRef(sh, r, kid), true
+}
+
+// slimKey writes the key of an index's ref into dst; ok is false for a
+// ref the index does not have.
+func (s *Store) slimKey(dst []uint64, ref StateRef) bool {
+	sh, r, kid, ok := ref.slimParts()
+	if !ok || sh >= len(s.sl.kids) || int(r) >= len(s.sl.kids[sh]) || s.sl.kids[sh][r]>>kid&1 == 0 {
+		return false
+	}
+	s.kidKey(dst, s.levels[1].t[sh].key(r), kid)
+	return true
+}
+
+// stateKey is the key of ref, a state in S of index s, in a new slice.
+func (s *Store) stateKey(ref StateRef) ([]uint64, error) {
+	key := make([]uint64, s.ly.w)
+	if s.sl.on {
+		if !s.slimKey(key, ref) {
+			return nil, fmt.Errorf("coverage: invalid state ref %#x", uint64(ref))
+		}
+		return key, nil
+	}
+	if !ref.local() || !s.validRef(ref) {
+		return nil, fmt.Errorf("coverage: invalid state ref %#x", uint64(ref))
+	}
+	sh, r := ref.split()
+	copy(key, s.pooled[sh].st.t.key(r))
+	return key, nil
+}
+
+// slimStates iterates over a slim index's states, region by region at
+// k = 2 (shard by shard, each in insertion order), each region's in bit
+// order.
+func (s *Store) slimStates(yield func(StateRef) bool) {
+	for sh, kids := range s.sl.kids {
+		for r, m := range kids {
+			for c := uint(0); m != 0; c, m = c+1, m>>1 {
+				if m&1 != 0 && !yield(slimRef(sh, uint32(r), c)) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// slimKeys calls f with the key of each of a slim index's states, in the
+// order of slimStates; key is reused.
+func (s *Store) slimKeys(f func(key []uint64) bool) {
+	key := make([]uint64, s.ly.w)
+	for sh, kids := range s.sl.kids {
+		t := &s.levels[1].t[sh]
+		for r, m := range kids {
+			for c := uint(0); m != 0; c, m = c+1, m>>1 {
+				if m&1 != 0 {
+					s.kidKey(key, t.key(uint32(r)), c)
+					if !f(key) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// slimLen is the number of states of a slim index.
+func (s *Store) slimLen() int {
+	n := 0
+	for _, x := range s.sl.n {
+		n += x
+	}
+	return n
+}
+
+// slimFromKeys sets the bits of a slim index whose regions are in place
+// from the keys of its states, tabs[sh] holding those of shard sh (the
+// parts' tables, or a whole store's), and checks that they are of one
+// store: every state's region at k = 2 is there, and every region there
+// holds a state.
+//
+// It looks up every state's region: tens of millions of lookups in tables
+// larger than the caches in an aged campaign. So the shards are done on
+// every core (the bits set atomically: a region's states are in many
+// shards), each touchAhead at a time, touching their slots first so that
+// the cache misses overlap (as merger.shardLevel does).
+func (s *Store) slimFromKeys(tabs []*table) error {
+	for sh := range s.sl.kids {
+		s.sl.kids[sh] = make([]uint64, s.levels[1].t[sh].n)
+	}
+	bad := make([]error, len(tabs))
+	sinks := make([]uint32, len(tabs)) // keeps the touches
+	parallel(len(tabs), false, func(sh int) {
+		t := tabs[sh]
+		var rks [touchAhead][]uint64
+		var hs [touchAhead]uint64
+		var kid [touchAhead]uint
+		for i := range rks {
+			rks[i] = make([]uint64, s.ly.w)
+		}
+		var sink uint32
+		for g := 0; g < t.n; g += touchAhead {
+			n := min(touchAhead, t.n-g)
+			for i := range n {
+				key := t.key(uint32(g + i))
+				kid[i] = s.kidOf(key)
+				s.ly.regionKey(key, rks[i], 1)
+				hs[i] = hashKey(rks[i])
+				sink += s.levels[1].t[shardOf(hs[i], s.mask)].touch(hs[i])
+			}
+			for i := range n {
+				psh := shardOf(hs[i], s.mask)
+				r, ok := s.levels[1].t[psh].lookupH(rks[i], hs[i])
+				if !ok {
+					bad[sh] = errors.New("a part's state has no region in the index")
+					return
+				}
+				bit := uint64(1) << kid[i]
+				if atomic.OrUint64(&s.sl.kids[psh][r], bit)&bit != 0 {
+					bad[sh] = errors.New("a state is in two shards")
+					return
+				}
+			}
+		}
+		sinks[sh] = sink
+	})
+	if err := errors.Join(bad...); err != nil {
+		return err
+	}
+	for sh, kids := range s.sl.kids {
+		if slices.Contains(kids, 0) {
+			return errors.New("the index has regions without states in the parts")
+		}
+		s.sl.n[sh] = tabs[sh].n
+	}
+	return nil
+}
+
+// slimBytes is what a slim index's bits take.
+func (s *Store) slimBytes() int {
+	b := 0
+	for _, kids := range s.sl.kids {
+		b += 8 * len(kids)
+	}
+	return b
+}
