@@ -65,9 +65,10 @@
 // of every simulation itself (act/cluster's store processes): [NewPart]
 // keeps the pooled states of its shards (counts and pools) and merges
 // every visit of them ([Batch.Share], [Store.AddShares]); [NewIndex] keeps
-// the visited regions of every level and answers every query, fed only
-// with the states the parts found new ([PartNews], [Store.AddNews]), and
-// asks the parts for pools ([PoolSource]). Together they are exactly the
+// the visited regions of every level, and its states as bits of their
+// regions at k = 2 (slim.go), and answers every query, fed only with the
+// states the parts found new ([PartNews], [Store.AddNews]), and asks the
+// parts for pools by key ([PoolSource]). Together they are exactly the
 // whole store ([Join], [Split]); see parts.go.
 //
 // # Memory budget

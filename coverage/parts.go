@@ -20,17 +20,19 @@ import (
 //   - parts ([NewPart]): part j of n keeps the pooled states of the shards
 //     sh with sh mod n = j (their counts, pools and reservoir PRNGs; part 0
 //     also keeps the states outside S) and merges every visit of them;
-//   - an index ([NewIndex]): the visited regions of every level, and at
-//     the pool level the keys alone, fed only with the states the parts
-//     found new ([Store.AddNews]). It answers every query of a store; the
-//     draw of a visit from a pool asks the part that owns the state
-//     through a [PoolSource].
+//   - an index ([NewIndex]): the visited regions of every level, and its
+//     states as bits of their regions at k = 2 (slim.go; the keys alone
+//     in a space with more than 6 variables split at k = 2), fed only
+//     with the states the parts found new ([Store.AddNews]). It answers
+//     every query of a store; the draw of a visit from a pool asks the
+//     part that keeps the state, by its key, through a [PoolSource].
 //
 // Shards are split by the hash of their keys (shard.go), each shard sees
 // its keys in the order a whole store would, with the same PRNG, and the
 // index receives the new states in the whole store's visit order, so
 // parts and index together are exactly the whole store: the same regions,
-// refs, pools and query answers, and [Join] makes the whole store (a view
+// pools and query answers (the same states; an index's refs are its own),
+// and [Join] makes the whole store (a view
 // that WriteTo writes byte for byte as the whole store would). The split
 // is a deployment choice that results never depend on.
 //

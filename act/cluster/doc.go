@@ -340,17 +340,20 @@
 // into memory the process has not touched before, which costs this VM
 // 1.4–3.0 s more per 5,000 simulations than into memory the heap has
 // freed; huge pages did not change that (same section).
-// The index also holds every state's key, 11–14 bytes a state (5 of key,
+// The index held every state's key too, 11–14 bytes a state (5 of key,
 // 5 a slot at 53–80% load; arithmetic, not measured): about 0.6–0.7 GB at
-// 51 million states, growing with the campaign as the parts do. A step
-// that would cut both, not started: no state keys in the index, but on
-// each region at k = 2 a bitmap of its visited sub-regions at k = 1. A
-// state new at k = 1 would cost a bit set on the region at k = 2 that the
-// merge already inserts or finds; a probe at k = 1, a lookup at k = 2 and
-// a bit; the walk down to a state (descend) picks among the sub-regions in
-// the same order as now. The index would name states by their region and
-// bit (more than StateRef's 32 bits hold), and the parts would answer pool
-// requests by key instead of ref.
+// 51 million states, and the largest tables of its merge. It now keeps
+// no state key (coverage/slim.go): on each region at k = 2, a bitmap of
+// its visited sub-regions at k = 1, 8 bytes a region. A state new at k = 1
+// costs a bit set on the region at k = 2 that the merge inserts or finds
+// anyway; a probe at k = 1, a lookup at k = 2 and a bit; the walk down to
+// a state (descend) picks among the sub-regions in the same order as
+// before, so every answer is the same. The index names states by their
+// region and bit (StateRef is 64 bits), and asks the parts for pools by
+// the state's key ("pool" and "count" requests carry it). A space with
+// more than 6 variables split at k = 2 keeps the keys as before. What
+// this saves on the aged campaign: bench/results/README.md, "An index
+// without state keys".
 //
 // Where the merge shrinks as a campaign ages, selection grew: the gradient
 // of steps 2 and 3 looked for the 48 nearest of the profile's samples
