@@ -48,6 +48,7 @@ func makeRef(sh int, r uint32) StateRef { return StateRef(uint32(sh)<<localBits 
 // local reports whether r is a ref of a state in S of a whole store or a
 // part (shard and index): not out of range, not an index's.
 func (r StateRef) local() bool { return r < 1<<31 }
+
 func (r StateRef) split() (sh int, local uint32) {
 	return int(r>>localBits) & (maxShards - 1), uint32(r) & localMask
 }
