@@ -20,7 +20,8 @@ import (
 // region at k = 2 that the merge inserts or finds anyway, and a probe at
 // k = 1 a lookup at k = 2 and a bit. The index kept every state's key in
 // tables of its own before: the largest tables of the coordinator (51 to
-// 73 million keys in the aged bench campaign), and most of its merge.
+// 73 million keys in the aged bench campaign, about 0.6 GB of its peak
+// memory: bench/results/README.md, "An index without state keys").
 //
 // A region at k = 2 has 2^len(vars) sub-regions at k = 1, so the bitmap
 // fits one word for at most maxSlimVars numerical variables of more than
