@@ -161,19 +161,10 @@ func (s *Store) slimStates(yield func(StateRef) bool) {
 // order of slimStates; key is reused.
 func (s *Store) slimKeys(f func(key []uint64) bool) {
 	key := make([]uint64, s.ly.w)
-	for sh, kids := range s.sl.kids {
-		t := &s.levels[1].t[sh]
-		for r, m := range kids {
-			for c := uint(0); m != 0; c, m = c+1, m>>1 {
-				if m&1 != 0 {
-					s.kidKey(key, t.key(uint32(r)), c)
-					if !f(key) {
-						return
-					}
-				}
-			}
-		}
-	}
+	s.slimStates(func(ref StateRef) bool {
+		s.slimKey(key, ref)
+		return f(key)
+	})
 }
 
 // slimLen is the number of states of a slim index.
