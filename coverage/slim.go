@@ -201,11 +201,16 @@ func (s *Store) slimFromKeys(tabs []*table) error {
 		for i := range rks {
 			rks[i] = make([]uint64, s.ly.w)
 		}
+		key := make([]uint64, s.ly.w)
 		var sink uint32
 		for g := 0; g < t.n; g += touchAhead {
 			n := min(touchAhead, t.n-g)
 			for i := range n {
-				key := t.key(uint32(g + i))
+				// Into this goroutine's buffer, not t.key's: a table given
+				// twice (a state in two shards) is read by two goroutines.
+				for wi := range key {
+					key[wi] = t.word(uint32(g+i), wi)
+				}
 				kid[i] = s.kidOf(key)
 				s.ly.regionKey(key, rks[i], 1)
 				hs[i] = hashKey(rks[i])
