@@ -260,14 +260,15 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 				var r uint32
 				r, m.isNew[a] = tb.insertH(m.rk[int(a)*w:(int(a)+1)*w], m.hs[a])
 				if m.isNew[a] {
-					*kids = append(*kids, 0)
+					kids.push()
 				}
 				i := int(m.active[a])
 				bit := uint64(1) << s.kidOf(m.keys[i*w:(i+1)*w])
-				if (*kids)[r]&bit != 0 {
+				km := kids.word(r)
+				if *km&bit != 0 {
 					m.conflict[sh] = true
 				}
-				(*kids)[r] |= bit
+				*km |= bit
 			}
 		case tb != nil:
 			for _, a := range group {

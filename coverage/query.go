@@ -153,7 +153,7 @@ func (s *Store) filterSlim(star []uint64, j int, cands []uint32, out []uint32) [
 	s.scr.sink = sink
 	for i, c := range cands {
 		sh := shardOf(hs[i], s.mask)
-		if r, ok := s.levels[1].t[sh].lookupH(keys[i*w:(i+1)*w], hs[i]); ok && s.sl.kids[sh][r]>>kids[i]&1 != 0 {
+		if r, ok := s.levels[1].t[sh].lookupH(keys[i*w:(i+1)*w], hs[i]); ok && *s.sl.kids[sh].word(r)>>kids[i]&1 != 0 {
 			out = append(out, c)
 		}
 	}

@@ -3,7 +3,6 @@ package coverage
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 )
 
@@ -40,10 +39,10 @@ const maxSlimVars = 6
 // store, a part, or an index that keeps its states' keys.
 type slim struct {
 	on   bool
-	vars []int      // the variables split at k = 2, in descend's order
-	kids [][]uint64 // kids[sh][r]: the visited sub-regions of region r of shard sh at k = 2
-	n    []int      // visited states by the shard of their own key (their part's shard)
-	pk   []uint64   // key buffer of the queries' probes
+	vars []int     // the variables split at k = 2, in descend's order
+	kids []bitmaps // kids[sh].word(r): the visited sub-regions of region r of shard sh at k = 2
+	n    []int     // visited states by the shard of their own key (their part's shard)
+	pk   []uint64  // key buffer of the queries' probes
 }
 
 // slimBit marks an index's ref: a region at k = 2 (its shard and index,
@@ -75,7 +74,7 @@ func (s *Store) initSlim() {
 	if len(vars) == 0 || len(vars) > maxSlimVars || s.ly.L < 1 {
 		return
 	}
-	s.sl = slim{on: true, vars: vars, kids: make([][]uint64, len(s.pooled)),
+	s.sl = slim{on: true, vars: vars, kids: make([]bitmaps, len(s.pooled)),
 		n: make([]int, len(s.pooled)), pk: make([]uint64, s.ly.w)}
 }
 
@@ -108,7 +107,7 @@ func (s *Store) slimLookup(key []uint64) (StateRef, bool) {
 	h := hashKey(pk)
 	sh := shardOf(h, s.mask)
 	r, ok := s.levels[1].t[sh].lookupH(pk, h)
-	if !ok || s.sl.kids[sh][r]>>kid&1 == 0 {
+	if !ok || *s.sl.kids[sh].word(r)>>kid&1 == 0 {
 		return 0, false
 	}
 	return slimRef(sh, r, kid), true
@@ -118,7 +117,7 @@ func (s *Store) slimLookup(key []uint64) (StateRef, bool) {
 // ref the index does not have.
 func (s *Store) slimKey(dst []uint64, ref StateRef) bool {
 	sh, r, kid, ok := ref.slimParts()
-	if !ok || sh >= len(s.sl.kids) || int(r) >= len(s.sl.kids[sh]) || s.sl.kids[sh][r]>>kid&1 == 0 {
+	if !ok || sh >= len(s.sl.kids) || int(r) >= s.sl.kids[sh].n || *s.sl.kids[sh].word(r)>>kid&1 == 0 {
 		return false
 	}
 	s.kidKey(dst, s.levels[1].t[sh].key(r), kid)
@@ -146,10 +145,10 @@ func (s *Store) stateKey(ref StateRef) ([]uint64, error) {
 // k = 2 (shard by shard, each in insertion order), each region's in bit
 // order.
 func (s *Store) slimStates(yield func(StateRef) bool) {
-	for sh, kids := range s.sl.kids {
-		for r, m := range kids {
+	for sh := range s.sl.kids {
+		for r, m := range s.sl.kids[sh].all {
 			for c := uint(0); m != 0; c, m = c+1, m>>1 {
-				if m&1 != 0 && !yield(slimRef(sh, uint32(r), c)) {
+				if m&1 != 0 && !yield(slimRef(sh, r, c)) {
 					return
 				}
 			}
@@ -189,7 +188,7 @@ func (s *Store) slimLen() int {
 // the cache misses overlap (as merger.shardLevel does).
 func (s *Store) slimFromKeys(tabs []*table) error {
 	for sh := range s.sl.kids {
-		s.sl.kids[sh] = make([]uint64, s.levels[1].t[sh].n)
+		s.sl.kids[sh] = zeroBitmaps(s.levels[1].t[sh].n)
 	}
 	bad := make([]error, len(tabs))
 	sinks := make([]uint32, len(tabs)) // keeps the touches
@@ -224,7 +223,7 @@ func (s *Store) slimFromKeys(tabs []*table) error {
 					return
 				}
 				bit := uint64(1) << kid[i]
-				if atomic.OrUint64(&s.sl.kids[psh][r], bit)&bit != 0 {
+				if atomic.OrUint64(s.sl.kids[psh].word(r), bit)&bit != 0 {
 					bad[sh] = errors.New("a state is in two shards")
 					return
 				}
@@ -235,9 +234,11 @@ func (s *Store) slimFromKeys(tabs []*table) error {
 	if err := errors.Join(bad...); err != nil {
 		return err
 	}
-	for sh, kids := range s.sl.kids {
-		if slices.Contains(kids, 0) {
-			return errors.New("the index has regions without states in the parts")
+	for sh := range s.sl.kids {
+		for _, m := range s.sl.kids[sh].all {
+			if m == 0 {
+				return errors.New("the index has regions without states in the parts")
+			}
 		}
 		s.sl.n[sh] = tabs[sh].n
 	}
@@ -248,7 +249,71 @@ func (s *Store) slimFromKeys(tabs []*table) error {
 func (s *Store) slimBytes() int {
 	b := 0
 	for _, kids := range s.sl.kids {
-		b += 8 * len(kids)
+		b += 8 * kids.n
 	}
 	return b
+}
+
+// bitmaps is one shard's bitmaps of a slim index, a word a region at
+// k = 2, in chunks of 2^bitmapShift words. A slice would be copied
+// whenever it grew: each word about four times over a campaign's life,
+// into fresh memory, and all of them at the first merge after a resume,
+// which made the slice exactly as long as needed (0.50 s of a 2.16 s
+// merge in the stretch after an aged campaign's resume:
+// bench/results/README.md, "Bitmaps in chunks"). A chunk is never moved
+// once full, so words are written once, and the memory is a function of
+// the number of regions alone, in a campaign and in its resumption.
+// The first chunk grows as a slice, so that a small index stays small.
+type bitmaps struct {
+	chunks [][]uint64
+	n      int // words
+}
+
+const bitmapShift = 16 // 512 KiB a chunk
+
+// zeroBitmaps returns n zero words.
+func zeroBitmaps(n int) bitmaps {
+	const full = 1 << bitmapShift
+	b := bitmaps{n: n}
+	for off := 0; off < n; off += full {
+		l := min(n-off, full)
+		if n < full { // the first chunk alone, as a slice
+			b.chunks = append(b.chunks, make([]uint64, l))
+		} else {
+			b.chunks = append(b.chunks, make([]uint64, l, full))
+		}
+	}
+	return b
+}
+
+// word is the address of word r (r < n).
+func (b *bitmaps) word(r uint32) *uint64 {
+	return &b.chunks[r>>bitmapShift][r&(1<<bitmapShift-1)]
+}
+
+// push appends a zero word.
+func (b *bitmaps) push() {
+	c := b.n >> bitmapShift
+	if c == len(b.chunks) {
+		var chunk []uint64 // the first grows as a slice
+		if c > 0 {
+			chunk = make([]uint64, 0, 1<<bitmapShift)
+		}
+		b.chunks = append(b.chunks, chunk)
+	}
+	b.chunks[c] = append(b.chunks[c], 0)
+	b.n++
+}
+
+// all yields every word with its index, in order.
+func (b *bitmaps) all(yield func(uint32, uint64) bool) {
+	r := uint32(0)
+	for _, c := range b.chunks {
+		for _, m := range c {
+			if !yield(r, m) {
+				return
+			}
+			r++
+		}
+	}
 }

@@ -80,11 +80,8 @@ func TestSlimIndex(t *testing.T) {
 		}
 		return ts
 	}
-	merged := [][]uint64{}
-	for _, k := range idx.sl.kids {
-		merged = append(merged, slices.Clone(k))
-	}
-	if err := idx.slimFromKeys(tabs()); err != nil || !reflect.DeepEqual(idx.sl.kids, merged) {
+	merged := bitmapWords(idx.sl.kids)
+	if err := idx.slimFromKeys(tabs()); err != nil || !reflect.DeepEqual(bitmapWords(idx.sl.kids), merged) {
 		t.Fatalf("rebuilt from its parts' keys: %v, or other bits than the merges set", err)
 	}
 	for name, tc := range map[string]struct {
@@ -115,3 +112,70 @@ func TestSlimIndex(t *testing.T) {
 }
 
 func stateString(st []float64) string { return fmt.Sprint(st) }
+
+// bitmapWords copies each shard's words of a slim index.
+func bitmapWords(kids []bitmaps) [][]uint64 {
+	out := make([][]uint64, len(kids))
+	for sh := range kids {
+		out[sh] = []uint64{}
+		for _, m := range kids[sh].all {
+			out[sh] = append(out[sh], m)
+		}
+	}
+	return out
+}
+
+// TestBitmaps checks that a slim index's bitmaps grow without moving a
+// full chunk, and that zeroBitmaps(n) holds what n pushes do.
+func TestBitmaps(t *testing.T) {
+	const full = 1 << bitmapShift
+	for _, n := range []int{0, 1, 17, full - 1, full, full + 1, 3*full + 5} {
+		var b bitmaps
+		var first, second *uint64
+		for r := range n {
+			b.push()
+			*b.word(uint32(r)) = uint64(r) + 1
+			if r == full-1 {
+				first = b.word(0)
+			}
+			if r == full {
+				second = b.word(full)
+			}
+		}
+		if b.n != n {
+			t.Fatalf("%d pushes: n = %d", n, b.n)
+		}
+		for r, m := range b.all {
+			if m != uint64(r)+1 {
+				t.Fatalf("%d pushes: word %d = %d", n, r, m)
+			}
+		}
+		if first != nil && first != b.word(0) || second != nil && second != b.word(full) {
+			t.Errorf("%d pushes: a full chunk moved", n)
+		}
+		z := zeroBitmaps(n)
+		if z.n != n || len(z.chunks) != len(b.chunks) {
+			t.Fatalf("zeroBitmaps(%d): %d words in %d chunks, pushes made %d in %d", n, z.n, len(z.chunks), b.n, len(b.chunks))
+		}
+		for r := range n {
+			if *z.word(uint32(r)) != 0 {
+				t.Fatalf("zeroBitmaps(%d): word %d is not zero", n, r)
+			}
+			*z.word(uint32(r)) = uint64(r) + 1
+		}
+		if !reflect.DeepEqual(bitmapWords([]bitmaps{z}), bitmapWords([]bitmaps{b})) {
+			t.Fatalf("zeroBitmaps(%d) filled differs from %d pushes", n, n)
+		}
+		for i, c := range z.chunks {
+			if n >= full && cap(c) != full {
+				t.Fatalf("zeroBitmaps(%d): chunk %d of capacity %d", n, i, cap(c))
+			}
+		}
+		if n > full {
+			z.push()
+			if z.n != n+1 || *z.word(uint32(n)) != 0 {
+				t.Fatalf("zeroBitmaps(%d) then a push: n = %d", n, z.n)
+			}
+		}
+	}
+}
