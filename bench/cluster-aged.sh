@@ -55,19 +55,6 @@ THEN=${THEN:-6000}
 printf 'ccai: [cubic, reno]\nwindow: 500\n%s\n' "${EXTRA:-}" >"$tmp/bench.yaml"
 "$BIN" worker --nats "$URL" --procs "${PROCS:-1}" --quiet 2>"$tmp/host.log" & pids+=($!)
 host=$!
-# children_cpu: the CPU seconds of the host's children, reaped (cutime,
-# cstime) and alive (utime, stime of each); the worker processes are its
-# children.
-children_cpu() {
-  local t=0 f
-  read -ra f <"/proc/$host/stat"
-  t=$((f[15] + f[16]))
-  for c in $(ps -o pid= --ppid "$host"); do
-    read -ra f <"/proc/$c/stat" 2>/dev/null || continue
-    t=$((t + f[13] + f[14] + f[15] + f[16]))
-  done
-  echo "$t $(getconf CLK_TCK)" | awk '{print $1/$2}'
-}
 parts=()
 if [ "$PARTS" -gt 0 ]; then
   parts=(--store-parts "$PARTS")
@@ -81,10 +68,10 @@ if [ -n "${SAVE:-}" ]; then
   echo "saved the campaign at $FIRST simulations in $SAVE"
 fi
 s=$(date +%s.%N)
-sims0=$(children_cpu)
+sims0=$(children_cpu "$host")
 GODEBUG=gctrace=1 /usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]
 e=$(date +%s.%N)
-sims1=$(children_cpu)
+sims1=$(children_cpu "$host")
 cpu=$(awk '/^cpu /{print $2+$3}' "$tmp/b.time")
 echo "parts=$PARTS resumed $FIRST→$THEN: wall $(echo "$e-$s" | bc -l | cut -c1-6) s, coordinator $(echo "$cpu*1000/($THEN-$FIRST)" | bc -l | cut -c1-5) ms CPU/sim"
 # The coordinator's garbage collections (GODEBUG=gctrace=1 on its stderr):

@@ -13,6 +13,9 @@
 #   SAVE=/var/tmp/aged FIRST=25000 THEN=25000 bench/cluster-aged.sh 2
 #   bench/cluster-resume.sh /var/tmp/aged /tmp/actfuzz-old bin/actfuzz
 #
+# KEEP=DIR keeps each run's coordinator profile as DIR/TAG.pprof (for
+# `go tool pprof BIN DIR/TAG.pprof`).
+#
 # The resumed campaign is deterministic: every build that keeps results
 # does the same work, so the figures compare the builds' costs.
 set -euo pipefail
@@ -48,9 +51,12 @@ resume() {
   cp -a "$SAVED/out" "$d/out"
   for j in $(seq 0 $((PARTS - 1))); do "$bin" store --nats "$url" --part "$j" --quiet 2>"$d/store-$j.log" & pids+=($!); done
   "$bin" worker --nats "$url" --procs "${PROCS:-2}" --quiet 2>"$d/host.log" & pids+=($!)
+  local host=$! sims0 sims1
+  sims0=$(children_cpu "$host")
   /usr/bin/time -f '%U %S %M %R' -o "$d/time" "$bin" run "$SAVED/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$url" \
     --store-parts "$PARTS" --quiet --json --out "$d/out" --cpuprofile "$d/cpu.pprof" >"$d/b.json" 2>"$d/b.log" || [ $? -le 1 ] ||
     { echo "$tag: run failed; its log:" >&2; tail -5 "$d/b.log" >&2; return 1; }
+  sims1=$(children_cpu "$host")
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   pids=()
@@ -61,13 +67,18 @@ resume() {
   ck=$(profile_seconds "$bin" "$d/cpu.pprof" 'act\.saveCheckpoint$')
   # The figures are time's last line (before them it says when run exits 1).
   read -r u sy rss flt < <(tail -1 "$d/time")
-  printf '%-8s %-28s %8.3f %8.2f %8.2f %8.2f %10.2f %8.1f %8.2f %10d\n' "$tag" "$(basename "$bin")" \
-    "$(echo "($sel+$mer)*1000/$n" | bc -l)" "$sel" "$mer" "$reh" "$ck" "$(echo "$u+$sy" | bc -l)" "$(echo "$rss/1048576" | bc -l)" "$flt"
+  local simms
+  simms=$(echo "($sims1-$sims0)*1000/$n" | bc -l)
+  printf '%-8s %-28s %8.3f %8.2f %8.2f %8.2f %10.2f %8.1f %8.2f %10d %8.2f %7.2f%%\n' "$tag" "$(basename "$bin")" \
+    "$(echo "($sel+$mer)*1000/$n" | bc -l)" "$sel" "$mer" "$reh" "$ck" "$(echo "$u+$sy" | bc -l)" "$(echo "$rss/1048576" | bc -l)" "$flt" \
+    "$simms" "$(echo "($sel+$mer)*100000/$n/$simms" | bc -l)"
+  [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP" && cp "$d/cpu.pprof" "$KEEP/$tag.pprof"; }
   rm -rf "$d"
 }
 echo "resuming $SAVED at $FIRST simulations to $THEN, $PARTS store parts, ${PROCS:-2} worker processes"
-printf '%-8s %-28s %8s %8s %8s %8s %10s %8s %8s %10s\n' run build 'sel+mer' 'sel s' 'merge s' 'rehash s' 'ckpt s' 'cpu s' 'rss GB' 'minflt'
-echo "(sel+mer: selection and merge, ms a simulation; cpu: the coordinator's, loading included)"
+printf '%-8s %-28s %8s %8s %8s %8s %10s %8s %8s %10s %8s %8s\n' run build 'sel+mer' 'sel s' 'merge s' 'rehash s' 'ckpt s' 'cpu s' 'rss GB' 'minflt' 'sim ms' 'share'
+echo "(sel+mer: selection and merge, ms a simulation; cpu: the coordinator's, loading included;"
+echo " sim: the worker processes' CPU a simulation, the resume's wait included; share: sel+mer of sim)"
 for r in $(seq "${ROUNDS:-2}"); do
   i=0
   for b in "$@"; do
