@@ -7,7 +7,8 @@
 # one-time loading is in it; the script reports it apart).
 # EXTRA is added to the campaign file: EXTRA='bytes: 1000000' makes the
 # simulations 15 times shorter, so that the campaign ages within minutes.
-# PROCS (1) is the host's worker processes. SAVE=DIR keeps the campaign
+# PROCS (1) is the host's worker processes. SUBJECT (native) is what runs
+# the simulations (ns3 needs `make ns3`). SAVE=DIR keeps the campaign
 # at FIRST simulations for bench/cluster-resume.sh.
 #
 # Side by side, from the same resumed stretch, it reports the simulations'
@@ -40,6 +41,7 @@ cleanup() {
   local st=$?
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  drop_cgroup
   if [ "$st" -ne 0 ]; then
     for f in "$tmp"/a.log "$tmp"/b.log; do [ -f "$f" ] && { echo "== $f" >&2; grep -v '^gc [0-9]' "$f" | tail -5 >&2; }; done
     echo "bench/cluster-aged.sh: failed ($st); logs kept in $tmp" >&2
@@ -53,14 +55,15 @@ URL=nats://127.0.0.1:$PORT
 FIRST=${FIRST:-3000}
 THEN=${THEN:-6000}
 printf 'ccai: [cubic, reno]\nwindow: 500\n%s\n' "${EXTRA:-}" >"$tmp/bench.yaml"
-"$BIN" worker --nats "$URL" --procs "${PROCS:-1}" --quiet 2>"$tmp/host.log" & pids+=($!)
+cpu_cgroup
+"${in_cgroup[@]}" "$BIN" worker --nats "$URL" --procs "${PROCS:-1}" --quiet 2>"$tmp/host.log" & pids+=($!)
 host=$!
 parts=()
 if [ "$PARTS" -gt 0 ]; then
   parts=(--store-parts "$PARTS")
   for j in $(seq 0 $((PARTS-1))); do "$BIN" store --nats "$URL" --part "$j" --quiet 2>"$tmp/store-$j.log" & pids+=($!); done
 fi
-"$BIN" run "$tmp/bench.yaml" --budget "$FIRST" --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" >"$tmp/a.json" 2>"$tmp/a.log" || [ $? -le 1 ]
+"$BIN" run "$tmp/bench.yaml" --subject "${SUBJECT:-native}" --budget "$FIRST" --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" >"$tmp/a.json" 2>"$tmp/a.log" || [ $? -le 1 ]
 # SAVE=DIR keeps the campaign at FIRST (its output directory, checkpoint
 # included, and its campaign file) for bench/cluster-resume.sh.
 if [ -n "${SAVE:-}" ]; then
@@ -69,7 +72,7 @@ if [ -n "${SAVE:-}" ]; then
 fi
 s=$(date +%s.%N)
 sims0=$(children_cpu "$host")
-GODEBUG=gctrace=1 /usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]
+GODEBUG=gctrace=1 /usr/bin/time -f 'cpu %U %S' -o "$tmp/b.time" "$BIN" run "$tmp/bench.yaml" --subject "${SUBJECT:-native}" --budget "$THEN" --resume --lag 8 --nats "$URL" "${parts[@]}" --quiet --json --out "$tmp/out" --cpuprofile /tmp/aged-$PARTS.pprof >"$tmp/b.json" 2>"$tmp/b.log" || [ $? -le 1 ]
 e=$(date +%s.%N)
 sims1=$(children_cpu "$host")
 cpu=$(awk '/^cpu /{print $2+$3}' "$tmp/b.time")
@@ -89,5 +92,10 @@ mer=$(echo "$(focused 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')*1000/
 load=$(focused "$loading" '^$')
 total=$(go tool pprof -top "$BIN" "/tmp/aged-$PARTS.pprof" 2>/dev/null | awk '/Total samples/{for (i = 1; i < NF; i++) if ($i == "=") v = $(i+1); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v}')
 echo "parts=$PARTS: the resume's loading $load s of the $total s profiled; the rest $(echo "($total-$load)*1000/$n" | bc -l | cut -c1-5) ms/sim"
+# The states the stretch found (regions at k = 1 in run's JSON, before and
+# after): what the coordinator's merge costs grow with.
+states() { grep -o '"1": *[0-9]*' "$1" | head -1 | grep -o '[0-9]*$'; }
+s0=$(states "$tmp/a.json") s1=$(states "$tmp/b.json")
+echo "parts=$PARTS: states $s0 → $s1, $(echo "($s1-$s0)/$n" | bc -l | cut -c1-7) new a simulation"
 printf 'parts=%s: simulations %.2f ms CPU/sim (worker processes); coordinator selection %.3f + merge %.3f = %.3f ms/sim (profile), %.2f%% of a simulation\n' \
   "$PARTS" "$simms" "$sel" "$mer" "$(echo "$sel+$mer" | bc -l)" "$(echo "($sel+$mer)*100/$simms" | bc -l)"

@@ -28,9 +28,17 @@ profile_seconds() {
 
 # children_cpu PID: the CPU seconds of a worker host's descendants: its
 # worker processes and what they start (ns-3's driver, a child of its
-# worker process that lives as long as it). Of each process its reaped
-# children (cutime, cstime), and of each alive one its own (utime, stime).
+# worker process). If cpu_cgroup put the host in a cgroup, that cgroup's
+# usage: every process that was ever in it, whoever reaped it. Else, from
+# /proc, of each process its reaped children (cutime, cstime) and of each
+# alive one its own (utime, stime); that misses a driver whose worker
+# process was killed before it reaped it (its CPU reaches no parent),
+# which ns-3 campaigns showed as a negative figure.
 children_cpu() {
+  if [ -n "${cpu_group:-}" ]; then
+    awk '$1 == "usage_usec" {print $2/1e6}' "$cpu_group/cpu.stat"
+    return
+  fi
   local f
   read -ra f <"/proc/$1/stat"
   echo "$((f[15] + f[16] + $(alive_ticks "$1"))) $(getconf CLK_TCK)" | awk '{print $1/$2}'
@@ -42,4 +50,26 @@ alive_ticks() {
     t=$((t + f[13] + f[14] + f[15] + f[16] + $(alive_ticks "$c")))
   done
   echo "$t"
+}
+
+# cpu_cgroup: makes a cgroup v2 for a worker host, if this machine lets
+# us (root), sets cpu_group to it (for children_cpu) and in_cgroup to the
+# words that start a command in it: `"${in_cgroup[@]}" "$BIN" worker … &`
+# (the command moves itself in before it starts, so every process it
+# starts is in the cgroup; $! is still its pid). drop_cgroup removes the
+# cgroup once its processes are gone.
+cpu_cgroup() {
+  local root d
+  cpu_group= in_cgroup=()
+  root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+  d=$root/actfuzz-bench-$$-$RANDOM
+  [ -n "$root" ] && mkdir "$d" 2>/dev/null || return 0
+  cpu_group=$d
+  # shellcheck disable=SC2016 # $$ and $@ are the inner shell's
+  in_cgroup=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cpu_group")
+}
+drop_cgroup() {
+  [ -n "${cpu_group:-}" ] || return 0
+  for _ in $(seq 50); do rmdir "$cpu_group" 2>/dev/null && break; sleep 0.1; done
+  cpu_group=
 }

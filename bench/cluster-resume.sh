@@ -39,6 +39,7 @@ tmp=$(mktemp -d)
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  drop_cgroup
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -50,7 +51,8 @@ resume() {
   local url=nats://127.0.0.1:$PORT
   cp -a "$SAVED/out" "$d/out"
   for j in $(seq 0 $((PARTS - 1))); do "$bin" store --nats "$url" --part "$j" --quiet 2>"$d/store-$j.log" & pids+=($!); done
-  "$bin" worker --nats "$url" --procs "${PROCS:-2}" --quiet 2>"$d/host.log" & pids+=($!)
+  cpu_cgroup
+  "${in_cgroup[@]}" "$bin" worker --nats "$url" --procs "${PROCS:-2}" --quiet 2>"$d/host.log" & pids+=($!)
   local host=$! sims0 sims1
   sims0=$(children_cpu "$host")
   /usr/bin/time -f '%U %S %M %R' -o "$d/time" "$bin" run "$SAVED/bench.yaml" --budget "$THEN" --resume --lag 8 --nats "$url" \
@@ -60,6 +62,7 @@ resume() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   pids=()
+  drop_cgroup
   local sel mer reh ck
   sel=$(profile_seconds "$bin" "$d/cpu.pprof" 'act\.\(\*selector\)\.next$')
   mer=$(profile_seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')
