@@ -12,6 +12,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -287,6 +288,38 @@ func campaigns(ctx context.Context, js jetstream.JetStream, create bool) (jetstr
 	return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Storage: jetstream.FileStorage,
 		Description: "actfuzz campaign headers (campaign file, subject, build revision)", MaxValueSize: maxRecord})
 }
+
+// campaignIDs lists the keys of the campaign bucket kv (sorted, each
+// once), waiting at most wait. jetstream's KeyValue.Keys waits for its
+// watcher's end-of-initial-values marker without heeding its context:
+// under -race a worker host once waited 9 minutes for a marker that never
+// came, and its Serve could not end when told to (CI of 2026-11-24,
+// TestWorkerOfAnotherBuildRefused; nats-io/nats.go#1824 fixed one such
+// hang, with keys deleted during the listing). ListKeys heeds the context. A listing
+// cut short is an error, not a shorter list: callers try again at their
+// next poll, and a store process must not take a partial list for
+// campaigns that ended.
+func campaignIDs(ctx context.Context, kv jetstream.KeyValue, wait time.Duration) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	kl, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer kl.Stop()
+	var keys []string
+	for k := range kl.Keys() {
+		keys = append(keys, k)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("listing the campaigns: %w", err)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), nil
+}
+
+// listWait bounds a listing of the campaign bucket (campaignIDs).
+const listWait = 10 * time.Second
 
 // retry calls f until it succeeds or ctx ends, backing off up to 2 s
 // (a server that restarts, a leader election).

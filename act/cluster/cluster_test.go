@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1343,3 +1344,70 @@ func TestResultOverMaxResult(t *testing.T) {
 	}
 	sameSeeds(t, a, b, dirA, dirB)
 }
+
+// campaignIDs lists the bucket's live keys, sorted, and a listing it cannot
+// finish (here: its context ended) is an error, not a shorter list.
+func TestCampaignIDs(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	nc := connect(t, s.ClientURL())
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	kv, err := campaigns(ctx, js, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := campaignIDs(ctx, kv, listWait); err != nil || len(ids) != 0 {
+		t.Fatalf("an empty bucket: %q, %v", ids, err)
+	}
+	for _, k := range []string{"c", "a", "b", "a"} {
+		if _, err := kv.Put(ctx, k, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kv.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := campaignIDs(ctx, kv, listWait); err != nil || !slices.Equal(ids, []string{"a", "c"}) {
+		t.Fatalf("got %q, %v; want [a c]", ids, err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	start := time.Now()
+	if ids, err := campaignIDs(done, kv, listWait); err == nil {
+		t.Fatalf("a listing whose context ended: %q, no error", ids)
+	}
+	if d := time.Since(start); d > listWait/2 {
+		t.Fatalf("a listing whose context ended took %v", d)
+	}
+	// A watcher whose end-of-initial-values marker never comes, as in
+	// the hang campaignIDs works around: the wait ends the listing.
+	start = time.Now()
+	if ids, err := campaignIDs(ctx, stuckKV{kv}, 100*time.Millisecond); err == nil {
+		t.Fatalf("a listing without its end: %q, no error", ids)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a listing without its end took %v", d)
+	}
+}
+
+// stuckKV lists one key and then nothing until the listing's context
+// ends.
+type stuckKV struct{ jetstream.KeyValue }
+
+func (stuckKV) ListKeys(ctx context.Context, _ ...jetstream.WatchOpt) (jetstream.KeyLister, error) {
+	keys := make(chan string, 1)
+	keys <- "a"
+	go func() {
+		<-ctx.Done()
+		close(keys)
+	}()
+	return stuckLister(keys), nil
+}
+
+type stuckLister chan string
+
+func (l stuckLister) Keys() <-chan string { return l }
+func (stuckLister) Stop() error           { return nil }

@@ -302,11 +302,16 @@ func (s *StoreServer) Serve(ctx context.Context) error {
 	done := make(chan string)
 	for ctx.Err() == nil {
 		live := map[string]bool{}
+		// listed: live holds every campaign of the bucket (or there is
+		// no bucket), so a part served and not in it has ended. A
+		// listing that failed says nothing about that.
+		listed := false
 		if kv, err := campaigns(ctx, s.js, false); err == nil {
-			keys, err := kv.Keys(ctx)
-			if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) && ctx.Err() == nil {
+			keys, err := campaignIDs(ctx, kv, listWait)
+			if err != nil && ctx.Err() == nil {
 				s.log.Warn("looking for campaigns", "err", err)
 			}
+			listed = err == nil
 			for _, id := range keys {
 				if s.opt.Campaign != "" && id != s.opt.Campaign {
 					continue
@@ -354,11 +359,13 @@ func (s *StoreServer) Serve(ctx context.Context) error {
 					}
 				}()
 			}
-		} else if !errors.Is(err, jetstream.ErrBucketNotFound) && ctx.Err() == nil {
+		} else if errors.Is(err, jetstream.ErrBucketNotFound) {
+			listed = true
+		} else if ctx.Err() == nil {
 			s.log.Warn("looking for campaigns", "err", err)
 		}
 		for id, stop := range serving {
-			if !live[id] {
+			if listed && !live[id] {
 				stop() // the campaign ended
 			}
 		}

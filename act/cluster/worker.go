@@ -182,11 +182,13 @@ func (w *Worker) pick(ctx context.Context, serving map[string]bool) []accepted {
 		}
 		return nil
 	}
-	keys, err := kv.Keys(ctx)
+	keys, err := campaignIDs(ctx, kv, listWait)
 	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("looking for campaigns", "err", err)
+		}
 		return nil
 	}
-	slices.Sort(keys)
 	var cs []accepted
 	for _, id := range keys {
 		if serving[id] || (w.opt.Campaign != "" && id != w.opt.Campaign) {
