@@ -399,7 +399,6 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 	m.reset(s, len(news))
 	out := make([]BatchResult, len(news))
 	var visits uint64
-
 	heads := make([]int, s.parts)
 	for bi, ns := range news {
 		clear(heads)

@@ -414,24 +414,23 @@ func (s *Store) State(ref StateRef) []float64 {
 
 // AppendState appends the decoded state of ref to dst.
 func (s *Store) AppendState(dst []float64, ref StateRef) []float64 {
-	if s.role == roleIndex && !ref.OutOfRange() {
+	n := len(dst)
+	dst = append(dst, make([]float64, s.ly.d)...)
+	switch {
+	case ref.OutOfRange():
+		st, _, r := s.set(ref)
+		raw := make([]uint64, s.ly.d)
+		s.oc.raw(st.t.key(r), raw)
+		s.ly.decodeOOR(raw, dst[n:])
+	case s.role == roleIndex:
+		// An index's refs are its own (slim.go).
 		key, err := s.stateKey(ref)
 		if err != nil {
 			panic(err.Error())
 		}
-		n := len(dst)
-		dst = append(dst, make([]float64, s.ly.d)...)
 		s.ly.decode(key, dst[n:])
-		return dst
-	}
-	st, _, r := s.set(ref)
-	n := len(dst)
-	dst = append(dst, make([]float64, s.ly.d)...)
-	if ref.OutOfRange() {
-		raw := make([]uint64, s.ly.d)
-		s.oc.raw(st.t.key(r), raw)
-		s.ly.decodeOOR(raw, dst[n:])
-	} else {
+	default:
+		st, _, r := s.set(ref)
 		s.ly.decode(st.t.key(r), dst[n:])
 	}
 	return dst

@@ -295,10 +295,10 @@ func campaigns(ctx context.Context, js jetstream.JetStream, create bool) (jetstr
 // under -race a worker host once waited 9 minutes for a marker that never
 // came, and its Serve could not end when told to (CI of 2026-11-24,
 // TestWorkerOfAnotherBuildRefused; nats-io/nats.go#1824 fixed one such
-// hang, with keys deleted during the listing). ListKeys heeds the context. A listing
-// cut short is an error, not a shorter list: callers try again at their
-// next poll, and a store process must not take a partial list for
-// campaigns that ended.
+// hang, with keys deleted during the listing). ListKeys heeds the
+// context. A listing cut short is an error, not a shorter list: callers
+// try again at their next poll, and a store process must not take a
+// partial list for campaigns that ended.
 func campaignIDs(ctx context.Context, kv jetstream.KeyValue, wait time.Duration) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
