@@ -230,6 +230,8 @@ type StoreServer struct {
 	// until the server's pings fail.
 	frozen  atomic.Bool   // read on every share and request: no lock
 	frozenC chan struct{} // closed by freeze
+	// list lists the campaign bucket (campaignIDs; tests make it fail).
+	list func(context.Context, jetstream.KeyValue) ([]string, error)
 }
 
 // freeze freezes the process (tests; see frozen), leaving its lease as a
@@ -271,7 +273,10 @@ func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return &StoreServer{nc: nc, js: js, opt: opt, log: opt.Logger.With("part", opt.Part), holder: holderName(),
-		stats: StoreStats{Rejected: map[string]int{}, Refused: map[string]string{}}, refused: map[string]uint64{}, frozenC: make(chan struct{})}, nil
+		stats: StoreStats{Rejected: map[string]int{}, Refused: map[string]string{}}, refused: map[string]uint64{}, frozenC: make(chan struct{}),
+		list: func(ctx context.Context, kv jetstream.KeyValue) ([]string, error) {
+			return campaignIDs(ctx, kv, listWait)
+		}}, nil
 }
 
 // Stats returns the counts so far.
@@ -307,7 +312,7 @@ func (s *StoreServer) Serve(ctx context.Context) error {
 		// listing that failed says nothing about that.
 		listed := false
 		if kv, err := campaigns(ctx, s.js, false); err == nil {
-			keys, err := campaignIDs(ctx, kv, listWait)
+			keys, err := s.list(ctx, kv)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("looking for campaigns", "err", err)
 			}
