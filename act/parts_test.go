@@ -245,25 +245,30 @@ func testRunWithStoreParts(t *testing.T, c *Campaign) {
 		check(fmt.Sprintf("%d parts", parts), rep, dir)
 	}
 
-	cut := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	mk, _ := newPartsExec(t, c, 2)
-	if _, err := Run(ctx, c, Options{Budget: budget, Out: cut, Executor: mk, StoreParts: 2, CheckpointEvery: 1,
-		Progress: func(st Status) {
-			if st.Sims >= 192 {
-				cancel()
-			}
-		}}); err != nil {
-		t.Fatal(err)
+	// Cut at 192 simulations, resumed with the checkpoint's part count
+	// and with others (the checkpoint's parts are then split again one
+	// new part at a time).
+	for _, again := range []int{2, 3, 1} {
+		cut := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		mk, _ := newPartsExec(t, c, 2)
+		if _, err := Run(ctx, c, Options{Budget: budget, Out: cut, Executor: mk, StoreParts: 2, CheckpointEvery: 1,
+			Progress: func(st Status) {
+				if st.Sims >= 192 {
+					cancel()
+				}
+			}}); err != nil {
+			t.Fatal(err)
+		}
+		mk, _ = newPartsExec(t, c, again)
+		resumed, err := Run(context.Background(), c, Options{Budget: budget, Out: cut, Executor: mk, StoreParts: again, Resume: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("2 parts, resumed with %d", again), resumed, cut)
 	}
-	mk, _ = newPartsExec(t, c, 2)
-	resumed, err := Run(context.Background(), c, Options{Budget: budget, Out: cut, Executor: mk, StoreParts: 2, Resume: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("2 parts, resumed", resumed, cut)
 
-	mk, _ = newPartsExec(t, c, 2)
+	mk, _ := newPartsExec(t, c, 2)
 	if _, err := Run(context.Background(), c, Options{Budget: 64, Executor: mk, StoreParts: 3}); err == nil {
 		t.Error("3 store parts ran on an executor of 2")
 	}

@@ -210,6 +210,10 @@ type decoder struct {
 	// counts and pools are checked and dropped, as an index keeps them
 	// (ReadSplit).
 	keysOnly bool
+	// skip, when set, names pooled shards whose states are read and
+	// dropped unchecked (a re-split reads each shard whole in one pass,
+	// and skips it in the others: ReadSplit).
+	skip func(sh int) bool
 	// limit, when not 0, bounds the size of the whole encoding: a table
 	// is then reserved for as many keys as it can hold, instead of at most
 	// 2^20 and grown, each time by half, while it is read.
@@ -383,6 +387,21 @@ func (s *Store) ReadFrom(r io.Reader) (int64, error) {
 	return d.n, nil
 }
 
+// skipPooled reads the n pooled states of a shard and drops them.
+func (d *decoder) skipPooled(n int, key []uint64, poolSize int) {
+	for range n {
+		if d.err != nil {
+			return
+		}
+		d.keyDelta(key)
+		cnt := d.uvarint()
+		for range min(cnt, uint64(poolSize)) {
+			d.varint()
+			d.varint()
+		}
+	}
+}
+
 func (d *decoder) read() (*Store, error) {
 	var hdr [len(codecMagic) + 2]byte
 	d.bytes(hdr[:])
@@ -479,8 +498,12 @@ func (d *decoder) read() (*Store, error) {
 	buf := make([]visit, 0, opt.PoolSize)
 	for j, sh := range s.pooled {
 		n := d.count(1<<localBits, "state")
-		sh.st.t.reserve(d.reserveFor(n, 4))
 		clear(key)
+		if d.skip != nil && d.skip(j) {
+			d.skipPooled(n, key, opt.PoolSize)
+			continue
+		}
+		sh.st.t.reserve(d.reserveFor(n, 4))
 		var pc, pat int64
 		for range n {
 			if d.err != nil {

@@ -628,34 +628,47 @@ func Split(s *Store, n int) (index *Store, parts []*Store, err error) {
 		}
 	}
 	for j := range n {
-		p, err := NewPart(s.Space(), s.opt, j, n)
+		p, err := assemblePart(s, j, n, s.pooled, s)
 		if err != nil {
 			return nil, nil, err
-		}
-		p.cfgIDs = slices.Clone(s.cfgIDs)
-		p.cfgIdx = make(map[uint64]uint32, len(s.cfgIdx))
-		for c, i := range s.cfgIdx {
-			p.cfgIdx[c] = i
-		}
-		for sh := range p.pooled {
-			if partOf(sh, n) == j {
-				p.pooled[sh] = s.pooled[sh]
-				// A part counts the visits of its states, as its merges
-				// do (a count saturated at 2^32-1 counts as that).
-				for _, c := range s.pooled[sh].st.count {
-					p.visits += uint64(c)
-				}
-			}
-		}
-		if j == 0 {
-			p.src, p.rng, p.oor, p.ovc, p.oc = s.src, s.rng, s.oor, s.ovc, s.oc
-			p.oVisits, p.oorLimit, p.oorDropped = s.oVisits, s.oorLimit, s.oorDropped
-			p.oorKey = make([]uint64, p.oc.w)
 		}
 		parts = append(parts, p)
 	}
 	index.pools = Parts(parts)
 	return index, parts, nil
+}
+
+// assemblePart returns part j of n of the whole store that like (a whole
+// store, or an index read from a checkpoint) stands for: its space,
+// options, configs and counts of visits outside S. The part takes the
+// shards of pooled that it keeps, and part 0 the states outside S and
+// their PRNG from oor (the whole store, or part 0 of another split).
+func assemblePart(like *Store, j, n int, pooled []*shard, oor *Store) (*Store, error) {
+	p, err := NewPart(like.Space(), like.opt, j, n)
+	if err != nil {
+		return nil, err
+	}
+	p.cfgIDs = slices.Clone(like.cfgIDs)
+	p.cfgIdx = make(map[uint64]uint32, len(like.cfgIdx))
+	for c, i := range like.cfgIdx {
+		p.cfgIdx[c] = i
+	}
+	for sh := range p.pooled {
+		if partOf(sh, n) == j {
+			p.pooled[sh] = pooled[sh]
+			// A part counts the visits of its states, as its merges
+			// do (a count saturated at 2^32-1 counts as that).
+			for _, c := range pooled[sh].st.count {
+				p.visits += uint64(c)
+			}
+		}
+	}
+	if j == 0 {
+		p.src, p.rng, p.oor, p.ovc, p.oc = oor.src, oor.rng, oor.oor, oor.ovc, oor.oc
+		p.oVisits, p.oorLimit, p.oorDropped = like.oVisits, oor.oorLimit, like.oorDropped
+		p.oorKey = make([]uint64, p.oc.w)
+	}
+	return p, nil
 }
 
 // ReadPart reads part part of parts, written by its WriteTo (the whole
@@ -951,8 +964,10 @@ func readWhole(br *bufio.Reader, n int) (*Store, error) {
 // pools but keeping neither, and returns the parts' encodings as sources
 // that read them from ra when opened: the caller never holds the whole
 // store, which a store split into parts may not fit in one process, nor
-// the parts' encodings. Any other checkpoint (a whole store's, or one of
-// another part count) is read whole and split (Split), and its parts
+// the parts' encodings. A split checkpoint of another part count is read
+// the same way, then split again one new part at a time (resplit): the
+// caller holds the new parts' encodings, never the whole store. A whole
+// store's checkpoint is read whole and split (Split), and its parts
 // encoded in memory. Either way the index and parts are those Split makes
 // of the store ReadCheckpoint reads; the index has no pool source yet. ra
 // must stay readable, and unchanged, until the sources have been read.
@@ -968,7 +983,7 @@ func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSou
 	if err != nil {
 		return nil, nil, err
 	}
-	if m != n {
+	if m == 0 {
 		whole, err := readWhole(br, m)
 		if err != nil {
 			return nil, nil, err
@@ -979,9 +994,9 @@ func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSou
 		}
 		return index, BytesSources(blobs), nil
 	}
-	parts = make([]PartSource, n)
-	keys := make([]*Store, n) // each part's states as keys alone
-	for j := range n {
+	parts = make([]PartSource, m)
+	keys := make([]*Store, m) // each part's states as keys alone
+	for j := range m {
 		sz, err := readPartSize(br, j)
 		if err != nil {
 			return nil, nil, err
@@ -993,7 +1008,7 @@ func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSou
 		d := newDecoder(io.NewSectionReader(ra, off, sz))
 		d.keysOnly, d.limit = true, max(sz, 1)
 		if keys[j], err = d.read(); err == nil {
-			err = keys[j].checkPart(j, n)
+			err = keys[j].checkPart(j, m)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
@@ -1006,11 +1021,86 @@ func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSou
 		}
 		br.Reset(sr)
 	}
-	index, err = indexOfParts(br, keys)
+	index, err = indexOfParts(br, keys, n)
 	if err != nil {
 		return nil, nil, err
 	}
-	return index, parts, nil
+	if m == n {
+		return index, parts, nil
+	}
+	blobs, err := resplit(index, parts, m, n)
+	if err != nil {
+		return nil, nil, fmt.Errorf("coverage: reading a split checkpoint of %d parts as %d: %w", m, n, err)
+	}
+	return index, BytesSources(blobs), nil
+}
+
+// resplit makes the encodings of the n parts of the store that index
+// stands for from the encodings of its m parts (another split of it;
+// their keys are checked), as Split would make them from the whole
+// store: a shard moves whole from the part that keeps it among m to the
+// one that keeps it among n. It holds one new part at a time: for each,
+// it reads the old parts that keep some of its shards, skipping their
+// other shards, so that a coordinator resumed with another part count
+// never holds the whole store (only the encodings it makes, about the
+// size of the whole store's checkpoint).
+func resplit(index *Store, old []PartSource, m, n int) ([][]byte, error) {
+	blobs := make([][]byte, n)
+	for i := range n {
+		pooled := make([]*shard, len(index.pooled))
+		var oor *Store // old part 0, for new part 0's states outside S
+		for j := range m {
+			needed := i == 0 && j == 0
+			for sh := range pooled {
+				needed = needed || partOf(sh, n) == i && partOf(sh, m) == j
+			}
+			if !needed {
+				continue
+			}
+			p, err := readPartSkipping(old[j], j, m, func(sh int) bool { return partOf(sh, n) != i })
+			if err != nil {
+				return nil, fmt.Errorf("part %d: %w", j, err)
+			}
+			for sh := range pooled {
+				if partOf(sh, n) == i && partOf(sh, m) == j {
+					pooled[sh] = p.pooled[sh]
+				}
+			}
+			if j == 0 {
+				oor = p
+			}
+		}
+		p, err := assemblePart(index, i, n, pooled, oor)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if _, err := p.WriteTo(&buf); err != nil {
+			return nil, fmt.Errorf("encoding store part %d: %w", i, err)
+		}
+		blobs[i] = buf.Bytes()
+	}
+	return blobs, nil
+}
+
+// readPartSkipping reads part j of m from src, without the states of the
+// shards skip names.
+func readPartSkipping(src PartSource, j, m int, skip func(sh int) bool) (*Store, error) {
+	rc, err := src.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	d := newDecoder(rc)
+	d.skip, d.limit = skip, max(src.Size, 1)
+	p, err := d.read()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkPart(j, m); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // BytesSources returns parts' encodings as sources.
@@ -1119,10 +1209,10 @@ func readSplitView(br *bufio.Reader) (*Store, error) {
 }
 
 // indexOfParts reads the index's part of a split checkpoint (br, after
-// the parts) and makes the index Split would make, with the pooled keys
-// of keys, the parts read as keys alone.
-func indexOfParts(br *bufio.Reader, keys []*Store) (*Store, error) {
-	n := len(keys)
+// the parts) and makes the index of n parts Split would make, with the
+// pooled keys of keys, the checkpoint's parts read as keys alone.
+func indexOfParts(br *bufio.Reader, keys []*Store, n int) (*Store, error) {
+	m := len(keys)
 	view, err := readSplitView(br)
 	if err != nil {
 		return nil, err
@@ -1141,7 +1231,7 @@ func indexOfParts(br *bufio.Reader, keys []*Store) (*Store, error) {
 	if index.sl.on {
 		tabs := make([]*table, len(index.pooled))
 		for sh := range tabs {
-			tabs[sh] = &keys[partOf(sh, n)].pooled[sh].st.t
+			tabs[sh] = &keys[partOf(sh, m)].pooled[sh].st.t
 		}
 		if err := index.slimFromKeys(tabs); err != nil {
 			return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
@@ -1149,7 +1239,7 @@ func indexOfParts(br *bufio.Reader, keys []*Store) (*Store, error) {
 		return index, nil
 	}
 	for sh := range index.pooled {
-		index.pooled[sh].st.t = keys[partOf(sh, n)].pooled[sh].st.t
+		index.pooled[sh].st.t = keys[partOf(sh, m)].pooled[sh].st.t
 	}
 	if err := index.checkPooledRegions(); err != nil {
 		return nil, err

@@ -541,19 +541,20 @@ func TestReadSplit(t *testing.T) {
 	if _, _, err := readSplit(writeSplit(t, other.index, blobs), parts); err == nil {
 		t.Fatal("an index with the parts of another store was read")
 	}
-	// A damaged split checkpoint: cut anywhere, or any byte changed.
+	// A damaged split checkpoint: cut anywhere, or any byte changed;
+	// read as its own part count and as another (a re-split).
 	ck := split.Bytes()
 	for cut := 0; cut < len(ck); cut += 1 + len(ck)/97 {
-		if _, _, err := readSplit(ck[:cut], parts); err == nil {
-			t.Fatalf("cut at %d of %d bytes: read", cut, len(ck))
+		if _, _, err := readSplit(ck[:cut], parts+cut%2); err == nil {
+			t.Fatalf("cut at %d of %d bytes, as %d parts: read", cut, len(ck), parts+cut%2)
 		}
 	}
 	bad := slices.Clone(ck)
 	for i := range 300 {
 		at := rng.IntN(len(ck))
 		bad[at] ^= byte(1 + rng.IntN(255))
-		if _, _, err := readSplit(bad, parts); err == nil {
-			t.Fatalf("change %d (byte %d of %d): read", i, at, len(ck))
+		if _, _, err := readSplit(bad, parts+i%2); err == nil {
+			t.Fatalf("change %d (byte %d of %d), as %d parts: read", i, at, len(ck), parts+i%2)
 		}
 		bad[at] = ck[at]
 	}
