@@ -229,7 +229,9 @@ func readCheckpointHeader(f io.Reader, path string) (*checkpoint, *bufio.Reader,
 // parts, and parts are the sources of the parts' encodings, for the
 // Executor to load (coverage.ReadSplit: neither the whole store nor the
 // parts' encodings are held here); they read the checkpoint file, which
-// stays open until closeParts is called (never nil without an error).
+// stays open until closeParts is called (never nil without an error), or,
+// for a checkpoint of another part count, files of the parts made again
+// beside it, which closeParts removes.
 func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *Report, groups map[string]*FindingGroup, rs *runState, storeParts int) (ok bool, parts []coverage.PartSource, closeParts func(), err error) {
 	path := checkpointPath(dir, method)
 	f, err := os.Open(path)
@@ -240,9 +242,11 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		return false, nil, nil, err
 	}
 	keepOpen := false
+	removeParts := func() {} // the files of parts made again (ReadSplitIn)
 	defer func() {
 		if !keepOpen {
 			f.Close()
+			removeParts()
 		}
 	}()
 	cp, r, err := readCheckpointHeader(f, path)
@@ -270,7 +274,12 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 			}
 		}
 		if err == nil {
-			st, parts, err = coverage.ReadSplit(io.NewSectionReader(f, at, size), size, storeParts)
+			// Parts made again for another part count go to files beside
+			// the checkpoint, not into memory.
+			var remove func()
+			if st, parts, remove, err = coverage.ReadSplitIn(io.NewSectionReader(f, at, size), size, storeParts, dir); err == nil {
+				removeParts = remove
+			}
 		}
 	} else {
 		st, err = coverage.ReadCheckpoint(r)
@@ -306,5 +315,5 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		return true, nil, func() {}, nil
 	}
 	keepOpen = true
-	return true, parts, func() { f.Close() }, nil
+	return true, parts, func() { f.Close(); removeParts() }, nil
 }

@@ -266,6 +266,9 @@ func testRunWithStoreParts(t *testing.T, c *Campaign) {
 			t.Fatal(err)
 		}
 		check(fmt.Sprintf("2 parts, resumed with %d", again), resumed, cut)
+		if left, _ := filepath.Glob(filepath.Join(cut, ".resplit-*")); len(left) != 0 {
+			t.Fatalf("resumed with %d parts: %q left", again, left)
+		}
 	}
 
 	mk, _ := newPartsExec(t, c, 2)

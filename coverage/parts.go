@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 )
 
@@ -972,6 +973,55 @@ func readWhole(br *bufio.Reader, n int) (*Store, error) {
 // of the store ReadCheckpoint reads; the index has no pool source yet. ra
 // must stay readable, and unchanged, until the sources have been read.
 func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSource, err error) {
+	index, parts, _, err = ReadSplitIn(ra, size, n, "")
+	return index, parts, err
+}
+
+// ReadSplitIn is [ReadSplit], except that the parts it makes again from a
+// split checkpoint of another part count are written to files in dir
+// (hidden, named .resplit-*), so that the caller holds neither the whole
+// store nor those parts' encodings. remove deletes the files once the
+// sources have been read; it is never nil without an error. With dir "",
+// the parts are encoded in memory, as ReadSplit's.
+func ReadSplitIn(ra io.ReaderAt, size int64, n int, dir string) (index *Store, parts []PartSource, remove func(), err error) {
+	var files []string
+	remove = func() {
+		for _, f := range files {
+			os.Remove(f)
+		}
+	}
+	index, parts, err = readSplitPut(ra, size, n, func(i int, p *Store) (PartSource, error) {
+		if dir == "" {
+			var buf bytes.Buffer
+			if _, err := p.WriteTo(&buf); err != nil {
+				return PartSource{}, err
+			}
+			return BytesSources([][]byte{buf.Bytes()})[0], nil
+		}
+		f, err := os.CreateTemp(dir, ".resplit-*")
+		if err != nil {
+			return PartSource{}, err
+		}
+		files = append(files, f.Name())
+		sz, err := p.WriteTo(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return PartSource{}, err
+		}
+		name := f.Name()
+		return PartSource{Size: sz, Open: func() (io.ReadCloser, error) { return os.Open(name) }}, nil
+	})
+	if err != nil {
+		remove()
+		return nil, nil, nil, err
+	}
+	return index, parts, remove, nil
+}
+
+// readSplitPut is ReadSplitIn, with put to keep the parts a re-split makes.
+func readSplitPut(ra io.ReaderAt, size int64, n int, put func(i int, p *Store) (PartSource, error)) (index *Store, parts []PartSource, err error) {
 	sr := io.NewSectionReader(ra, 0, size)
 	br := bufio.NewReaderSize(sr, 1<<16)
 	// at is the offset in ra of br's next byte.
@@ -1028,11 +1078,11 @@ func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSou
 	if m == n {
 		return index, parts, nil
 	}
-	blobs, err := resplit(index, parts, m, n)
+	parts, err = resplit(index, parts, m, n, put)
 	if err != nil {
 		return nil, nil, fmt.Errorf("coverage: reading a split checkpoint of %d parts as %d: %w", m, n, err)
 	}
-	return index, BytesSources(blobs), nil
+	return index, parts, nil
 }
 
 // resplit makes the encodings of the n parts of the store that index
@@ -1042,10 +1092,9 @@ func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSou
 // one that keeps it among n. It holds one new part at a time: for each,
 // it reads the old parts that keep some of its shards, skipping their
 // other shards, so that a coordinator resumed with another part count
-// never holds the whole store (only the encodings it makes, about the
-// size of the whole store's checkpoint).
-func resplit(index *Store, old []PartSource, m, n int) ([][]byte, error) {
-	blobs := make([][]byte, n)
+// never holds the whole store. put keeps each new part's encoding.
+func resplit(index *Store, old []PartSource, m, n int, put func(i int, p *Store) (PartSource, error)) ([]PartSource, error) {
+	parts := make([]PartSource, n)
 	for i := range n {
 		pooled := make([]*shard, len(index.pooled))
 		var oor *Store // old part 0, for new part 0's states outside S
@@ -1074,13 +1123,11 @@ func resplit(index *Store, old []PartSource, m, n int) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		var buf bytes.Buffer
-		if _, err := p.WriteTo(&buf); err != nil {
+		if parts[i], err = put(i, p); err != nil {
 			return nil, fmt.Errorf("encoding store part %d: %w", i, err)
 		}
-		blobs[i] = buf.Bytes()
 	}
-	return blobs, nil
+	return parts, nil
 }
 
 // readPartSkipping reads part j of m from src, without the states of the

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -465,19 +468,34 @@ func TestReadSplit(t *testing.T) {
 	var split bytes.Buffer
 	split.Write(writeSplit(t, x.index, blobs))
 	for _, tc := range []struct {
-		name  string
-		ckpt  []byte
-		parts int
+		name    string
+		ckpt    []byte
+		parts   int
+		inFiles bool // ReadSplitIn: the parts it makes again in files
 	}{
-		{"split, same parts", split.Bytes(), parts},
-		{"split, fewer parts", split.Bytes(), parts - 1},
-		{"split, more parts", split.Bytes(), parts + 2},
-		{"whole", checkpoint(t, whole), parts},
+		{"split, same parts", split.Bytes(), parts, false},
+		{"split, fewer parts", split.Bytes(), parts - 1, false},
+		{"split, more parts", split.Bytes(), parts + 2, false},
+		{"split, more parts, in files", split.Bytes(), parts + 2, true},
+		{"split, same parts, in files", split.Bytes(), parts, true},
+		{"whole", checkpoint(t, whole), parts, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			index, blobs, err := readSplit(tc.ckpt, tc.parts)
+			dir := ""
+			if tc.inFiles {
+				dir = t.TempDir()
+			}
+			index, blobs, files, err := readSplitIn(tc.ckpt, tc.parts, dir)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := 0; tc.inFiles && tc.parts != parts {
+				want = tc.parts
+				if files != want {
+					t.Fatalf("%d files for %d parts made again", files, want)
+				}
+			} else if files != want {
+				t.Fatalf("%d files for parts read as they are", files)
 			}
 			read, err := ReadCheckpoint(bytes.NewReader(tc.ckpt))
 			if err != nil {
@@ -543,10 +561,27 @@ func TestReadSplit(t *testing.T) {
 	}
 	// A damaged split checkpoint: cut anywhere, or any byte changed;
 	// read as its own part count and as another (a re-split).
+	// A re-split that fails midway, its checkpoint unreadable once read
+	// through once, leaves no file behind.
+	read := func(n int) int64 { // the bytes a read as n parts reads
+		count := &readBudget{ra: bytes.NewReader(split.Bytes()), left: math.MaxInt64}
+		if _, _, _, err := ReadSplitIn(count, int64(split.Len()), n, ""); err != nil {
+			t.Fatal(err)
+		}
+		return math.MaxInt64 - count.left
+	}
+	first, all := read(parts), read(parts+2) // the keys' pass, and the re-split's
+	budget := &readBudget{ra: bytes.NewReader(split.Bytes()), left: (first + all) / 2}
+	_, _, remove, err := ReadSplitIn(budget, int64(split.Len()), parts+2, spoolDir(t))
+	if err == nil || !strings.Contains(err.Error(), "as 5") || remove != nil {
+		t.Fatalf("a re-split whose reads fail: %v", err)
+	}
+	// A re-split that fails leaves no file behind (readSplitIn checks).
 	ck := split.Bytes()
+	spool := t.TempDir()
 	for cut := 0; cut < len(ck); cut += 1 + len(ck)/97 {
-		if _, _, err := readSplit(ck[:cut], parts+cut%2); err == nil {
-			t.Fatalf("cut at %d of %d bytes, as %d parts: read", cut, len(ck), parts+cut%2)
+		if _, _, _, err := readSplitIn(ck[:cut], parts+cut%2, spool); err == nil || strings.Contains(err.Error(), "files left") {
+			t.Fatalf("cut at %d of %d bytes, as %d parts: read (%v)", cut, len(ck), parts+cut%2, err)
 		}
 	}
 	bad := slices.Clone(ck)
@@ -606,25 +641,80 @@ func TestWriteSplitFrom(t *testing.T) {
 	}
 }
 
+// readBudget is ra, whose reads fail once they have read left bytes.
+type readBudget struct {
+	ra   io.ReaderAt
+	left int64
+}
+
+func (r *readBudget) ReadAt(p []byte, off int64) (int, error) {
+	if r.left -= int64(len(p)); r.left < 0 {
+		return 0, errors.New("read budget spent")
+	}
+	return r.ra.ReadAt(p, off)
+}
+
+// spoolDir returns an empty directory that must be empty again at the
+// end of the test.
+func spoolDir(t *testing.T) string {
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		if es, _ := os.ReadDir(dir); len(es) != 0 {
+			t.Errorf("%d files left in %s", len(es), dir)
+		}
+	})
+	return dir
+}
+
 // readSplit reads checkpoint b with ReadSplit, and its parts' sources.
 func readSplit(b []byte, n int) (*Store, [][]byte, error) {
-	index, srcs, err := ReadSplit(bytes.NewReader(b), int64(len(b)), n)
-	if err != nil {
-		return nil, nil, err
+	index, blobs, _, err := readSplitIn(b, n, "")
+	return index, blobs, err
+}
+
+// readSplitIn reads checkpoint b with ReadSplitIn (its files in dir), and
+// its parts' sources, and returns how many files it had made; it fails if
+// any is left after its remove.
+func readSplitIn(b []byte, n int, dir string) (*Store, [][]byte, int, error) {
+	files := func() int {
+		if dir == "" {
+			return 0
+		}
+		es, _ := os.ReadDir(dir)
+		return len(es)
 	}
+	index, srcs, remove, err := ReadSplitIn(bytes.NewReader(b), int64(len(b)), n, dir)
+	if err != nil {
+		if left := files(); left != 0 {
+			return nil, nil, 0, fmt.Errorf("%w; %d files left", err, left)
+		}
+		return nil, nil, 0, err
+	}
+	defer remove()
+	blobs, err := readSources(srcs)
+	made := files()
+	remove()
+	if left := files(); left != 0 {
+		return nil, nil, 0, fmt.Errorf("%d files left after remove", left)
+	}
+	return index, blobs, made, err
+}
+
+// readSources reads srcs whole.
+func readSources(srcs []PartSource) ([][]byte, error) {
 	blobs := make([][]byte, len(srcs))
 	for j, src := range srcs {
 		r, err := src.Open()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		blobs[j], err = io.ReadAll(r)
 		r.Close()
 		if err != nil || int64(len(blobs[j])) != src.Size {
-			return nil, nil, fmt.Errorf("part %d: %d bytes of %d (%v)", j, len(blobs[j]), src.Size, err)
+			return nil, fmt.Errorf("part %d: %d bytes of %d (%v)", j, len(blobs[j]), src.Size, err)
 		}
 	}
-	return index, blobs, nil
+	return blobs, nil
 }
 
 // partBlobs returns the encodings of x's parts.

@@ -447,10 +447,10 @@
 //     parts. The part count can change at a resume (to more parts after
 //     one hit its cap): the checkpoint's parts are then split again one
 //     new part at a time, each from the old parts that keep its shards,
-//     read without the others (coverage.ReadSplit), so the coordinator
-//     holds the new parts' encodings until they are loaded, never the
-//     whole store (act's TestRunWithStoreParts resumes 2 parts as 1, 2
-//     and 3).
+//     read without the others, into files beside the checkpoint that
+//     are removed once loaded (coverage.ReadSplitIn), so the coordinator
+//     never holds the whole store (act's TestRunWithStoreParts resumes 2
+//     parts as 1, 2 and 3).
 //
 // Shards are split by their keys' hash, each shard sees its keys in the
 // whole store's order with the same PRNG, and the index gets the new
