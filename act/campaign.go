@@ -56,6 +56,9 @@ type Campaign struct {
 	// (key memory:, e.g. "2GB"; default DefaultMemory; see coverage's
 	// "Memory budget").
 	Memory int64
+	// MemoryGiven says that the file set memory: (a store split into
+	// parts, which cannot coarsen, is capped only by a budget given).
+	MemoryGiven bool
 	// Symbolic, when set, adds ACT's symbolic step (symstep.go; key
 	// symbolic:, off when absent).
 	Symbolic *SymbolicSpec
@@ -328,7 +331,7 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 		if err != nil {
 			return nil, fail(lineOf("memory"), "memory", "%v", err)
 		}
-		c.Memory = m
+		c.Memory, c.MemoryGiven = m, true
 	}
 	if cf.Symbolic != nil {
 		sp, err := parseSymbolic(cf.Symbolic, func(field, format string, a ...any) error {

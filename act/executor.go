@@ -267,6 +267,21 @@ type StoreParts interface {
 // there are more parts or a larger cap.
 var ErrStoreCapped = errors.New("a store part is at its memory cap")
 
+// ErrIndexCapped says that the coordinator's index of a store split into
+// parts went over the store's share of the campaign's memory budget (a
+// split store cannot coarsen): the campaign stopped after a checkpoint,
+// and continues with --resume and a larger budget. It is an
+// ErrStoreCapped too.
+var ErrIndexCapped error = indexCapped{}
+
+type indexCapped struct{}
+
+func (indexCapped) Error() string {
+	return "the coordinator's index of the store parts is over the store's share of the memory budget"
+}
+
+func (indexCapped) Is(target error) bool { return target == ErrStoreCapped }
+
 // PartItem is one simulation for the store parts to merge: either a
 // configuration whose result's states went to the parts (Index, Shares:
 // Result.Shares), or states this process has (Local: the symbolic step's

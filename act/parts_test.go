@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -274,5 +276,51 @@ func testRunWithStoreParts(t *testing.T, c *Campaign) {
 	mk, _ := newPartsExec(t, c, 2)
 	if _, err := Run(context.Background(), c, Options{Budget: 64, Executor: mk, StoreParts: 3}); err == nil {
 		t.Error("3 store parts ran on an executor of 2")
+	}
+}
+
+// A store split into parts cannot coarsen: the memory budget caps the
+// coordinator's index instead. The merge that takes it over the store's
+// share is the campaign's last, with a checkpoint and ErrIndexCapped;
+// resumed without a budget, the campaign ends as a whole store's run.
+func TestStorePartsIndexCapped(t *testing.T) {
+	c := smallCampaign(t)
+	const budget = 448
+	wholeDir := t.TempDir()
+	whole, err := Run(context.Background(), c, Options{Budget: budget, Out: wholeDir, Workers: 2, Memory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mk, _ := newPartsExec(t, c, 2)
+	first, err := Run(context.Background(), c, Options{Budget: budget, Out: dir, Executor: mk, StoreParts: 2, Memory: 1000})
+	if !errors.Is(err, ErrIndexCapped) || !errors.Is(err, ErrStoreCapped) || !strings.Contains(err.Error(), "larger memory budget") {
+		t.Fatalf("want the index's cap, got %v", err)
+	}
+	if first == nil || first.Sims != batchSize {
+		t.Fatalf("the capped campaign ran %v simulations, want one batch", first)
+	}
+	saved, err := LoadReport(dir, "act")
+	if err != nil || saved.Sims != first.Sims {
+		t.Fatalf("the checkpoint after the cap: %v (%v), want %d simulations", saved, err, first.Sims)
+	}
+	mk, _ = newPartsExec(t, c, 2)
+	rep, err := Run(context.Background(), c, Options{Budget: budget, Out: dir, Executor: mk, StoreParts: 2, Resume: true, Memory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sims != whole.Sims || !bytes.Equal(storeBytes(t, dir), storeBytes(t, wholeDir)) {
+		t.Fatalf("resumed: %d simulations, store differs from the whole run's (%d)", rep.Sims, whole.Sims)
+	}
+	// The campaign's budget caps the index when the file gives it, not
+	// as its default.
+	for _, given := range []bool{false, true} {
+		d := *c
+		d.Memory, d.MemoryGiven = 1000, given
+		mk, _ = newPartsExec(t, &d, 2)
+		rep, err := Run(context.Background(), &d, Options{Budget: 2 * batchSize, Executor: mk, StoreParts: 2})
+		if capped := errors.Is(err, ErrIndexCapped); capped != given || rep == nil || !given && (err != nil || rep.Sims != 2*batchSize) {
+			t.Fatalf("memory: given %v: %v, %v", given, rep, err)
+		}
 	}
 }

@@ -38,10 +38,10 @@ type Options struct {
 	// keep to StoreShare tenths of it (see coverage's "Memory budget"); a
 	// command should also set the runtime's soft limit to RuntimeShare
 	// tenths of it (debug.SetMemoryLimit), leaving the rest for memory the
-	// runtime does not return at once. With StoreParts the budget is not
-	// kept (the parts' index grows with the campaign; a warning says so),
-	// and a command should not set the soft limit: below the live heap it
-	// keeps the garbage collector running.
+	// runtime does not return at once. With StoreParts, which cannot
+	// coarsen, a budget given (here or in the campaign file) caps the
+	// coordinator's index at the store's share: the merge that takes it
+	// over is the campaign's last (ErrIndexCapped).
 	Memory int64
 	// MaxOutOfRange bounds the distinct states outside S that the store
 	// keeps (default 1,000,000; negative: keep all). They never count as
@@ -82,9 +82,10 @@ type Options struct {
 	// that count; coverage/parts.go): Run keeps the store's index and
 	// merges through the Executor. Results do not depend on it. The
 	// report's Store is then the index (every count, no pool; LoadReport
-	// reads the whole store from the checkpoint). The memory budget is not
-	// enforced (a part cannot coarsen; a warning says so): the Executor
-	// may cap its parts instead (ErrStoreCapped).
+	// reads the whole store from the checkpoint). A split store cannot
+	// coarsen: the memory budget caps the index (ErrIndexCapped), and the
+	// Executor may cap its parts (ErrStoreCapped). Results are those of a
+	// whole store until a cap is hit.
 	StoreParts int
 	// OnCheckpoint, if set, is called after every checkpoint is written
 	// (and after the last), on the campaign's goroutine, with the report
@@ -272,9 +273,19 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// sets the runtime's soft memory limit to RuntimeShare of it), the
 	// batches in flight and, with in-process workers, the simulations.
 	storeMem := max(mem, 0) / 10 * StoreShare
+	// A store split into parts cannot coarsen (coverage/parts.go): a
+	// budget given (--memory, memory:) caps its index at the store's share
+	// instead, and a merge that takes it over is the campaign's last
+	// (ErrIndexCapped); each part has a cap of its own (ErrStoreCapped).
+	// The default budget, made for a whole store that coarsens, would end
+	// a cluster's campaign at about 100 million states (bench/results'
+	// "An older stretch": 1.2 GB of index at 109 million).
+	var indexCap int64
 	if opt.StoreParts > 0 {
-		if storeMem > 0 {
-			log.Warn("store parts: the memory budget of the coverage store is not enforced (a part cannot coarsen; `actfuzz store --memory` caps a part)", "budget", storeMem, "parts", opt.StoreParts)
+		if opt.Memory != 0 || c.MemoryGiven {
+			indexCap = storeMem
+		} else {
+			log.Info("store parts: no memory budget given, so the coordinator's index is not capped (a split store cannot coarsen)")
 		}
 		storeMem = 0
 	}
@@ -506,6 +517,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if err == nil {
 			var res []coverage.BatchResult
 			if res, err = store.AddNews(news, ids); err == nil {
+				if b := int64(store.Bytes()); indexCap > 0 && b > indexCap && storeCapped == nil {
+					storeCapped = fmt.Errorf("%w (%d MB, the share %d MB): continue with a larger memory budget", ErrIndexCapped, b>>20, indexCap>>20)
+				}
 				return res, nil
 			}
 		}

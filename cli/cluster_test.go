@@ -155,6 +155,28 @@ func TestRunStoreCapped(t *testing.T) {
 	}
 }
 
+// With store parts, --memory caps the coordinator's index: run exits 3
+// after a checkpoint, saying so and to continue with a larger --memory.
+func TestRunIndexCapped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server, a worker host and two store processes")
+	}
+	s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\n")
+	dir := filepath.Dir(path)
+	serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
+	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
+	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
+	out := filepath.Join(dir, "out")
+	code, _, errs := runCLI(context.Background(), "run", path, "--out", out, "--nats", s.ClientURL(), "--store-parts", "2", "--memory", "1KB", "--quiet")
+	if code != exitInternal || !strings.Contains(errs, "coordinator's index") || !strings.Contains(errs, "--resume --out "+out+" --memory SIZE") {
+		t.Fatalf("exit %d, want 3 naming the index and how to continue: %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, "coverage", "checkpoint-act.gob")); err != nil {
+		t.Fatalf("no checkpoint: %v", err)
+	}
+	t.Log(errs)
+}
+
 // A store process that stops mid-campaign and is started again, or
 // whose standby (a second process for its part) is running, hands its
 // part over without the coordinator stopping: run continues from its

@@ -239,11 +239,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update
 	}
-	if *storeParts == 0 {
-		// With store parts the budget is not kept (act.Run warns): the
-		// parts' index grows with the campaign, and a soft limit below
-		// it keeps the garbage collector running (bench/cluster-aged.sh
-		// 2, simulations 10,000 to 15,000: 109 collections with the
+	if *storeParts == 0 || mem != 0 || c.MemoryGiven {
+		// With store parts a budget given caps the index at the store's
+		// share (act.ErrIndexCapped), below the soft limit. Without one
+		// the index is not capped, and a soft limit below it would keep
+		// the garbage collector running (bench/cluster-aged.sh 2,
+		// simulations 10,000 to 15,000: 109 collections with the
 		// limit, 24 without).
 		setMemoryLimit(ctx, c, mem, opt.Logger)
 	}
@@ -254,6 +255,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// max_payload (the message names its size and the limit).
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitUsage
+	}
+	if errors.Is(err, act.ErrIndexCapped) && *out != "" {
+		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with a larger budget, continue with: %s run %s --resume --out %s --memory SIZE\n",
+			err, rep.Sims, progName(), c.Path, *out)
+		return exitInternal
 	}
 	if errors.Is(err, act.ErrStoreCapped) && *out != "" {
 		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with more store parts or a larger cap, continue with: %s run %s --resume --out %s\n",

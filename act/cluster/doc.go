@@ -532,6 +532,9 @@
 // is its last, and its answer says so (partReply.Capped); Run ends the
 // campaign after that batch with a checkpoint and act.ErrStoreCapped, and
 // it resumes with more parts or a larger cap (TestStorePartCapped). The
-// campaign's memory: is not enforced with store parts (a warning says
-// so).
+// campaign's memory budget, when given (--memory, memory:), caps the
+// coordinator's index the same way, at the store's share of it
+// (act.ErrIndexCapped; act's TestStorePartsIndexCapped): `run` says to
+// resume with a larger --memory, since more parts do not shrink the
+// index.
 package cluster
