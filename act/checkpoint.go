@@ -275,7 +275,12 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 		}
 		if err == nil {
 			// Parts made again for another part count go to files beside
-			// the checkpoint, not into memory.
+			// the checkpoint, not into memory; a coordinator killed while
+			// it loaded them left its own (one coordinator a directory).
+			stale, _ := filepath.Glob(filepath.Join(dir, coverage.ResplitPattern))
+			for _, f := range stale {
+				os.Remove(f)
+			}
 			var remove func()
 			if st, parts, remove, err = coverage.ReadSplitIn(io.NewSectionReader(f, at, size), size, storeParts, dir); err == nil {
 				removeParts = remove

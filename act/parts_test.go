@@ -262,6 +262,11 @@ func testRunWithStoreParts(t *testing.T, c *Campaign) {
 			}}); err != nil {
 			t.Fatal(err)
 		}
+		// A file that a coordinator killed while it loaded parts made
+		// again would have left.
+		if err := os.WriteFile(filepath.Join(cut, ".resplit-123"), []byte("stale"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		mk, _ = newPartsExec(t, c, again)
 		resumed, err := Run(context.Background(), c, Options{Budget: budget, Out: cut, Executor: mk, StoreParts: again, Resume: true})
 		if err != nil {

@@ -977,12 +977,16 @@ func ReadSplit(ra io.ReaderAt, size int64, n int) (index *Store, parts []PartSou
 	return index, parts, err
 }
 
+// ResplitPattern is the pattern of the names of the files ReadSplitIn
+// writes (filepath.Match's and os.CreateTemp's).
+const ResplitPattern = ".resplit-*"
+
 // ReadSplitIn is [ReadSplit], except that the parts it makes again from a
 // split checkpoint of another part count are written to files in dir
-// (hidden, named .resplit-*), so that the caller holds neither the whole
-// store nor those parts' encodings. remove deletes the files once the
-// sources have been read; it is never nil without an error. With dir "",
-// the parts are encoded in memory, as ReadSplit's.
+// (hidden, named by ResplitPattern), so that the caller holds neither the
+// whole store nor those parts' encodings. remove deletes the files once
+// the sources have been read; it is never nil without an error. With dir
+// "", the parts are encoded in memory, as ReadSplit's.
 func ReadSplitIn(ra io.ReaderAt, size int64, n int, dir string) (index *Store, parts []PartSource, remove func(), err error) {
 	var files []string
 	remove = func() {
@@ -998,7 +1002,7 @@ func ReadSplitIn(ra io.ReaderAt, size int64, n int, dir string) (index *Store, p
 			}
 			return BytesSources([][]byte{buf.Bytes()})[0], nil
 		}
-		f, err := os.CreateTemp(dir, ".resplit-*")
+		f, err := os.CreateTemp(dir, ResplitPattern)
 		if err != nil {
 			return PartSource{}, err
 		}
