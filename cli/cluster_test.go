@@ -134,47 +134,38 @@ func TestRunOnCluster(t *testing.T) {
 	}
 }
 
-// A store process at its --memory cap ends the campaign after a
-// checkpoint: run exits 3, saying so and how to continue.
+// A store process at its --memory cap, or the coordinator's index over
+// run's --memory, ends the campaign after a checkpoint: run exits 3,
+// saying so and how to continue.
 func TestRunStoreCapped(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a NATS server, a worker host and two store processes")
+		t.Skip("starts NATS servers, worker hosts and store processes")
 	}
-	s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\n")
-	dir := filepath.Dir(path)
-	serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
-	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
-	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "1", "--memory", "1KB", "--quiet")
-	out := filepath.Join(dir, "out")
-	code, _, errs := runCLI(context.Background(), "run", path, "--out", out, "--nats", s.ClientURL(), "--store-parts", "2", "--quiet")
-	if code != exitInternal || !strings.Contains(errs, "store part 1 holds") || !strings.Contains(errs, "--resume --out "+out) {
-		t.Fatalf("exit %d, want 3 naming the capped part and how to continue: %s", code, errs)
+	for _, tc := range []struct {
+		name       string
+		part1, run []string // part 1's and run's extra flags
+		says, next string   // what the message names, and how to continue
+	}{
+		{"part", []string{"--memory", "1KB"}, nil, "store part 1 holds", ""},
+		{"index", nil, []string{"--memory", "1KB"}, "coordinator's index", " --memory SIZE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\n")
+			dir := filepath.Dir(path)
+			serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
+			serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
+			serve(ctx, append([]string{"store", "--nats", s.ClientURL(), "--part", "1", "--quiet"}, tc.part1...)...)
+			out := filepath.Join(dir, "out")
+			args := append([]string{"run", path, "--out", out, "--nats", s.ClientURL(), "--store-parts", "2", "--quiet"}, tc.run...)
+			code, _, errs := runCLI(context.Background(), args...)
+			if code != exitInternal || !strings.Contains(errs, tc.says) || !strings.Contains(errs, "--resume --out "+out+tc.next) {
+				t.Fatalf("exit %d, want 3 naming the cap and how to continue: %s", code, errs)
+			}
+			if _, err := os.Stat(filepath.Join(out, "coverage", "checkpoint-act.gob")); err != nil {
+				t.Fatalf("no checkpoint: %v", err)
+			}
+		})
 	}
-	if _, err := os.Stat(filepath.Join(out, "coverage", "checkpoint-act.gob")); err != nil {
-		t.Fatalf("no checkpoint: %v", err)
-	}
-}
-
-// With store parts, --memory caps the coordinator's index: run exits 3
-// after a checkpoint, saying so and to continue with a larger --memory.
-func TestRunIndexCapped(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a NATS server, a worker host and two store processes")
-	}
-	s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\n")
-	dir := filepath.Dir(path)
-	serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
-	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
-	serve(ctx, "store", "--nats", s.ClientURL(), "--part", "1", "--quiet")
-	out := filepath.Join(dir, "out")
-	code, _, errs := runCLI(context.Background(), "run", path, "--out", out, "--nats", s.ClientURL(), "--store-parts", "2", "--memory", "1KB", "--quiet")
-	if code != exitInternal || !strings.Contains(errs, "coordinator's index") || !strings.Contains(errs, "--resume --out "+out+" --memory SIZE") {
-		t.Fatalf("exit %d, want 3 naming the index and how to continue: %s", code, errs)
-	}
-	if _, err := os.Stat(filepath.Join(out, "coverage", "checkpoint-act.gob")); err != nil {
-		t.Fatalf("no checkpoint: %v", err)
-	}
-	t.Log(errs)
 }
 
 // A store process that stops mid-campaign and is started again, or
