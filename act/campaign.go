@@ -68,6 +68,21 @@ type Campaign struct {
 // DefaultMemory is the default budget of a campaign's coverage store.
 const DefaultMemory = 2 << 30
 
+// GivenMemory is the memory budget given to the campaign's process: flag
+// (a --memory; negative: none) or, when flag is 0, the file's memory:,
+// and 0 when neither gives one. A store split into parts, which cannot
+// coarsen, is capped only by a budget given: the default, made for a
+// store that coarsens, would end a cluster's campaign (see Run).
+func (c *Campaign) GivenMemory(flag int64) int64 {
+	switch {
+	case flag != 0:
+		return max(flag, 0)
+	case c.MemoryGiven:
+		return c.Memory
+	}
+	return 0
+}
+
 // ParseBytes parses a size such as "2GB", "512MB", "64MiB" or "1000000"
 // (bytes). K, M, G and T are powers of 1024 with or without "i" (memory
 // is counted in binary units, as the runtime's limits are).

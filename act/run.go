@@ -282,8 +282,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// "An older stretch": 939 MB of index at 91 million).
 	var indexCap int64
 	if opt.StoreParts > 0 {
-		if opt.Memory != 0 || c.MemoryGiven {
-			indexCap = storeMem
+		if given := c.GivenMemory(opt.Memory); given > 0 {
+			indexCap = given / 10 * StoreShare
 		} else {
 			log.Info("store parts: no memory budget given, so the coordinator's index is not capped (a split store cannot coarsen)")
 		}

@@ -91,7 +91,8 @@ func clusterRun(f *natsFlags, id string, c *act.Campaign, opt *act.Options, stde
 			opt.StoreParts, opt.StoreParts-1, progName(), cluster.Redact(co.URL))
 	}
 	opt.Executor = func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
-		return cluster.NewExecutor(ctx, nc, c, h, cluster.Options{ID: id, Resume: opt.Resume, Logger: opt.Logger, Parts: opt.StoreParts})
+		return cluster.NewExecutor(ctx, nc, c, h, cluster.Options{ID: id, Resume: opt.Resume, Logger: opt.Logger, Parts: opt.StoreParts,
+			Memory: c.GivenMemory(opt.Memory)})
 	}
 	return nc.Close, exitOK
 }

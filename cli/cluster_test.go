@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -136,25 +137,28 @@ func TestRunOnCluster(t *testing.T) {
 
 // A store process at its --memory cap, or the coordinator's index over
 // run's --memory, ends the campaign after a checkpoint: run exits 3,
-// saying so and how to continue.
+// saying so and how to continue. A store process without a cap of its
+// own keeps to run's --memory as the index does.
 func TestRunStoreCapped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts NATS servers, worker hosts and store processes")
 	}
 	for _, tc := range []struct {
 		name       string
-		part1, run []string // part 1's and run's extra flags
+		parts, run []string // the store processes' and run's extra flags
+		part1      []string // part 1's besides
 		says, next string   // what the message names, and how to continue
 	}{
-		{"part", []string{"--memory", "1KB"}, nil, "store part 1 holds", ""},
-		{"index", nil, []string{"--memory", "1KB"}, "coordinator's index", " --memory SIZE"},
+		{"part", nil, nil, []string{"--memory", "1KB"}, "store part 1 holds", ""},
+		{"index", []string{"--memory", "1GB"}, []string{"--memory", "1KB"}, nil, "coordinator's index", " --memory SIZE"},
+		{"parts by run's budget", nil, []string{"--memory", "1KB"}, nil, "the store's share of the campaign's memory budget", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 160\nwindow: 32\n")
 			dir := filepath.Dir(path)
 			serve(ctx, "worker", "--nats", s.ClientURL(), "--procs", "2", "--quiet")
-			serve(ctx, "store", "--nats", s.ClientURL(), "--part", "0", "--quiet")
-			serve(ctx, append([]string{"store", "--nats", s.ClientURL(), "--part", "1", "--quiet"}, tc.part1...)...)
+			serve(ctx, append([]string{"store", "--nats", s.ClientURL(), "--part", "0", "--quiet"}, tc.parts...)...)
+			serve(ctx, slices.Concat([]string{"store", "--nats", s.ClientURL(), "--part", "1", "--quiet"}, tc.parts, tc.part1)...)
 			out := filepath.Join(dir, "out")
 			args := append([]string{"run", path, "--out", out, "--nats", s.ClientURL(), "--store-parts", "2", "--quiet"}, tc.run...)
 			code, _, errs := runCLI(context.Background(), args...)

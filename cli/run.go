@@ -239,7 +239,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update
 	}
-	if *storeParts == 0 || mem != 0 || c.MemoryGiven {
+	if *storeParts == 0 || c.GivenMemory(mem) > 0 {
 		// With store parts a budget given caps the index at the store's
 		// share (act.ErrIndexCapped), below the soft limit. Without one
 		// the index is not capped, and a soft limit below it would keep

@@ -536,5 +536,7 @@
 // coordinator's index the same way, at the store's share of it
 // (act.ErrIndexCapped; act's TestStorePartsIndexCapped): `run` says to
 // resume with a larger --memory, since more parts do not shrink the
-// index.
+// index. The budget given travels in the campaign's record, and a store
+// process without --memory caps its part at the same share, so that
+// every process of the campaign keeps to it (cli's TestRunStoreCapped).
 package cluster

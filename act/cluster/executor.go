@@ -45,6 +45,12 @@ type Options struct {
 	// result's states to them, and the Executor is an act.StoreParts
 	// (act.Options.StoreParts must be the same).
 	Parts int
+	// Memory is the campaign's memory budget given to the coordinator
+	// (act.Campaign.GivenMemory; 0: none). A store process without a cap
+	// of its own (StoreOptions.Memory) caps its part at the store's share
+	// of it, as Run caps the coordinator's index (act.ErrIndexCapped):
+	// every process of the campaign keeps to the budget.
+	Memory int64
 	// PartTimeout is how long the coordinator waits for a store part that
 	// does not answer, or for shares its part lacks, before it stops the
 	// campaign with an error naming the part (default 2 min).
@@ -334,7 +340,7 @@ func (e *Executor) setup(ctx context.Context) error {
 		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
 	}
 	rec, err := encodeRecord(record{Proto: act.ProtocolVersion, Header: e.header, Chunk: e.opt.Chunk, MaxResult: e.opt.MaxResult,
-		Parts: e.opt.Parts, Shards: coverage.DefaultShards})
+		Parts: e.opt.Parts, Shards: coverage.DefaultShards, Memory: max(e.opt.Memory, 0)})
 	if err != nil {
 		return err
 	}

@@ -180,7 +180,9 @@ type StoreOptions struct {
 	// (default 1 GiB); beyond it a share waits in the stream.
 	MaxHeld int
 	// Memory caps the bytes of each part kept (coverage.Store.Bytes; 0:
-	// none). A part cannot coarsen as a whole store does (its pools'
+	// the store's share of the campaign's memory budget, when its
+	// coordinator was given one, as its index keeps to; else none). A
+	// part cannot coarsen as a whole store does (its pools'
 	// level is the index's), so the merge that takes it over the cap is
 	// its last: its answer says so, the coordinator ends the campaign
 	// after that batch with a checkpoint and an error that names the part
@@ -279,6 +281,17 @@ func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
 		}}, nil
 }
 
+// partCap is the memory cap of a part of the campaign of record rec: this
+// process's own (StoreOptions.Memory) or, without one, the store's share
+// of the campaign's budget given (record.Memory), as the coordinator caps
+// its index; 0: none.
+func (s *StoreServer) partCap(rec record) int64 {
+	if s.opt.Memory > 0 {
+		return s.opt.Memory
+	}
+	return max(rec.Memory, 0) / 10 * act.StoreShare
+}
+
 // Stats returns the counts so far.
 func (s *StoreServer) Stats() StoreStats {
 	s.mu.Lock()
@@ -350,7 +363,7 @@ func (s *StoreServer) Serve(ctx context.Context) error {
 						s.log.Error("store part not served", "campaign", id, "err", err)
 					}
 					if err == nil {
-						if err := s.serveCampaign(l.ctx, id); err != nil && l.ctx.Err() == nil {
+						if err := s.serveCampaign(l.ctx, id, rec); err != nil && l.ctx.Err() == nil {
 							s.log.Error("store part stopped", "campaign", id, "err", err)
 						}
 						s.mu.Lock()
@@ -440,6 +453,7 @@ type partState struct {
 	id      string
 	part    int
 	payload int
+	memCap  int64 // partCap
 
 	mu      sync.Mutex
 	arrived chan struct{} // closed and replaced when a share arrives
@@ -493,8 +507,8 @@ func (p *partState) decode(c *candidate, newBatch func() *coverage.Batch) {
 
 // serveCampaign keeps the campaign's part: it receives the shares on the
 // part's consumer and answers the coordinator's requests, one at a time.
-func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
-	ps := &partState{s: s, id: id, part: s.opt.Part, payload: max(int(s.nc.MaxPayload())-partHeadroom, 1024),
+func (s *StoreServer) serveCampaign(ctx context.Context, id string, rec record) error {
+	ps := &partState{s: s, id: id, part: s.opt.Part, payload: max(int(s.nc.MaxPayload())-partHeadroom, 1024), memCap: s.partCap(rec),
 		arrived: make(chan struct{}), shares: map[string][]*candidate{}, pieces: map[string]*pieces{},
 		decoding: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	cons, err := s.js.Consumer(ctx, statesStream(id), partConsumer(s.opt.Part))
@@ -899,12 +913,16 @@ func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
 	p.mu.Unlock()
 	p.s.count(func(st *StoreStats) { st.Merges++; st.Shares += len(items) })
 	rep := p.newsChunk(0)
-	if limit := p.s.opt.Memory; limit > 0 {
+	if limit := p.memCap; limit > 0 {
 		if b := int64(p.store.Bytes()); b > limit {
 			p.s.count(func(st *StoreStats) { st.Capped++ })
 			p.s.log.Error("store part at its memory cap: this merge is its last", "campaign", p.id, "part", p.part, "bytes", b, "cap", limit)
-			p.capped = fmt.Sprintf("store part %d holds %d bytes, over its memory cap of %d (actfuzz store --memory): "+
-				"run the campaign again with --resume and more --store-parts, or a larger cap", p.part, b, limit)
+			from := "actfuzz store --memory"
+			if p.s.opt.Memory <= 0 {
+				from = "the store's share of the campaign's memory budget"
+			}
+			p.capped = fmt.Sprintf("store part %d holds %d bytes, over its memory cap of %d (%s): "+
+				"run the campaign again with --resume and more --store-parts, or a larger cap", p.part, b, limit, from)
 			rep.Capped = p.capped
 		}
 	}
