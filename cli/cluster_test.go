@@ -168,6 +168,15 @@ func TestRunStoreCapped(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(out, "coverage", "checkpoint-act.gob")); err != nil {
 				t.Fatalf("no checkpoint: %v", err)
 			}
+			if tc.run == nil {
+				return // continuing needs a store process with a larger cap
+			}
+			// As the message says: --resume with a larger --memory, the
+			// same store processes.
+			resume := append([]string{"run", path, "--out", out, "--nats", s.ClientURL(), "--store-parts", "2", "--quiet", "--resume"}, "--memory", "1GB")
+			if code, _, errs := runCLI(context.Background(), resume...); code != exitOK {
+				t.Fatalf("resumed with --memory 1GB: exit %d: %s", code, errs)
+			}
 		})
 	}
 }

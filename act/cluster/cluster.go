@@ -170,9 +170,6 @@ type record struct {
 	Parts int
 	// Shards is the coverage store's shard count (the parts own shards).
 	Shards int
-	// Memory is the campaign's memory budget given (Options.Memory; 0:
-	// none), for store processes without a cap of their own.
-	Memory int64
 }
 
 func encodeRecord(r record) ([]byte, error) {

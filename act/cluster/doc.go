@@ -536,7 +536,8 @@
 // coordinator's index the same way, at the store's share of it
 // (act.ErrIndexCapped; act's TestStorePartsIndexCapped): `run` says to
 // resume with a larger --memory, since more parts do not shrink the
-// index. The budget given travels in the campaign's record, and a store
-// process without --memory caps its part at the same share, so that
-// every process of the campaign keeps to it (cli's TestRunStoreCapped).
+// index. The budget given comes with each part's "load" request, and a
+// store process without --memory caps its part at the same share, so
+// that every process of the campaign keeps to it, and a coordinator
+// resumed with a larger budget raises it (cli's TestRunStoreCapped).
 package cluster

@@ -340,7 +340,7 @@ func (e *Executor) setup(ctx context.Context) error {
 		return fmt.Errorf("KV bucket %s: %w", Bucket, err)
 	}
 	rec, err := encodeRecord(record{Proto: act.ProtocolVersion, Header: e.header, Chunk: e.opt.Chunk, MaxResult: e.opt.MaxResult,
-		Parts: e.opt.Parts, Shards: coverage.DefaultShards, Memory: max(e.opt.Memory, 0)})
+		Parts: e.opt.Parts, Shards: coverage.DefaultShards})
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,8 @@ func (e *Executor) LoadParts(ctx context.Context, parts []coverage.PartSource, o
 		if err != nil || int64(info.Size) != parts[j].Size {
 			return fmt.Errorf("object store %s: part %d: put %d bytes of %d (digest %q)", PartsBucket, j, info.Size, parts[j].Size, info.Digest)
 		}
-		_, err = e.callPart(ctx, j, partRequest{Op: opLoad, Object: loadObject(e.opt.ID, j), Sum: sum, Parts: e.opt.Parts, OutOfRange: outOfRange})
+		_, err = e.callPart(ctx, j, partRequest{Op: opLoad, Object: loadObject(e.opt.ID, j), Sum: sum, Parts: e.opt.Parts, OutOfRange: outOfRange,
+			Memory: max(e.opt.Memory, 0)})
 		return err
 	})
 	e.partSeq = 0

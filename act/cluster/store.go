@@ -111,6 +111,11 @@ type partRequest struct {
 	Sum        []byte
 	Parts      int
 	OutOfRange int
+	// opLoad: the campaign's memory budget given to the coordinator (0:
+	// none), for a process without a cap of its own (partCap). It comes
+	// with every load, so a coordinator resumed with a larger budget
+	// raises it.
+	Memory int64
 	// opMerge: the simulations, in order.
 	Items []shareItem
 	// opNews: the chunk of the last merge's news wanted.
@@ -281,15 +286,15 @@ func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
 		}}, nil
 }
 
-// partCap is the memory cap of a part of the campaign of record rec: this
-// process's own (StoreOptions.Memory) or, without one, the store's share
-// of the campaign's budget given (record.Memory), as the coordinator caps
-// its index; 0: none.
-func (s *StoreServer) partCap(rec record) int64 {
+// partCap is the memory cap of a part whose coordinator was given the
+// budget given (partRequest.Memory): this process's own
+// (StoreOptions.Memory) or, without one, the store's share of the budget,
+// as the coordinator caps its index; 0: none.
+func (s *StoreServer) partCap(given int64) int64 {
 	if s.opt.Memory > 0 {
 		return s.opt.Memory
 	}
-	return max(rec.Memory, 0) / 10 * act.StoreShare
+	return max(given, 0) / 10 * act.StoreShare
 }
 
 // Stats returns the counts so far.
@@ -363,7 +368,7 @@ func (s *StoreServer) Serve(ctx context.Context) error {
 						s.log.Error("store part not served", "campaign", id, "err", err)
 					}
 					if err == nil {
-						if err := s.serveCampaign(l.ctx, id, rec); err != nil && l.ctx.Err() == nil {
+						if err := s.serveCampaign(l.ctx, id); err != nil && l.ctx.Err() == nil {
 							s.log.Error("store part stopped", "campaign", id, "err", err)
 						}
 						s.mu.Lock()
@@ -453,7 +458,7 @@ type partState struct {
 	id      string
 	part    int
 	payload int
-	memCap  int64 // partCap
+	memCap  int64 // partCap, set by each load
 
 	mu      sync.Mutex
 	arrived chan struct{} // closed and replaced when a share arrives
@@ -507,8 +512,8 @@ func (p *partState) decode(c *candidate, newBatch func() *coverage.Batch) {
 
 // serveCampaign keeps the campaign's part: it receives the shares on the
 // part's consumer and answers the coordinator's requests, one at a time.
-func (s *StoreServer) serveCampaign(ctx context.Context, id string, rec record) error {
-	ps := &partState{s: s, id: id, part: s.opt.Part, payload: max(int(s.nc.MaxPayload())-partHeadroom, 1024), memCap: s.partCap(rec),
+func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
+	ps := &partState{s: s, id: id, part: s.opt.Part, payload: max(int(s.nc.MaxPayload())-partHeadroom, 1024),
 		arrived: make(chan struct{}), shares: map[string][]*candidate{}, pieces: map[string]*pieces{},
 		decoding: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	cons, err := s.js.Consumer(ctx, statesStream(id), partConsumer(s.opt.Part))
@@ -774,6 +779,7 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	}
 	st.LimitOutOfRange(req.OutOfRange)
 	p.store, p.epoch, p.seq, p.news, p.newsSum, p.capped = st, req.Epoch, 0, nil, nil, ""
+	p.memCap = p.s.partCap(req.Memory)
 	p.mu.Lock()
 	p.newBatch = st.NewBatch
 	p.mu.Unlock()

@@ -125,6 +125,7 @@ func (q partRequest) appendBinary(b []byte) []byte {
 	b = appendBytes(b, q.Sum)
 	b = binary.AppendVarint(b, int64(q.Parts))
 	b = binary.AppendVarint(b, int64(q.OutOfRange))
+	b = binary.AppendVarint(b, q.Memory)
 	b = binary.AppendUvarint(b, uint64(len(q.Items)))
 	for _, it := range q.Items {
 		b = appendString(b, it.Key)
@@ -149,6 +150,7 @@ func decodePartRequest(data []byte) (partRequest, error) {
 	q.Sum = r.bytes()
 	q.Parts = r.int()
 	q.OutOfRange = r.int()
+	q.Memory = r.varint()
 	if n := r.count(3); n > 0 {
 		q.Items = make([]shareItem, n)
 		for i := range q.Items {

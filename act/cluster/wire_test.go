@@ -14,7 +14,7 @@ func wireRequests() []partRequest {
 	return []partRequest{
 		{},
 		{Op: opPool, Epoch: 1763900000123456789, Seq: 41, Key: []uint64{1<<64 - 1, 0, 17}},
-		{Op: opLoad, Epoch: -5, Object: "c1/3", Sum: sum, Parts: 4, OutOfRange: -1},
+		{Op: opLoad, Epoch: -5, Object: "c1/3", Sum: sum, Parts: 4, OutOfRange: -1, Memory: 8 << 30},
 		{Op: opMerge, Epoch: 9, Seq: 1 << 40, Items: []shareItem{{Key: "i12", Sum: sum, Config: 12}, {Key: "l9.3.0", Sum: sum, Config: 1<<64 - 1}}},
 		{Op: opNews, Seq: 3, Chunk: 2},
 	}
