@@ -312,7 +312,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	*rep.Series = cp.Series
 	for _, g := range cp.Groups {
 		seed := g.Seed
-		grp := &FindingGroup{Seed: &seed, Count: g.Count, Path: g.Path, key: g.Key, FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall}
+		grp := &FindingGroup{Seed: &seed, Count: g.Count, Path: FindingPath(dir, g.Path), key: g.Key, FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall}
 		groups[g.Key] = grp
 		rep.Findings = append(rep.Findings, grp)
 	}

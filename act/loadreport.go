@@ -69,7 +69,7 @@ func LoadReport(dir, method string) (*Report, error) {
 	}
 	for _, g := range cp.Groups {
 		seed := g.Seed
-		rep.Findings = append(rep.Findings, &FindingGroup{Seed: &seed, Count: g.Count, Path: g.Path, key: g.Key,
+		rep.Findings = append(rep.Findings, &FindingGroup{Seed: &seed, Count: g.Count, Path: FindingPath(dir, g.Path), key: g.Key,
 			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
 	}
 	return rep, nil

@@ -37,9 +37,33 @@ func TestResumeAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The campaign's directory moves before the resume: the findings of
+	// its first stretch are found where they now are.
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(cut, moved); err != nil {
+		t.Fatal(err)
+	}
+	cut = moved
+	onDisk, err := LoadReport(cut, "act")
+	if err != nil || len(onDisk.Findings) == 0 {
+		t.Fatalf("the checkpoint before the resume: %v, %v (the test needs a finding there)", onDisk, err)
+	}
+	for _, g := range onDisk.Findings {
+		if _, err := os.Stat(g.Path); err != nil {
+			t.Fatalf("LoadReport of the moved campaign: %v", err)
+		}
+	}
 	resumed, err := Run(context.Background(), c, Options{Budget: budget, Out: cut, Workers: 1, Resume: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, g := range resumed.Findings {
+		if !strings.HasPrefix(g.Path, cut+string(filepath.Separator)) {
+			t.Fatalf("finding at %s, outside the moved %s", g.Path, cut)
+		}
+		if _, err := os.Stat(g.Path); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if resumed.Sims != full.Sims {
 		t.Fatalf("resumed ran %d sims, want %d", resumed.Sims, full.Sims)

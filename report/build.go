@@ -415,7 +415,7 @@ func finding(out, dir string, g *act.FindingGroup, program string) findingInfo {
 	if g.Path != "" {
 		// The seed's path as the run named it may be relative to another
 		// directory: find it under out by its last two elements.
-		seed := filepath.Join(out, "findings", filepath.Base(filepath.Dir(g.Path)), filepath.Base(g.Path))
+		seed := act.FindingPath(out, g.Path)
 		fi.Seed = seed
 		png := strings.TrimSuffix(seed, filepath.Ext(seed)) + ".png"
 		if _, err := os.Stat(png); err == nil {
