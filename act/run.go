@@ -854,9 +854,6 @@ func (r *Report) newGroup(opt Options, groups map[string]*FindingGroup, key stri
 	}
 }
 
-// writeFinding writes the seed as soon as it is found, with its CSV trace
-// and plot. The file name is the configuration index, so a resumed
-// campaign that finds it again writes the same file.
 // FindingPath is where, in the campaign directory out, is the seed file of
 // a finding written at path p: out/findings/<group>/<file>, the layout
 // writeFinding gives, whatever directory p was written under. A checkpoint
@@ -869,6 +866,9 @@ func FindingPath(out, p string) string {
 	return filepath.Join(out, "findings", filepath.Base(filepath.Dir(p)), filepath.Base(p))
 }
 
+// writeFinding writes the seed as soon as it is found, with its CSV trace
+// and plot. The file name is the configuration index, so a resumed
+// campaign that finds it again writes the same file.
 func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, suffix string, log *slog.Logger) {
 	if opt.Out == "" {
 		return
