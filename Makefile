@@ -10,7 +10,7 @@ RACE_PKGS := ./act ./act/cluster ./cli
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
 
-.PHONY: all build run test vet fmt-check bench clean custom-ccai-test e2e linux-test nats cluster-test usecase-test
+.PHONY: all build run test vet fmt-check bench clean custom-ccai-test e2e linux-test nats toxiproxy cluster-test usecase-test
 
 all: build
 
@@ -68,6 +68,13 @@ NATS_SERVER_VERSION ?= v2.15.2
 nats:
 	$(GO) install github.com/nats-io/nats-server/v2@$(NATS_SERVER_VERSION)
 	@echo "make nats: $$($(GO) env GOPATH)/bin/nats-server $$($$($(GO) env GOPATH)/bin/nats-server --version)"
+
+## toxiproxy: Shopify's toxiproxy (a TCP proxy that adds latency), for
+## bench/cluster-latency.sh: the cluster's processes as if on other
+## machines. Installed as bin/toxiproxy/server.
+TOXIPROXY_VERSION ?= v2.5.0
+toxiproxy:
+	GOBIN=$(CURDIR)/bin/toxiproxy $(GO) install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION)
 
 ## cluster-test: the cluster tests (embedded JetStream server) with the
 ## race detector and without -short (make test runs them without it).

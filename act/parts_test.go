@@ -31,6 +31,9 @@ type partsExec struct {
 	shares map[[2]int][]byte // (index, part) → encoded share
 	parts  []*coverage.Store
 	merges int
+	// poolCalls counts the Pools calls: one a part that has some of a
+	// selection's draws.
+	poolCalls int
 }
 
 func (x *partsExec) Dispatch(base int, gs []Config) {
@@ -140,10 +143,11 @@ func (x *partsExec) SnapshotParts(context.Context) ([]coverage.PartSource, error
 	return out, nil
 }
 
-func (x *partsExec) AppendPool(dst []coverage.Visit, part int, key []uint64) ([]coverage.Visit, error) {
+func (x *partsExec) Pools(part int, keys [][]uint64) ([][]coverage.Visit, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return coverage.Parts(x.parts).AppendPool(dst, part, key)
+	x.poolCalls++
+	return coverage.Parts(x.parts).Pools(part, keys)
 }
 
 func (x *partsExec) Count(part int, key []uint64) (uint64, error) {

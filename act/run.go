@@ -382,7 +382,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	defer cl.close()
 	sel.log = cl
-	var pending []Config
+	var pending, chosen []Config
 	for i := rep.Sims; i < cl.len(); i++ {
 		g, err := cl.get(i)
 		if err != nil {
@@ -587,17 +587,19 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			interrupted = true
 			break
 		}
-		// Keep Lag batches ahead of the merged prefix.
-		for cl.len() < min(opt.Budget-charged(), rep.Sims+opt.Lag*batchSize) {
-			n := min(batchSize, opt.Budget-charged()-cl.len())
-			for i := 0; i < n; i++ {
-				g := sel.next()
-				if sel.err != nil {
-					return rep, fmt.Errorf("selector: %w", sel.err)
-				}
-				if err := store.PoolErr(); err != nil {
-					return rep, fmt.Errorf("selector: store parts: %w", err)
-				}
+		// Keep Lag batches ahead of the merged prefix. The selection
+		// between two merges is one: its draws from pools are read at
+		// once (selector.nextBatch), which with store parts is one
+		// request a part.
+		if n := min(opt.Budget-charged(), rep.Sims+opt.Lag*batchSize) - cl.len(); n > 0 {
+			chosen = sel.nextBatch(chosen[:0], n)
+			if sel.err != nil {
+				return rep, fmt.Errorf("selector: %w", sel.err)
+			}
+			if err := store.PoolErr(); err != nil {
+				return rep, fmt.Errorf("selector: store parts: %w", err)
+			}
+			for _, g := range chosen {
 				if err := cl.append(g); err != nil {
 					return rep, err
 				}

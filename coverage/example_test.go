@@ -43,8 +43,10 @@ func Example() {
 			names[est.Bracket.Var].Name)
 	}
 	// Method 2 for s* beyond the largest cwnd: concatenate after a neighbour.
+	// The search finds the state; the visit G^d is drawn from its pool.
 	if k, nb, ok := store.SearchConcatenation(rng, []float64{300, 50, 40, 8, open}); ok {
-		fmt.Printf("k=%d: continue G%d after t=%dms, then push %s\n", k, nb.Visit.Config, nb.Visit.At/1e6, names[nb.Var].Name)
+		v := store.RandomVisit(rng, nb.Ref)
+		fmt.Printf("k=%d: continue G%d after t=%dms, then push %s\n", k, v.Config, v.At/1e6, names[nb.Var].Name)
 	}
 
 	coverage.WriteMarkdown(os.Stdout, store.Snapshot("act", 3))

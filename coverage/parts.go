@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 )
 
 // Store parts and their index. A store's merge costs its owner about
@@ -26,7 +27,8 @@ import (
 //     in a space with more than 6 variables split at k = 2), fed only
 //     with the states the parts found new ([Store.AddNews]). It answers
 //     every query of a store; the draw of a visit from a pool asks the
-//     part that keeps the state, by its key, through a [PoolSource].
+//     part that keeps the state, by its key, through a [PoolSource]
+//     ([Store.Pools] asks for many states at once, one call a part).
 //
 // Shards are split by the hash of their keys (shard.go), each shard sees
 // its keys in the order a whole store would, with the same PRNG, and the
@@ -64,11 +66,15 @@ const (
 // keep. A state is named by the part that keeps it and its key (the
 // store's packed encoding of its granules, as [PartNews] carry it): an
 // index's refs are its own.
+//
+// An index calls Pools for different parts at once (one goroutine each),
+// so that a selection's draws cost one round trip to the parts.
 type PoolSource interface {
-	// AppendPool appends the pool of the state in S with key key, which
-	// part part keeps, in the part's pool order, to dst.
-	AppendPool(dst []Visit, part int, key []uint64) ([]Visit, error)
-	// Count is the number of visits of that state.
+	// Pools returns the pools of the states in S with keys keys, which
+	// part part keeps, each in the part's pool order.
+	Pools(part int, keys [][]uint64) ([][]Visit, error)
+	// Count is the number of visits of the state in S with key key,
+	// which part part keeps.
 	Count(part int, key []uint64) (uint64, error)
 }
 
@@ -145,24 +151,50 @@ func (s *Store) poolFail(err error) {
 	}
 }
 
-// remotePool returns the pool of ref from the index's source.
-func (s *Store) remotePool(dst []Visit, ref StateRef) []Visit {
+// remotePools sets out[i] to the pool of refs[i], from the index's
+// source: one Pools call per part that keeps some of them, the parts at
+// once. An error (a pool source's, an invalid ref, an empty pool: a
+// visited state has at least one visit) is the index's PoolErr.
+func (s *Store) remotePools(out [][]Visit, refs []StateRef) {
 	if s.pools == nil {
 		s.poolFail(errors.New("coverage: index without a pool source"))
-		return dst
+		return
 	}
-	n := len(dst)
-	key, err := s.stateKey(ref)
-	if err == nil {
-		dst, err = s.pools.AppendPool(dst, s.partOfKey(key), key)
+	n := max(s.parts, 1)
+	keys, at := make([][][]uint64, n), make([][]int, n)
+	for i, ref := range refs {
+		key, err := s.stateKey(ref)
+		if err != nil {
+			s.poolFail(err)
+			return
+		}
+		p := s.partOfKey(key)
+		keys[p], at[p] = append(keys[p], key), append(at[p], i)
 	}
-	if err == nil && len(dst) == n {
-		err = fmt.Errorf("coverage: pool source: empty pool for state ref %#x", uint64(ref))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for p := range n {
+		if len(keys[p]) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			pools, err := s.pools.Pools(p, keys[p])
+			if err == nil && len(pools) != len(keys[p]) {
+				err = fmt.Errorf("coverage: pool source: %d pools for %d states of part %d", len(pools), len(keys[p]), p)
+			}
+			for i := 0; err == nil && i < len(pools); i++ {
+				if len(pools[i]) == 0 {
+					err = fmt.Errorf("coverage: pool source: empty pool for state ref %#x", uint64(refs[at[p][i]]))
+				}
+				out[at[p][i]] = pools[i]
+			}
+			errs[p] = err
+		})
 	}
-	if err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		s.poolFail(err)
 	}
-	return dst
 }
 
 // Share fills dst (a batch over the same space) with the share of b that
@@ -455,12 +487,12 @@ func (s *Store) AddNews(news [][]PartNews, configs []uint64) ([]BatchResult, err
 // Parts answers an index's pool questions from parts in this process.
 type Parts []*Store
 
-// AppendPool implements PoolSource.
-func (ps Parts) AppendPool(dst []Visit, part int, key []uint64) ([]Visit, error) {
+// Pools implements PoolSource.
+func (ps Parts) Pools(part int, keys [][]uint64) ([][]Visit, error) {
 	if part < 0 || part >= len(ps) {
-		return dst, fmt.Errorf("coverage: no store part %d of %d", part, len(ps))
+		return nil, fmt.Errorf("coverage: no store part %d of %d", part, len(ps))
 	}
-	return ps[part].AppendKeyPool(dst, key)
+	return ps[part].KeyPools(keys)
 }
 
 // Count implements PoolSource.
@@ -471,15 +503,19 @@ func (ps Parts) Count(part int, key []uint64) (uint64, error) {
 	return ps[part].KeyCount(key)
 }
 
-// AppendKeyPool appends to dst the pool of the state in S with key key
-// (see [PoolSource]), which part s must keep: what an index's pool request
+// KeyPools returns the pools of the states in S with keys keys (see
+// [PoolSource]), which part s must keep: what an index's pool request
 // asks.
-func (s *Store) AppendKeyPool(dst []Visit, key []uint64) ([]Visit, error) {
-	ref, err := s.keyRef(key)
-	if err != nil {
-		return dst, err
+func (s *Store) KeyPools(keys [][]uint64) ([][]Visit, error) {
+	out := make([][]Visit, len(keys))
+	for i, key := range keys {
+		ref, err := s.keyRef(key)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s.AppendPool(nil, ref)
 	}
-	return s.AppendPool(dst, ref), nil
+	return out, nil
 }
 
 // KeyCount is the number of visits of the state in S with key key, which

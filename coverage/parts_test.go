@@ -112,11 +112,23 @@ func sameQueries(t *testing.T, whole, index *Store, seed uint64) (found int) {
 		}
 		kw, nw, okw := whole.SearchConcatenation(rw, sw)
 		ki, ni, oki := index.SearchConcatenation(ri, si)
-		if okw != oki || kw != ki || !reflect.DeepEqual(neighbourState(whole, nw), neighbourState(index, ni)) {
+		if okw != oki || kw != ki || !reflect.DeepEqual(neighbourState(whole, nw, okw), neighbourState(index, ni, oki)) {
 			t.Fatalf("query %d: SearchConcatenation %d %+v %v, index %d %+v %v", q, kw, nw, okw, ki, ni, oki)
 		}
 		if okw && !reflect.DeepEqual(whole.State(nw.Ref), index.State(ni.Ref)) {
 			t.Fatalf("query %d: State differs", q)
+		}
+		if okw {
+			// The pools of the states found, read at once (an index
+			// asks each part for its states').
+			refw, refi := []StateRef{nw.Ref}, []StateRef{ni.Ref}
+			if ew.Interpolate {
+				refw = append(refw, ew.Bracket.A, ew.Bracket.B, ew.Bracket.A)
+				refi = append(refi, ei.Bracket.A, ei.Bracket.B, ei.Bracket.A)
+			}
+			if pw, pi := whole.Pools(refw), index.Pools(refi); !reflect.DeepEqual(pw, pi) {
+				t.Fatalf("query %d: Pools %v, index %v", q, pw, pi)
+			}
 		}
 		if okw {
 			found++
@@ -141,12 +153,12 @@ func stateOf(s *Store, ref StateRef, set bool) []float64 {
 // estimationStates is est with its refs as states.
 func estimationStates(s *Store, est Estimation) any {
 	return []any{est.K, est.Interpolate, stateOf(s, est.Bracket.A, est.Interpolate), stateOf(s, est.Bracket.B, est.Interpolate),
-		est.Bracket.Var, neighbourState(s, est.Neighbour)}
+		est.Bracket.Var, neighbourState(s, est.Neighbour, !est.Interpolate)}
 }
 
-// neighbourState is nb with its ref as a state.
-func neighbourState(s *Store, nb Neighbour) any {
-	return []any{stateOf(s, nb.Ref, nb.Visit != (Visit{}) || nb.Ref != 0), nb.Var, nb.Visit}
+// neighbourState is nb, if set, with its ref as a state.
+func neighbourState(s *Store, nb Neighbour, set bool) any {
+	return []any{stateOf(s, nb.Ref, set), nb.Var, nb.Visit}
 }
 
 func checkpoint(t testing.TB, s *Store) []byte {

@@ -289,7 +289,7 @@ func (s *Store) pickBracket(rng *rand.Rand, l int) (br Bracket, ok bool) {
 type Neighbour struct {
 	Ref   StateRef
 	Var   int   // index of the variable in which the regions differ
-	Visit Visit // uniformly drawn from the pool of Ref
+	Visit Visit // uniformly drawn from the pool of Ref (by RandomNeighbour; the searches leave it zero)
 }
 
 // Neighbours counts the visited regions at region size k that differ from
@@ -327,11 +327,12 @@ func (s *Store) RandomNeighbour(rng *rand.Rand, star []float64, k int) (nb Neigh
 		return nb, false
 	}
 	s.lines(l)
-	return s.pickNeighbour(rng, l)
+	return s.pickNeighbour(rng, l, true)
 }
 
-// pickNeighbour draws a neighbour from the lines in s.scr.lines at level l.
-func (s *Store) pickNeighbour(rng *rand.Rand, l int) (nb Neighbour, ok bool) {
+// pickNeighbour draws a neighbour from the lines in s.scr.lines at level l,
+// and with visit a visit from its pool.
+func (s *Store) pickNeighbour(rng *rand.Rand, l int, visit bool) (nb Neighbour, ok bool) {
 	j, u, ok := s.pickVar(rng, l, s.neighboursAlong)
 	if !ok {
 		return nb, false
@@ -342,8 +343,11 @@ func (s *Store) pickNeighbour(rng *rand.Rand, l int) (nb Neighbour, ok bool) {
 	if at && i >= below {
 		i++
 	}
-	ref := s.stateIn(rng, j, l, ln[i])
-	return Neighbour{Ref: ref, Var: j, Visit: s.RandomVisit(rng, ref)}, true
+	nb = Neighbour{Ref: s.stateIn(rng, j, l, ln[i]), Var: j}
+	if visit {
+		nb.Visit = s.RandomVisit(rng, nb.Ref)
+	}
+	return nb, true
 }
 
 // stateIn picks a visited state in the level-l region of star with variable j

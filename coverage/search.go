@@ -76,15 +76,18 @@ type Estimation struct {
 	K           int
 	Interpolate bool      // Bracket is set; otherwise Neighbour is
 	Bracket     Bracket   // for interpolation: draw p* between visits of A and B
-	Neighbour   Neighbour // for extrapolation: move p away from Neighbour.Visit along Var
+	Neighbour   Neighbour // for extrapolation: move p away from a visit of Neighbour.Ref along Var
 }
 
 // SearchEstimation runs the k loop of ACT Method 1 (k = 1, 2, 4, … up to
 // MaxK) for star and draws the pair or the neighbour at the first k that has
-// one, exactly as RandomBracket and RandomNeighbour would at that k. It costs
-// about as much as one RandomBracket at k = 1, because one walk down the
-// levels finds the lines of every k. ok is false when star is outside S or
-// nothing is found at any k.
+// one, exactly as RandomBracket and RandomNeighbour would at that k, except
+// that it draws no visit from the neighbour's pool (Neighbour.Visit is
+// left zero): the caller draws the visits of its searches' states, from
+// [Store.Pools] at once (an index asks its parts in one request each). It
+// costs about as much as one RandomBracket at k = 1, because one walk down
+// the levels finds the lines of every k. ok is false when star is outside S
+// or nothing is found at any k.
 func (s *Store) SearchEstimation(rng *rand.Rand, star []float64) (est Estimation, ok bool) {
 	if _, ok := s.prepare(star, 1); !ok {
 		return est, false
@@ -95,7 +98,7 @@ func (s *Store) SearchEstimation(rng *rand.Rand, star []float64) (est Estimation
 		if br, ok := s.pickBracket(rng, lv); ok {
 			return Estimation{K: 1 << lv, Interpolate: true, Bracket: br}, true
 		}
-		if nb, ok := s.pickNeighbour(rng, lv); ok {
+		if nb, ok := s.pickNeighbour(rng, lv, false); ok {
 			return Estimation{K: 1 << lv, Neighbour: nb}, true
 		}
 	}
@@ -104,9 +107,11 @@ func (s *Store) SearchEstimation(rng *rand.Rand, star []float64) (est Estimation
 
 // SearchConcatenation runs the k loop of ACT Method 2 (lines 2–8): at the
 // smallest k at which some visited region differs from R(star,k) in exactly
-// one variable, it draws such a state s^d uniformly by region and a visit G^d
+// one variable, it draws such a state s^d uniformly by region. A visit G^d
 // from its pool, whose time At is the t_n at which to switch to the new
-// environment. ok is false when star is outside S or there is none at any k.
+// environment, is the caller's to draw, as for [Store.SearchEstimation]
+// (nb.Visit is left zero). ok is false when star is outside S or there is
+// none at any k.
 func (s *Store) SearchConcatenation(rng *rand.Rand, star []float64) (k int, nb Neighbour, ok bool) {
 	if _, ok := s.prepare(star, 1); !ok {
 		return 0, nb, false
@@ -114,7 +119,7 @@ func (s *Store) SearchConcatenation(rng *rand.Rand, star []float64) (k int, nb N
 	s.levelLines()
 	for lv := s.floor; lv <= s.ly.L; lv++ {
 		s.useLevel(lv)
-		if nb, ok := s.pickNeighbour(rng, lv); ok {
+		if nb, ok := s.pickNeighbour(rng, lv, false); ok {
 			return 1 << lv, nb, true
 		}
 	}

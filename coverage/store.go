@@ -466,7 +466,9 @@ func (s *Store) Pool(ref StateRef) []Visit {
 // AppendPool appends the pool of ref to dst.
 func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
 	if s.role == roleIndex {
-		return s.remotePool(dst, ref)
+		var pools [1][]Visit
+		s.remotePools(pools[:], []StateRef{ref})
+		return append(dst, pools[0]...)
 	}
 	st, vc, r := s.set(ref)
 	for i := range st.poolLen(r) {
@@ -475,12 +477,29 @@ func (s *Store) AppendPool(dst []Visit, ref StateRef) []Visit {
 	return dst
 }
 
+// Pools returns the pools of refs, each as [Store.Pool] returns it. An
+// index asks each part that keeps some of the states for their pools in
+// one request, the parts at once: a selection that draws many visits
+// costs one round trip to the parts, not one a state (it fails as Pool
+// does: [Store.PoolErr]).
+func (s *Store) Pools(refs []StateRef) [][]Visit {
+	out := make([][]Visit, len(refs))
+	if s.role == roleIndex {
+		s.remotePools(out, refs)
+		return out
+	}
+	for i, ref := range refs {
+		out[i] = s.AppendPool(nil, ref)
+	}
+	return out
+}
+
 // RandomVisit draws one visit of ref uniformly from its pool (ACT Method 1
 // line 8: "randomly and uniformly select one from the pool").
 func (s *Store) RandomVisit(rng *rand.Rand, ref StateRef) Visit {
 	if s.role == roleIndex {
 		// The same draw as the whole store's, from the part's answer.
-		s.visBuf = s.remotePool(s.visBuf[:0], ref)
+		s.visBuf = s.AppendPool(s.visBuf[:0], ref)
 		if len(s.visBuf) == 0 {
 			return Visit{}
 		}

@@ -403,7 +403,12 @@
 //     together), before the result, which carries the shares' SHA-256
 //     (act.Result.Shares, worker protocol 6; 7 moved them into the result's
 //     binary part) instead of the states. When
-//     the coordinator has a result, its shares are in the stream.
+//     the coordinator has a result, its shares are in the stream. The
+//     N shares go at once, and after the simulation's slot is freed (up
+//     to 4·procs results of a campaign wait for their publication; the
+//     chunk is acked once they are published): a host away from the
+//     server waits two round trips for a result's acks, not N+1, and
+//     runs its next simulation meanwhile (bench/cluster-latency.sh).
 //   - Run merges in configuration order as always; with parts it sends
 //     every part a merge request (Seq, the merge's number since the load,
 //     and per simulation its share's key, SHA-256 and config id). Part J
@@ -417,14 +422,23 @@
 //     merge would. The symbolic step's branches, computed on the
 //     coordinator, go to the parts as shares of its own (key
 //     "l<epoch>.<merge>.<item>").
-//   - The selector's queries are the index's; the draw of a visit from a
-//     pool (coverage.Store.RandomVisit) asks the part that owns the state
-//     ("pool" request), which answers as of merge Seq (it never merges
-//     ahead: merges come from the coordinator alone), and the coordinator
-//     draws from the answer as a whole store draws from its pool. A few
-//     round trips per configuration of steps 2 and 3. Requests and
-//     answers are in a binary encoding of their own (wire.go): with gob a
-//     pool round trip cost 0.09 ms of CPU (0.9 µs now, BenchmarkPartWire).
+//   - The selector's queries are the index's. The draws of visits from
+//     pools (ACT Method 1 line 8, Method 2 line 3) are read at once for
+//     a whole selection (the configurations chosen between two merges):
+//     act's selector picks them all first, then asks each part for the
+//     pools of its states among them in one "pool" request (up to 1024
+//     states; coverage.Store.Pools, the parts at once), which it answers
+//     as of merge Seq (it never merges ahead: merges come from the
+//     coordinator alone), then finishes each pick from the answers, its
+//     draws from a stream of its own, so that the configurations are
+//     those of picks finished one by one (act's TestSelectionAtOnce) and
+//     of a whole store. A request a visit cost a campaign in step 2 with
+//     its parts 1 ms from the server (bench/cluster-latency.sh, each way)
+//     152 ms of waiting a batch of 64 and 60% of its rate; one a part
+//     costs 3 ms (bench/results/README.md, "Store parts across a
+//     network"). Requests and answers are in a binary encoding of their
+//     own (wire.go): with gob a pool round trip cost 0.09 ms of CPU (0.9
+//     µs now, BenchmarkPartWire).
 //   - A checkpoint asks every part for a snapshot (it writes itself to
 //     the object store actfuzz-parts) and copies their encodings into the
 //     checkpoint file as they are read, checked by their SHA-256 but

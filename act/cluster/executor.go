@@ -114,6 +114,15 @@ type Stats struct {
 	// a campaign's rate is bounded by batches over that wait.
 	PartMerges    int
 	PartMergeWait time.Duration
+	// PoolRequests counts the selector's requests to the store parts
+	// for pools (to draw a visit, ACT Method 1 line 8), PoolStates the
+	// states they asked for, and PoolWait the time the selection waited
+	// for their answers (requests to different parts overlap): with the
+	// parts across a network, each request is a round trip on the
+	// selection's path.
+	PoolRequests int
+	PoolStates   int
+	PoolWait     time.Duration
 }
 
 // RejectedTotal is the number of rejected messages.
@@ -235,9 +244,13 @@ type Executor struct {
 	partLimit int
 	merged    int // configurations below are merged
 	stats     Stats
-	start     sync.Once
-	free      chan *coverage.Batch // merged batches, for reuse (Recycle)
-	epoch     int64                // this executor's start: publications of another are not duplicates
+	// poolInFlight counts the pool requests in flight, since poolSince
+	// (Stats.PoolWait).
+	poolInFlight int
+	poolSince    time.Time
+	start        sync.Once
+	free         chan *coverage.Batch // merged batches, for reuse (Recycle)
+	epoch        int64                // this executor's start: publications of another are not duplicates
 	// On resume: the results in the stream at the start, and how many
 	// messages were received since.
 	pending0, seen uint64
@@ -1011,7 +1024,8 @@ func (e *Executor) Close() {
 	st := e.Stats()
 	e.log.Info("cluster executor closed", "chunks", st.Published, "results", st.Results, "duplicates", st.Duplicates, "redelivered", st.Redelivered,
 		"stale", st.Stale, "rejected", st.RejectedTotal(), "refusals", st.Refusals, "dead_letters", st.DeadLetter, "reissued", st.Reissued, "states_dropped", st.Dropped,
-		"deferred_parts", st.Deferred, "part_merges", st.PartMerges, "part_merge_wait", st.PartMergeWait)
+		"deferred_parts", st.Deferred, "part_merges", st.PartMerges, "part_merge_wait", st.PartMergeWait,
+		"pool_requests", st.PoolRequests, "pool_states", st.PoolStates, "pool_wait", st.PoolWait)
 }
 
 // validShares: one SHA-256 per part.

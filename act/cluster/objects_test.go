@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"io"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -163,6 +165,102 @@ func TestPartLoadChecksObject(t *testing.T) {
 		}
 		if p.store != loaded {
 			t.Fatalf("%s: the part changed", name)
+		}
+	}
+}
+
+// keyRecorder is a pool source that records the keys it is asked for
+// (by the index, for different parts at once).
+type keyRecorder struct {
+	coverage.Parts
+	mu   sync.Mutex
+	keys map[int][][]uint64
+}
+
+func (r *keyRecorder) Pools(part int, keys [][]uint64) ([][]coverage.Visit, error) {
+	r.mu.Lock()
+	r.keys[part] = append(r.keys[part], keys...)
+	r.mu.Unlock()
+	return r.Parts.Pools(part, keys)
+}
+
+// A store process answers a pool request for many states with their
+// pools, as its part has them, and refuses one that is malformed: no
+// states, keys of another length, a state another part keeps, more than
+// maxPoolKeys states.
+func TestPartPoolRequest(t *testing.T) {
+	whole, err := coverage.NewStore(coverage.DefaultSpace(), coverage.Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	vars := coverage.DefaultSpace().Vars
+	for sim := range 10 {
+		b := whole.NewBatch()
+		state := make([]float64, len(vars))
+		for step := range 200 {
+			for j, v := range vars {
+				state[j] = v.Value(rng.Int64N(min(v.Granules(), 16)))
+			}
+			b.Observe(state, int64(step))
+		}
+		whole.AddBatch(b, uint64(sim))
+	}
+	index, parts, err := coverage.Split(whole, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &keyRecorder{Parts: parts, keys: map[int][][]uint64{}}
+	index.SetPoolSource(rec)
+	var refs []coverage.StateRef
+	for ref := range index.States() {
+		refs = append(refs, ref)
+	}
+	want := index.Pools(refs)
+	if err := index.PoolErr(); err != nil {
+		t.Fatal(err)
+	}
+	keys := rec.keys[1]
+	if len(keys) < 2 || len(rec.keys[0]) == 0 {
+		t.Fatalf("keys asked of the parts: %d and %d", len(rec.keys[0]), len(keys))
+	}
+	p := &partState{id: "c", part: 1, store: parts[1], epoch: 7}
+	request := func(keys [][]uint64, n int) partReply {
+		var flat []uint64
+		for _, k := range keys {
+			flat = append(flat, k...)
+		}
+		return p.handle(context.Background(), partRequest{Op: opPool, Epoch: 7, Key: flat, Keys: n})
+	}
+	rep := request(keys, len(keys))
+	if rep.Err != "" || len(rep.Lens) != len(keys) {
+		t.Fatalf("pool request: %+v", rep)
+	}
+	wantPools, _ := parts[1].KeyPools(keys)
+	at := 0
+	for i, n := range rep.Lens {
+		if got := rep.Visits[at : at+n]; !slices.Equal(got, wantPools[i]) {
+			t.Fatalf("state %d: pool %v, want %v", i, got, wantPools[i])
+		}
+		at += n
+	}
+	if len(want) != len(refs) {
+		t.Fatalf("%d pools for %d states", len(want), len(refs))
+	}
+	other := rec.keys[0][0]
+	many := make([][]uint64, maxPoolKeys+1)
+	for i := range many {
+		many[i] = keys[0]
+	}
+	for name, bad := range map[string]partReply{
+		"no states":       request(nil, 0),
+		"a count of 0":    request(keys[:1], 0),
+		"uneven keys":     request(keys[:2], 3),
+		"another part's":  request([][]uint64{keys[0], other}, 2),
+		"too many states": request(many, len(many)),
+	} {
+		if bad.Err == "" {
+			t.Errorf("%s: answered %+v", name, bad)
 		}
 	}
 }

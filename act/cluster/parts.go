@@ -327,23 +327,78 @@ func (r objectReader) Close() error {
 	return err
 }
 
-// AppendPool implements coverage.PoolSource: the part that keeps the
-// state answers, as of the last merge.
-func (e *Executor) AppendPool(dst []coverage.Visit, part int, key []uint64) ([]coverage.Visit, error) {
-	// A selection is finished even if the campaign is interrupted
-	// meanwhile: its draws are in the selector's state, which the last
-	// checkpoint records.
-	rep, err := e.callPart(context.WithoutCancel(e.ctx), part, partRequest{Op: opPool, Seq: e.partSeq, Key: key})
-	if err != nil {
-		return dst, err
+// Pools implements coverage.PoolSource: the part that keeps the states
+// answers, as of the last merge, in one request for up to maxPoolKeys of
+// them (a selection asks for all its draws of one part at once).
+func (e *Executor) Pools(part int, keys [][]uint64) ([][]coverage.Visit, error) {
+	out := make([][]coverage.Visit, 0, len(keys))
+	for len(keys) > 0 {
+		n := min(len(keys), maxPoolKeys)
+		var flat []uint64
+		for _, k := range keys[:n] {
+			flat = append(flat, k...)
+		}
+		// A selection is finished even if the campaign is interrupted
+		// meanwhile: its draws are in the selector's state, which the
+		// last checkpoint records.
+		e.poolBegin()
+		rep, err := e.callPart(context.WithoutCancel(e.ctx), part, partRequest{Op: opPool, Seq: e.partSeq, Key: flat, Keys: n})
+		e.poolEnd(n)
+		if err != nil {
+			return nil, err
+		}
+		if len(rep.Lens) != n {
+			return nil, fmt.Errorf("store part %d: pool: %d pools for %d states", part, len(rep.Lens), n)
+		}
+		at := 0
+		for _, l := range rep.Lens {
+			if l < 0 || l > len(rep.Visits)-at {
+				return nil, fmt.Errorf("store part %d: pool: pools of %v visits, %d sent", part, rep.Lens, len(rep.Visits))
+			}
+			out = append(out, rep.Visits[at:at+l:at+l])
+			at += l
+		}
+		if at != len(rep.Visits) {
+			return nil, fmt.Errorf("store part %d: pool: pools of %v visits, %d sent", part, rep.Lens, len(rep.Visits))
+		}
+		keys = keys[n:]
 	}
-	return append(dst, rep.Visits...), nil
+	return out, nil
 }
 
 // Count implements coverage.PoolSource.
 func (e *Executor) Count(part int, key []uint64) (uint64, error) {
+	e.poolBegin()
 	rep, err := e.callPart(context.WithoutCancel(e.ctx), part, partRequest{Op: opCount, Seq: e.partSeq, Key: key})
+	e.poolEnd(1)
 	return rep.Count, err
+}
+
+// maxPoolKeys bounds the states of one pool request: its reply, at most
+// PoolSize visits a state of up to 20 bytes each, stays far below the
+// server's max_payload (1 MB by default) for pools of up to 32 visits.
+const maxPoolKeys = 1024
+
+// poolBegin and poolEnd bracket a pool request for n states
+// (Stats.PoolRequests, PoolStates, PoolWait: the time some request was
+// in flight, so that requests to different parts at once count once).
+func (e *Executor) poolBegin() {
+	e.mu.Lock()
+	if e.poolInFlight == 0 {
+		e.poolSince = time.Now()
+	}
+	e.poolInFlight++
+	e.mu.Unlock()
+}
+
+func (e *Executor) poolEnd(n int) {
+	e.mu.Lock()
+	e.stats.PoolRequests++
+	e.stats.PoolStates += n
+	if e.poolInFlight--; e.poolInFlight == 0 {
+		e.stats.PoolWait += time.Since(e.poolSince)
+	}
+	e.mu.Unlock()
 }
 
 // failedReader fails every read with err: a source that could not be

@@ -121,8 +121,10 @@ type partRequest struct {
 	// opNews: the chunk of the last merge's news wanted.
 	Chunk int
 	// opPool, opCount: the state, by its key (coverage.PoolSource: the
-	// index names its states by region, the part by shard).
-	Key []uint64
+	// index names its states by region, the part by shard); for opPool,
+	// Keys states: their keys, of one length, one after the other.
+	Key  []uint64
+	Keys int
 }
 
 // shareItem names a simulation's share by key and SHA-256, with the
@@ -154,8 +156,10 @@ type partReply struct {
 	Sum    []byte
 	Chunks int
 	Data   []byte
-	// opPool: the pool; opCount: the count.
+	// opPool: the pools, one after the other, Lens their lengths;
+	// opCount: the count.
 	Visits []coverage.Visit
+	Lens   []int
 	Count  uint64
 	// Capped, after a merge: the part is over its memory cap, and this
 	// merge was its last (why, for the user).
@@ -730,11 +734,25 @@ func (p *partState) handle(ctx context.Context, req partRequest) partReply {
 			}
 			return partReply{Count: n}
 		}
-		pool, err := p.store.AppendKeyPool(nil, req.Key)
+		if req.Keys <= 0 || req.Keys > maxPoolKeys || len(req.Key)%req.Keys != 0 {
+			return fail("a pool request of %d words for %d states", len(req.Key), req.Keys)
+		}
+		w := len(req.Key) / req.Keys
+		keys := make([][]uint64, req.Keys)
+		for i := range keys {
+			keys[i] = req.Key[i*w : (i+1)*w : (i+1)*w]
+		}
+		pools, err := p.store.KeyPools(keys)
 		if err != nil {
 			return fail("%v", err)
 		}
-		return partReply{Visits: pool}
+		var rep partReply
+		rep.Lens = make([]int, len(pools))
+		for i, pool := range pools {
+			rep.Visits = append(rep.Visits, pool...)
+			rep.Lens[i] = len(pool)
+		}
+		return rep
 	case opSnapshot:
 		if req.Seq == p.seq {
 			return p.snapshot(ctx)

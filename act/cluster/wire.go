@@ -137,7 +137,7 @@ func (q partRequest) appendBinary(b []byte) []byte {
 	for _, x := range q.Key {
 		b = binary.AppendUvarint(b, x)
 	}
-	return b
+	return binary.AppendVarint(b, int64(q.Keys))
 }
 
 func decodePartRequest(data []byte) (partRequest, error) {
@@ -164,6 +164,7 @@ func decodePartRequest(data []byte) (partRequest, error) {
 			q.Key[i] = r.uvarint()
 		}
 	}
+	q.Keys = r.int()
 	return q, r.done()
 }
 
@@ -181,7 +182,12 @@ func (p partReply) appendBinary(b []byte) []byte {
 	}
 	b = binary.AppendUvarint(b, p.Count)
 	b = appendString(b, p.Capped)
-	return appendBool(b, p.NotLoaded)
+	b = appendBool(b, p.NotLoaded)
+	b = binary.AppendUvarint(b, uint64(len(p.Lens)))
+	for _, n := range p.Lens {
+		b = binary.AppendVarint(b, int64(n))
+	}
+	return b
 }
 
 func decodePartReply(data []byte) (partReply, error) {
@@ -202,5 +208,11 @@ func decodePartReply(data []byte) (partReply, error) {
 	p.Count = r.uvarint()
 	p.Capped = r.str()
 	p.NotLoaded = r.bool()
+	if n := r.count(1); n > 0 {
+		p.Lens = make([]int, n)
+		for i := range p.Lens {
+			p.Lens[i] = r.int()
+		}
+	}
 	return p, r.done()
 }

@@ -13,7 +13,7 @@ func wireRequests() []partRequest {
 	sum := bytes.Repeat([]byte{7}, 32)
 	return []partRequest{
 		{},
-		{Op: opPool, Epoch: 1763900000123456789, Seq: 41, Key: []uint64{1<<64 - 1, 0, 17}},
+		{Op: opPool, Epoch: 1763900000123456789, Seq: 41, Key: []uint64{1<<64 - 1, 0, 17, 5}, Keys: 2},
 		{Op: opLoad, Epoch: -5, Object: "c1/3", Sum: sum, Parts: 4, OutOfRange: -1, Memory: 8 << 30},
 		{Op: opMerge, Epoch: 9, Seq: 1 << 40, Items: []shareItem{{Key: "i12", Sum: sum, Config: 12}, {Key: "l9.3.0", Sum: sum, Config: 1<<64 - 1}}},
 		{Op: opNews, Seq: 3, Chunk: 2},
@@ -25,7 +25,7 @@ func wireReplies() []partReply {
 		{},
 		{Err: "not loaded", Missing: true, NotLoaded: true},
 		{Size: 1 << 30, Sum: bytes.Repeat([]byte{1}, 32), Chunks: 3, Data: []byte{0, 1, 2}},
-		{Visits: []coverage.Visit{{Config: 5, At: 1 << 41}, {Config: 1<<64 - 1, At: -3}}},
+		{Visits: []coverage.Visit{{Config: 5, At: 1 << 41}, {Config: 1<<64 - 1, At: -3}, {Config: 2}}, Lens: []int{2, 1}},
 		{Count: 1<<64 - 1},
 		{Data: []byte{1}, Capped: "capped: store part 1 holds 2 bytes"},
 	}
@@ -91,8 +91,8 @@ func TestPartWire(t *testing.T) {
 //
 //	go test ./act/cluster -run '^$' -bench PartWire -benchmem
 func BenchmarkPartWire(b *testing.B) {
-	q := partRequest{Op: opPool, Epoch: 1763900000123456789, Seq: 400, Key: []uint64{0x1234567890}}
-	p := partReply{Visits: []coverage.Visit{{Config: 123456, At: 12_000_000_000}, {Config: 99, At: 5_000_000}}}
+	q := partRequest{Op: opPool, Epoch: 1763900000123456789, Seq: 400, Key: []uint64{0x1234567890}, Keys: 1}
+	p := partReply{Visits: []coverage.Visit{{Config: 123456, At: 12_000_000_000}, {Config: 99, At: 5_000_000}}, Lens: []int{2}}
 	b.Run("gob", func(b *testing.B) {
 		for b.Loop() {
 			var qb, pb bytes.Buffer
