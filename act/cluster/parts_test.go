@@ -135,6 +135,66 @@ func TestStorePartCapped(t *testing.T) {
 	sameAsLocal(t, "store part capped, resumed", ref, rep, refDir, dir)
 }
 
+// killedExecutor is an Executor whose Close stops it as a kill -9 of its
+// coordinator would: its campaign header stays in the KV bucket, so the
+// store processes keep serving the campaign as they had it.
+type killedExecutor struct{ *Executor }
+
+func (k killedExecutor) Close() {
+	e := k.Executor
+	e.cancel()
+	for _, s := range e.subs {
+		_ = s.Unsubscribe()
+	}
+	e.wg.Wait()
+}
+
+// A part capped by the campaign's memory budget (the store process has
+// no --memory of its own) ends the campaign, and the coordinator is
+// killed at that: its campaign header stays, and its store processes go
+// on serving the campaign. A coordinator resumed without a budget makes
+// the states consumer again, so they serve it afresh, loaded with no cap
+// (the budget comes with the load), and the campaign ends as the local
+// run does.
+func TestStorePartCapLiftedAfterKill(t *testing.T) {
+	c, ref, refDir, s := partsCluster(t)
+	ss := startStores(t, s.ClientURL(), 2)
+	dir := t.TempDir()
+	nc := connect(t, s.ClientURL())
+	first, err := act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: dir, StoreParts: 2,
+		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
+			ex, err := NewExecutor(ctx, nc, c, h, Options{ID: "cap-after-kill", Parts: 2, Memory: 1000, Logger: testLogger(t)})
+			if err != nil {
+				return nil, err
+			}
+			return killedExecutor{ex}, nil
+		}})
+	if !errors.Is(err, act.ErrStoreCapped) || !strings.Contains(err.Error(), "share of the campaign's memory budget") {
+		t.Fatalf("want a part capped by the campaign's budget, got %v", err)
+	}
+	if first == nil || first.Sims == 0 || first.Sims >= testBudget {
+		t.Fatalf("the capped campaign ran %v simulations", first)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(context.Background(), "cap-after-kill"); err != nil {
+		t.Fatalf("the killed coordinator's campaign header: %v", err)
+	}
+	capped := ss[0].Stats().Capped + ss[1].Stats().Capped
+	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "cap-after-kill", Parts: 2, Resume: true}, nil,
+		act.Options{StoreParts: 2, Resume: true})
+	sameAsLocal(t, "part capped, coordinator killed, resumed without a budget", ref, rep, refDir, dir)
+	if now := ss[0].Stats().Capped + ss[1].Stats().Capped; now != capped || capped == 0 {
+		t.Fatalf("parts capped %d times in the first run and %d after, want some and none", capped, now-capped)
+	}
+}
+
 // A campaign whose coverage store is split into parts kept by store
 // processes ends exactly as a local run: the same regions, findings and
 // seed files, and the same store, checkpointed byte for byte; the
