@@ -4,9 +4,11 @@
 # other machines: they connect through toxiproxy (`make toxiproxy`; this
 # machine's kernel has no netem), whose latency toxic delays every byte
 # by MS in each direction; the coordinator and the server share a
+# machine, unless COORD_MS is set: then the coordinator is COORD_MS ms
+# from the server (each way) through a proxy of its own, as on a third
 # machine. A request of the coordinator to a store part then takes
-# 2×MS more: the selector's pool requests (ACT Method 1 line 8, in step
-# 2) and each batch's merge of the parts wait for them.
+# 2×(MS+COORD_MS) more: the selector's pool requests (ACT Method 1 line 8,
+# in steps 2 and 3) and each batch's merge of the parts wait for them.
 #
 # For each MS it runs the bench campaign (cluster.sh's, with 1 MB flows so
 # that it reaches step 2 within minutes) to BUDGET simulations with PARTS
@@ -18,6 +20,7 @@
 #
 #   bench/cluster-latency.sh 0 1 2
 #   BIN=/tmp/actfuzz-old BUDGET=2000 bench/cluster-latency.sh 0 1
+#   COORD_MS=1 bench/cluster-latency.sh 1
 #
 # Everything listens on 127.0.0.1 only and stops when the script ends.
 set -euo pipefail
@@ -47,7 +50,8 @@ cleanup() {
 }
 trap cleanup EXIT
 start_nats "$tmp" "$PORT"
-api=$((PORT + 1)) remote=$((PORT + 2))
+api=$((PORT + 1)) remote=$((PORT + 2)) coord=$((PORT + 3))
+COORD_MS=${COORD_MS:-}
 "$TOXI" -host 127.0.0.1 -port "$api" >"$tmp/toxiproxy.log" 2>&1 & pids+=($!)
 toxi=$!
 # proxy_cpu: the proxy's CPU seconds so far (it shares this machine's
@@ -57,26 +61,32 @@ proxy_cpu() { local f; read -ra f <"/proc/$toxi/stat"; echo "$((f[13] + f[14])) 
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$api/version" >/dev/null && break; sleep 0.1; done
 curl -sf -X POST "http://127.0.0.1:$api/proxies" \
   -d "{\"name\":\"remote\",\"listen\":\"127.0.0.1:$remote\",\"upstream\":\"127.0.0.1:$PORT\"}" >/dev/null
-# set_latency MS: the remote proxy's delay, each way.
+# set_latency PROXY MS: the proxy's delay, each way.
 set_latency() {
   for dir in upstream downstream; do
-    curl -sf -X DELETE "http://127.0.0.1:$api/proxies/remote/toxics/lat-$dir" >/dev/null 2>&1 || true
-    [ "$1" -eq 0 ] && continue
-    curl -sf -X POST "http://127.0.0.1:$api/proxies/remote/toxics" \
-      -d "{\"name\":\"lat-$dir\",\"type\":\"latency\",\"stream\":\"$dir\",\"attributes\":{\"latency\":$1}}" >/dev/null
+    curl -sf -X DELETE "http://127.0.0.1:$api/proxies/$1/toxics/lat-$dir" >/dev/null 2>&1 || true
+    [ "$2" -eq 0 ] && continue
+    curl -sf -X POST "http://127.0.0.1:$api/proxies/$1/toxics" \
+      -d "{\"name\":\"lat-$dir\",\"type\":\"latency\",\"stream\":\"$dir\",\"attributes\":{\"latency\":$2}}" >/dev/null
   done
 }
 URL=nats://127.0.0.1:$PORT
+if [ -n "$COORD_MS" ]; then
+  curl -sf -X POST "http://127.0.0.1:$api/proxies" \
+    -d "{\"name\":\"coord\",\"listen\":\"127.0.0.1:$coord\",\"upstream\":\"127.0.0.1:$PORT\"}" >/dev/null
+  set_latency coord "$COORD_MS"
+  URL=nats://127.0.0.1:$coord
+fi
 RURL=nats://127.0.0.1:$remote
 printf 'ccai: [cubic, reno]\nwindow: 500\nbytes: 1000000\n' >"$tmp/bench.yaml"
 echo "# $(date -u +%FT%TZ) $(uptime)"
-echo "# budget $BUDGET, lag $LAG, one host of --procs $PROCS, store parts $PARTS, $(nproc) cores; hosts and stores MS each way from the server"
+echo "# budget $BUDGET, lag $LAG, one host of --procs $PROCS, store parts $PARTS, $(nproc) cores; hosts and stores MS each way from the server, the coordinator ${COORD_MS:-0}"
 printf '%-4s %8s %8s %12s %10s %14s %12s %14s %12s\n' ms wall_s sims/s coord_ms/sim pool_reqs pool_ms/batch part_merges merge_ms/batch proxy_cpu_s
 # The time of a log value such as 1.234s or 567.8ms, in ms.
 ms() { awk -v v="$1" 'BEGIN{ if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /µs$/) {sub(/µs$/,"",v); print v/1000} else if (v ~ /m[0-9.]+s$/) {split(v,a,"m"); sub(/s$/,"",a[2]); print a[1]*60000+a[2]*1000} else {sub(/s$/,"",v); print v*1000} }'; }
 first=
 for lat in "$@"; do
-  set_latency "$lat"
+  set_latency remote "$lat"
   run=()
   "$BIN" worker --nats "$RURL" --procs "$PROCS" --quiet 2>"$tmp/host-$lat.log" & run+=($!)
   for j in $(seq 0 $((PARTS - 1))); do
