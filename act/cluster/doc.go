@@ -53,7 +53,9 @@
 // Run hands the executor batches of 64 configurations; the executor cuts
 // each into chunks (Options.Chunk, default 8) and publishes one Work
 // message per chunk, its BatchID the index of its first configuration,
-// with header Actfuzz-Campaign (the id). Each Result a worker publishes
+// with header Actfuzz-Campaign (the id); four chunks at once, each
+// publication waiting for its ack (a coordinator away from the server
+// would otherwise publish a chunk a round trip). Each Result a worker publishes
 // carries Actfuzz-Work: the SHA-256 of its chunk's campaign header, batch
 // id and configurations in a canonical binary form (workSum; not of the
 // message's bytes, since gob's type ids differ between processes and a

@@ -397,11 +397,22 @@ func (e *Executor) setup(ctx context.Context) error {
 		return err
 	}
 	e.subs = append(e.subs, sub)
-	e.wg.Add(2)
-	go e.publish()
+	// Chunks are published by several goroutines at once: each waits for
+	// its publication's ack, a round trip to the server, and one alone
+	// publishes a chunk a round trip (8 for a batch of 64), a bound on
+	// the campaign's rate when the coordinator is away from the server
+	// (bench/cluster-latency.sh with COORD_MS). The work stream's order
+	// may then differ from the dispatch's; results do not depend on it.
+	e.wg.Add(publishers + 1)
+	for range publishers {
+		go e.publish()
+	}
 	go e.watchSpoiled()
 	return nil
 }
+
+// publishers is the number of goroutines that publish chunks.
+const publishers = 4
 
 // Dispatch cuts configurations base… into chunks and queues them for
 // publication.
@@ -445,8 +456,8 @@ func (e *Executor) failWith(err error) {
 	}
 }
 
-// publish publishes the queued chunks in order, retrying through server
-// restarts.
+// publish publishes queued chunks (in order, but at once with the other
+// publishers), retrying through server restarts.
 func (e *Executor) publish() {
 	defer e.wg.Done()
 	drained := e.pending0 == 0
