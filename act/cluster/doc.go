@@ -202,9 +202,13 @@
 // that holds the fewest, so campaigns that all have work get equal
 // shares (to one slot). A campaign takes a slot, then runs in it a
 // configuration it holds, or one of a chunk it fetches if one is there at
-// once (it fetches only when none of its configurations waits, so a
-// campaign's configurations that wait are of one chunk at most); if none
-// is, it
+// once (it fetches only when none of its configurations waits); when the
+// last configuration that waited starts, it asks for the next chunk
+// without waiting for the answer, so that a host away from the server
+// does not keep a slot idle for the round trip (a campaign's
+// configurations that wait are then of two chunks at most: one chunk
+// fetched ahead; bench/cluster-latency.sh at 2 ms: 365–366 → 390–424
+// sims/s). If none is there, it
 // gives the slot back and waits for a chunk without one (so a campaign
 // without work holds none), then asks for slots for its configurations,
 // their chunk's heartbeats keeping it the host's meanwhile. Where and in

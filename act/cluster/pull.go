@@ -154,6 +154,29 @@ func (p *puller) pull(expires time.Duration) (*pulled, error) {
 	}
 }
 
+// prefetch asks for a chunk without waiting for the answer: a chunk that
+// comes is received (its heartbeats going) and the next pull returns it
+// at once; "no chunk now" is dropped, as the end of a request given up.
+// It asks only if no chunk is received and waiting.
+func (p *puller) prefetch() error {
+	p.mu.Lock()
+	if len(p.got) > 0 {
+		p.mu.Unlock()
+		return nil
+	}
+	p.n++
+	reply := fmt.Sprintf("%s.%d", p.inbox, p.n)
+	p.mu.Unlock()
+	body, err := json.Marshal(pullRequest{Batch: 1, NoWait: true})
+	if err != nil {
+		return err
+	}
+	if err := p.nc.PublishRequest(p.subject, reply, body); err != nil {
+		return fmt.Errorf("pull request: %w", err)
+	}
+	return nil
+}
+
 // pop returns the first chunk received, or nil (p.mu held).
 func (p *puller) pop() *pulled {
 	if len(p.got) == 0 {

@@ -447,7 +447,7 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 		// A slot first, then a configuration: one the campaign holds,
 		// or one of a chunk that is there at once. A busy host holds
 		// no more chunks than the one whose configurations wait for
-		// its slots.
+		// its slots and one fetched ahead.
 		if sh.acquire(ctx, id) != nil {
 			continue
 		}
@@ -463,6 +463,13 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			q := queue[0]
 			queue = queue[1:]
 			run(q)
+			if len(queue) == 0 {
+				// The next chunk is asked for now: its round trip
+				// overlaps the simulation, not an idle slot.
+				if err := pl.prefetch(); err != nil {
+					w.log.Debug("pulling a chunk ahead", "campaign", id, "err", err)
+				}
+			}
 			continue
 		}
 		sh.release(id)
