@@ -107,23 +107,7 @@ func TestPartLoadChecksObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Two parts of a store of a few thousand states.
-	whole, err := coverage.NewStore(coverage.DefaultSpace(), coverage.Options{Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(4, 4))
-	vars := coverage.DefaultSpace().Vars
-	for sim := range 20 {
-		b := whole.NewBatch()
-		state := make([]float64, len(vars))
-		for step := range 300 {
-			for j, v := range vars {
-				state[j] = v.Value(rng.Int64N(min(v.Granules(), 64)))
-			}
-			b.Observe(state, int64(step))
-		}
-		whole.AddBatch(b, uint64(sim))
-	}
+	whole := randomStore(t, 3, 20, 300, 64)
 	_, blobs, err := coverage.SplitEncoded(whole, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -189,24 +173,7 @@ func (r *keyRecorder) Pools(part int, keys [][]uint64) ([][]coverage.Visit, erro
 // states, keys of another length, a state another part keeps, more than
 // maxPoolKeys states.
 func TestPartPoolRequest(t *testing.T) {
-	whole, err := coverage.NewStore(coverage.DefaultSpace(), coverage.Options{Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(5, 5))
-	vars := coverage.DefaultSpace().Vars
-	for sim := range 10 {
-		b := whole.NewBatch()
-		state := make([]float64, len(vars))
-		for step := range 200 {
-			for j, v := range vars {
-				state[j] = v.Value(rng.Int64N(min(v.Granules(), 16)))
-			}
-			b.Observe(state, int64(step))
-		}
-		whole.AddBatch(b, uint64(sim))
-	}
-	index, parts, err := coverage.Split(whole, 2)
+	index, parts, err := coverage.Split(randomStore(t, 5, 10, 200, 16), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,4 +230,28 @@ func TestPartPoolRequest(t *testing.T) {
 			t.Errorf("%s: answered %+v", name, bad)
 		}
 	}
+}
+
+// randomStore is a store of sims simulations of steps random states each,
+// every variable among its first granules granules.
+func randomStore(t *testing.T, seed uint64, sims, steps int, granules int64) *coverage.Store {
+	t.Helper()
+	whole, err := coverage.NewStore(coverage.DefaultSpace(), coverage.Options{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed+1, seed+1))
+	vars := coverage.DefaultSpace().Vars
+	for sim := range sims {
+		b := whole.NewBatch()
+		state := make([]float64, len(vars))
+		for step := range steps {
+			for j, v := range vars {
+				state[j] = v.Value(rng.Int64N(min(v.Granules(), granules)))
+			}
+			b.Observe(state, int64(step))
+		}
+		whole.AddBatch(b, uint64(sim))
+	}
+	return whole
 }
