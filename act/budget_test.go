@@ -104,7 +104,7 @@ func TestConfigLog(t *testing.T) {
 	sel.rng = rand.New(sel.src)
 	var want []Config
 	for range 300 {
-		g := sel.next()
+		g := sel.nextBatch(nil, 1)[0]
 		if len(want)%7 == 0 { // some multi-phase schedules
 			g.Schedule = append(g.Schedule, g.Schedule[0])
 			g.Schedule[0].Until = 12345678

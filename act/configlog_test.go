@@ -18,7 +18,7 @@ func configLogFixture(t testing.TB, l *configLog, n int) []Config {
 	sel.rng = rand.New(sel.src)
 	var out []Config
 	for range n {
-		g := sel.next()
+		g := sel.nextBatch(nil, 1)[0]
 		if len(out)%7 == 0 {
 			g.Schedule = append(g.Schedule, g.Schedule[0])
 			g.Schedule[0].Until = 12345678

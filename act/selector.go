@@ -85,11 +85,6 @@ type pick struct {
 // pickStream is the second seed of a pick's stream (rand.NewPCG).
 const pickStream = 0x7069636b73747265 // "pickstre"
 
-// next returns the next configuration.
-func (s *selector) next() Config {
-	return s.nextBatch(nil, 1)[0]
-}
-
 // nextBatch appends n configurations to dst: n picks, the pools they
 // need, read at once, and the picks finished in order. If the pools
 // cannot be read (the store's PoolErr) it returns dst as it was.
