@@ -14,7 +14,7 @@
 # Side by side, from the same resumed stretch, it reports the simulations'
 # CPU per simulation (the host's worker processes: the CPU of the host's
 # children, reaped or alive, from /proc) and, from the profile, the
-# coordinator's selection (act.(*selector).next) and merge (the coverage
+# coordinator's selection (act.(*selector).nextBatch; next before) and merge (the coverage
 # merger, and the store's Add* it runs under) per simulation, and their
 # share of a simulation: the issue's "merge and selection ≤ 1% of a
 # simulation's"; and the coordinator's garbage collections.
@@ -87,7 +87,7 @@ echo "parts=$PARTS: coordinator $gcs garbage collections, heap ${heap:-?} MB aft
 focused() { profile_seconds "$BIN" "/tmp/aged-$PARTS.pprof" "$@"; }
 n=$((THEN-FIRST))
 simms=$(echo "($sims1-$sims0)*1000/$n" | bc -l)
-sel=$(echo "$(focused 'act\.\(\*selector\)\.next$')*1000/$n" | bc -l)
+sel=$(echo "$(focused 'act\.\(\*selector\)\.next(Batch)?$')*1000/$n" | bc -l)
 mer=$(echo "$(focused 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')*1000/$n" | bc -l)
 load=$(focused "$loading" '^$')
 total=$(go tool pprof -top "$BIN" "/tmp/aged-$PARTS.pprof" 2>/dev/null | awk '/Total samples/{for (i = 1; i < NF; i++) if ($i == "=") v = $(i+1); if (v ~ /ms$/) {sub(/ms$/,"",v); v/=1000} else sub(/s$/,"",v); print v}')

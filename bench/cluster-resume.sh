@@ -64,7 +64,7 @@ resume() {
   pids=()
   drop_cgroup
   local sel mer reh ck
-  sel=$(profile_seconds "$bin" "$d/cpu.pprof" 'act\.\(\*selector\)\.next$')
+  sel=$(profile_seconds "$bin" "$d/cpu.pprof" 'act\.\(\*selector\)\.next(Batch)?$')
   mer=$(profile_seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*merger\)|coverage\.\(\*Store\)\.Add')
   reh=$(profile_seconds "$bin" "$d/cpu.pprof" 'coverage\.\(\*table\)\.rehash')
   ck=$(profile_seconds "$bin" "$d/cpu.pprof" 'act\.saveCheckpoint$')
