@@ -236,6 +236,11 @@ func TestStorePartsMatchLocal(t *testing.T) {
 	if st := ex.Stats(); st.RejectedTotal() != 0 || st.Results != testBudget {
 		t.Fatalf("%+v", st)
 	}
+	// A selection (one before each merge, and the first) asks each part
+	// for its pools once: not a request a visit.
+	if st := ex.Stats(); st.PoolRequests > 3*(st.PartMerges+1) || st.PoolStates <= st.PoolRequests {
+		t.Errorf("%d pool requests for %d states over %d merges: want at most one a part a selection", st.PoolRequests, st.PoolStates, st.PartMerges)
+	}
 }
 
 // The coordinator dies mid-campaign and --resume continues: the store
