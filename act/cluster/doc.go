@@ -438,12 +438,13 @@
 //     coordinator alone), then finishes each pick from the answers, its
 //     draws from a stream of its own, so that the configurations are
 //     those of picks finished one by one (act's TestSelectionAtOnce) and
-//     of a whole store. A request a visit cost a campaign in step 2 with
-//     its parts 1 ms from the server (bench/cluster-latency.sh, each way)
-//     150–174 ms of waiting a batch of 64 and 60% of its rate; one a
-//     part costs 3.7–4.4 ms (bench/results/README.md, "Store parts
-//     across a network"). Requests and answers are in a binary encoding of their
-//     own (wire.go): with gob a pool round trip cost 0.09 ms of CPU (0.9
+//     of a whole store. A request a visit cost a campaign in steps 2
+//     and 3 with its parts 1 ms from the server (bench/cluster-latency.sh,
+//     each way) 150–174 ms of waiting a batch of 64 and about 60% of its
+//     rate; one a part costs 3.7–4.4 ms (bench/results/README.md, "Store
+//     parts across a network"). Requests and answers are in a binary
+//     encoding of their own (wire.go): with gob a pool round trip cost
+//     0.09 ms of CPU (0.9
 //     µs now, BenchmarkPartWire).
 //   - A checkpoint asks every part for a snapshot (it writes itself to
 //     the object store actfuzz-parts) and copies their encodings into the
