@@ -444,8 +444,7 @@
 //     rate; one a part costs 3.7–4.4 ms (bench/results/README.md, "Store
 //     parts across a network"). Requests and answers are in a binary
 //     encoding of their own (wire.go): with gob a pool round trip cost
-//     0.09 ms of CPU (0.9
-//     µs now, BenchmarkPartWire).
+//     0.09 ms of CPU (0.9 µs now, BenchmarkPartWire).
 //   - A checkpoint asks every part for a snapshot (it writes itself to
 //     the object store actfuzz-parts) and copies their encodings into the
 //     checkpoint file as they are read, checked by their SHA-256 but
