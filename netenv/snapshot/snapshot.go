@@ -31,7 +31,11 @@
 // the simulator makes snapshots fail loudly (the symbolic back-end then
 // re-simulates every branch from time zero, which is correct and slower),
 // never silently restore half a state. Package-level variables are not
-// saved either: the simulator has none that a run writes.
+// saved either: the simulator has none that a run writes. Nor is a time
+// zone ([time.Location], which a time.Time's wall clock points to): it is
+// immutable, and time.Local is a package-level variable that other
+// goroutines read; restoring it, even with the bytes it holds, raced with
+// them (netenv.Session's start time reached it).
 //
 // A tag is a claim the walk cannot check; the tests that matter are end to
 // end (netenv's TestSessionSnapshot over every CCAI, topology and link
@@ -50,6 +54,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 	"unsafe"
 )
 
@@ -223,6 +228,9 @@ func (w *walker) pop() {
 
 var saverType = reflect.TypeFor[Saver]()
 
+// locationType is time.Location's: never saved (see the package doc).
+var locationType = reflect.TypeFor[time.Location]()
+
 func (w *walker) fail(why string) error {
 	if !w.trace {
 		return errFast
@@ -272,7 +280,7 @@ func (w *walker) typeInfo(t reflect.Type) *typeInfo {
 // object saves the value of type t at addr and walks it (trace mode) or
 // queues it to be walked.
 func (w *walker) object(addr unsafe.Pointer, t reflect.Type) error {
-	if t.Size() == 0 {
+	if t.Size() == 0 || t == locationType {
 		return nil
 	}
 	k := key{addr, t}

@@ -2,8 +2,10 @@ package snapshot
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
 )
@@ -232,5 +234,32 @@ func TestRawAndStrings(t *testing.T) {
 	s.Restore()
 	if *nums != [4]int{1, 2, 3, 4} || named.n != 1 || named.name != "one" {
 		t.Fatalf("not restored: %v %+v", *nums, *named)
+	}
+}
+
+// A time zone is never saved: a time.Time restored keeps its zone, and
+// time.Local, a package-level variable other goroutines read, is never
+// written back (netenv.Session's start time reached it, and the symbolic
+// watchdog test's two explorations raced on it).
+func TestTimeZoneNotSaved(t *testing.T) {
+	type clocks struct {
+		local, fixed time.Time
+	}
+	zone := time.FixedZone("UTC+1", 3600)
+	c := &clocks{local: time.Now(), fixed: time.Date(2026, 11, 25, 2, 0, 0, 0, zone)}
+	want := *c
+	s, err := Take(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range s.objs {
+		if o.typ == reflect.TypeFor[time.Location]() {
+			t.Fatalf("a time.Location was saved at %p", o.addr)
+		}
+	}
+	c.local, c.fixed = time.Time{}, time.Now().UTC()
+	s.Restore()
+	if !c.local.Equal(want.local) || c.local.Location() != time.Local || !c.fixed.Equal(want.fixed) || c.fixed.Location() != zone {
+		t.Fatalf("restored %v, %v; want %v, %v", c.local, c.fixed, want.local, want.fixed)
 	}
 }
