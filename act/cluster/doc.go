@@ -441,7 +441,7 @@
 //     of a whole store. A request a visit cost a campaign in steps 2
 //     and 3 with its parts 1 ms from the server (bench/cluster-latency.sh,
 //     each way) 150–174 ms of waiting a batch of 64 and about 60% of its
-//     rate; one a part costs 3.7–4.4 ms (bench/results/README.md, "Store
+//     rate; one a part costs 2.9–4.4 ms (bench/results/README.md, "Store
 //     parts across a network"). Requests and answers are in a binary
 //     encoding of their own (wire.go): with gob a pool round trip cost
 //     0.09 ms of CPU (0.9 µs now, BenchmarkPartWire).

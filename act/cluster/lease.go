@@ -87,6 +87,14 @@ func (s *StoreServer) hold(ctx context.Context, id string) (*lease, error) {
 	var seen uint64
 	var seenAt time.Time
 	for {
+		if s.isFrozen() {
+			// A frozen process (tests: a stopped or partitioned one)
+			// takes no lease either: one that did would pull shares it
+			// never merges, which come back only after the consumer's
+			// AckWait (10 min).
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
 		rev, err := kv.Create(ctx, key, []byte(s.holder))
 		if err == nil {
 			return s.keep(ctx, kv, key, rev), nil
