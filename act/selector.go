@@ -57,9 +57,6 @@ type selector struct {
 	// dir, when set, is directed ACT's state (directed.go).
 	dir *directedState
 	pc  []float64
-	// ahead counts the configurations of the selection under way that
-	// precede the one being picked (they are not in the log yet).
-	ahead int
 }
 
 func (s *selector) newSeed() uint64 { return s.rng.Uint64() }
@@ -92,11 +89,9 @@ func (s *selector) nextBatch(dst []Config, n int) []Config {
 	picks := make([]pick, n)
 	var refs []coverage.StateRef
 	for i := range picks {
-		s.ahead = i
-		picks[i] = s.pick()
+		picks[i] = s.pick(i)
 		refs = append(refs, picks[i].refs...)
 	}
-	s.ahead = 0
 	var pools [][]coverage.Visit
 	if len(refs) > 0 {
 		if pools = s.store.Pools(refs); s.store.PoolErr() != nil {
@@ -129,17 +124,19 @@ func (s *selector) random(rng *rand.Rand) Config {
 	return Config{Seed: rng.Uint64(), Schedule: netenv.Constant(s.c.uniformEnv(rng)), Step: StepRandom}
 }
 
-// pick chooses the next configuration, or all of it but its visits.
-func (s *selector) pick() pick {
+// pick chooses the next configuration, or all of it but its visits;
+// ahead configurations of the selection under way precede it (they are
+// not in the log yet).
+func (s *selector) pick(ahead int) pick {
 	switch s.method {
 	case "ran":
 		return pick{g: Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.c.uniformEnv(s.rng)), Step: StepRAN}}
 	case "man":
-		i := (s.log.len() + s.ahead) % len(s.man)
+		i := (s.log.len() + ahead) % len(s.man)
 		return pick{g: Config{Seed: s.newSeed(), Schedule: netenv.Constant(s.man[i]), Step: StepMAN}}
 	}
 	if s.bandit != nil {
-		if s.log.len()+s.ahead < s.warm {
+		if s.log.len()+ahead < s.warm {
 			s.step = StepRandom
 		} else {
 			s.step = s.bandit.pick(s.src, s.rng)

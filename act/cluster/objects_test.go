@@ -183,7 +183,7 @@ func TestPartPoolRequest(t *testing.T) {
 	for ref := range index.States() {
 		refs = append(refs, ref)
 	}
-	want := index.Pools(refs)
+	index.Pools(refs)
 	if err := index.PoolErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -210,9 +210,6 @@ func TestPartPoolRequest(t *testing.T) {
 			t.Fatalf("state %d: pool %v, want %v", i, got, wantPools[i])
 		}
 		at += n
-	}
-	if len(want) != len(refs) {
-		t.Fatalf("%d pools for %d states", len(want), len(refs))
 	}
 	other := rec.keys[0][0]
 	many := make([][]uint64, maxPoolKeys+1)
