@@ -520,54 +520,77 @@ func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
 	ps := &partState{s: s, id: id, part: s.opt.Part, payload: max(int(s.nc.MaxPayload())-partHeadroom, 1024),
 		arrived: make(chan struct{}), shares: map[string][]*candidate{}, pieces: map[string]*pieces{},
 		decoding: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	cons, err := s.js.Consumer(ctx, statesStream(id), partConsumer(s.opt.Part))
-	if err != nil {
-		return fmt.Errorf("the states consumer: %w", err)
+	// consume receives the shares of the part's consumer on a goroutine
+	// of its own; it sends on gone when the consumer is gone (a resumed
+	// coordinator made it again) and stops.
+	var (
+		mu       sync.Mutex
+		msgs     jetstream.MessagesContext
+		received chan struct{} // closed when the receiving goroutine stops
+	)
+	gone := make(chan error, 1)
+	consume := func() error {
+		cons, err := s.js.Consumer(ctx, statesStream(id), partConsumer(s.opt.Part))
+		if err != nil {
+			return fmt.Errorf("the states consumer: %w", err)
+		}
+		it, err := cons.Messages(jetstream.PullMaxMessages(256))
+		if err != nil {
+			return fmt.Errorf("the states consumer: %w", err)
+		}
+		done := make(chan struct{})
+		mu.Lock()
+		msgs, received = it, done
+		mu.Unlock()
+		go func() {
+			defer close(done)
+			for {
+				m, err := it.Next()
+				switch {
+				case err == nil && s.isFrozen():
+					// Taken before the freeze: the consumer's AckWait
+					// brings it back.
+				case err == nil:
+					ps.receive(m)
+				case errors.Is(err, jetstream.ErrMsgIteratorClosed):
+					return
+				case errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound):
+					gone <- err
+					return
+				default:
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		}()
+		return nil
 	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(256))
-	if err != nil {
-		return fmt.Errorf("the states consumer: %w", err)
+	if err := consume(); err != nil {
+		return err
 	}
 	// What this process holds goes back to the stream at once when it
-	// stops serving the campaign (a coordinator's Close, a resume): once
-	// the receiving goroutine has stopped, so that nothing it takes after
+	// stops serving the campaign (a coordinator's Close): once the
+	// receiving goroutine has stopped, so that nothing it takes after
 	// waits for the consumer's AckWait.
-	received := make(chan struct{})
+	quit := make(chan struct{})
 	defer func() {
-		msgs.Stop()
-		<-received
+		close(quit)
+		mu.Lock()
+		it, done := msgs, received
+		mu.Unlock()
+		it.Stop()
+		<-done
 		ps.release()
 	}()
-	gone := make(chan error, 1)
 	go func() {
 		// A frozen process asks for nothing more: its client would
 		// otherwise go on pulling, unlike a stopped process's.
 		select {
 		case <-s.frozenC:
-			msgs.Stop()
-		case <-received:
-		}
-	}()
-	go func() {
-		defer close(received)
-		for {
-			m, err := msgs.Next()
-			switch {
-			case err == nil && s.isFrozen():
-				// Taken before the freeze: the consumer's AckWait brings
-				// it back.
-			case err == nil:
-				ps.receive(m)
-			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
-				return
-			case errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound):
-				// A coordinator made the consumer again (a resume): serve
-				// the new one.
-				gone <- err
-				return
-			default:
-				time.Sleep(100 * time.Millisecond)
-			}
+			mu.Lock()
+			it := msgs
+			mu.Unlock()
+			it.Stop()
+		case <-quit:
 		}
 	}()
 	reqs := make(chan *nats.Msg, 64)
@@ -581,8 +604,29 @@ func (s *StoreServer) serveCampaign(ctx context.Context, id string) error {
 		case <-ctx.Done():
 			return nil
 		case err := <-gone:
-			s.log.Info("the campaign's states consumer was made again (a coordinator resumed): serving the new one", "campaign", id, "err", err)
-			return nil
+			// A resumed coordinator made the consumer again, before it
+			// loads the part: the part state stays (a load may have come
+			// already), and the shares held come again from the new
+			// consumer, which acks them with those held when merged.
+			// Serving afresh instead dropped a part loaded meanwhile
+			// ("not loaded" at the first merge: TestStorePartStandby).
+			s.log.Info("the campaign's states consumer was made again (a coordinator resumed): receiving from the new one", "campaign", id, "err", err)
+			if s.isFrozen() {
+				continue
+			}
+			// The resumed coordinator merges again from its checkpoint,
+			// which may be below what this part merged: a share below
+			// that is not stale now, and acking it as stale would lose it.
+			ps.mu.Lock()
+			ps.below = 0
+			ps.mu.Unlock()
+			for consume() != nil {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
 		case m := <-reqs:
 			if s.isFrozen() {
 				continue
@@ -802,8 +846,10 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	p.newBatch = st.NewBatch
 	p.mu.Unlock()
 	// Shares of the coordinator's own states from an earlier coordinator
-	// will never be merged.
+	// will never be merged. The loaded part is at its coordinator's
+	// checkpoint: what this part merged after it is not stale.
 	p.mu.Lock()
+	p.below = 0
 	for key, cs := range p.shares {
 		if key[0] == 'l' && !strings.HasPrefix(key, "l"+strconv.FormatInt(req.Epoch, 10)+".") {
 			p.drop(key, cs)
