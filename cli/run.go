@@ -20,6 +20,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/act/cluster"
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/fuzz"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -215,6 +216,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		*out = defaultOut(c, time.Now())
 	}
+	unlock, code := lockOut("run", *out, infoWriter(*quiet, stderr), stderr)
+	if code != exitOK {
+		return code
+	}
+	defer unlock()
 	if code := checkOut("run", *out, c, *resume, stderr); code != exitOK {
 		return code
 	}
@@ -328,6 +334,32 @@ func defaultOut(c *act.Campaign, now time.Time) string {
 		name = strings.TrimSuffix(filepath.Base(c.Path), filepath.Ext(c.Path))
 	}
 	return filepath.Join("out", name+"-"+now.UTC().Format("20060102T150405Z"))
+}
+
+// lockOut takes the output directory's lock for the command's lifetime
+// (corpus.LockDir: one campaign process a directory; a second one is bad
+// input, exit 2) and removes the debris of atomic writes that a process
+// killed mid-write left there, such as a checkpoint's temporary file.
+func lockOut(cmd, out string, info, stderr io.Writer) (unlock func(), code int) {
+	unlock, err := corpus.LockDir(out)
+	switch {
+	case errors.Is(err, corpus.ErrLocked):
+		fmt.Fprintf(stderr, "actfuzz %s: --out %v; wait for it to end or choose another --out\n", cmd, err)
+		return nil, exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "actfuzz %s: --out %s: %v\n", cmd, out, err)
+		return nil, exitInternal
+	}
+	n, err := corpus.RemoveDebris(out)
+	if err != nil {
+		unlock()
+		fmt.Fprintf(stderr, "actfuzz %s: --out %s: %v\n", cmd, out, err)
+		return nil, exitInternal
+	}
+	if n > 0 {
+		fmt.Fprintf(info, "actfuzz %s: removed %d temporary files in %s that a process killed mid-write left\n", cmd, n, out)
+	}
+	return unlock, exitOK
 }
 
 // checkOut refuses an output directory that holds a campaign, unless it is
@@ -578,6 +610,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if *outDir != "" {
+		unlock, code := lockOut("compare", *outDir, infoWriter(*verbosity.quiet, stderr), stderr)
+		if code != exitOK {
+			return code
+		}
+		defer unlock()
 		if code := checkOut("compare", *outDir, c, false, stderr); code != exitOK {
 			return code
 		}

@@ -6,5 +6,7 @@
 //
 // Seed files are versioned JSON (see [Seed]); every write is atomic (a
 // temporary file, then rename), so a killed campaign never leaves a torn
-// file.
+// file; the temporary files of a killed process's writes are removed by
+// the next process that locks the directory ([LockDir], [RemoveDebris]:
+// one campaign process an output directory).
 package corpus
