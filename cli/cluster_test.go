@@ -335,3 +335,45 @@ func TestRunCampaignOverMaxPayload(t *testing.T) {
 	}
 	t.Log(strings.TrimSpace(errs))
 }
+
+// The same campaign coordinated twice (here one --campaign-id, as two
+// machines with one --out path would derive) is bad input: the second
+// `run --nats` exits 2 naming the first, which goes on.
+func TestRunCampaignCoordinatedTwice(t *testing.T) {
+	s := startNATS(t, 0)
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte("ccai: [reno]\nbytes: 200000\nbudget: 64\nwindow: 32\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := filepath.Join(t.TempDir(), "first")
+	done := make(chan int, 1)
+	go func() {
+		// No worker host: it waits for results until cancelled.
+		code, _, _ := runCLI(ctx, "run", path, "--nats", s.ClientURL(), "--campaign-id", "twice", "--out", first, "--quiet")
+		done <- code
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(first, "campaign.yaml")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first coordinator did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, _, errs := runCLI(context.Background(), "run", path, "--nats", s.ClientURL(), "--campaign-id", "twice", "--out", filepath.Join(t.TempDir(), "second"), "--quiet")
+	if code != exitUsage || !strings.Contains(errs, "campaign twice is coordinated by ") || !strings.Contains(errs, "another --out or --campaign-id") {
+		t.Errorf("a second coordinator of the campaign: exit %d: %s", code, errs)
+	}
+	select {
+	case code := <-done:
+		t.Fatalf("the first coordinator ended (exit %d) when the second was refused", code)
+	default:
+	}
+	cancel()
+	if code := <-done; code != exitInterrupted {
+		t.Errorf("the first coordinator, interrupted: exit %d", code)
+	}
+}

@@ -262,6 +262,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
 		return exitUsage
 	}
+	if errors.Is(err, cluster.ErrCampaignHeld) {
+		// The id comes from --out (or --campaign-id): the same command
+		// started twice, on two machines or twice on one.
+		fmt.Fprintf(stderr, "actfuzz run: --nats: %v; stop that coordinator, or give this one another --out or --campaign-id\n", err)
+		return exitUsage
+	}
 	if errors.Is(err, act.ErrIndexCapped) && *out != "" {
 		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with a larger budget, continue with: %s run %s --resume --out %s --memory SIZE\n",
 			err, rep.Sims, progName(), c.Path, *out)

@@ -22,6 +22,8 @@
 //	stream     ACTFUZZ_ID_RESULTS          subject actfuzz.ID.results, work-queue retention: one Result a message
 //	consumer   coordinator                 durable pull consumer of the coordinator
 //	subject    actfuzz.ID.refused          (core NATS) a worker host that refuses the campaign says why
+//	KV bucket  actfuzz-store-leases, key ID.coordinator  the coordinator's lease on the campaign
+//	                                       ("One coordinator a campaign" below)
 //
 // and with store parts (run --store-parts N; "Store parts" below):
 //
@@ -235,6 +237,27 @@
 // (Stats.Skipped counts the others). With file storage the streams, the consumers and the KV bucket
 // survive a restart of the NATS server; nats.go reconnects and both sides
 // retry what failed meanwhile.
+//
+// One coordinator a campaign. Two coordinators of one id would delete
+// (a fresh run deletes the campaign's streams) or consume each other's
+// streams; the id comes from the absolute --out path and the campaign
+// file, which two machines can share (one container image, one home
+// directory layout). So a coordinator holds a lease on its campaign, key
+// ID.coordinator of the leases bucket (LeasesBucket, which it makes;
+// the lease code is the store parts' below, lease.go), before it touches
+// anything of the campaign's, renewed every Options.Lease/4 (default
+// 10 s). One started while the holder renews it fails with
+// ErrCampaignHeld, naming the holder, and changes nothing: `run` exits 2,
+// saying to stop the other or give another --out or --campaign-id (cli's
+// TestRunCampaignCoordinatedTwice). A --resume after a kill -9 finds the
+// dead coordinator's lease: it takes it over at once when the holder was
+// a process of this host that is gone, else once the lease has not
+// changed for Lease (a lost machine). A coordinator that loses its lease
+// (not renewed for Lease/2: a partition, a stopped process; or taken)
+// stops with ErrCampaignTaken (exit 3) and leaves the campaign's header,
+// streams and objects to the new holder (TestCoordinatorLease). On one
+// machine, the output directory's lock keeps a second `run` of the same
+// --out out before it connects (corpus.LockDir).
 //
 // # What a coordinator costs
 //

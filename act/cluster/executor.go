@@ -55,7 +55,11 @@ type Options struct {
 	// does not answer, or for shares its part lacks, before it stops the
 	// campaign with an error naming the part (default 2 min).
 	PartTimeout time.Duration
-	Logger      *slog.Logger
+	// Lease is how long the coordinator's lease on its campaign may stay
+	// unrenewed before another coordinator takes the campaign over
+	// (default DefaultLease; lease.go).
+	Lease  time.Duration
+	Logger *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -73,6 +77,9 @@ func (o *Options) defaults() {
 	}
 	if o.PartTimeout <= 0 {
 		o.PartTimeout = 2 * time.Minute
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -238,7 +245,9 @@ type Executor struct {
 	// holderChanged[j] is closed when store part j's lease changes hands
 	// (watchLeases), and made again.
 	holderChanged []chan struct{}
-	partB         int // bytes held in parts
+	// lease is the coordinator's on its campaign (holdCampaign).
+	lease *lease
+	partB int // bytes held in parts
 	// partLimit bounds partB (4×MaxResult): the first part of another
 	// result waits (deferPart) while it is reached.
 	partLimit int
@@ -288,15 +297,59 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 	}
 	if err := e.setup(ctx); err != nil {
 		cancel()
+		if e.lease != nil {
+			e.lease.release(false)
+		}
 		return nil, err
 	}
 	return e, nil
+}
+
+// ErrCampaignHeld is the error of a coordinator started while another one
+// coordinates its campaign (a lease renewed by its holder): two would
+// delete or consume each other's streams. `run` exits 2 with it.
+var ErrCampaignHeld = errors.New("another coordinator coordinates this campaign")
+
+// ErrCampaignTaken ends a coordinator whose lease on its campaign was
+// lost: it could not renew it for half its period (a partition, a
+// stopped process), and another coordinator may have taken the campaign
+// over.
+var ErrCampaignTaken = errors.New("the coordinator lost its lease on the campaign")
+
+// coordinatorKey is the key of a campaign's coordinator lease in the
+// leases bucket (beside its parts' ID.J).
+func coordinatorKey(id string) string { return id + ".coordinator" }
+
+// holdCampaign takes the coordinator's lease on its campaign, before
+// anything of the campaign's is deleted or consumed: one coordinator a
+// campaign, as one process an output directory (corpus.LockDir) on one
+// machine. A coordinator killed and started again (--resume) takes it
+// over at once on the same host, else after Options.Lease; one started
+// while the holder renews it fails with ErrCampaignHeld.
+func (e *Executor) holdCampaign(ctx context.Context) error {
+	id := e.opt.ID
+	leases, err := leasesBucket(ctx, e.js, true)
+	if err != nil {
+		return fmt.Errorf("KV bucket %s: %w", LeasesBucket, err)
+	}
+	sp := &leaseSpec{kv: leases, key: coordinatorKey(id), holder: holderName(), period: e.opt.Lease, poll: e.opt.Lease / 8,
+		what: "campaign", log: e.log,
+		lost: func() { e.failWith(fmt.Errorf("campaign %s: %w", id, ErrCampaignTaken)) }}
+	e.lease, err = takeLease(ctx, e.ctx, sp, false)
+	var held *LeaseHeldError
+	if errors.As(err, &held) {
+		return fmt.Errorf("campaign %s is coordinated by %s, which renews its lease: %w", id, held.Holder, ErrCampaignHeld)
+	}
+	return err
 }
 
 func (e *Executor) setup(ctx context.Context) error {
 	id := e.opt.ID
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if err := e.holdCampaign(sctx); err != nil {
+		return err
+	}
 	if !e.opt.Resume {
 		for _, s := range []string{workStream(id), resultsStream(id), statesStream(id)} {
 			if err := e.js.DeleteStream(sctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -995,6 +1048,16 @@ func (e *Executor) Close() {
 		_ = s.Unsubscribe()
 	}
 	e.wg.Wait()
+	if e.lease != nil {
+		// Released last, once the campaign's header and streams are
+		// settled; a lease lost means another coordinator may hold the
+		// campaign now, and they are its.
+		defer e.lease.release(false)
+		if <-e.lease.done; e.lease.lost {
+			e.log.Warn("the campaign's lease was lost: its header, streams and objects are left to the coordinator that holds it")
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := e.kv.Delete(ctx, e.opt.ID); err != nil {

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -56,94 +58,152 @@ func casConflict(err error) bool {
 		(api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant))
 }
 
-// lease is a store process's hold on one part of one campaign.
+// leaseSpec is what a lease holds and how it is kept: a key of the
+// leases bucket, written with this process's name and rewritten every
+// period/4 while it is held.
+type leaseSpec struct {
+	kv     jetstream.KeyValue
+	key    string
+	holder string        // this process's name (holderName)
+	period time.Duration // how long the key may stay unrenewed before another takes it
+	poll   time.Duration // how often a process waiting for the key looks (at most period/4)
+	what   string        // what is held, for the log: "store part", "campaign"
+	log    *slog.Logger
+	frozen func() bool // tests: a frozen process neither takes nor renews (nil: never)
+	// tookOver and lost count (nil: nothing to count).
+	tookOver, lost func()
+}
+
+// lease is a process's hold on a key of the leases bucket: a store
+// process's on one part of one campaign, a coordinator's on its campaign.
 type lease struct {
 	ctx  context.Context // ends when the lease is lost or released
 	stop context.CancelFunc
 	done chan struct{} // the renewing goroutine has ended
-	s    *StoreServer
-	kv   jetstream.KeyValue
-	key  string
+	sp   *leaseSpec
 	rev  uint64 // the revision last written (valid once done is closed)
 	lost bool   // the lease was lost, not released (valid once done is closed)
 }
 
-// hold waits until this process holds part s.opt.Part of campaign id and
-// returns the lease, which it renews every Lease/4 until ctx ends or
-// release. A process that finds the part held waits as a standby: it
-// takes the part over once the key has not changed for Lease by its own
-// clock (the holder died: kill -9, a lost machine), or at once when the
-// holder deletes the key (it stopped). A holder that cannot renew for
-// Lease/2 by its own clock, or finds the key taken, stops serving: only
-// durations are compared, never clocks of two machines, so a standby
-// cannot serve while the holder does as long as a renewal's round trip
-// stays under Lease/2.
-func (s *StoreServer) hold(ctx context.Context, id string) (*lease, error) {
-	kv, err := leasesBucket(ctx, s.js, false)
-	if err != nil {
-		return nil, fmt.Errorf("the leases bucket: %w", err)
-	}
-	key, period := leaseKey(id, s.opt.Part), s.opt.Lease
+// LeaseHeldError is the error of a process that found the lease it needs
+// held by a process that renews it: a second coordinator of one campaign.
+type LeaseHeldError struct {
+	Key    string
+	Holder string // the holder's name: host/pid/nonce
+}
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("lease %s is held by %s, which renews it", e.Key, e.Holder)
+}
+
+// takeLease waits until this process holds sp.key and returns the lease,
+// renewed every period/4 until life ends or release. A key found held is
+// taken over once it has not changed for period by this process's clock
+// (its holder died: kill -9, a lost machine), or at once when its holder
+// deletes it (it stopped). A standby waits for that however long the
+// holder renews; otherwise the first renewal seen ends the wait with a
+// *LeaseHeldError, and a holder of this host whose process is gone (a
+// coordinator killed and started again at once) is taken over at once. A
+// holder that cannot renew for period/2 by its own clock, or finds the key
+// taken, loses the lease: only durations are compared, never clocks of two
+// machines, so two processes cannot hold the key at once as long as a
+// renewal's round trip stays under period/2. ctx bounds the wait.
+func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, error) {
 	var seen uint64
 	var seenAt time.Time
+	frozen := func() bool { return sp.frozen != nil && sp.frozen() }
+	takeOver := func(rev uint64, holder, why string) (*lease, bool) {
+		nrev, err := sp.kv.Update(ctx, sp.key, []byte(sp.holder), rev)
+		if err != nil {
+			return nil, false
+		}
+		sp.log.Warn("taking the "+sp.what+" over: "+why, "key", sp.key, "holder", holder)
+		if sp.tookOver != nil {
+			sp.tookOver()
+		}
+		return keepLease(life, sp, nrev), true
+	}
 	for {
-		if s.isFrozen() {
+		if frozen() {
 			// A frozen process (tests: a stopped or partitioned one)
-			// takes no lease either: one that did would pull shares it
-			// never merges, which come back only after the consumer's
-			// AckWait (10 min).
+			// takes no lease either: a store process that did would
+			// pull shares it never merges, which come back only after
+			// the consumer's AckWait (10 min).
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
-		rev, err := kv.Create(ctx, key, []byte(s.holder))
+		rev, err := sp.kv.Create(ctx, sp.key, []byte(sp.holder))
 		if err == nil {
-			return s.keep(ctx, kv, key, rev), nil
+			return keepLease(life, sp, rev), nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if casConflict(err) {
-			e, gerr := kv.Get(ctx, key)
+			e, gerr := sp.kv.Get(ctx, sp.key)
 			switch {
 			case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
 				// Deleted meanwhile: Create again at once.
 				continue
 			case gerr != nil:
-				s.log.Warn("reading the part's lease", "campaign", id, "err", gerr)
+				sp.log.Warn("reading the "+sp.what+"'s lease", "key", sp.key, "err", gerr)
 			case e.Revision() != seen:
+				if seen != 0 && !standby {
+					return nil, &LeaseHeldError{Key: sp.key, Holder: string(e.Value())}
+				}
+				if seen == 0 && !standby && holderGone(string(e.Value())) {
+					if l, ok := takeOver(e.Revision(), string(e.Value()), "its holder, a process of this host, is gone"); ok {
+						return l, nil
+					}
+				}
 				if seen == 0 {
-					s.log.Info("standby: another process serves this part; taking it over if it stops renewing its lease",
-						"campaign", id, "holder", string(e.Value()), "lease", period)
+					sp.log.Info("another process holds the "+sp.what+"; taking it over if it stops renewing its lease",
+						"key", sp.key, "holder", string(e.Value()), "lease", sp.period)
 				}
 				seen, seenAt = e.Revision(), time.Now()
-			case time.Since(seenAt) >= period:
-				rev, err := kv.Update(ctx, key, []byte(s.holder), seen)
-				if err == nil {
-					s.log.Warn("taking the part over: its holder left its lease unrenewed",
-						"campaign", id, "holder", string(e.Value()), "for", time.Since(seenAt).Round(time.Millisecond))
-					s.count(func(st *StoreStats) { st.TakenOver++ })
-					return s.keep(ctx, kv, key, rev), nil
+			case time.Since(seenAt) >= sp.period:
+				if l, ok := takeOver(seen, string(e.Value()), "its holder left its lease unrenewed for "+time.Since(seenAt).Round(time.Millisecond).String()); ok {
+					return l, nil
 				}
 			}
 		} else {
-			s.log.Warn("taking the part's lease", "campaign", id, "err", err)
+			sp.log.Warn("taking the "+sp.what+"'s lease", "key", sp.key, "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(min(s.opt.Poll, period/4)):
+		case <-time.After(min(sp.poll, sp.period/4)):
 		}
 	}
 }
 
-// keep renews the lease of key, written at revision rev, until ctx ends,
-// the lease is released or it is lost.
-func (s *StoreServer) keep(ctx context.Context, kv jetstream.KeyValue, key string, rev uint64) *lease {
-	lctx, stop := context.WithCancel(ctx)
-	l := &lease{ctx: lctx, stop: stop, done: make(chan struct{}), s: s, kv: kv, key: key, rev: rev}
+// holderGone reports whether holder (holderName's host/pid/nonce) names a
+// process of this host that no longer exists. Any doubt is "not gone".
+func holderGone(holder string) bool {
+	f := strings.Split(holder, "/")
+	if len(f) != 3 {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(f[1])
+	if f[0] != host || err != nil || pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
+}
+
+// keepLease renews the lease of sp.key, written at revision rev, until
+// life ends, the lease is released or it is lost.
+func keepLease(life context.Context, sp *leaseSpec, rev uint64) *lease {
+	lctx, stop := context.WithCancel(life)
+	l := &lease{ctx: lctx, stop: stop, done: make(chan struct{}), sp: sp, rev: rev}
 	go func() {
 		defer close(l.done)
-		period := s.opt.Lease
+		period := sp.period
 		renewed := time.Now()
 		tick := time.NewTicker(period / 4)
 		defer tick.Stop()
@@ -153,11 +213,11 @@ func (s *StoreServer) keep(ctx context.Context, kv jetstream.KeyValue, key strin
 				return
 			case <-tick.C:
 			}
-			if s.isFrozen() {
+			if sp.frozen != nil && sp.frozen() {
 				continue
 			}
 			rctx, cancel := context.WithTimeout(lctx, period/4)
-			rev, err := kv.Update(rctx, key, []byte(s.holder), l.rev)
+			rev, err := sp.kv.Update(rctx, sp.key, []byte(sp.holder), l.rev)
 			cancel()
 			switch {
 			case err == nil:
@@ -166,15 +226,17 @@ func (s *StoreServer) keep(ctx context.Context, kv jetstream.KeyValue, key strin
 			case lctx.Err() != nil:
 				return
 			case casConflict(err):
-				s.log.Error("store part lease lost: another process took the part over", "key", key)
+				sp.log.Error(sp.what+" lease lost: another process took it over", "key", sp.key)
 			case time.Since(renewed) >= period/2:
-				s.log.Error("store part lease lost: not renewed in time", "key", key, "since", time.Since(renewed).Round(time.Millisecond), "err", err)
+				sp.log.Error(sp.what+" lease lost: not renewed in time", "key", sp.key, "since", time.Since(renewed).Round(time.Millisecond), "err", err)
 			default:
-				s.log.Warn("renewing the store part's lease", "key", key, "err", err)
+				sp.log.Warn("renewing the "+sp.what+"'s lease", "key", sp.key, "err", err)
 				continue
 			}
 			l.lost = true
-			s.count(func(st *StoreStats) { st.LeasesLost++ })
+			if sp.lost != nil {
+				sp.lost()
+			}
 			stop()
 			return
 		}
@@ -183,29 +245,44 @@ func (s *StoreServer) keep(ctx context.Context, kv jetstream.KeyValue, key strin
 }
 
 // release stops renewing the lease and, unless it was lost, deletes it, so
-// that a standby takes the part over at once. abandon (tests) leaves the
-// key as a killed process would.
+// that a standby takes over at once. abandon (tests) leaves the key as a
+// killed process would.
 func (l *lease) release(abandon bool) {
 	l.stop()
 	<-l.done
 	if l.lost || abandon {
 		return
 	}
+	sp := l.sp
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
+	err := sp.kv.Delete(ctx, sp.key, jetstream.LastRevision(l.rev))
 	if casConflict(err) {
 		// A renewal stopped in flight may have been written: the key is
 		// still this process's if it names it.
-		e, gerr := l.kv.Get(ctx, l.key)
-		if gerr != nil || string(e.Value()) != l.s.holder {
+		e, gerr := sp.kv.Get(ctx, sp.key)
+		if gerr != nil || string(e.Value()) != sp.holder {
 			return
 		}
-		err = l.kv.Delete(ctx, l.key, jetstream.LastRevision(e.Revision()))
+		err = sp.kv.Delete(ctx, sp.key, jetstream.LastRevision(e.Revision()))
 	}
 	if err != nil {
-		l.s.log.Warn("deleting the part's lease: a standby takes the part over only after its lease period", "key", l.key, "err", err)
+		sp.log.Warn("deleting the "+sp.what+"'s lease: another process takes over only after its lease period", "key", sp.key, "err", err)
 	}
+}
+
+// hold waits until this process holds part s.opt.Part of campaign id, as
+// a standby while another process holds it (takeLease).
+func (s *StoreServer) hold(ctx context.Context, id string) (*lease, error) {
+	kv, err := leasesBucket(ctx, s.js, false)
+	if err != nil {
+		return nil, fmt.Errorf("the leases bucket: %w", err)
+	}
+	sp := &leaseSpec{kv: kv, key: leaseKey(id, s.opt.Part), holder: s.holder, period: s.opt.Lease, poll: s.opt.Poll,
+		what: "store part", log: s.log.With("campaign", id), frozen: s.isFrozen,
+		tookOver: func() { s.count(func(st *StoreStats) { st.TakenOver++ }) },
+		lost:     func() { s.count(func(st *StoreStats) { st.LeasesLost++ }) }}
+	return takeLease(ctx, ctx, sp, true)
 }
 
 // watchLeases follows the leases of the campaign's parts (the coordinator),

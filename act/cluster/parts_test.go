@@ -187,7 +187,9 @@ func TestStorePartCapLiftedAfterKill(t *testing.T) {
 		t.Fatalf("the killed coordinator's campaign header: %v", err)
 	}
 	capped := ss[0].Stats().Capped + ss[1].Stats().Capped
-	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "cap-after-kill", Parts: 2, Resume: true}, nil,
+	// The killed coordinator left its lease: the resumed one takes it
+	// over once it has not changed for Lease.
+	rep, _ := clusterRun(t, context.Background(), c, nc, dir, Options{ID: "cap-after-kill", Parts: 2, Resume: true, Lease: 500 * time.Millisecond}, nil,
 		act.Options{StoreParts: 2, Resume: true})
 	sameAsLocal(t, "part capped, coordinator killed, resumed without a budget", ref, rep, refDir, dir)
 	if now := ss[0].Stats().Capped + ss[1].Stats().Capped; now != capped || capped == 0 {
