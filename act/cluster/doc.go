@@ -252,7 +252,9 @@
 // TestRunCampaignCoordinatedTwice). A --resume after a kill -9 finds the
 // dead coordinator's lease: it takes it over at once when the holder was
 // a process of this host that is gone, else once the lease has not
-// changed for Lease (a lost machine). A coordinator that loses its lease
+// changed for Lease (a lost machine; a fresh run always waits that long,
+// since a holder of its id is another machine's, whose host name may be
+// this one's). A coordinator that loses its lease
 // (not renewed for Lease/2: a partition, a stopped process; or taken)
 // stops with ErrCampaignTaken (exit 3) and leaves the campaign's header,
 // streams and objects to the new holder (TestCoordinatorLease). On one

@@ -323,9 +323,9 @@ func coordinatorKey(id string) string { return id + ".coordinator" }
 // holdCampaign takes the coordinator's lease on its campaign, before
 // anything of the campaign's is deleted or consumed: one coordinator a
 // campaign, as one process an output directory (corpus.LockDir) on one
-// machine. A coordinator killed and started again (--resume) takes it
-// over at once on the same host, else after Options.Lease; one started
-// while the holder renews it fails with ErrCampaignHeld.
+// machine. A coordinator killed and resumed takes it over at once on the
+// same host, else after Options.Lease; one started while the holder
+// renews it fails with ErrCampaignHeld.
 func (e *Executor) holdCampaign(ctx context.Context) error {
 	id := e.opt.ID
 	leases, err := leasesBucket(ctx, e.js, true)
@@ -334,7 +334,13 @@ func (e *Executor) holdCampaign(ctx context.Context) error {
 	}
 	sp := &leaseSpec{kv: leases, key: coordinatorKey(id), holder: holderName(), period: e.opt.Lease, poll: e.opt.Lease / 8,
 		what: "campaign", log: e.log,
-		lost: func() { e.failWith(fmt.Errorf("campaign %s: %w", id, ErrCampaignTaken)) }}
+		// A resume after a kill -9 on the same host need not wait for
+		// the dead one's lease to expire. A fresh run never takes a
+		// lease over at once: its id came from an --out no one resumes,
+		// so a holder is another machine's (which may share this one's
+		// host name and not its pids).
+		takeGone: e.opt.Resume,
+		lost:     func() { e.failWith(fmt.Errorf("campaign %s: %w", id, ErrCampaignTaken)) }}
 	e.lease, err = takeLease(ctx, e.ctx, sp, false)
 	var held *LeaseHeldError
 	if errors.As(err, &held) {

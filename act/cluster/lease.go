@@ -70,6 +70,9 @@ type leaseSpec struct {
 	what   string        // what is held, for the log: "store part", "campaign"
 	log    *slog.Logger
 	frozen func() bool // tests: a frozen process neither takes nor renews (nil: never)
+	// takeGone takes a key held by a process of this host that is gone
+	// over at once, without waiting for period (holderGone).
+	takeGone bool
 	// tookOver and lost count (nil: nothing to count).
 	tookOver, lost func()
 }
@@ -100,10 +103,10 @@ func (e *LeaseHeldError) Error() string {
 // renewed every period/4 until life ends or release. A key found held is
 // taken over once it has not changed for period by this process's clock
 // (its holder died: kill -9, a lost machine), or at once when its holder
-// deletes it (it stopped). A standby waits for that however long the
-// holder renews; otherwise the first renewal seen ends the wait with a
-// *LeaseHeldError, and a holder of this host whose process is gone (a
-// coordinator killed and started again at once) is taken over at once. A
+// deletes it (it stopped), or at once when sp.takeGone and its holder was
+// a process of this host that is gone (a coordinator killed and started
+// again). A standby waits however long the holder renews; otherwise the
+// first renewal seen ends the wait with a *LeaseHeldError. A
 // holder that cannot renew for period/2 by its own clock, or finds the key
 // taken, loses the lease: only durations are compared, never clocks of two
 // machines, so two processes cannot hold the key at once as long as a
@@ -151,7 +154,7 @@ func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, 
 				if seen != 0 && !standby {
 					return nil, &LeaseHeldError{Key: sp.key, Holder: string(e.Value())}
 				}
-				if seen == 0 && !standby && holderGone(string(e.Value())) {
+				if seen == 0 && sp.takeGone && holderGone(string(e.Value())) {
 					if l, ok := takeOver(e.Revision(), string(e.Value()), "its holder, a process of this host, is gone"); ok {
 						return l, nil
 					}

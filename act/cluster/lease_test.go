@@ -15,8 +15,9 @@ import (
 
 // One coordinator a campaign: a second one, fresh or resuming, is refused
 // while the first renews its lease, and deletes nothing of its campaign;
-// one killed leaves its lease, which the next takes over after Lease, or
-// at once when the holder was a process of this host that is gone; a
+// one killed leaves its lease, which the next takes over after Lease, or,
+// resuming, at once when the holder was a process of this host that is
+// gone; a
 // coordinator whose lease is taken from it stops with ErrCampaignTaken
 // and leaves the campaign to the new holder.
 func TestCoordinatorLease(t *testing.T) {
@@ -110,4 +111,19 @@ func TestCoordinatorLease(t *testing.T) {
 	if _, err := leases.Get(context.Background(), coordinatorKey("lease")); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Fatalf("the lease after Close: %v, want deleted", err)
 	}
+
+	// A fresh run waits the period even then: its holder may be another
+	// machine's of the same host name.
+	if _, err := leases.Put(context.Background(), coordinatorKey("lease"), []byte(fmt.Sprintf("%s/%d/x", host, 1<<30))); err != nil {
+		t.Fatal(err)
+	}
+	t0 = time.Now()
+	f, err := start(false)
+	if err != nil {
+		t.Fatalf("a fresh run after a gone holder: %v", err)
+	}
+	if waited := time.Since(t0); waited < lease {
+		t.Errorf("a fresh run took a gone holder's lease over after %v, before its period %v", waited, lease)
+	}
+	f.Close()
 }
