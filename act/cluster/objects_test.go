@@ -91,8 +91,10 @@ func TestObjectContext(t *testing.T) {
 
 // A store process decodes a part as it reads it from the object store
 // (never holding its encoding whole), and still loads only the object
-// the coordinator named: one whose SHA-256 differs, or another part's,
-// is refused, and the part it held stays.
+// the coordinator named: one whose SHA-256 differs, another part's or a
+// missing one is refused, and the part it held stays. One that passes
+// those checks and does not read as the part leaves none: the part held
+// went before the read.
 func TestPartLoadChecksObject(t *testing.T) {
 	s := startServer(t, t.TempDir(), -1)
 	nc := connect(t, s.ClientURL())
@@ -139,17 +141,33 @@ func TestPartLoadChecksObject(t *testing.T) {
 	if !bytes.Equal(got.Bytes(), want.Bytes()) {
 		t.Fatal("the loaded part does not write what was put")
 	}
-	for name, req := range map[string]partRequest{
-		"another sum":  {Op: opLoad, Object: "c/1", Sum: sum0, Parts: 2},
-		"another part": {Op: opLoad, Object: "c/0", Sum: sum0, Parts: 2},
-		"no object":    {Op: opLoad, Object: "c/9", Sum: sum1, Parts: 2},
-	} {
+	kept := func(name string, req partRequest) {
+		t.Helper()
 		if err := p.load(ctx, req); err == nil {
 			t.Errorf("%s: loaded", name)
 		}
 		if p.store != loaded {
 			t.Fatalf("%s: the part changed", name)
 		}
+	}
+	kept("another sum", partRequest{Op: opLoad, Object: "c/1", Sum: sum0, Parts: 2})
+	kept("another part's object", partRequest{Op: opLoad, Object: "c/0", Sum: sum0, Parts: 2})
+	if err := obs.Delete(ctx, "c/1"); err != nil {
+		t.Fatal(err)
+	}
+	kept("no object", partRequest{Op: opLoad, Object: "c/1", Sum: sum1, Parts: 2})
+	// An object of the right name and digest that does not read as the
+	// part (here part 0's encoding): the part held went before the read,
+	// so that a load never holds two parts, and none is left.
+	sum := put("c/1", blobs[0])
+	if err := p.load(ctx, partRequest{Op: opLoad, Object: "c/1", Sum: sum, Parts: 2}); err == nil {
+		t.Fatal("part 0's encoding loaded as part 1")
+	}
+	if p.store != nil {
+		t.Fatal("a load that read an object kept the part it held")
+	}
+	if rep := p.handle(ctx, partRequest{Op: opPool, Keys: 1, Key: []uint64{0}}); !rep.NotLoaded {
+		t.Fatalf("after a failed read: %+v, want not loaded", rep)
 	}
 }
 

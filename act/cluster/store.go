@@ -809,6 +809,9 @@ func (p *partState) handle(ctx context.Context, req partRequest) partReply {
 
 // load replaces the part with the object the coordinator put.
 func (p *partState) load(ctx context.Context, req partRequest) error {
+	if want := loadObject(p.id, p.part); req.Object != want {
+		return fmt.Errorf("object %s: part %d of campaign %s is object %s", req.Object, p.part, p.id, want)
+	}
 	obs, err := partsStore(ctx, p.s.js, false)
 	if err != nil {
 		return err
@@ -831,6 +834,16 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	if !digestIs(info, req.Sum) {
 		return fmt.Errorf("object %s: SHA-256 differs from the coordinator's", req.Object)
 	}
+	// The part held goes before the new one is read, so that a load
+	// (each recovery of the coordinator loads every part again) does not
+	// hold two parts at once. The object is this part's and has the
+	// coordinator's digest (checked above); if it still does not read
+	// (cut short, or not a part), no part is left: the coordinator's next
+	// request is answered "not loaded", a lost part.
+	p.store = nil
+	p.mu.Lock()
+	p.newBatch = nil
+	p.mu.Unlock()
 	r := &sizedReader{r: obj, left: int64(info.Size)}
 	st, err := coverage.ReadPart(r, p.part, req.Parts)
 	if err != nil {
