@@ -1,17 +1,24 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"io"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // recorder is an act.Executor that runs simulations in this process and
@@ -339,4 +346,72 @@ func BenchmarkCoordinatorParts(b *testing.B) {
 			b.ReportMetric(float64(news[0])/sims, "new/sim")
 		})
 	}
+}
+
+// BenchmarkPartReload is a store process loading its part again, as at
+// each of the coordinator's recoveries: the peak of the process's heap
+// objects during the load (runtime/metrics, sampled every 100 µs), and
+// the heap live after the first load (the part, and this process's
+// embedded NATS server). A process that held the old part while it read
+// the new one peaked higher (bench/results/README.md, "Failures at
+// random").
+func BenchmarkPartReload(b *testing.B) {
+	s := startServer(b, b.TempDir(), -1)
+	nc := connect(b, s.ClientURL())
+	st, err := NewStore(nc, StoreOptions{Part: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	obs, err := partsStore(ctx, st.js, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var req partRequest
+	{
+		_, blobs, err := coverage.SplitEncoded(randomStore(b, 3, 100, 20000, 1<<20), 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(blobs[1])) }
+		if _, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: "c/1"}, 1<<20, open, nil); err != nil {
+			b.Fatal(err)
+		}
+		sum := sha256.Sum256(blobs[1])
+		req = partRequest{Op: opLoad, Object: "c/1", Sum: sum[:], Parts: 2}
+	}
+	p := &partState{s: st, id: "c", part: 1}
+	if err := p.load(ctx, req); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	held := heap()
+	var peak atomic.Uint64
+	b.ResetTimer()
+	for range b.N {
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				if h := heap(); h > peak.Load() {
+					peak.Store(h)
+				}
+				select {
+				case <-done:
+					return
+				case <-time.After(100 * time.Microsecond):
+				}
+			}
+		})
+		if err := p.load(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		close(done)
+		wg.Wait()
+	}
+	b.ReportMetric(float64(held)/1e6, "held-MB")
+	b.ReportMetric(float64(peak.Load())/1e6, "peak-MB")
+	b.ReportMetric(float64(p.store.Len()), "states")
 }

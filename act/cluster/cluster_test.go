@@ -117,14 +117,14 @@ func coordinatorMain(args []string) int {
 
 // startServer starts an embedded NATS server with JetStream storing in
 // dir, on port (-1: any).
-func startServer(t *testing.T, dir string, port int) *server.Server {
+func startServer(t testing.TB, dir string, port int) *server.Server {
 	t.Helper()
 	return startServerWith(t, &server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
 		NoLog: true, NoSigs: true, MaxPayload: 8 << 20})
 }
 
 // startServerWith starts an embedded NATS server with opts.
-func startServerWith(t *testing.T, opts *server.Options) *server.Server {
+func startServerWith(t testing.TB, opts *server.Options) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(opts)
 	if err != nil {
@@ -138,7 +138,7 @@ func startServerWith(t *testing.T, opts *server.Options) *server.Server {
 	return s
 }
 
-func connect(t *testing.T, url string) *nats.Conn {
+func connect(t testing.TB, url string) *nats.Conn {
 	t.Helper()
 	nc, err := Connect(ConnectOptions{URL: url, Name: t.Name()})
 	if err != nil {

@@ -249,7 +249,7 @@ func TestPartPoolRequest(t *testing.T) {
 
 // randomStore is a store of sims simulations of steps random states each,
 // every variable among its first granules granules.
-func randomStore(t *testing.T, seed uint64, sims, steps int, granules int64) *coverage.Store {
+func randomStore(t testing.TB, seed uint64, sims, steps int, granules int64) *coverage.Store {
 	t.Helper()
 	whole, err := coverage.NewStore(coverage.DefaultSpace(), coverage.Options{Seed: seed})
 	if err != nil {
