@@ -487,8 +487,10 @@
 //     keys, not their counts and pools (coverage.ReadSplit), and copies
 //     the parts' encodings from the checkpoint file into the object store
 //     as they are ("load" request), where each store process decodes its
-//     part as it reads it: the coordinator holds neither the whole store
-//     nor the parts' encodings at a resume either. A new campaign loads empty
+//     part as it reads it, once it has dropped the part it held (a load
+//     never holds two; BenchmarkPartReload): the coordinator holds
+//     neither the whole store nor the parts' encodings at a resume
+//     either. A new campaign loads empty
 //     parts. The part count can change at a resume (to more parts after
 //     one hit its cap): the checkpoint's parts are then split again one
 //     new part at a time, each from the old parts that keep its shards,
