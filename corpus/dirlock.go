@@ -42,11 +42,44 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // ends: a kill -9 leaves no stale lock to clear by hand. The file keeps
 // the holder's pid, for the message. On systems without flock, LockDir
 // locks nothing (dirlock_other.go).
+//
+// A directory that LockDir made and that holds nothing but the lock at
+// unlock (a command that failed before it wrote anything, such as a bad
+// flag found after the lock) is removed, with the parents LockDir made
+// that are then empty: a failed command leaves no directory behind.
 func LockDir(dir string) (unlock func(), err error) {
+	// made is the outermost directory this call creates ("" if dir
+	// exists).
+	made := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		made = d
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return lockFile(dir, filepath.Join(dir, LockName))
+	lock := filepath.Join(dir, LockName)
+	release, err := lockFile(dir, lock)
+	if err != nil || made == "" {
+		return release, err
+	}
+	return func() {
+		ents, err := os.ReadDir(dir)
+		if err == nil && len(ents) == 1 && ents[0].Name() == LockName {
+			// Removed while still locked: a process that opened it
+			// before finds it locked, and none holds the lock of a
+			// file unlinked under it.
+			os.Remove(lock)
+			for d := filepath.Clean(dir); os.Remove(d) == nil && d != made; d = filepath.Dir(d) {
+			}
+		}
+		release()
+	}, nil
 }
 
 // debrisName matches the temporary files of WriteAtomic (os.CreateTemp

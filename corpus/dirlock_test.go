@@ -27,12 +27,44 @@ func TestLockDir(t *testing.T) {
 	if !errors.Is(err, ErrLocked) || !errors.As(err, &le) || le.PID != os.Getpid() {
 		t.Fatalf("second LockDir: %v, want ErrLocked held by pid %d", err, os.Getpid())
 	}
+	if err := os.WriteFile(filepath.Join(dir, "campaign.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	unlock()
 	unlock2, err := LockDir(dir)
 	if err != nil {
 		t.Fatalf("after unlock: %v", err)
 	}
 	unlock2()
+	if _, err := os.Stat(filepath.Join(dir, "campaign.yaml")); err != nil {
+		t.Fatalf("a directory with a campaign in it after unlock: %v", err)
+	}
+}
+
+// TestLockDirLeavesNothing: the directories LockDir made go at unlock when
+// nothing but the lock was written in them (a command that failed first);
+// one that was there stays.
+func TestLockDirLeavesNothing(t *testing.T) {
+	root := t.TempDir()
+	unlock, err := LockDir(filepath.Join(root, "out", "c-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if ents, err := os.ReadDir(root); err != nil || len(ents) != 0 {
+		t.Fatalf("after a lock of a new directory and nothing written: %v, %v", ents, err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err = LockDir(filepath.Join(root, "out", "c-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if ents, err := os.ReadDir(filepath.Join(root, "out")); err != nil || len(ents) != 0 {
+		t.Fatalf("out/ after c-2's lock: %v, %v; want out/ alone, empty", ents, err)
+	}
 }
 
 // TestLockDirHelper is the process of TestLockDirKilled: it takes the
