@@ -165,6 +165,13 @@
 // publications whose results are rejected too, the campaign stops with an
 // error naming the configuration (`run` exits 3): the bug is the build's,
 // not the subject's, so it is not a finding (TestSpoiledResults).
+// The same watch covers a result that never comes after its chunk was
+// acked: one the server acknowledged and lost (a crash of its machine
+// before it synced the stream, sync_interval) or a host's bug. The lowest
+// configuration Run awaits is watched so: once its chunk is gone and every
+// result published before was received, and none of its came within
+// AckWait more, it is published again alone; after 3 such publications
+// the campaign stops with an error naming it (TestSpoiledResults, "lost").
 //
 // These checks catch what is inconsistent, not a well-formed forgery: a
 // publisher that knows a chunk can publish a plausible result for it

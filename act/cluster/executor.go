@@ -112,7 +112,8 @@ type Stats struct {
 	HolderChanges int
 	// Reissued counts the configurations published again alone because
 	// a result of theirs was rejected for its content after its host
-	// acked its chunk (a host's bug; spoiled.go).
+	// acked its chunk (a host's bug), or none came (a result lost;
+	// spoiled.go).
 	Reissued int
 	Dropped  int // results accepted without their states: over MaxResult (capped)
 	Deferred int // parts naked to come again: the parts held were at the limit

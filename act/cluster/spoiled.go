@@ -34,14 +34,27 @@ import (
 // for their content is published again before the campaign stops.
 const maxReissues = 3
 
+// A result can also be lost after its host acked its chunk: the server
+// acknowledged it and then lost it (a crash of its machine before it
+// synced: sync_interval), or an operator purged it. Run would then wait
+// for ever too. So the coordinator watches the lowest configuration it
+// awaits (the one Run waits for) the same way, as "lost" (lostReason):
+// once its chunk is gone from the work stream and every result published
+// before was received, and it still has no result AckWait later (a part
+// of a result deferred, deferPart, comes again meanwhile), it is
+// published again alone. Results from a later delivery are duplicates,
+// as any redelivery's.
+const lostReason = "no result came"
+
 // spoiled is the state of a configuration whose result was rejected for its
 // content.
 type spoiled struct {
 	reason string
-	c      *chunk // the chunk the rejected result came from
-	armed  bool   // a rejection came since the last publication
-	upto   uint64 // once c is gone: the results stream's last sequence then
-	tries  int    // publications alone so far
+	c      *chunk    // the chunk the rejected result came from (or, lost, the last that held it)
+	armed  bool      // a rejection came since the last publication, or it is watched as lost
+	upto   uint64    // once c is gone: the results stream's last sequence then
+	since  time.Time // when upto was set
+	tries  int       // publications alone so far
 }
 
 // spoil records that a result of configuration i, of chunk c, was rejected
@@ -68,6 +81,7 @@ func (e *Executor) watchSpoiled() {
 		case <-tick.C:
 		}
 		e.mu.Lock()
+		e.watchLowest()
 		var armed []int
 		for i, s := range e.spoiled {
 			if _, ok := e.got[i]; ok || i < e.merged {
@@ -109,7 +123,7 @@ func (e *Executor) recheck(i int) error {
 			return nil
 		}
 		e.mu.Lock()
-		s.upto = max(info.State.LastSeq, 1)
+		s.upto, s.since = max(info.State.LastSeq, 1), time.Now()
 		upto = s.upto
 		e.mu.Unlock()
 	}
@@ -121,31 +135,80 @@ func (e *Executor) recheck(i int) error {
 		e.mu.Unlock()
 		return nil
 	}
+	if s.reason == lostReason && time.Since(s.since) < e.opt.AckWait {
+		e.mu.Unlock()
+		return nil
+	}
+	if s.tries == maxReissues && s.reason == lostReason {
+		e.mu.Unlock()
+		return fmt.Errorf("configuration %d: published %d times, and each time no result came after its chunk was acked: results lost by the server, or a worker host's bug",
+			i, maxReissues+1)
+	}
 	if s.tries == maxReissues {
 		e.mu.Unlock()
 		return fmt.Errorf("configuration %d: %d results rejected for their content (the last: %s), each from a host that then acked its chunk: a worker host's bug, not the subject's",
 			i, maxReissues+1, s.reason)
 	}
 	s.tries++
-	s.armed = false
 	reason, try := s.reason, s.tries
+	// Watched as lost from now on, in case its new chunk's result is
+	// lost too; a rejection of that result arms it again (spoil).
+	s.reason, s.upto = lostReason, 0
 	// A chunk of i alone, new: one published before (a dead letter's, or
 	// this path's) was taken.
 	delete(e.chunks, retryBit|uint64(i))
 	c, err := e.single(i)
 	if c != nil {
 		c.attempt = s.tries
+		s.c = c
 		e.stats.Reissued++
 	}
 	e.mu.Unlock()
 	if err != nil || c == nil {
 		return err // c nil: no chunk holds i any more (merged meanwhile)
 	}
-	e.log.Warn("a result rejected for its content, its chunk acked: configuration published again alone",
-		"config", i, "reason", reason, "try", try)
+	if reason == lostReason {
+		e.log.Warn("no result came, its chunk acked: configuration published again alone", "config", i, "try", try)
+	} else {
+		e.log.Warn("a result rejected for its content, its chunk acked: configuration published again alone",
+			"config", i, "reason", reason, "try", try)
+	}
 	select {
 	case e.pubq <- c:
 	case <-e.ctx.Done():
 	}
 	return nil
+}
+
+// watchLowest watches as lost the lowest configuration dispatched and
+// not merged that has no result (the one Run waits for), unless it is
+// watched already (e.mu held).
+func (e *Executor) watchLowest() {
+	i := -1
+	for _, ch := range e.chunks {
+		for j := max(ch.first, e.merged); j < ch.first+ch.n && (i < 0 || j < i); j++ {
+			if _, ok := e.got[j]; !ok {
+				i = j
+				break
+			}
+		}
+	}
+	if i < 0 || e.parts[i] != nil {
+		return // nothing awaited, or its result is arriving in parts
+	}
+	// The last chunk that holds it: a configuration published again
+	// alone (a dead letter's retry) is in a chunk of its own too, and
+	// it is that chunk's result that may come.
+	var c *chunk
+	for _, ch := range e.chunks {
+		if ch.first <= i && i < ch.first+ch.n && (c == nil || ch.seq > c.seq || ch.seq == 0) {
+			c = ch
+		}
+	}
+	switch s := e.spoiled[i]; {
+	case s == nil:
+		e.spoiled[i] = &spoiled{reason: lostReason, c: c, armed: true}
+	case s.reason == lostReason && s.c != c:
+		s.c, s.upto = c, 0
+	}
 }

@@ -19,22 +19,30 @@ import (
 // content (here: no states and no fault), then acks its chunk. The
 // configurations are published again alone; a host that spoils every
 // result stops the campaign with an error, instead of leaving it waiting
-// for ever.
+// for ever. The same for a result that never comes after its chunk was
+// acked (lost by the server, or by a host's bug).
 func TestSpoiledResults(t *testing.T) {
 	tests := []struct {
 		name string
 		// spoils says whether the host spoils configuration i of the
 		// chunk of batch id, delivered for the nth time to it.
 		spoils func(id uint64, i, nth int) bool
+		// loses says whether the host sends nothing for it (nil: never).
+		loses func(id uint64, i, nth int) bool
 		// genuine: the host sends a good result after the bad one of
 		// this configuration, before it acks the chunk.
 		genuine                    int
 		wantReissued, wantRejected int
-		wantFail                   bool
+		wantFail                   string // the error's pattern ("": none)
 	}{
 		{name: "spoiled once", spoils: func(id uint64, i, nth int) bool { return id&retryBit == 0 }, genuine: 100, wantReissued: 2, wantRejected: 3},
 		{name: "spoiled twice", spoils: func(id uint64, i, nth int) bool { return nth <= 2 }, genuine: -1, wantReissued: 6, wantRejected: 6},
-		{name: "spoiled always", spoils: func(id uint64, i, nth int) bool { return true }, genuine: -1, wantFail: true},
+		{name: "spoiled always", spoils: func(id uint64, i, nth int) bool { return true }, genuine: -1,
+			wantFail: `^configuration 10[0-2]: 4 results rejected for their content \(the last: no states\)`},
+		{name: "lost once", spoils: func(uint64, int, int) bool { return false }, loses: func(id uint64, i, nth int) bool { return i == 101 && nth == 1 },
+			wantReissued: 1},
+		{name: "lost always", spoils: func(uint64, int, int) bool { return false }, loses: func(id uint64, i, nth int) bool { return i == 101 },
+			wantFail: `^configuration 101: published 4 times, and each time no result came after its chunk was acked`},
 	}
 	c := testCampaign(t)
 	s := startServer(t, t.TempDir(), -1)
@@ -88,6 +96,9 @@ func TestSpoiledResults(t *testing.T) {
 						}
 						for _, it := range wk.Items {
 							delivered[it.Index]++
+							if tt.loses != nil && tt.loses(wk.BatchID, it.Index, delivered[it.Index]) {
+								continue
+							}
 							r := act.Result{BatchID: wk.BatchID, Index: it.Index}
 							if tt.spoils(wk.BatchID, it.Index, delivered[it.Index]) {
 								send(wk, r) // neither states nor a fault
@@ -103,7 +114,7 @@ func TestSpoiledResults(t *testing.T) {
 				}
 			}()
 			got := map[int]bool{}
-			for !tt.wantFail && len(got) < 3 {
+			for tt.wantFail == "" && len(got) < 3 {
 				select {
 				case r := <-ex.Results():
 					if r.Index < 100 || r.Index >= 103 || got[r.Index] || r.Fault == nil || r.Fault.Detail != "genuine" {
@@ -116,22 +127,26 @@ func TestSpoiledResults(t *testing.T) {
 					t.Fatalf("%d of 3 results; %+v", len(got), ex.Stats())
 				}
 			}
-			if tt.wantFail {
+			for tt.wantFail != "" {
 				select {
 				case r := <-ex.Results():
+					if r.Fault != nil && r.Fault.Detail == "genuine" && tt.loses != nil && !tt.loses(r.BatchID, r.Index, 1) {
+						continue // a configuration the host does not lose
+					}
 					t.Fatalf("result %+v, want none", r)
 				case err := <-ex.Failed():
-					if !regexp.MustCompile(`^configuration 10[0-2]: 4 results rejected for their content \(the last: no states\)`).MatchString(err.Error()) {
+					if !regexp.MustCompile(tt.wantFail).MatchString(err.Error()) {
 						t.Fatalf("failed: %v", err)
 					}
 					t.Logf("failed, as it should: %v", err)
 				case <-ctx.Done():
 					t.Fatalf("no failure; %+v", ex.Stats())
 				}
+				break
 			}
 			ex.Merged(103)
 			st := ex.Stats()
-			if tt.wantFail {
+			if tt.wantFail != "" {
 				if st.Reissued < maxReissues {
 					t.Fatalf("%+v: configurations published again %d times, want at least %d", st, st.Reissued, maxReissues)
 				}
