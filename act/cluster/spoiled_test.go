@@ -159,3 +159,59 @@ func TestSpoiledResults(t *testing.T) {
 		})
 	}
 }
+
+// Results held unmerged longer than AckWait (Run's lag waits for their
+// merge) are not delivered again: the coordinator says they are in
+// progress (holdResults).
+func TestHeldResultsNotRedelivered(t *testing.T) {
+	c := testCampaign(t)
+	s := startServer(t, t.TempDir(), -1)
+	const ackWait = 300 * time.Millisecond
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "held", AckWait: ackWait, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	ex.Dispatch(0, make([]act.Config, 3))
+	cons, err := ex.js.Consumer(context.Background(), workStream("held"), workersConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range b.Messages() {
+		msg, err := act.DecodeMessage(m.Data())
+		wk, ok := msg.(act.Work)
+		if err != nil || !ok {
+			t.Fatalf("work message: %v %T", err, msg)
+		}
+		for _, it := range wk.Items {
+			body, err := act.EncodeMessage(act.Result{BatchID: wk.BatchID, Index: it.Index, Fault: &corpus.Finding{Kind: corpus.FaultCrash, Detail: "genuine"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rm := &nats.Msg{Subject: resultSubject("held"), Header: nats.Header{}, Data: body}
+			rm.Header.Set(hdrCampaign, "held")
+			rm.Header.Set(hdrWork, workSum(wk))
+			if _, err := ex.js.PublishMsg(context.Background(), rm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = m.Ack()
+	}
+	for range 3 {
+		select {
+		case <-ex.Results():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("results: %+v", ex.Stats())
+		}
+	}
+	time.Sleep(6 * ackWait) // held, not merged
+	ex.Merged(3)
+	if st := ex.Stats(); st.Redelivered != 0 || st.Duplicates != 0 {
+		t.Fatalf("results held %v past their AckWait %v: %d delivered again, %d duplicates", 6*ackWait, ackWait, st.Redelivered, st.Duplicates)
+	}
+}
