@@ -51,7 +51,6 @@ const lostReason = "no result came"
 type spoiled struct {
 	reason string
 	c      *chunk    // the chunk the rejected result came from (or, lost, the last that held it)
-	armed  bool      // a rejection came since the last publication, or it is watched as lost
 	upto   uint64    // once c is gone: the results stream's last sequence then
 	since  time.Time // when upto was set
 	tries  int       // publications alone so far
@@ -65,7 +64,7 @@ func (e *Executor) spoil(i int, c *chunk, reason string) {
 		s = &spoiled{}
 		e.spoiled[i] = s
 	}
-	s.reason, s.c, s.armed, s.upto = reason, c, true, 0
+	s.reason, s.c, s.upto = reason, c, 0
 }
 
 // watchSpoiled publishes again, alone, each configuration whose result was
@@ -82,17 +81,17 @@ func (e *Executor) watchSpoiled() {
 		}
 		e.mu.Lock()
 		e.watchLowest()
-		var armed []int
-		for i, s := range e.spoiled {
+		var watched []int
+		for i := range e.spoiled {
 			if _, ok := e.got[i]; ok || i < e.merged {
 				delete(e.spoiled, i)
-			} else if s.armed {
-				armed = append(armed, i)
+			} else {
+				watched = append(watched, i)
 			}
 		}
 		e.mu.Unlock()
-		slices.Sort(armed)
-		for _, i := range armed {
+		slices.Sort(watched)
+		for _, i := range watched {
 			if err := e.recheck(i); err != nil {
 				e.failWith(err)
 				return
@@ -207,7 +206,7 @@ func (e *Executor) watchLowest() {
 	}
 	switch s := e.spoiled[i]; {
 	case s == nil:
-		e.spoiled[i] = &spoiled{reason: lostReason, c: c, armed: true}
+		e.spoiled[i] = &spoiled{reason: lostReason, c: c}
 	case s.reason == lostReason && s.c != c:
 		s.c, s.upto = c, 0
 	}
