@@ -67,8 +67,8 @@ func (b *Batch) Observe(state []float64, at int64) bool {
 // Bytes is the memory the batch holds, at the size of the largest
 // simulation it has held since it was made (Reset keeps the memory).
 func (b *Batch) Bytes() int {
-	return cap(b.in.keys) + cap(b.in.tags) + 4*cap(b.in.slots) + 8*cap(b.inAt) +
-		cap(b.oor.keys) + cap(b.oor.tags) + 4*cap(b.oor.slots) + 8*cap(b.oorAt)
+	return b.in.keyCap() + cap(b.in.tags) + 4*cap(b.in.slots) + 8*cap(b.inAt) +
+		b.oor.keyCap() + cap(b.oor.tags) + 4*cap(b.oor.slots) + 8*cap(b.oorAt)
 }
 
 // Len is the number of distinct states observed.

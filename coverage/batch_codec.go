@@ -96,7 +96,7 @@ func (b *Batch) readTable(data []byte, t *table, at *[]int64, inS bool) ([]byte,
 	// held by every result waiting for its merge, at 8 bytes a word
 	// against kb bytes a key (bench/results/README.md, "A decoded result
 	// without its scratch of words").
-	t.keys = grow(t.keys, int(n)*t.kb)
+	t.reserveKeys(int(n))
 	*at = grow(*at, int(n))
 	k := b.okey
 	if inS {

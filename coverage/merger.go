@@ -239,6 +239,21 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 		for _, a := range group {
 			sink += target.touch(m.hs[a])
 		}
+		// Then, in a table larger than the caches, the keys their
+		// tags point at (a key the table has: most of a store's
+		// revisits, and of the regions above the pool level), and a
+		// slim index's bitmap word of it, which insert and the bit
+		// would each wait for in turn. In a smaller one the second
+		// walk costs more than it saves.
+		if target.n >= touchKeyMin {
+			for _, a := range group {
+				r, x, ok := target.touchKey(m.hs[a])
+				sink += x
+				if ok && l == 1 && s.sl.on && int(r) < s.sl.kids[sh].n {
+					sink += uint32(*s.sl.kids[sh].word(r))
+				}
+			}
+		}
 		if l == s.floor && s.floor > 0 {
 			buf := est[:w]
 			for _, a := range group {
@@ -306,3 +321,8 @@ func (m *merger) shardLevel(s *Store, l, sh int) {
 
 // touchAhead is how many inserts' slots shardLevel touches at once.
 const touchAhead = 16
+
+// touchKeyMin is the number of keys from which shardLevel touches the keys
+// its inserts will compare: 2^18 keys of 5 bytes and their index are
+// about 3 MB, more than a core's share of the caches.
+const touchKeyMin = 1 << 18

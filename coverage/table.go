@@ -13,17 +13,34 @@ import (
 // addressing with linear probing over one tag byte and one uint32 ref per
 // slot; it grows by half when 80% full, so it costs 5/0.8 … 5/0.53 bytes per
 // key on top of the kb key bytes. Tags keep most probes from touching keys.
+//
+// The keys are kept in chunks of 2^keyChunkShift keys, as a slim index's
+// bitmaps are (slim.go): one slice would be copied into fresh memory each
+// time it grew, each key about four times over a campaign's life (0.29 s
+// of the 1.08 s an aged campaign's index spent in its shards' inserts
+// went to that copy and its fresh pages: bench/results/README.md, "Keys
+// in chunks"). A full chunk never moves. The first chunk grows as a
+// slice, so that a small table (a simulation's batch) stays small.
 type table struct {
 	w, kb int
 	last  uint64 // mask of the bytes of the last word that belong to a key
 	n     int
-	keys  []byte   // n*kb bytes, then 8 bytes of padding for unaligned loads
+	// keys[c] holds keys c<<keyChunkShift … in kb bytes each, then 8
+	// bytes of padding for unaligned loads.
+	keys  [][]byte
 	tags  []uint8  // 0 = empty slot
 	slots []uint32 // ref of the key in each used slot
 	buf   []uint64 // key() result
 }
 
 const maxLoadNum, maxLoadDen = 4, 5 // grow above 80% load
+
+// keyChunkShift sets the keys a chunk of a table's keys holds (2^16: 320 kB
+// at 5 bytes a key).
+const (
+	keyChunkShift = 16
+	keyChunkMask  = 1<<keyChunkShift - 1
+)
 
 // newTable returns a table of keys of w words of which only the low kb bytes
 // (w-1 < kb/8 ≤ w) can be non-zero.
@@ -36,7 +53,7 @@ func newTable(w, kb int) table {
 	if lastBytes < 8 {
 		last = 1<<(8*uint(lastBytes)) - 1
 	}
-	return table{w: w, kb: kb, last: last, keys: make([]byte, 8), buf: make([]uint64, w)}
+	return table{w: w, kb: kb, last: last, keys: [][]byte{make([]byte, 8)}, buf: make([]uint64, w)}
 }
 
 // hashKey mixes the words of k (splitmix64 finaliser).
@@ -68,9 +85,15 @@ func slot(h uint64, size int) int {
 	return int(hi)
 }
 
+// at returns the bytes of key ref and those after it in its chunk (at
+// least 8 more: the padding).
+func (t *table) at(ref uint32) []byte {
+	return t.keys[ref>>keyChunkShift][int(ref&keyChunkMask)*t.kb:]
+}
+
 // word loads word i of key ref.
 func (t *table) word(ref uint32, i int) uint64 {
-	x := binary.LittleEndian.Uint64(t.keys[int(ref)*t.kb+8*i:])
+	x := binary.LittleEndian.Uint64(t.at(ref)[8*i:])
 	if i == t.w-1 {
 		x &= t.last
 	}
@@ -114,6 +137,30 @@ func (t *table) touch(h uint64) uint32 {
 	}
 	i := slot(h, len(t.tags))
 	return uint32(t.tags[i]) + t.slots[i]
+}
+
+// touchKey reads the stored key of the first slot from h's home slot on
+// whose tag is h's, to bring it into the cache before an insert or lookup
+// compares it (most of a large table's probes for a key it has: the tag
+// matches, and the key, stored apart in insertion order, is a cache miss
+// of its own). It returns that key's ref (ok false when an empty slot came
+// first) and a byte of the key, meaningless, for the caller's sink. The
+// slots it reads are the ones touch brought in.
+func (t *table) touchKey(h uint64) (ref uint32, sink uint32, ok bool) {
+	if t.n == 0 {
+		return 0, 0, false
+	}
+	tag, size := hashTag(h), len(t.tags)
+	for i := slot(h, size); t.tags[i] != 0; {
+		if t.tags[i] == tag {
+			r := t.slots[i]
+			return r, uint32(t.at(r)[0]), true
+		}
+		if i++; i == size {
+			i = 0
+		}
+	}
+	return 0, 0, false
 }
 
 func (t *table) lookupH(k []uint64, h uint64) (uint32, bool) {
@@ -173,21 +220,58 @@ func (t *table) insertH(k []uint64, h uint64) (uint32, bool) {
 
 // append stores k after the last key, keeping 8 bytes of padding.
 func (t *table) append(k []uint64) {
-	off := t.n * t.kb
-	t.keys = grow(t.keys, t.kb)[:off+t.kb+8]
-	for i, x := range k[:t.w-1] {
-		binary.LittleEndian.PutUint64(t.keys[off+8*i:], x)
+	c, off := t.n>>keyChunkShift, (t.n&keyChunkMask)*t.kb
+	if c == len(t.keys) {
+		// A new chunk, allocated whole: it is never copied.
+		t.keys = append(t.keys, make([]byte, 8, t.chunkBytes()))
 	}
-	binary.LittleEndian.PutUint64(t.keys[off+8*(t.w-1):], k[t.w-1]) // spills into padding
-	clear(t.keys[off+t.kb:])
+	ch := t.keys[c]
+	if need := off + t.kb + 8; cap(ch) < need {
+		// Only the first chunk grows: doubling, up to a full chunk.
+		ch = append(make([]byte, 0, min(max(2*cap(ch), need), t.chunkBytes())), ch...)
+	}
+	ch = ch[:off+t.kb+8]
+	for i, x := range k[:t.w-1] {
+		binary.LittleEndian.PutUint64(ch[off+8*i:], x)
+	}
+	binary.LittleEndian.PutUint64(ch[off+8*(t.w-1):], k[t.w-1]) // spills into padding
+	clear(ch[off+t.kb:])
+	t.keys[c] = ch
 	t.n++
 }
 
-// reset empties the table, keeping its memory.
+// chunkBytes is the size of a full chunk of keys, padding included.
+func (t *table) chunkBytes() int { return (1<<keyChunkShift)*t.kb + 8 }
+
+// reserveKeys makes room for n keys more in the first chunk, up to its
+// full size (the others are allocated whole).
+func (t *table) reserveKeys(n int) {
+	if len(t.keys) != 1 {
+		return
+	}
+	need := min(t.n+n, 1<<keyChunkShift)*t.kb + 8
+	if k := t.keys[0]; cap(k) < need {
+		ks := make([]byte, len(k), need)
+		copy(ks, k)
+		t.keys[0] = ks
+	}
+}
+
+// keyCap is the memory the keys' chunks hold.
+func (t *table) keyCap() int {
+	n := 0
+	for _, c := range t.keys {
+		n += cap(c)
+	}
+	return n
+}
+
+// reset empties the table, keeping the memory of its first chunk of keys.
 func (t *table) reset() {
 	t.n = 0
-	t.keys = t.keys[:8]
-	clear(t.keys)
+	t.keys = t.keys[:1]
+	t.keys[0] = t.keys[0][:8]
+	clear(t.keys[0])
 	clear(t.tags)
 }
 
@@ -204,11 +288,7 @@ func (t *table) reserve(n int) {
 	if n*maxLoadDen > len(t.slots)*maxLoadNum {
 		t.rehash(indexSlots(n))
 	}
-	if need := n*t.kb + 8; cap(t.keys) < need {
-		ks := make([]byte, len(t.keys), need)
-		copy(ks, t.keys)
-		t.keys = ks
-	}
+	t.reserveKeys(n - t.n)
 }
 
 func (t *table) grow() { t.rehash(max(16, len(t.slots)*3/2)) }
@@ -316,8 +396,9 @@ func (t *table) free(i int) int {
 // the index a table grown from empty to that many keys has (5 bytes a slot,
 // load between 53% and 80%). It is a function of the number of keys alone,
 // not of the allocation history, so a store's budget decisions are the same
-// in a campaign and in its resumption from a checkpoint; slices' growth
-// slack comes on top (at most a quarter).
+// in a campaign and in its resumption from a checkpoint; the slack of the
+// key chunks (the rest of the last chunk, or of the first, which at most
+// doubles) and of the index's growth comes on top.
 func (t *table) bytes() int {
 	return t.n*t.kb + 5*indexSlots(t.n)
 }

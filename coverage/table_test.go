@@ -149,7 +149,9 @@ func BenchmarkTableOps(b *testing.B) {
 					}
 				})
 				b.StopTimer()
-				tb.n, tb.keys = n, tb.keys[:n*tb.kb+8]
+				tb.n, tb.keys = n, tb.keys[:n>>keyChunkShift+1]
+				c := tb.keys[len(tb.keys)-1]
+				tb.keys[len(tb.keys)-1] = c[:(n&keyChunkMask)*tb.kb+8]
 				tb.rehash(size)
 				b.StartTimer()
 			}
@@ -229,5 +231,52 @@ func TestLoadedTablesGrowAsTheirCampaign(t *testing.T) {
 		if got, want := tb.indexSize(), indexSlots(c.n); got != want {
 			t.Errorf("reserved for %d, then %d keys: index of %d slots, want %d", c.reserved, c.n, got, want)
 		}
+	}
+}
+
+// TestTableKeyChunks checks keys stored across chunks: each reads back
+// as inserted at every ref (the chunks' first and last keys included),
+// a full chunk is never moved by later inserts, the first grows no
+// larger than a chunk, and reset keeps the first chunk alone, empty.
+func TestTableKeyChunks(t *testing.T) {
+	for _, c := range []struct{ w, kb int }{{1, 5}, {1, 8}, {2, 12}} {
+		t.Run(fmt.Sprintf("w=%d/kb=%d", c.w, c.kb), func(t *testing.T) {
+			const n = 2<<keyChunkShift + 3
+			want := tableOf(n, c.w, c.kb, 9) // the keys, appended
+			tb := newTable(c.w, c.kb)
+			var first *byte
+			for r := range n {
+				if _, added := tb.insert(slices.Clone(want.key(uint32(r)))); !added {
+					t.Fatalf("key %d: not added", r)
+				}
+				if r == 1<<keyChunkShift {
+					first = &tb.keys[0][0]
+				}
+			}
+			if len(tb.keys) != 3 || cap(tb.keys[0]) != tb.chunkBytes() || cap(tb.keys[1]) != tb.chunkBytes() {
+				t.Fatalf("%d chunks, of capacities %d and %d; want 3, full ones of %d", len(tb.keys), cap(tb.keys[0]), cap(tb.keys[1]), tb.chunkBytes())
+			}
+			if &tb.keys[0][0] != first {
+				t.Fatal("the first chunk moved after it was full")
+			}
+			for _, r := range []uint32{0, keyChunkMask, keyChunkMask + 1, 2 << keyChunkShift, n - 1, 777, 70000} {
+				if !slices.Equal(tb.key(r), want.key(r)) {
+					t.Fatalf("key %d reads %x, want %x", r, tb.key(r), want.key(r))
+				}
+				if got, ok := tb.lookup(slices.Clone(want.key(r))); !ok || got != r {
+					t.Fatalf("key %d: lookup = %d, %v", r, got, ok)
+				}
+				if ref, _, ok := tb.touchKey(hashKey(want.key(r))); !ok || ref > r {
+					t.Fatalf("key %d: touchKey = %d, %v (a ref at most its own, whose tag matches)", r, ref, ok)
+				}
+			}
+			tb.reset()
+			if len(tb.keys) != 1 || len(tb.keys[0]) != 8 || tb.n != 0 {
+				t.Fatalf("after reset: %d chunks, the first of %d bytes, %d keys", len(tb.keys), len(tb.keys[0]), tb.n)
+			}
+			if _, ok := tb.lookup(slices.Clone(want.key(5))); ok {
+				t.Fatal("a key is found after reset")
+			}
+		})
 	}
 }
