@@ -16,10 +16,10 @@ import (
 //
 // The keys are kept in chunks of 2^keyChunkShift keys, as a slim index's
 // bitmaps are (slim.go): one slice would be copied into fresh memory each
-// time it grew, each key about four times over a campaign's life (0.29 s
-// of the 1.08 s an aged campaign's index spent in its shards' inserts
-// went to that copy and its fresh pages: bench/results/README.md, "Keys
-// in chunks"). A full chunk never moves. The first chunk grows as a
+// time it grew, each key about four times over a campaign's life (that
+// copy and its fresh pages took 0.24–0.30 s of the 0.8–1.2 s an aged
+// campaign's index spent in its shards' inserts, in four of six profiles:
+// bench/results/README.md, "Keys in chunks"). A full chunk never moves. The first chunk grows as a
 // slice, so that a small table (a simulation's batch) stays small.
 type table struct {
 	w, kb int
