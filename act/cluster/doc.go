@@ -554,7 +554,11 @@
 // It takes the part over when the holder deletes its lease (it stopped:
 // Ctrl-C, a supervisor's SIGTERM), at once, or when the lease has not
 // changed for Lease by the standby's own clock (the holder was killed or
-// its machine lost). A holder that finds its lease taken, or could not
+// its machine lost), or for the holder's Lease when that is longer: a
+// holder's name in its lease ends with its period (host/pid/nonce/10s),
+// so that a standby started with a shorter --lease does not take a live
+// holder's part between two of its renewals (TestStoreLeaseLongerHeld;
+// a coordinator's lease is kept the same way). A holder that finds its lease taken, or could not
 // renew it for Lease/2 by its own clock (a partition), stops serving the
 // part and becomes a standby itself. Only durations measured on one
 // machine are compared, never two machines' clocks, so two processes

@@ -333,7 +333,7 @@ func (e *Executor) holdCampaign(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("KV bucket %s: %w", LeasesBucket, err)
 	}
-	sp := &leaseSpec{kv: leases, key: coordinatorKey(id), holder: holderName(), period: e.opt.Lease, poll: e.opt.Lease / 8,
+	sp := &leaseSpec{kv: leases, key: coordinatorKey(id), holder: holderName(e.opt.Lease), period: e.opt.Lease, poll: e.opt.Lease / 8,
 		what: "campaign", log: e.log,
 		// A resume after a kill -9 on the same host need not wait for
 		// the dead one's lease to expire. A fresh run never takes a

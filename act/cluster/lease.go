@@ -41,13 +41,35 @@ func leasesBucket(ctx context.Context, js jetstream.JetStream, create bool) (jet
 		Storage: jetstream.FileStorage, Description: "actfuzz store processes' leases of their parts"})
 }
 
-// holderName names this process in its leases: host, pid and a random
-// part, since processes of one host and pid (tests) must differ.
-func holderName() string {
+// holderName names this process in its leases: host, pid, a random part
+// (processes of one host and pid, in tests, must differ) and its lease
+// period. A process waiting for the key waits the holder's period when it
+// is the longer (heldPeriod): a standby or a coordinator started with a
+// shorter lease would otherwise take over a live holder's key between
+// two of its renewals.
+func holderName(period time.Duration) string {
 	host, _ := os.Hostname()
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
-	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(nonce[:]))
+	return fmt.Sprintf("%s/%d/%s/%s", host, os.Getpid(), hex.EncodeToString(nonce[:]), period)
+}
+
+// maxHeldPeriod bounds the period a waiting process takes from a holder's
+// name, so that a garbled name cannot make it wait for ever.
+const maxHeldPeriod = time.Hour
+
+// heldPeriod is the lease period a holder's name gives (0: none, as in
+// the names of builds before it was written).
+func heldPeriod(holder string) time.Duration {
+	f := strings.Split(holder, "/")
+	if len(f) != 4 {
+		return 0
+	}
+	d, err := time.ParseDuration(f[3])
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return min(d, maxHeldPeriod)
 }
 
 // casConflict reports whether err is a KV compare-and-set that lost: the
@@ -161,10 +183,10 @@ func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, 
 				}
 				if seen == 0 {
 					sp.log.Info("another process holds the "+sp.what+"; taking it over if it stops renewing its lease",
-						"key", sp.key, "holder", string(e.Value()), "lease", sp.period)
+						"key", sp.key, "holder", string(e.Value()), "lease", max(sp.period, heldPeriod(string(e.Value()))))
 				}
 				seen, seenAt = e.Revision(), time.Now()
-			case time.Since(seenAt) >= sp.period:
+			case time.Since(seenAt) >= max(sp.period, heldPeriod(string(e.Value()))):
 				if l, ok := takeOver(seen, string(e.Value()), "its holder left its lease unrenewed for "+time.Since(seenAt).Round(time.Millisecond).String()); ok {
 					return l, nil
 				}
@@ -180,11 +202,12 @@ func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, 
 	}
 }
 
-// holderGone reports whether holder (holderName's host/pid/nonce) names a
-// process of this host that no longer exists. Any doubt is "not gone".
+// holderGone reports whether holder (holderName's host/pid/nonce/period,
+// or an earlier build's host/pid/nonce) names a process of this host that
+// no longer exists. Any doubt is "not gone".
 func holderGone(holder string) bool {
 	f := strings.Split(holder, "/")
-	if len(f) != 3 {
+	if len(f) != 3 && len(f) != 4 {
 		return false
 	}
 	host, _ := os.Hostname()

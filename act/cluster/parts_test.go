@@ -472,3 +472,58 @@ func TestStorePartListingFails(t *testing.T) {
 	}
 	t.Logf("%d listings failed; part 1: %+v", failed.Load(), st.Stats())
 }
+
+// TestStoreLeaseLongerHeld: a standby started with a shorter --lease than
+// the holder's waits the holder's period, not its own: it does not take
+// the part between two of a live holder's renewals, and after the
+// holder is killed it takes over once the holder's period has passed.
+// (It took over within its own 300 ms, from a holder renewing every
+// 500 ms, when the lease named no period.)
+func TestStoreLeaseLongerHeld(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	newStore := func(lease time.Duration) *StoreServer {
+		st, err := NewStore(connect(t, s.ClientURL()), StoreOptions{Part: 0, Lease: lease, Poll: 20 * time.Millisecond, Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	const long, short = 2 * time.Second, 300 * time.Millisecond
+	a, b := newStore(long), newStore(short)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := leasesBucket(ctx, a.js, true); err != nil {
+		t.Fatal(err)
+	}
+	la, err := a.hold(ctx, "longer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := heldPeriod(a.holder); got != long {
+		t.Fatalf("the holder's name %q gives period %v, want %v", a.holder, got, long)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+	if _, err := b.hold(wctx, "longer"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a standby of a %v lease took a part whose holder renews its %v lease: %v", short, long, err)
+	}
+	wcancel()
+	la.release(true) // killed: the key stays as last renewed
+	t0 := time.Now()
+	lb, err := b.hold(ctx, "longer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.release(false)
+	if d := time.Since(t0); d < long-long/4 {
+		// The holder may have renewed up to long/4 before it was killed.
+		t.Fatalf("the standby took a killed holder's part after %v, before the holder's %v lease could lapse", d, long)
+	}
+	for _, c := range []struct {
+		name string
+		want time.Duration
+	}{{"h/1/ab/10s", 10 * time.Second}, {"h/1/ab", 0}, {"h/1/ab/-1s", 0}, {"h/1/ab/soon", 0}, {"h/1/ab/1000h", maxHeldPeriod}} {
+		if got := heldPeriod(c.name); got != c.want {
+			t.Errorf("heldPeriod(%q) = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -283,7 +283,7 @@ func NewStore(nc *nats.Conn, opt StoreOptions) (*StoreServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return &StoreServer{nc: nc, js: js, opt: opt, log: opt.Logger.With("part", opt.Part), holder: holderName(),
+	return &StoreServer{nc: nc, js: js, opt: opt, log: opt.Logger.With("part", opt.Part), holder: holderName(opt.Lease),
 		stats: StoreStats{Rejected: map[string]int{}, Refused: map[string]string{}}, refused: map[string]uint64{}, frozenC: make(chan struct{}),
 		list: func(ctx context.Context, kv jetstream.KeyValue) ([]string, error) {
 			return campaignIDs(ctx, kv, listWait)
