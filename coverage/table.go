@@ -19,8 +19,9 @@ import (
 // time it grew, each key about four times over a campaign's life (that
 // copy and its fresh pages took 0.24–0.30 s of the 0.8–1.2 s an aged
 // campaign's index spent in its shards' inserts, in four of six profiles:
-// bench/results/README.md, "Keys in chunks"). A full chunk never moves. The first chunk grows as a
-// slice, so that a small table (a simulation's batch) stays small.
+// bench/results/README.md, "Keys in chunks"). A full chunk never moves.
+// The first chunk grows as a slice, so that a small table (a simulation's
+// batch) stays small.
 type table struct {
 	w, kb int
 	last  uint64 // mask of the bytes of the last word that belong to a key
