@@ -332,7 +332,14 @@ func TestSymbolicWatchdog(t *testing.T) {
 	c := symCampaign(t)
 	const budget = 256
 	out := t.TempDir()
-	rep, err := Run(context.Background(), c, Options{Budget: budget, Workers: 2, Out: out, IsolateOptions: IsolateOptions{Watchdog: time.Microsecond}})
+	// Each branch's hook sleeps, so that the window cannot finish before
+	// the watchdog's select runs, however late the machine's load makes
+	// it: without it, a loaded machine (CI beside a cluster bench) once
+	// finished a window of 6 branches first, and the select, finding
+	// both the result and the timer ready, took the result.
+	slow := func(*coverage.Batch) { time.Sleep(200 * time.Millisecond) }
+	rep, err := Run(context.Background(), c, Options{Budget: budget, Workers: 2, Out: out, IsolateOptions: IsolateOptions{Watchdog: time.Microsecond},
+		onSymBranch: slow})
 	if err != nil {
 		t.Fatal(err)
 	}
