@@ -262,7 +262,7 @@
 // changed for Lease (a lost machine; a fresh run always waits that long,
 // since a holder of its id is another machine's, whose host name may be
 // this one's). A coordinator that loses its lease
-// (not renewed for Lease/2: a partition, a stopped process; or taken)
+// (not renewed for 3/4 of Lease: a partition, a stopped process; or taken)
 // stops with ErrCampaignTaken (exit 3) and leaves the campaign's header,
 // streams and objects to the new holder (TestCoordinatorLease). On one
 // machine, the output directory's lock keeps a second `run` of the same
@@ -561,12 +561,19 @@
 // holder's name in its lease ends with its period (host/pid/nonce/10s),
 // so that a standby started with a shorter --lease does not take a live
 // holder's part between two of its renewals (TestStoreLeaseLongerHeld;
-// a coordinator's lease is kept the same way). A holder that finds its lease taken, or could not
-// renew it for Lease/2 by its own clock (a partition), stops serving the
-// part and becomes a standby itself. Only durations measured on one
-// machine are compared, never two machines' clocks, so two processes
-// cannot serve one part while a renewal's round trip stays under
-// Lease/2. The standby then answers the coordinator that it has no part,
+// a coordinator's lease is kept the same way). A holder that finds its
+// lease taken, or could not renew it for 3/4 of Lease by its own clock,
+// counted from the sending of its last renewal (a partition), stops
+// serving the part and becomes a standby itself. A taker cannot see that
+// renewal before it was sent, and waits Lease after it saw it: only
+// durations measured on one machine are compared, never two machines'
+// clocks, and two processes never serve one part. Until then a failed
+// renewal is tried again every Lease/16 (each try lasting Lease/8 at
+// most), so that a nats-server restarted, even after a kill -9, costs no
+// lease (TestLeaseSurvivesServerRestart: three outages of 1.5 s with Lease
+// 4 s; a holder gave up at Lease/2 before, and a coordinator exited 3 in
+// a bench/cluster-chaos.sh run), and a renewal written whose answer was
+// lost is recognised by the holder's name in the key. The standby then answers the coordinator that it has no part,
 // and `run` continues from its checkpoint as above: the part moves to the
 // standby without anyone restarting a process (TestStorePartStandby,
 // TestStoreLease; cli's TestRunStorePartRestarted with a standby). The

@@ -128,16 +128,17 @@ func (e *LeaseHeldError) Error() string {
 // deletes it (it stopped), or at once when sp.takeGone and its holder was
 // a process of this host that is gone (a coordinator killed and started
 // again). A standby waits however long the holder renews; otherwise the
-// first renewal seen ends the wait with a *LeaseHeldError. A
-// holder that cannot renew for period/2 by its own clock, or finds the key
-// taken, loses the lease: only durations are compared, never clocks of two
-// machines, so two processes cannot hold the key at once as long as a
-// renewal's round trip stays under period/2. ctx bounds the wait.
+// first renewal seen ends the wait with a *LeaseHeldError. A holder that
+// has not renewed for 3/4 of its period, counted from the sending of its
+// last renewal, or finds the key taken, loses the lease (keepLease): only
+// durations are compared, never clocks of two machines, so two processes
+// never hold the key at once. ctx bounds the wait.
 func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, error) {
 	var seen uint64
 	var seenAt time.Time
 	frozen := func() bool { return sp.frozen != nil && sp.frozen() }
 	takeOver := func(rev uint64, holder, why string) (*lease, bool) {
+		sent := time.Now()
 		nrev, err := sp.kv.Update(ctx, sp.key, []byte(sp.holder), rev)
 		if err != nil {
 			return nil, false
@@ -146,7 +147,7 @@ func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, 
 		if sp.tookOver != nil {
 			sp.tookOver()
 		}
-		return keepLease(life, sp, nrev), true
+		return keepLease(life, sp, nrev, sent), true
 	}
 	for {
 		if frozen() {
@@ -157,9 +158,10 @@ func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, 
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
+		sent := time.Now()
 		rev, err := sp.kv.Create(ctx, sp.key, []byte(sp.holder))
 		if err == nil {
-			return keepLease(life, sp, rev), nil
+			return keepLease(life, sp, rev, sent), nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -222,52 +224,116 @@ func holderGone(holder string) bool {
 	return errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
 }
 
-// keepLease renews the lease of sp.key, written at revision rev, until
-// life ends, the lease is released or it is lost.
-func keepLease(life context.Context, sp *leaseSpec, rev uint64) *lease {
+// keepLease renews the lease of sp.key, written at revision rev by a
+// request sent at sent, until life ends, the lease is released or it is
+// lost.
+//
+// The holder stops (the lease is lost) once 3/4 of its period have passed
+// since it sent its last renewal that succeeded. A process waiting for the
+// key takes it over only after it has seen that renewal unchanged for the
+// whole period, and it cannot see it before it was sent: so the holder has
+// stopped at least period/4 before, with no clocks of two machines
+// compared. Within that time a failed renewal is tried again every
+// period/16, not at the next tick: a nats-server restarted after a kill -9
+// is back within a few seconds, and a holder that waited for its next tick
+// and gave up at period/2, as it did before, lost its lease to one such
+// restart (a coordinator exited 3 in bench/cluster-chaos.sh's SEED=6 run).
+func keepLease(life context.Context, sp *leaseSpec, rev uint64, sent time.Time) *lease {
 	lctx, stop := context.WithCancel(life)
 	l := &lease{ctx: lctx, stop: stop, done: make(chan struct{}), sp: sp, rev: rev}
 	go func() {
 		defer close(l.done)
 		period := sp.period
-		renewed := time.Now()
-		tick := time.NewTicker(period / 4)
-		defer tick.Stop()
+		deadline := sent.Add(period * 3 / 4)
+		wait := period / 4
+		thawed := false
 		for {
 			select {
 			case <-lctx.Done():
 				return
-			case <-tick.C:
+			case <-time.After(wait):
 			}
 			if sp.frozen != nil && sp.frozen() {
+				// A frozen process (tests: a stopped one, all of whose
+				// goroutines stop) renews nothing; once thawed, its next
+				// renewal says whether the lease is still its own, as
+				// for a process continued after SIGSTOP.
+				wait, thawed = period/4, true
 				continue
 			}
-			rctx, cancel := context.WithTimeout(lctx, period/4)
-			rev, err := sp.kv.Update(rctx, sp.key, []byte(sp.holder), l.rev)
-			cancel()
-			switch {
-			case err == nil:
-				l.rev, renewed = rev, time.Now()
-				continue
-			case lctx.Err() != nil:
-				return
-			case casConflict(err):
-				sp.log.Error(sp.what+" lease lost: another process took it over", "key", sp.key)
-			case time.Since(renewed) >= period/2:
-				sp.log.Error(sp.what+" lease lost: not renewed in time", "key", sp.key, "since", time.Since(renewed).Round(time.Millisecond), "err", err)
-			default:
-				sp.log.Warn("renewing the "+sp.what+"'s lease", "key", sp.key, "err", err)
-				continue
+			sent := time.Now()
+			if thawed && !sent.Before(deadline) {
+				deadline = sent.Add(period / 4)
 			}
-			l.lost = true
-			if sp.lost != nil {
-				sp.lost()
+			thawed = false
+			if sent.Before(deadline) {
+				// An attempt lasts period/8 at most: a request sent
+				// while the server went away may never be answered.
+				rctx, cancel := context.WithDeadline(lctx, minTime(deadline, sent.Add(period/8)))
+				nrev, err := sp.kv.Update(rctx, sp.key, []byte(sp.holder), l.rev)
+				cancel()
+				switch {
+				case err == nil:
+					l.rev, deadline, wait = nrev, sent.Add(period*3/4), period/4
+					continue
+				case lctx.Err() != nil:
+					return
+				case casConflict(err):
+					// A renewal whose answer was lost (a server restarted
+					// between writing it and answering) wrote the key:
+					// it is still this process's if it names it.
+					if r, ok := l.ownRevision(lctx); ok {
+						// Renewed with it at once; the deadline stays,
+						// since which send wrote it is not known.
+						l.rev, wait = r, 0
+						continue
+					}
+					if lctx.Err() != nil {
+						return
+					}
+					sp.log.Error(sp.what+" lease lost: another process took it over", "key", sp.key)
+					l.lose()
+					return
+				case time.Now().Before(deadline):
+					sp.log.Warn("renewing the "+sp.what+"'s lease", "key", sp.key, "err", err)
+					wait = period / 16
+					continue
+				}
 			}
-			stop()
+			sp.log.Error(sp.what+" lease lost: not renewed in time", "key", sp.key, "lease", period)
+			l.lose()
 			return
 		}
 	}()
 	return l
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// ownRevision reads the lease's key: its revision, if this process's name
+// is in it.
+func (l *lease) ownRevision(ctx context.Context) (uint64, bool) {
+	gctx, cancel := context.WithTimeout(ctx, l.sp.period/4)
+	defer cancel()
+	e, err := l.sp.kv.Get(gctx, l.sp.key)
+	if err != nil || string(e.Value()) != l.sp.holder {
+		return 0, false
+	}
+	return e.Revision(), true
+}
+
+// lose marks the lease lost and ends it.
+func (l *lease) lose() {
+	l.lost = true
+	if l.sp.lost != nil {
+		l.sp.lost()
+	}
+	l.stop()
 }
 
 // release stops renewing the lease and, unless it was lost, deletes it, so

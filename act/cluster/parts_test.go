@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -525,5 +526,64 @@ func TestStoreLeaseLongerHeld(t *testing.T) {
 		if got := heldPeriod(c.name); got != c.want {
 			t.Errorf("heldPeriod(%q) = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestLeaseSurvivesServerRestart: a holder whose server is down for a
+// while shorter than 3/4 of its lease keeps the lease (it tries again
+// every Lease/16 until the server is back), and a holder whose renewal
+// was written but not answered keeps it too (the key still names it).
+// With Lease 4 s the holder gave up at 2 s before: one renewal timed out
+// (1 s) after a tick (1 s) and the lease was lost to a 1.5 s outage.
+func TestLeaseSurvivesServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a NATS server")
+	}
+	dir := t.TempDir()
+	s := startServer(t, dir, -1)
+	port := s.Addr().(*net.TCPAddr).Port
+	st, err := NewStore(connect(t, s.ClientURL()), StoreOptions{Part: 0, Lease: 4 * time.Second, Poll: 50 * time.Millisecond, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := leasesBucket(ctx, st.js, true); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.hold(ctx, "outage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		time.Sleep(1200 * time.Millisecond) // past a renewal, at a random phase of the next
+		s.Shutdown()
+		s.WaitForShutdown()
+		time.Sleep(1500 * time.Millisecond)
+		s = startServer(t, dir, port)
+		if l.ctx.Err() != nil {
+			t.Fatalf("round %d: the lease was lost to a 1.5 s outage of the server (lease 4 s)", round)
+		}
+	}
+	time.Sleep(2 * time.Second) // a renewal after the last restart
+	if l.ctx.Err() != nil || st.Stats().LeasesLost != 0 {
+		t.Fatalf("the lease after three outages: %v, %+v", l.ctx.Err(), st.Stats())
+	}
+	// A renewal written but unanswered: the key moved on to a revision
+	// this process did not see, and still names it.
+	kv, err := leasesBucket(ctx, st.js, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, leaseKey("outage", 0), []byte(st.holder)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // two ticks
+	if l.ctx.Err() != nil {
+		t.Fatal("the lease was lost to a revision that names its holder")
+	}
+	l.release(false)
+	if _, err := kv.Get(ctx, leaseKey("outage", 0)); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("the released lease's key: %v", err)
 	}
 }

@@ -201,7 +201,7 @@ type StoreOptions struct {
 	// Lease is how long this process, as a standby, waits for a part's
 	// holder to renew its lease before taking the part over; as a holder
 	// it renews every Lease/4 and stops serving when it could not for
-	// Lease/2 (default DefaultLease; lease.go).
+	// 3/4 of Lease (default DefaultLease; lease.go).
 	Lease  time.Duration
 	Logger *slog.Logger
 }
