@@ -491,15 +491,7 @@ func TestStoreLeaseLongerHeld(t *testing.T) {
 	}
 	const long, short = 2 * time.Second, 300 * time.Millisecond
 	a, b := newStore(long), newStore(short)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := leasesBucket(ctx, a.js, true); err != nil {
-		t.Fatal(err)
-	}
-	la, err := a.hold(ctx, "longer")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, la := firstHolder(t, a, "longer")
 	if got := heldPeriod(a.holder); got != long {
 		t.Fatalf("the holder's name %q gives period %v, want %v", a.holder, got, long)
 	}
@@ -546,15 +538,7 @@ func TestLeaseSurvivesServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := leasesBucket(ctx, st.js, true); err != nil {
-		t.Fatal(err)
-	}
-	l, err := st.hold(ctx, "outage")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, l := firstHolder(t, st, "outage")
 	for round := range 3 {
 		time.Sleep(1200 * time.Millisecond) // past a renewal, at a random phase of the next
 		s.Shutdown()
@@ -586,4 +570,21 @@ func TestLeaseSurvivesServerRestart(t *testing.T) {
 	if _, err := kv.Get(ctx, leaseKey("outage", 0)); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Fatalf("the released lease's key: %v", err)
 	}
+}
+
+// firstHolder makes the leases bucket (the coordinator's part) and has st
+// take the lease of its part of campaign id; ctx lasts a minute, the
+// test's bound.
+func firstHolder(t *testing.T, st *StoreServer, id string) (context.Context, *lease) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	if _, err := leasesBucket(ctx, st.js, true); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.hold(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, l
 }
