@@ -247,6 +247,7 @@ func keepLease(life context.Context, sp *leaseSpec, rev uint64, sent time.Time) 
 		deadline := sent.Add(period * 3 / 4)
 		wait := period / 4
 		thawed := false
+		var lastErr error // of the last renewal that failed
 		for {
 			select {
 			case <-lctx.Done():
@@ -282,25 +283,30 @@ func keepLease(life context.Context, sp *leaseSpec, rev uint64, sent time.Time) 
 					// A renewal whose answer was lost (a server restarted
 					// between writing it and answering) wrote the key:
 					// it is still this process's if it names it.
-					if r, ok := l.ownRevision(lctx); ok {
+					r, mine, gerr := l.ownRevision(lctx)
+					switch {
+					case lctx.Err() != nil:
+						return
+					case mine:
 						// Renewed with it at once; the deadline stays,
 						// since which send wrote it is not known.
 						l.rev, wait = r, 0
 						continue
-					}
-					if lctx.Err() != nil {
+					case gerr == nil:
+						sp.log.Error(sp.what+" lease lost: another process took it over", "key", sp.key)
+						l.lose()
 						return
 					}
-					sp.log.Error(sp.what+" lease lost: another process took it over", "key", sp.key)
-					l.lose()
-					return
-				case time.Now().Before(deadline):
+					err = gerr // unread: tried again, as a failed renewal
+				}
+				lastErr = err
+				if time.Now().Before(deadline) {
 					sp.log.Warn("renewing the "+sp.what+"'s lease", "key", sp.key, "err", err)
 					wait = period / 16
 					continue
 				}
 			}
-			sp.log.Error(sp.what+" lease lost: not renewed in time", "key", sp.key, "lease", period)
+			sp.log.Error(sp.what+" lease lost: not renewed in time", "key", sp.key, "lease", period, "err", lastErr)
 			l.lose()
 			return
 		}
@@ -315,16 +321,20 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// ownRevision reads the lease's key: its revision, if this process's name
-// is in it.
-func (l *lease) ownRevision(ctx context.Context) (uint64, bool) {
-	gctx, cancel := context.WithTimeout(ctx, l.sp.period/4)
+// ownRevision reads the lease's key: its revision, and whether this
+// process's name is in it. A key deleted or gone is not this process's;
+// err is a failure to read it.
+func (l *lease) ownRevision(ctx context.Context) (rev uint64, mine bool, err error) {
+	gctx, cancel := context.WithTimeout(ctx, l.sp.period/8)
 	defer cancel()
 	e, err := l.sp.kv.Get(gctx, l.sp.key)
-	if err != nil || string(e.Value()) != l.sp.holder {
-		return 0, false
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
 	}
-	return e.Revision(), true
+	return e.Revision(), string(e.Value()) == l.sp.holder, nil
 }
 
 // lose marks the lease lost and ends it.
