@@ -677,13 +677,7 @@ func TestServerRestart(t *testing.T) {
 func TestDeadLetter(t *testing.T) {
 	c := testCampaign(t)
 	s := startServer(t, t.TempDir(), -1)
-	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
-	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h,
-		Options{ID: "dead", AckWait: 300 * time.Millisecond, MaxDeliver: 2, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ex.Close()
+	ex := testExecutor(t, s, c, Options{ID: "dead", AckWait: 300 * time.Millisecond, MaxDeliver: 2})
 	ex.Dispatch(100, make([]act.Config, 5))
 	// The doomed hosts: each takes the chunk and dies without a word.
 	cons, err := ex.js.Consumer(context.Background(), workStream("dead"), workersConsumer)
@@ -936,12 +930,8 @@ func TestDeadLetterChargesOneConfiguration(t *testing.T) {
 func TestRetryChunkID(t *testing.T) {
 	c := testCampaign(t)
 	s := startServer(t, t.TempDir(), -1)
-	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
-	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "retry", Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ex.Close()
+	ex := testExecutor(t, s, c, Options{ID: "retry"})
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"} // testExecutor's
 	gs := make([]act.Config, 16)
 	for i := range gs {
 		gs[i].Seed = uint64(1000 + i)

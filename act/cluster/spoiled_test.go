@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -49,13 +50,7 @@ func TestSpoiledResults(t *testing.T) {
 	for n, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := fmt.Sprintf("spoiled%d", n)
-			h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
-			ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h,
-				Options{ID: id, AckWait: 300 * time.Millisecond, Logger: testLogger(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ex.Close()
+			ex := testExecutor(t, s, c, Options{ID: id, AckWait: 300 * time.Millisecond})
 			ex.Dispatch(100, make([]act.Config, 3))
 			cons, err := ex.js.Consumer(context.Background(), workStream(id), workersConsumer)
 			if err != nil {
@@ -71,14 +66,7 @@ func TestSpoiledResults(t *testing.T) {
 				defer host.Done()
 				delivered := map[int]int{}
 				send := func(wk act.Work, r act.Result) {
-					body, err := act.EncodeMessage(r)
-					if err != nil {
-						panic(err)
-					}
-					m := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body}
-					m.Header.Set(hdrCampaign, id)
-					m.Header.Set(hdrWork, workSum(wk))
-					if _, err := ex.js.PublishMsg(ctx, m); err != nil && ctx.Err() == nil {
+					if err := publishResult(ctx, ex.js, id, wk, r); err != nil && ctx.Err() == nil {
 						t.Errorf("publishing a result: %v", err)
 					}
 				}
@@ -167,12 +155,7 @@ func TestHeldResultsNotRedelivered(t *testing.T) {
 	c := testCampaign(t)
 	s := startServer(t, t.TempDir(), -1)
 	const ackWait = 300 * time.Millisecond
-	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
-	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, Options{ID: "held", AckWait: ackWait, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ex.Close()
+	ex := testExecutor(t, s, c, Options{ID: "held", AckWait: ackWait})
 	ex.Dispatch(0, make([]act.Config, 3))
 	cons, err := ex.js.Consumer(context.Background(), workStream("held"), workersConsumer)
 	if err != nil {
@@ -189,14 +172,8 @@ func TestHeldResultsNotRedelivered(t *testing.T) {
 			t.Fatalf("work message: %v %T", err, msg)
 		}
 		for _, it := range wk.Items {
-			body, err := act.EncodeMessage(act.Result{BatchID: wk.BatchID, Index: it.Index, Fault: &corpus.Finding{Kind: corpus.FaultCrash, Detail: "genuine"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rm := &nats.Msg{Subject: resultSubject("held"), Header: nats.Header{}, Data: body}
-			rm.Header.Set(hdrCampaign, "held")
-			rm.Header.Set(hdrWork, workSum(wk))
-			if _, err := ex.js.PublishMsg(context.Background(), rm); err != nil {
+			r := act.Result{BatchID: wk.BatchID, Index: it.Index, Fault: &corpus.Finding{Kind: corpus.FaultCrash, Detail: "genuine"}}
+			if err := publishResult(context.Background(), ex.js, "held", wk, r); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -214,4 +191,33 @@ func TestHeldResultsNotRedelivered(t *testing.T) {
 	if st := ex.Stats(); st.Redelivered != 0 || st.Duplicates != 0 {
 		t.Fatalf("results held %v past their AckWait %v: %d delivered again, %d duplicates", 6*ackWait, ackWait, st.Redelivered, st.Duplicates)
 	}
+}
+
+// testExecutor starts a coordinator of campaign c (a native subject) on
+// server s with opt, its logger the test's, and closes it when the test
+// ends.
+func testExecutor(t *testing.T, s *server.Server, c *act.Campaign, opt Options) *Executor {
+	t.Helper()
+	h := act.CampaignHeader{Path: c.Path, Source: c.Source, Subject: "native", Program: "p"}
+	opt.Logger = testLogger(t)
+	ex, err := NewExecutor(context.Background(), connect(t, s.ClientURL()), c, h, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ex.Close)
+	return ex
+}
+
+// publishResult publishes r, a result of chunk wk of campaign id, as a
+// worker host does.
+func publishResult(ctx context.Context, js jetstream.JetStream, id string, wk act.Work, r act.Result) error {
+	body, err := act.EncodeMessage(r)
+	if err != nil {
+		return err
+	}
+	m := &nats.Msg{Subject: resultSubject(id), Header: nats.Header{}, Data: body}
+	m.Header.Set(hdrCampaign, id)
+	m.Header.Set(hdrWork, workSum(wk))
+	_, err = js.PublishMsg(ctx, m)
+	return err
 }
