@@ -442,10 +442,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		return saveCheckpoint(opt.Out, c, opt.Method, sel, rep, rs)
 	}
 	// With store parts a checkpoint moves every part through the object
-	// store, which takes longer as the store grows: it comes at most every
-	// 50 times the last one's duration, so that it costs at most 2% of the
-	// time.
+	// store, which takes longer as the store grows: pace spaces them
+	// (pace.go).
 	every := opt.CheckpointEvery
+	pace := checkpointPace{least: opt.CheckpointEvery}
 	checkpoint := func() error {
 		if opt.Out == "" || time.Since(lastCheckpoint) < every {
 			return nil
@@ -453,12 +453,13 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		rs.Wall = elapsed()
 		t0 := time.Now()
 		err := save()
-		if parted != nil {
-			every = max(opt.CheckpointEvery, 50*time.Since(t0))
-			log.Debug("store parts: checkpoint", "took", time.Since(t0), "next_after", every)
-		}
 		if err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
+		}
+		if parted != nil {
+			took := time.Since(t0)
+			every = pace.record(took)
+			log.Debug("store parts: checkpoint", "took", took, "next_after", every)
 		}
 		if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
 			return fmt.Errorf("status: %w", err)
