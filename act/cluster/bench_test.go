@@ -363,7 +363,7 @@ func BenchmarkPartReload(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	obs, err := partsStore(ctx, st.js, true)
+	obs, err := partsStore(ctx, nc, st.js, true)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func BenchmarkPartReload(b *testing.B) {
 			b.Fatal(err)
 		}
 		open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(blobs[1])) }
-		if _, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: "c/1"}, 1<<20, open, nil); err != nil {
+		if _, err := putObject(ctx, nc, obs, jetstream.ObjectMeta{Name: "c/1"}, 1<<20, open, nil); err != nil {
 			b.Fatal(err)
 		}
 		sum := sha256.Sum256(blobs[1])

@@ -243,7 +243,15 @@
 // chunks not merged in the checkpoint that still miss a result
 // (Stats.Skipped counts the others). With file storage the streams, the consumers and the KV bucket
 // survive a restart of the NATS server; nats.go reconnects and both sides
-// retry what failed meanwhile.
+// retry what failed meanwhile. A request the server held when it went
+// down (killed, or restarted) is never answered: its answer went with the
+// connection. So the requests that may wait long (a store part's, the
+// object store's lookups, an object's put or read as a part loads) also
+// end when the connection is restored, and are made again
+// (reconnect.go; TestRequestAgainAfterReconnect): a checkpoint's request
+// for the parts' object store, made as bench/cluster-chaos.sh killed the
+// server, waited 3 minutes of its 10-minute deadline before, the campaign
+// stopped meanwhile.
 //
 // One coordinator a campaign. Two coordinators of one id would delete
 // (a fresh run deletes the campaign's streams) or consume each other's
@@ -410,6 +418,19 @@
 // (gVisor) of a simulation in young stretches where the native share is
 // 4–9% ("The coordinator's share with each subject").
 //
+// What remains on the native subject is the index's table work. In that
+// stretch a simulation's states new to the store cost 1,727 lookups
+// (1,100 at k = 2, 432 at k = 4, and so on up), in tables of 35 and 12
+// million regions: each a cache miss or three (slot, key, bitmap word).
+// The lookups are close together: a batch's 70,400 new states lie in
+// 1,056 regions at k = 64 (bench/results/README.md, "Where the index's
+// merge goes"). An index that kept each k = 64 region's sub-regions
+// together (their keys, refs and bitmap words in a block of their own,
+// reached through the block) would make a batch's merge touch about a
+// thousand blocks instead of a hundred thousand lines at random, with
+// the same answers to the selector. Not built: it changes every table of
+// the index, its refs and its checkpoint's reading.
+//
 // Where the merge shrinks as a campaign ages, selection grew: the gradient
 // of steps 2 and 3 looked for the 48 nearest of the profile's samples
 // (one per step-1 simulation) by a scan of them all, and every pool visit's
@@ -488,7 +509,9 @@
 //     store, not even encoded, and a checkpoint costs it about a copy. It reads as the whole
 //     store of a local run (coverage.ReadCheckpoint: `actfuzz report`,
 //     --resume); Run's report is the index's, which has every count. A
-//     checkpoint comes at most every 50 times the last one's duration.
+//     checkpoint comes after 50 times the shortest duration of the last
+//     three, the period at most doubling from one to the next and at most
+//     10 minutes (act/pace.go).
 //     Objects (parts, snapshots, trace files) go in chunks of at most 1 MB,
 //     and a put the server could not keep up with (429: its stream's
 //     incoming queue, 128 MB by default, was full) is put again, paced

@@ -432,7 +432,7 @@ func (e *Executor) setup(ctx context.Context) error {
 		}
 		for i, f := range e.full.LinkTraces {
 			open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(f.Gzip)) }
-			if _, err := putObject(sctx, obs, jetstream.ObjectMeta{Name: traceObject(id, i), Description: f.Name + " (gzip)"},
+			if _, err := putObject(sctx, e.nc, obs, jetstream.ObjectMeta{Name: traceObject(id, i), Description: f.Name + " (gzip)"},
 				e.payload(), open, nil); err != nil {
 				return fmt.Errorf("object store %s: trace file %s: %w", TraceBucket, f.Name, err)
 			}
@@ -1129,7 +1129,7 @@ func (e *Executor) Close() {
 		}
 	}
 	if e.opt.Parts > 0 {
-		if obs, err := partsStore(ctx, e.js, false); err == nil {
+		if obs, err := partsStore(ctx, e.nc, e.js, false); err == nil {
 			for j := range e.opt.Parts {
 				for _, name := range []string{loadObject(e.opt.ID, j), snapObject(e.opt.ID, j)} {
 					if err := obs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -1198,7 +1198,7 @@ func (e *Executor) setupParts(ctx context.Context) error {
 			return fmt.Errorf("store part %d consumer: %w", j, err)
 		}
 	}
-	if _, err := partsStore(ctx, e.js, true); err != nil {
+	if _, err := partsStore(ctx, e.nc, e.js, true); err != nil {
 		return fmt.Errorf("object store %s: %w", PartsBucket, err)
 	}
 	// The coordinator makes the leases bucket: store processes may not

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -75,8 +76,9 @@ func overloaded(err error) bool {
 // putObject puts the object that open reads (each call a new reader of
 // the same bytes; closing it stops whatever produces them) into obs as
 // meta, in chunks of at most min(payload, objectChunk) bytes; retry is
-// how long to wait before attempt i+1 (nil: i seconds).
-func putObject(ctx context.Context, obs jetstream.ObjectStore, meta jetstream.ObjectMeta, payload int,
+// how long to wait before attempt i+1 (nil: i seconds). A put that nc's
+// reconnection cut short is put again at once.
+func putObject(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, meta jetstream.ObjectMeta, payload int,
 	open func() io.ReadCloser, retry func(i int) time.Duration) (*jetstream.ObjectInfo, error) {
 	ctx, cancel := objectContext(ctx)
 	defer cancel()
@@ -86,9 +88,18 @@ func putObject(ctx context.Context, obs jetstream.ObjectStore, meta jetstream.Ob
 	}
 	var rate float64 // bytes a second the reader is held to (0: as fast as it goes)
 	for attempt := 1; ; attempt++ {
-		r := &pacedReader{r: open(), rate: rate, start: time.Now()}
-		info, err := obs.Put(ctx, meta, r)
-		r.r.Close()
+		// A put cut short by a reconnection is put again whole (a
+		// chunk, or the object's final record, may have gone with the
+		// connection; reconnect.go).
+		var r *pacedReader
+		var info *jetstream.ObjectInfo
+		err := againAfterReconnect(ctx, nc, func(ctx context.Context) error {
+			r = &pacedReader{r: open(), rate: rate, start: time.Now()}
+			var err error
+			info, err = obs.Put(ctx, meta, r)
+			r.r.Close()
+			return err
+		})
 		if err == nil || !overloaded(err) {
 			return info, err
 		}

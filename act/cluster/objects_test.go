@@ -31,7 +31,7 @@ func TestPutObjectPaced(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	obs, err := partsStore(ctx, js, true)
+	obs, err := partsStore(ctx, nc, js, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestPutObjectPaced(t *testing.T) {
 		t.Fatalf("an unpaced put of %d MB: %v, want the server's 429", len(data)>>20, err)
 	}
 	var retries int
-	info, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: "paced"}, 8<<20-partHeadroom, open,
+	info, err := putObject(ctx, nc, obs, jetstream.ObjectMeta{Name: "paced"}, 8<<20-partHeadroom, open,
 		func(int) time.Duration { retries++; return 10 * time.Millisecond })
 	if err != nil {
 		t.Fatalf("putObject: %v (after %d retries)", err, retries)
@@ -104,7 +104,7 @@ func TestPartLoadChecksObject(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	obs, err := partsStore(ctx, st.js, true)
+	obs, err := partsStore(ctx, nc, st.js, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestPartLoadChecksObject(t *testing.T) {
 	put := func(name string, b []byte) []byte {
 		t.Helper()
 		open := func() io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
-		if _, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: name}, 1<<20, open, nil); err != nil {
+		if _, err := putObject(ctx, nc, obs, jetstream.ObjectMeta{Name: name}, 1<<20, open, nil); err != nil {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(b)

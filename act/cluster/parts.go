@@ -49,7 +49,11 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 	}
 	start, logged := time.Now(), time.Now()
 	for {
-		rctx, cancel := context.WithTimeout(ctx, timeout)
+		// A request in flight when the connection to the server was lost
+		// is asked again once it is restored: its answer went with the
+		// connection (reconnect.go).
+		uctx, stop := untilReconnect(ctx, e.nc)
+		rctx, cancel := context.WithTimeout(uctx, timeout)
 		// A request in flight to a holder that a standby replaced is
 		// asked again of the new one at once (watchLeases).
 		e.mu.Lock()
@@ -64,6 +68,7 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 		}()
 		m, err := e.nc.RequestWithContext(rctx, partSubject(e.opt.ID, j), body)
 		cancel()
+		reconnected := stop()
 		handed := false
 		select {
 		case <-changed:
@@ -92,6 +97,8 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 			return rep, ctx.Err()
 		case handed:
 			e.log.Info("store part changed hands: asking its new holder", "part", j, "op", req.Op, "err", err)
+		case reconnected:
+			e.log.Info("connection to the server restored: asking the store part again", "part", j, "op", req.Op, "err", err)
 		case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
 			if req.Op != opLoad && time.Since(start) > e.opt.PartTimeout {
 				return rep, fmt.Errorf("store part %d: %s: %w: no answer for %v (is `actfuzz store --part %d` running?): %w",
@@ -130,7 +137,7 @@ func (e *Executor) LoadParts(ctx context.Context, parts []coverage.PartSource, o
 	if len(parts) != e.opt.Parts {
 		return fmt.Errorf("%d parts for %d store processes", len(parts), e.opt.Parts)
 	}
-	obs, err := partsStore(ctx, e.js, true)
+	obs, err := partsStore(ctx, e.nc, e.js, true)
 	if err != nil {
 		return fmt.Errorf("object store %s: %w", PartsBucket, err)
 	}
@@ -145,7 +152,7 @@ func (e *Executor) LoadParts(ctx context.Context, parts []coverage.PartSource, o
 			}
 			return r
 		}
-		info, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: loadObject(e.opt.ID, j)}, e.payload(), open, nil)
+		info, err := putObject(ctx, e.nc, obs, jetstream.ObjectMeta{Name: loadObject(e.opt.ID, j)}, e.payload(), open, nil)
 		if err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}
@@ -262,7 +269,7 @@ func (e *Executor) MergeParts(ctx context.Context, items []act.PartItem) ([][]co
 // object store, and the sources it returns read it from there (checked,
 // not decoded).
 func (e *Executor) SnapshotParts(ctx context.Context) ([]coverage.PartSource, error) {
-	obs, err := partsStore(ctx, e.js, false)
+	obs, err := partsStore(ctx, e.nc, e.js, false)
 	if err != nil {
 		return nil, fmt.Errorf("object store %s: %w", PartsBucket, err)
 	}
@@ -284,7 +291,11 @@ func (e *Executor) SnapshotParts(ctx context.Context) ([]coverage.PartSource, er
 			}
 			return nil
 		}
-		info, err := obs.GetInfo(ctx, name)
+		var info *jetstream.ObjectInfo
+		err = againAfterReconnect(ctx, e.nc, func(ctx context.Context) (err error) {
+			info, err = obs.GetInfo(ctx, name)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("object store %s: part %d: %w", PartsBucket, j, err)
 		}

@@ -85,13 +85,18 @@ func publishShare(ctx context.Context, js jetstream.JetStream, payload int, id s
 func workerShareKey(index int) string { return "i" + strconv.Itoa(index) }
 
 // partsStore opens (creating it if needed) the object store of parts.
-func partsStore(ctx context.Context, js jetstream.JetStream, create bool) (jetstream.ObjectStore, error) {
-	obs, err := js.ObjectStore(ctx, PartsBucket)
-	if err == nil || !create || !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return obs, err
-	}
-	return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: PartsBucket, Storage: jetstream.FileStorage,
-		Description: "actfuzz campaigns' coverage store parts"})
+// Its requests are sent again when nc reconnects (reconnect.go).
+func partsStore(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, create bool) (obs jetstream.ObjectStore, err error) {
+	err = againAfterReconnect(ctx, nc, func(ctx context.Context) error {
+		obs, err = js.ObjectStore(ctx, PartsBucket)
+		if err == nil || !create || !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
+		obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: PartsBucket, Storage: jetstream.FileStorage,
+			Description: "actfuzz campaigns' coverage store parts"})
+		return err
+	})
+	return obs, err
 }
 
 // partRequest is a coordinator's request to a store part, on
@@ -812,10 +817,16 @@ func (p *partState) load(ctx context.Context, req partRequest) error {
 	if want := loadObject(p.id, p.part); req.Object != want {
 		return fmt.Errorf("object %s: part %d of campaign %s is object %s", req.Object, p.part, p.id, want)
 	}
-	obs, err := partsStore(ctx, p.s.js, false)
+	obs, err := partsStore(ctx, p.s.nc, p.s.js, false)
 	if err != nil {
 		return err
 	}
+	// A read cut short by a reconnection is read again (reconnect.go).
+	return againAfterReconnect(ctx, p.s.nc, func(ctx context.Context) error { return p.loadFrom(ctx, obs, req) })
+}
+
+// loadFrom reads the part's object from obs (load).
+func (p *partState) loadFrom(ctx context.Context, obs jetstream.ObjectStore, req partRequest) error {
 	octx, cancel := objectContext(ctx)
 	defer cancel()
 	obj, err := obs.Get(octx, req.Object)
@@ -1024,7 +1035,7 @@ func (p *partState) newsChunk(i int) partReply {
 
 // snapshot puts the part in the object store and answers its SHA-256.
 func (p *partState) snapshot(ctx context.Context) partReply {
-	obs, err := partsStore(ctx, p.s.js, false)
+	obs, err := partsStore(ctx, p.s.nc, p.s.js, false)
 	if err != nil {
 		return partReply{Err: err.Error()}
 	}
@@ -1049,7 +1060,7 @@ func (p *partState) snapshot(ctx context.Context) partReply {
 		}()
 		return pr // closed: the writer stops if Put did
 	}
-	info, err := putObject(ctx, obs, jetstream.ObjectMeta{Name: snapObject(p.id, p.part)}, p.payload, open, nil)
+	info, err := putObject(ctx, p.s.nc, obs, jetstream.ObjectMeta{Name: snapObject(p.id, p.part)}, p.payload, open, nil)
 	if done != nil {
 		<-done
 	}
