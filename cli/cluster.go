@@ -69,6 +69,7 @@ func clusterRun(f *natsFlags, id string, c *act.Campaign, opt *act.Options, stde
 	if !ok {
 		return nil, exitUsage
 	}
+	co.Logger = opt.Logger
 	if id == "" {
 		abs, err := filepath.Abs(opt.Out)
 		if err != nil {
@@ -156,6 +157,7 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 	if !ok {
 		return exitUsage
 	}
+	co.Logger = verbosity.logger(stderr)
 	nc, err := cluster.Connect(co)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz worker: --nats: %v\n", err)
@@ -263,6 +265,7 @@ func runStore(ctx context.Context, args []string, _, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	co.Logger = verbosity.logger(stderr)
 	nc, err := cluster.Connect(co)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz store: --nats: %v\n", err)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/url"
 	"regexp"
@@ -246,6 +248,10 @@ type ConnectOptions struct {
 	Cert  string // client certificate and key (PEM) for mutual TLS; "" for none
 	Key   string
 	Name  string // the connection's name, as the server shows it
+	// Logger takes nats.go's asynchronous errors (a subscription's
+	// consumer gone with a server restarted, a slow consumer), which it
+	// would print to stderr itself; nil: slog's default.
+	Logger *slog.Logger
 }
 
 // Redact hides a password in a NATS URL (for messages).
@@ -263,6 +269,14 @@ func Redact(u string) string {
 func Connect(o ConnectOptions) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(false)}
+	log := cmp.Or(o.Logger, slog.Default())
+	opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		subject := ""
+		if sub != nil {
+			subject = sub.Subject
+		}
+		log.Warn("nats: asynchronous error", "subject", subject, "err", err)
+	}))
 	if o.Creds != "" {
 		opts = append(opts, nats.UserCredentials(o.Creds))
 	}
