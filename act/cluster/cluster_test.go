@@ -123,6 +123,39 @@ func startServer(t testing.TB, dir string, port int) *server.Server {
 		NoLog: true, NoSigs: true, MaxPayload: 8 << 20})
 }
 
+// restartable is an embedded JetStream server that restart starts again
+// on the same port and store.
+type restartable struct {
+	t    testing.TB
+	dir  string
+	port int
+	s    *server.Server
+}
+
+// startRestartable starts a restartable server; a -short run skips the
+// test.
+func startRestartable(t *testing.T) *restartable {
+	if testing.Short() {
+		t.Skip("restarts a NATS server")
+	}
+	dir := t.TempDir()
+	s := startServer(t, dir, -1)
+	return &restartable{t: t, dir: dir, port: s.Addr().(*net.TCPAddr).Port, s: s}
+}
+
+// stop shuts the server down.
+func (r *restartable) stop() {
+	r.s.Shutdown()
+	r.s.WaitForShutdown()
+}
+
+// restart stops the server and starts it again after down.
+func (r *restartable) restart(down time.Duration) {
+	r.stop()
+	time.Sleep(down)
+	r.s = startServer(r.t, r.dir, r.port)
+}
+
 // startServerWith starts an embedded NATS server with opts.
 func startServerWith(t testing.TB, opts *server.Options) *server.Server {
 	t.Helper()
@@ -635,15 +668,10 @@ func TestCoordinatorResume(t *testing.T) {
 // the coordinator and the worker hosts reconnect, and the campaign ends
 // as the reference.
 func TestServerRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("restarts a NATS server")
-	}
+	srv := startRestartable(t)
 	c := testCampaign(t)
 	ref, refDir := reference(t, c)
-	store := t.TempDir()
-	s := startServer(t, store, -1)
-	port := s.Addr().(*net.TCPAddr).Port
-	url := s.ClientURL()
+	url := srv.s.ClientURL()
 	startHosts(t, url, 2, 1, "")
 	dir := t.TempDir()
 	var restarted sync.Once
@@ -653,14 +681,12 @@ func TestServerRestart(t *testing.T) {
 		act.Options{Progress: func(st act.Status) {
 			if st.Sims >= 128 {
 				restarted.Do(func() {
-					s.Shutdown()
-					s.WaitForShutdown()
+					srv.stop()
 					t.Logf("server stopped at %d sims", st.Sims)
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						time.Sleep(500 * time.Millisecond)
-						startServer(t, store, port)
+						srv.restart(500 * time.Millisecond)
 						t.Log("server restarted")
 					}()
 				})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -528,23 +527,15 @@ func TestStoreLeaseLongerHeld(t *testing.T) {
 // With Lease 4 s the holder gave up at 2 s before: one renewal timed out
 // (1 s) after a tick (1 s) and the lease was lost to a 1.5 s outage.
 func TestLeaseSurvivesServerRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("restarts a NATS server")
-	}
-	dir := t.TempDir()
-	s := startServer(t, dir, -1)
-	port := s.Addr().(*net.TCPAddr).Port
-	st, err := NewStore(connect(t, s.ClientURL()), StoreOptions{Part: 0, Lease: 4 * time.Second, Poll: 50 * time.Millisecond, Logger: testLogger(t)})
+	srv := startRestartable(t)
+	st, err := NewStore(connect(t, srv.s.ClientURL()), StoreOptions{Part: 0, Lease: 4 * time.Second, Poll: 50 * time.Millisecond, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, l := firstHolder(t, st, "outage")
 	for round := range 3 {
 		time.Sleep(1200 * time.Millisecond) // past a renewal, at a random phase of the next
-		s.Shutdown()
-		s.WaitForShutdown()
-		time.Sleep(1500 * time.Millisecond)
-		s = startServer(t, dir, port)
+		srv.restart(1500 * time.Millisecond)
 		if l.ctx.Err() != nil {
 			t.Fatalf("round %d: the lease was lost to a 1.5 s outage of the server (lease 4 s)", round)
 		}

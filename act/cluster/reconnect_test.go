@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,13 +19,8 @@ import (
 // request waits for its context's end: a coordinator's checkpoint waited
 // so for minutes under bench/cluster-chaos.sh.
 func TestRequestAgainAfterReconnect(t *testing.T) {
-	if testing.Short() {
-		t.Skip("restarts a NATS server")
-	}
-	dir := t.TempDir()
-	s := startServer(t, dir, -1)
-	port := s.Addr().(*net.TCPAddr).Port
-	nc, responder := connect(t, s.ClientURL()), connect(t, s.ClientURL())
+	srv := startRestartable(t)
+	nc, responder := connect(t, srv.s.ClientURL()), connect(t, srv.s.ClientURL())
 	var asked atomic.Int32
 	held := make(chan struct{})
 	// The first request is held, never answered: the server goes down
@@ -61,9 +55,7 @@ func TestRequestAgainAfterReconnect(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the request never came")
 	}
-	s.Shutdown()
-	s.WaitForShutdown()
-	startServer(t, dir, port)
+	srv.restart(0)
 	if err := <-done; err != nil || string(answer) != "ok" {
 		t.Fatalf("a request whose answer was lost with the server: %v (answer %q, asked %d times)", err, answer, asked.Load())
 	}
