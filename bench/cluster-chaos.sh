@@ -31,8 +31,9 @@
 # RSS=FILE samples every 10 s the resident memory (kB) of each process by
 # its role (coord, host-I, store-J-N, nats) into FILE, one line a sample:
 # a long run shows what grows.
-# It prints each action with its time, then the cluster's wall time, the
-# actions taken, and the comparison. Logs are kept in a directory it names
+# It prints each action with its time, a stall (no simulation merged for
+# STALL, 120, seconds), then the cluster's wall time, the actions taken,
+# the longest time without a merge, and the comparison. Logs are kept in a directory it names
 # when it fails (KEEP=1: always). Exit status: 0 same results, 1 other
 # results, 2 bad input, 3 a run failed.
 set -euo pipefail
@@ -149,6 +150,28 @@ rss_sample() {
   echo "$line" >>"$RSS"
 }
 next_rss=0
+# Progress: the simulations merged, which the coordinator's status.json
+# gives every 5 s while it merges (a resume sets them back to its
+# checkpoint's). A campaign whose count has not changed for STALL seconds
+# is said to stall, once a stall; the summary gives the longest time
+# without a change (its start included). `kill -QUIT` of the coordinator prints its goroutines'
+# stacks into its log (and ends it: its exit 2 ends the script).
+STALL=${STALL:-120}
+last_sims= last_change=$(date +%s) longest_stall=0 stall_said=
+watch_progress() {
+  local sims now
+  sims=$(grep -o '"sims": *[0-9]*' "$out/status.json" 2>/dev/null | grep -o '[0-9]*$' || true)
+  now=$(date +%s)
+  if [ "$sims" != "$last_sims" ]; then
+    last_sims=$sims last_change=$now stall_said=
+    return
+  fi
+  if [ $((now - last_change)) -gt "$longest_stall" ]; then longest_stall=$((now - last_change)); fi
+  if [ -z "$stall_said" ] && [ $((now - last_change)) -ge "$STALL" ]; then
+    say "no simulation merged for ${STALL}s: a stall (kill -QUIT $coord_pid prints the coordinator's stacks into $tmp/coord-$coord_runs.log)"
+    stall_said=1
+  fi
+}
 declare -A done_count
 acts=($ACTIONS)
 [ ${#acts[@]} -gt 0 ] || EVERY=3600
@@ -157,6 +180,7 @@ while :; do
   wake=$(($(date +%s) + EVERY / 2 + RANDOM % (EVERY + 1)))
   while [ "$(date +%s)" -lt "$wake" ] && kill -0 "$coord_pid" 2>/dev/null; do
     if [ -n "${RSS:-}" ] && [ "$(date +%s)" -ge "$next_rss" ]; then rss_sample; next_rss=$(($(date +%s) + 10)); fi
+    watch_progress
     sleep 0.5
   done
   if ! kill -0 "$coord_pid" 2>/dev/null; then
@@ -222,7 +246,7 @@ done
 end=$(date +%s)
 summary=
 for k in "${!done_count[@]}"; do summary+=" $k=${done_count[$k]}"; done
-say "cluster done: $BUDGET simulations in $((end - begin)) s, coordinator runs $coord_runs, actions:$summary"
+say "cluster done: $BUDGET simulations in $((end - begin)) s, coordinator runs $coord_runs, actions:$summary; longest time without a merge ${longest_stall}s"
 "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" --workers "$((HOSTS * PROCS))" --quiet --json --out "$tmp/local" \
   >"$tmp/local.json" 2>"$tmp/local.log" || [ $? -le 1 ] || { echo "bench/cluster-chaos.sh: the local run failed; $tmp/local.log" >&2; exit 3; }
 say "local run done"
