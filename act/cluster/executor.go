@@ -268,6 +268,50 @@ type Executor struct {
 	// partSeq is the number of merges of the store parts since they were
 	// loaded (Run's goroutine only).
 	partSeq uint64
+	// rejected is, by reason, the logging of rejected results
+	// (noteRejected).
+	rejected map[string]*rejectLog
+}
+
+// rejectLog is the logging of one reason's rejected results.
+type rejectLog struct {
+	last  time.Time // the last line
+	since int       // rejected since, not logged
+}
+
+// rejectLogEvery is the least time between two lines of one reason's
+// rejected results.
+const rejectLogEvery = time.Minute
+
+// noteRejected logs a result rejected for reason: the first at once, then
+// a line a reason at most every rejectLogEvery, with how many came since.
+// A coordinator that continued from its checkpoint after losing a store
+// part met hundreds of results of its predecessor's chunks ("unknown
+// batch"; bench/cluster-chaos.sh), a warning each. Stats counts them all.
+func (e *Executor) noteRejected(reason string, bytes int) {
+	e.mu.Lock()
+	if e.rejected == nil {
+		e.rejected = map[string]*rejectLog{}
+	}
+	r := e.rejected[reason]
+	if r == nil {
+		r = &rejectLog{}
+		e.rejected[reason] = r
+	}
+	now := time.Now()
+	if !r.last.IsZero() && now.Sub(r.last) < rejectLogEvery {
+		r.since++
+		e.mu.Unlock()
+		return
+	}
+	since := r.since
+	r.last, r.since = now, 0
+	e.mu.Unlock()
+	if since == 0 {
+		e.log.Warn("result rejected", "reason", reason, "bytes", bytes, "next_line_after", rejectLogEvery)
+		return
+	}
+	e.log.Warn("result rejected", "reason", reason, "bytes", bytes, "also_rejected_since_last_line", since)
 }
 
 // NewExecutor sets up the campaign's streams, consumers and KV entry on
@@ -756,7 +800,7 @@ func (e *Executor) receive(m jetstream.Msg) {
 	}
 	if reason != "" {
 		if reason != "duplicate" && reason != "stale" {
-			e.log.Warn("result rejected", "reason", reason, "bytes", len(data))
+			e.noteRejected(reason, len(data))
 		}
 		_ = ack.Ack()
 		return
