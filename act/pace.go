@@ -25,8 +25,14 @@ import (
 //     which is also the first.
 type checkpointPace struct {
 	least  time.Duration   // Options.CheckpointEvery
-	period time.Duration   // the current period (0: least)
+	period time.Duration   // the time from one checkpoint to the next
 	took   []time.Duration // the last durations, oldest first
+}
+
+// newCheckpointPace returns the pace of a campaign whose own period is
+// least (its first period).
+func newCheckpointPace(least time.Duration) checkpointPace {
+	return checkpointPace{least: least, period: least}
 }
 
 // maxCheckpointPeriod bounds the time between two checkpoints of a
@@ -43,7 +49,6 @@ func (p *checkpointPace) record(d time.Duration) time.Duration {
 		p.took = append(p.took[:0], p.took[1:]...)
 	}
 	p.took = append(p.took, d)
-	grown := 2 * max(p.period, p.least)
-	p.period = max(p.least, min(50*slices.Min(p.took), grown, maxCheckpointPeriod))
+	p.period = max(p.least, min(50*slices.Min(p.took), 2*p.period, maxCheckpointPeriod))
 	return p.period
 }

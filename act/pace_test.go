@@ -40,7 +40,7 @@ func TestCheckpointPace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := checkpointPace{least: tt.least}
+			p := newCheckpointPace(tt.least)
 			for i, d := range tt.took {
 				if got := p.record(d); got != tt.want[i] {
 					t.Fatalf("after %v: next checkpoint in %v, want %v", tt.took[:i+1], got, tt.want[i])

@@ -444,10 +444,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// With store parts a checkpoint moves every part through the object
 	// store, which takes longer as the store grows: pace spaces them
 	// (pace.go).
-	every := opt.CheckpointEvery
-	pace := checkpointPace{least: opt.CheckpointEvery}
+	pace := newCheckpointPace(opt.CheckpointEvery)
 	checkpoint := func() error {
-		if opt.Out == "" || time.Since(lastCheckpoint) < every {
+		if opt.Out == "" || time.Since(lastCheckpoint) < pace.period {
 			return nil
 		}
 		rs.Wall = elapsed()
@@ -458,8 +457,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		if parted != nil {
 			took := time.Since(t0)
-			every = pace.record(took)
-			log.Debug("store parts: checkpoint", "took", took, "next_after", every)
+			log.Debug("store parts: checkpoint", "took", took, "next_after", pace.record(took))
 		}
 		if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
 			return fmt.Errorf("status: %w", err)
