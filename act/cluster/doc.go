@@ -437,6 +437,24 @@
 // too sparse to share lines. The closeness is too coarse to use; what
 // is left is the index split among processes (above).
 //
+// Nor does age bring the share down: 1.59% over simulations 60,000 to
+// 90,000 and 1.65% from 90,000 to 94,000, the merge shrinking (new states
+// grow rarer) as selection grows (bench/results/README.md, "The aged
+// campaign to 94,000"). One coordinator core keeps up with about 60
+// native worker cores on selection and merge, and about 23 counting all
+// its costs a simulation at that campaign's rate. The split that would
+// reach 1% is by level: the k = 2 regions and their bits take 64% of the
+// merge's lookups but few of the selector's probes (per configuration
+// selected, 10 of 205 line candidates, in 0.64 of 27.5 line probes, and
+// 29 of 56 single probes, counted in the same section). Held by
+// processes of their own, split by region as the index's shards are,
+// they would leave the coordinator 36% of its lookups and cost the
+// selector about 3 requests a configuration (its line probes at k ≤ 2
+// and descend's last two steps, each step's children in one request):
+// by arithmetic 0.7–1.0% of a simulation before the requests' cost, if
+// a batch's requests go out together (a batch's 64 picks run one after
+// the other today, and their answers do not change within a batch).
+//
 // Where the merge shrinks as a campaign ages, selection grew: the gradient
 // of steps 2 and 3 looked for the 48 nearest of the profile's samples
 // (one per step-1 simulation) by a scan of them all, and every pool visit's
