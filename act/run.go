@@ -345,9 +345,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if ok {
 			log.Info("resuming", "sims", rep.Sims)
 			keep = rs.Configs
-			// The load's scratch is garbage now (a split checkpoint's
-			// part keys, read to set the index's state bits, weigh
-			// more than the index). Collected here, it does not set
+			// The load's scratch is garbage now (an index that keeps
+			// its states' keys read the parts' keys into tables, and
+			// they weighed more than the index). Collected here, it does not set
 			// the heap's next goal: twice what was live at the load's
 			// last collection made an aged campaign's coordinator
 			// peak at 3.3 GB with 0.94 GB live

@@ -214,6 +214,11 @@ type decoder struct {
 	// dropped unchecked (a re-split reads each shard whole in one pass,
 	// and skips it in the others: ReadSplit).
 	skip func(sh int) bool
+	// pooledKey, when set, is given the key of each state of the pooled
+	// shards (and its shard) instead of the shard's table: an index's
+	// slimLoader (ReadSplitIn). The key is the decoder's, reused. It
+	// needs keysOnly.
+	pooledKey func(sh int, key []uint64) error
 	// limit, when not 0, bounds the size of the whole encoding: a table
 	// is then reserved for as many keys as it can hold, instead of at most
 	// 2^20 and grown, each time by half, while it is read.
@@ -503,7 +508,9 @@ func (d *decoder) read() (*Store, error) {
 			d.skipPooled(n, key, opt.PoolSize)
 			continue
 		}
-		sh.st.t.reserve(d.reserveFor(n, 4))
+		if d.pooledKey == nil {
+			sh.st.t.reserve(d.reserveFor(n, 4))
+		}
 		var pc, pat int64
 		for range n {
 			if d.err != nil {
@@ -531,6 +538,12 @@ func (d *decoder) read() (*Store, error) {
 			h := hashKey(key)
 			if !ly.validKey(key) || !equalKeys(rk, key) || shardOf(h, s.mask) != j {
 				return nil, errors.New("coverage: reading checkpoint: pooled key outside the space, its level or its shard")
+			}
+			if d.pooledKey != nil {
+				if err := d.pooledKey(j, key); err != nil {
+					return nil, fmt.Errorf("coverage: reading checkpoint: %w", err)
+				}
+				continue
 			}
 			ref, isNew := sh.st.t.insertH(key, h)
 			if !isNew {

@@ -998,7 +998,8 @@ func readWhole(br *bufio.Reader, n int) (*Store, error) {
 // (each as Store.WriteTo writes a part), for a coordinator that resumes a
 // campaign with store parts. Of a split checkpoint of n parts it decodes
 // the index's regions and the parts' keys, checking their counts and
-// pools but keeping neither, and returns the parts' encodings as sources
+// pools but keeping neither (a slim index's bits are set as the keys are
+// read: indexOfParts), and returns the parts' encodings as sources
 // that read them from ra when opened: the caller never holds the whole
 // store, which a store split into parts may not fit in one process, nor
 // the parts' encodings. A split checkpoint of another part count is read
@@ -1085,7 +1086,6 @@ func readSplitPut(ra io.ReaderAt, size int64, n int, put func(i int, p *Store) (
 		return index, BytesSources(blobs), nil
 	}
 	parts = make([]PartSource, m)
-	keys := make([]*Store, m) // each part's states as keys alone
 	for j := range m {
 		sz, err := readPartSize(br, j)
 		if err != nil {
@@ -1095,14 +1095,6 @@ func readSplitPut(ra io.ReaderAt, size int64, n int, put func(i int, p *Store) (
 		if off+sz > size {
 			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: truncated", j)
 		}
-		d := newDecoder(io.NewSectionReader(ra, off, sz))
-		d.keysOnly, d.limit = true, max(sz, 1)
-		if keys[j], err = d.read(); err == nil {
-			err = keys[j].checkPart(j, m)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
-		}
 		parts[j] = PartSource{Size: sz, Open: func() (io.ReadCloser, error) {
 			return io.NopCloser(io.NewSectionReader(ra, off, sz)), nil
 		}}
@@ -1111,7 +1103,7 @@ func readSplitPut(ra io.ReaderAt, size int64, n int, put func(i int, p *Store) (
 		}
 		br.Reset(sr)
 	}
-	index, err = indexOfParts(br, keys, n)
+	index, err = indexOfParts(br, parts, n)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1297,15 +1289,20 @@ func readSplitView(br *bufio.Reader) (*Store, error) {
 
 // indexOfParts reads the index's part of a split checkpoint (br, after
 // the parts) and makes the index of n parts Split would make, with the
-// pooled keys of keys, the checkpoint's parts read as keys alone.
-func indexOfParts(br *bufio.Reader, keys []*Store, n int) (*Store, error) {
-	m := len(keys)
+// pooled keys of the checkpoint's parts, read from parts as keys alone.
+//
+// A slim index needs the parts' keys only to set its bits: each part's
+// decoder hands them to a slimLoader as it reads them, the parts at once
+// on every core, so that they are never held. Held in tables, as they
+// were, they cost a resumed coordinator of the aged bench campaign most
+// of its loading's CPU (their inserts) and the top of its memory
+// (bench/results/README.md, "A resume that does not hold the parts'
+// keys").
+func indexOfParts(br *bufio.Reader, parts []PartSource, n int) (*Store, error) {
+	m := len(parts)
 	view, err := readSplitView(br)
 	if err != nil {
 		return nil, err
-	}
-	if err := view.checkPartsOf(keys); err != nil {
-		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
 	}
 	index, err := NewIndex(view.Space(), view.opt, n, nil)
 	if err != nil {
@@ -1314,13 +1311,51 @@ func indexOfParts(br *bufio.Reader, keys []*Store, n int) (*Store, error) {
 	index.levels = view.levels
 	index.visits, index.oVisits, index.oorDropped = view.visits, view.oVisits, view.oorDropped
 	index.cfgIDs, index.cfgIdx = view.cfgIDs, view.cfgIdx
+	var loaders []*slimLoader
+	if index.sl.on {
+		index.slimClear()
+		loaders = make([]*slimLoader, m)
+		for j := range loaders {
+			loaders[j] = index.newSlimLoader(j, m)
+		}
+	}
+	keys := make([]*Store, m) // each part's states as keys alone (none for a slim index)
+	bad := make([]error, m)
+	parallel(m, !index.sl.on, func(j int) {
+		rc, err := parts[j].Open()
+		if err != nil {
+			bad[j] = fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
+			return
+		}
+		defer rc.Close()
+		d := newDecoder(rc)
+		d.keysOnly, d.limit = true, max(parts[j].Size, 1)
+		if loaders != nil {
+			d.pooledKey = loaders[j].add
+		}
+		if keys[j], err = d.read(); err == nil && loaders != nil {
+			err = loaders[j].flush()
+		}
+		if err == nil {
+			err = keys[j].checkPart(j, m)
+		}
+		if err != nil {
+			bad[j] = fmt.Errorf("coverage: reading a split checkpoint: part %d: %w", j, err)
+		}
+	})
+	if err := errors.Join(bad...); err != nil {
+		return nil, err
+	}
+	if err := view.checkPartsOf(keys); err != nil {
+		return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
+	}
 	index.oorNew = uint64(keys[0].oor.len())
 	if index.sl.on {
-		tabs := make([]*table, len(index.pooled))
-		for sh := range tabs {
-			tabs[sh] = &keys[partOf(sh, m)].pooled[sh].st.t
+		counts := make([][]int, m)
+		for j, ld := range loaders {
+			counts[j] = ld.n
 		}
-		if err := index.slimFromKeys(tabs); err != nil {
+		if err := index.slimDone(counts); err != nil {
 			return nil, fmt.Errorf("coverage: reading a split checkpoint: %w", err)
 		}
 		return index, nil

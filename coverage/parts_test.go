@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 )
@@ -653,14 +654,21 @@ func TestWriteSplitFrom(t *testing.T) {
 	}
 }
 
-// readBudget is ra, whose reads fail once they have read left bytes.
+// readBudget is ra, whose reads fail once they have read left bytes. Its
+// reads may run at once, as io.ReaderAt allows (a split checkpoint's
+// parts are read on every core).
 type readBudget struct {
 	ra   io.ReaderAt
+	mu   sync.Mutex
 	left int64
 }
 
 func (r *readBudget) ReadAt(p []byte, off int64) (int, error) {
-	if r.left -= int64(len(p)); r.left < 0 {
+	r.mu.Lock()
+	r.left -= int64(len(p))
+	spent := r.left < 0
+	r.mu.Unlock()
+	if spent {
 		return 0, errors.New("read budget spent")
 	}
 	return r.ra.ReadAt(p, off)

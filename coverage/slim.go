@@ -176,72 +176,130 @@ func (s *Store) slimLen() int {
 }
 
 // slimFromKeys sets the bits of a slim index whose regions are in place
-// from the keys of its states, tabs[sh] holding those of shard sh (the
-// parts' tables, or a whole store's), and checks that they are of one
+// from the keys of its states, tabs[sh] holding those of shard sh (a
+// whole store's tables, being split), and checks that they are of one
 // store: every state's region at k = 2 is there, and every region there
-// holds a state.
-//
-// It looks up every state's region: tens of millions of lookups in tables
-// larger than the caches in an aged campaign. So the shards are done on
-// every core (the bits set atomically: a region's states are in many
-// shards), each touchAhead at a time, touching their slots first so that
-// the cache misses overlap (as merger.shardLevel does).
+// holds a state. The shards are done on every core (the bits are set
+// atomically: a region's states are in many shards).
 func (s *Store) slimFromKeys(tabs []*table) error {
-	for sh := range s.sl.kids {
-		s.sl.kids[sh] = zeroBitmaps(s.levels[1].t[sh].n)
-	}
+	s.slimClear()
 	bad := make([]error, len(tabs))
-	sinks := make([]uint32, len(tabs)) // keeps the touches
+	counts := make([][]int, len(tabs))
 	parallel(len(tabs), false, func(sh int) {
 		t := tabs[sh]
-		var rks [touchAhead][]uint64
-		var hs [touchAhead]uint64
-		var kid [touchAhead]uint
-		for i := range rks {
-			rks[i] = make([]uint64, s.ly.w)
-		}
+		ld := s.newSlimLoader(0, 1)
+		// Into the loader's buffer, not t.key's: a table given twice (a
+		// state in two shards) is read by two goroutines.
 		key := make([]uint64, s.ly.w)
-		var sink uint32
-		for g := 0; g < t.n; g += touchAhead {
-			n := min(touchAhead, t.n-g)
-			for i := range n {
-				// Into this goroutine's buffer, not t.key's: a table given
-				// twice (a state in two shards) is read by two goroutines.
-				for wi := range key {
-					key[wi] = t.word(uint32(g+i), wi)
-				}
-				kid[i] = s.kidOf(key)
-				s.ly.regionKey(key, rks[i], 1)
-				hs[i] = hashKey(rks[i])
-				sink += s.levels[1].t[shardOf(hs[i], s.mask)].touch(hs[i])
+		for r := range t.n {
+			for wi := range key {
+				key[wi] = t.word(uint32(r), wi)
 			}
-			for i := range n {
-				psh := shardOf(hs[i], s.mask)
-				r, ok := s.levels[1].t[psh].lookupH(rks[i], hs[i])
-				if !ok {
-					bad[sh] = errors.New("a part's state has no region in the index")
-					return
-				}
-				bit := uint64(1) << kid[i]
-				if atomic.OrUint64(s.sl.kids[psh].word(r), bit)&bit != 0 {
-					bad[sh] = errors.New("a state is in two shards")
-					return
-				}
+			if bad[sh] = ld.add(sh, key); bad[sh] != nil {
+				return
 			}
 		}
-		sinks[sh] = sink
+		bad[sh] = ld.flush()
+		counts[sh] = ld.n
 	})
 	if err := errors.Join(bad...); err != nil {
 		return err
 	}
+	return s.slimDone(counts)
+}
+
+// slimClear gives every region of a slim index at k = 2 an empty bitmap,
+// for a slimLoader to fill.
+func (s *Store) slimClear() {
+	for sh := range s.sl.kids {
+		s.sl.kids[sh] = zeroBitmaps(s.levels[1].t[sh].n)
+	}
+}
+
+// slimDone checks a slim index's bits once every state is loaded (every
+// region at k = 2 holds a state) and sets its counts of states, the sums
+// of the loaders' counts.
+func (s *Store) slimDone(counts [][]int) error {
 	for sh := range s.sl.kids {
 		for _, m := range s.sl.kids[sh].all {
 			if m == 0 {
 				return errors.New("the index has regions without states in the parts")
 			}
 		}
-		s.sl.n[sh] = tabs[sh].n
+		s.sl.n[sh] = 0
+		for _, c := range counts {
+			if c != nil {
+				s.sl.n[sh] += c[sh]
+			}
+		}
 	}
+	return nil
+}
+
+// slimLoader sets the bits of a slim index (after slimClear) from states
+// given one at a time, by a whole store's tables (slimFromKeys) or by the
+// decoder of a part of a split checkpoint as it reads them (indexOfParts:
+// the parts' keys are never held, and never put in tables of their own).
+// A state sets its bit on its region at k = 2, which must be there, and a
+// bit set twice is a state given twice. The lookups are done touchAhead at
+// a time, their slots touched first so that the cache misses of a large
+// index overlap (as merger.shardLevel does); loaders on several
+// goroutines may share an index.
+type slimLoader struct {
+	s           *Store
+	part, parts int   // the part whose states it is given (0 of 1: any)
+	n           []int // states given, by shard
+	keys        []uint64
+	kid         [touchAhead]uint
+	hs          [touchAhead]uint64
+	queued      int
+	sink        uint32 // keeps the touches
+}
+
+func (s *Store) newSlimLoader(part, parts int) *slimLoader {
+	return &slimLoader{s: s, part: part, parts: parts, n: make([]int, len(s.pooled)),
+		keys: make([]uint64, touchAhead*s.ly.w)}
+}
+
+// add loads the state of shard sh with key key (not kept).
+func (ld *slimLoader) add(sh int, key []uint64) error {
+	if partOf(sh, ld.parts) != ld.part {
+		return fmt.Errorf("part %d of %d has states of shard %d", ld.part, ld.parts, sh)
+	}
+	ld.n[sh]++
+	s, i, w := ld.s, ld.queued, ld.s.ly.w
+	rk := ld.keys[i*w : (i+1)*w]
+	ld.kid[i] = s.kidOf(key)
+	s.ly.regionKey(key, rk, 1)
+	ld.hs[i] = hashKey(rk)
+	if ld.queued++; ld.queued == touchAhead {
+		return ld.flush()
+	}
+	return nil
+}
+
+// flush sets the bits of the states queued. It touches their slots in a
+// loop of its own first: touched as they come, between a decoder's reads
+// of the next states, the misses did not overlap, and the touches cost
+// twice as much (bench/results/README.md, "A resume that does not hold
+// the parts' keys").
+func (ld *slimLoader) flush() error {
+	s, w := ld.s, ld.s.ly.w
+	for i := range ld.queued {
+		ld.sink += s.levels[1].t[shardOf(ld.hs[i], s.mask)].touch(ld.hs[i])
+	}
+	for i := range ld.queued {
+		psh := shardOf(ld.hs[i], s.mask)
+		r, ok := s.levels[1].t[psh].lookupH(ld.keys[i*w:(i+1)*w], ld.hs[i])
+		if !ok {
+			return errors.New("a part's state has no region in the index")
+		}
+		bit := uint64(1) << ld.kid[i]
+		if atomic.OrUint64(s.sl.kids[psh].word(r), bit)&bit != 0 {
+			return errors.New("a state is in two shards")
+		}
+	}
+	ld.queued = 0
 	return nil
 }
 

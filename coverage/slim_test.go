@@ -109,6 +109,11 @@ func TestSlimIndex(t *testing.T) {
 			t.Errorf("%s: %v, want %q", name, err, tc.want)
 		}
 	}
+	// A part's loader (a split checkpoint's part, read) takes the states
+	// of its own part's shards alone.
+	if err := idx.newSlimLoader(0, 2).add(1, make([]uint64, idx.ly.w)); err == nil || !strings.Contains(err.Error(), "part 0 of 2 has states of shard 1") {
+		t.Errorf("a state of part 1 loaded as part 0's: %v", err)
+	}
 }
 
 func stateString(st []float64) string { return fmt.Sprint(st) }
