@@ -345,14 +345,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if ok {
 			log.Info("resuming", "sims", rep.Sims)
 			keep = rs.Configs
-			// The load's scratch is garbage now (the decoders'
-			// buffers; for an index that keeps its states' keys, the
-			// parts' keys in tables of their own, which weigh more
-			// than the index). Collected here, it does not set the
-			// heap's next goal: twice what was live at the load's
-			// last collection made an aged campaign's coordinator
-			// peak at 3.3 GB with 0.94 GB live
-			// (bench/results/README.md, "Keys in chunks").
+			// What the load leaves is garbage now (its decoders'
+			// buffers, the parts it split again; before da6d563, a
+			// split checkpoint's part keys, which weighed more than
+			// the index). Collected here, it does not set the heap's
+			// next goal: twice what was live at the load's last
+			// collection made an aged campaign's coordinator peak at
+			// 3.3 GB with 0.94 GB live (bench/results/README.md,
+			// "Keys in chunks").
 			debug.FreeOSMemory()
 		}
 	}
