@@ -438,8 +438,8 @@
 // is left is the index split among processes (above).
 //
 // Nor does age bring the share down: 1.59% over simulations 60,000 to
-// 90,000 and 1.65% from 90,000 to 94,000, the merge shrinking (new states
-// grow rarer) as selection grows (bench/results/README.md, "The aged
+// 90,000, and 1.37–1.77% in six runs from 90,000 to 94,000 (the spread of
+// one stretch on this machine; bench/results/README.md, "The aged
 // campaign to 94,000"). One coordinator core keeps up with about 60
 // native worker cores on selection and merge, and about 23 counting all
 // its costs a simulation at that campaign's rate. The split that would
