@@ -188,8 +188,8 @@ func (s *Store) slimFromKeys(tabs []*table) error {
 	parallel(len(tabs), false, func(sh int) {
 		t := tabs[sh]
 		ld := s.newSlimLoader(0, 1)
-		// Into the loader's buffer, not t.key's: a table given twice (a
-		// state in two shards) is read by two goroutines.
+		// Into this goroutine's buffer, not t.key's: a table given twice
+		// (a state in two shards) is read by two goroutines.
 		key := make([]uint64, s.ly.w)
 		for r := range t.n {
 			for wi := range key {
@@ -228,9 +228,7 @@ func (s *Store) slimDone(counts [][]int) error {
 		}
 		s.sl.n[sh] = 0
 		for _, c := range counts {
-			if c != nil {
-				s.sl.n[sh] += c[sh]
-			}
+			s.sl.n[sh] += c[sh]
 		}
 	}
 	return nil
@@ -247,9 +245,9 @@ func (s *Store) slimDone(counts [][]int) error {
 // goroutines may share an index.
 type slimLoader struct {
 	s           *Store
-	part, parts int   // the part whose states it is given (0 of 1: any)
-	n           []int // states given, by shard
-	keys        []uint64
+	part, parts int      // the part whose states it is given (0 of 1: any)
+	n           []int    // states given, by shard
+	rks         []uint64 // the queued states' regions at k = 2
 	kid         [touchAhead]uint
 	hs          [touchAhead]uint64
 	queued      int
@@ -258,7 +256,7 @@ type slimLoader struct {
 
 func (s *Store) newSlimLoader(part, parts int) *slimLoader {
 	return &slimLoader{s: s, part: part, parts: parts, n: make([]int, len(s.pooled)),
-		keys: make([]uint64, touchAhead*s.ly.w)}
+		rks: make([]uint64, touchAhead*s.ly.w)}
 }
 
 // add loads the state of shard sh with key key (not kept).
@@ -268,7 +266,7 @@ func (ld *slimLoader) add(sh int, key []uint64) error {
 	}
 	ld.n[sh]++
 	s, i, w := ld.s, ld.queued, ld.s.ly.w
-	rk := ld.keys[i*w : (i+1)*w]
+	rk := ld.rks[i*w : (i+1)*w]
 	ld.kid[i] = s.kidOf(key)
 	s.ly.regionKey(key, rk, 1)
 	ld.hs[i] = hashKey(rk)
@@ -290,7 +288,7 @@ func (ld *slimLoader) flush() error {
 	}
 	for i := range ld.queued {
 		psh := shardOf(ld.hs[i], s.mask)
-		r, ok := s.levels[1].t[psh].lookupH(ld.keys[i*w:(i+1)*w], ld.hs[i])
+		r, ok := s.levels[1].t[psh].lookupH(ld.rks[i*w:(i+1)*w], ld.hs[i])
 		if !ok {
 			return errors.New("a part's state has no region in the index")
 		}
