@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/oracle"
 )
 
 // Range is one parameter of P in a campaign: [Min, Max] at granularity
@@ -39,7 +41,14 @@ type Campaign struct {
 	netenv.Setup
 	Params     []Range                // P, one range per row of netenv's parameter table
 	Space      coverage.Space         // S
-	Conditions []corpus.ConditionSpec // C
+	Conditions []corpus.ConditionSpec // C: the user's own conditions
+	// Oracles is the campaign's `oracles:` (default: every oracle that
+	// applies); OracleConds are the conditions that check them on the
+	// subject last checked (CheckSubject), OracleSkips the oracles that
+	// cannot run there and why.
+	Oracles     oracle.Choice
+	OracleConds []corpus.ConditionSpec
+	OracleSkips []oracle.Skip
 	Kappa      int                    // saturation region size κ
 	Delta      float64                // saturation threshold δ per Window sims
 	Window     int                    //
@@ -135,6 +144,7 @@ type campaignFile struct {
 	Params     map[string]Range       `yaml:"params"`
 	State      yaml.Node              `yaml:"state"`
 	Conditions []corpus.ConditionSpec `yaml:"conditions"`
+	Oracles    yaml.Node              `yaml:"oracles"`
 	Kappa      *int                   `yaml:"kappa"`
 	Delta      *float64               `yaml:"delta"`
 	Window     *int                   `yaml:"window"`
@@ -300,6 +310,11 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 		}
 	}
 	c.Conditions = cf.Conditions
+	ch, err := parseOracles(&cf.Oracles)
+	if err != nil {
+		return nil, fail(lineOf("oracles"), "oracles", "%v", err)
+	}
+	c.Oracles = ch
 	set := func(dst *int, v *int, field string, min int) error {
 		if v != nil {
 			if *v < min {
@@ -421,6 +436,47 @@ func findLine(root *yaml.Node, keys []string) int {
 		}
 	}
 	return line
+}
+
+// Checks are the conditions a run checks: the user's (Conditions) first,
+// then the oracles' (OracleConds).
+func (c *Campaign) Checks() []corpus.ConditionSpec {
+	if len(c.OracleConds) == 0 {
+		return c.Conditions
+	}
+	return slices.Concat(c.Conditions, c.OracleConds)
+}
+
+// Check returns the condition a finding of flow running cca names: a
+// user's condition, or the oracle condition that applies to cca.
+func (c *Campaign) Check(name, cca string) (corpus.ConditionSpec, bool) {
+	for _, sp := range c.Checks() {
+		if sp.Name == name && sp.AppliesTo(cca, cca) {
+			return sp, true
+		}
+	}
+	return corpus.ConditionSpec{}, false
+}
+
+// parseOracles reads `oracles:`: absent or "all", "none", a name or a
+// list of names.
+func parseOracles(n *yaml.Node) (oracle.Choice, error) {
+	switch n.Kind {
+	case 0:
+		return oracle.Choice{}, nil
+	case yaml.ScalarNode:
+		return oracle.ParseChoice(n.Value, nil, false)
+	case yaml.SequenceNode:
+		var names []string
+		for _, e := range n.Content {
+			if e.Kind != yaml.ScalarNode {
+				return oracle.Choice{}, fmt.Errorf("want all, none or a list of oracle names")
+			}
+			names = append(names, e.Value)
+		}
+		return oracle.ParseChoice("", names, true)
+	}
+	return oracle.Choice{}, fmt.Errorf("want all, none or a list of oracle names")
 }
 
 // DirectedOn says whether ACT runs its directed step: directed: on, or

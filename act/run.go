@@ -839,6 +839,11 @@ func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*Finding
 	}
 	s := r.seedOf(c, g)
 	s.Finding = &corpus.Finding{Condition: h.Condition, When: h.When, While: h.While, For: h.For, Kind: "condition", TimeNS: h.TimeNS, Flow: h.Flow, State: h.State}
+	if h.Flow >= 0 && h.Flow < len(c.CCAI) {
+		if sp, ok := c.Check(h.Condition, c.CCAI[h.Flow]); ok {
+			s.Finding.Only, s.Finding.Source = sp.Only, sp.Source
+		}
+	}
 	r.newGroup(opt, groups, key, s, idx, g.Step, "", log)
 }
 

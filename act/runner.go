@@ -123,7 +123,7 @@ func NewRunner(c *Campaign, subj netenv.Subject, space coverage.Space) (*Runner,
 	}
 	// Observations have the subject's schema: what it provides, by its
 	// own names.
-	w, err := corpus.NewWatcherFor(caps, c.CCAI, c.Conditions)
+	w, err := corpus.NewWatcherFor(caps, c.CCAI, c.Checks())
 	if err != nil {
 		return nil, fmt.Errorf("conditions: %w", err)
 	}

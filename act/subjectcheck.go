@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/oracle"
 )
 
 // ErrSubjectLacks is matched (errors.Is) by the error of a campaign that
@@ -120,7 +122,7 @@ func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
 		for _, m := range []struct {
 			prefix string
 			names  []string
-		}{{"prev.", refs.Prev}, {"first.", refs.First}} {
+		}{{"prev.", refs.Prev}, {"first.", refs.First}, {"rtt_ago./rtt_max.", refs.Window}} {
 			for _, v := range m.names {
 				if !schema.Has(v) {
 					return fail([]string{"conditions"}, field, "condition %q reads %s%s: %s", sp.Name, m.prefix, v, lacks(v))
@@ -134,6 +136,12 @@ func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
 				}
 			}
 			return fail([]string{"conditions"}, field, "%v", err)
+		}
+	}
+	c.OracleConds, c.OracleSkips = oracle.Select(c.Oracles, caps, c.CCAI, c.Profile)
+	for _, sp := range c.OracleConds {
+		if slices.ContainsFunc(c.Conditions, func(u corpus.ConditionSpec) bool { return u.Name == sp.Name }) {
+			return fail([]string{"conditions"}, "conditions", "condition %q has the name of an oracle: rename it, or leave the oracle out with oracles: [...]", sp.Name)
 		}
 	}
 	return nil

@@ -402,7 +402,7 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 	opt := corpus.SymSeedOptions{
 		Window: corpus.WindowSpec{Text: fmt.Sprintf("last %d before hit", s.spec.N), Kind: "before", N: s.spec.N},
 		Flow:   corpus.FlowAtHit, Lo: s.spec.Lo, Hi: s.spec.Hi, Res: s.spec.Res, Reductions: s.spec.Reductions,
-		MaxBranches: maxB, At: time.Duration(t.At), Conditions: s.c.Conditions, Watch: bw,
+		MaxBranches: maxB, At: time.Duration(t.At), Conditions: s.c.Checks(), Watch: bw,
 		NoSnapshot: s.noSnapshot,
 		OnBranch: func(b *symbolic.Branch, pin *corpus.PinnedDelays) error {
 			bw.r.finish()
@@ -610,7 +610,7 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 			continue
 		}
 		var spec []corpus.ConditionSpec
-		for _, cs := range s.c.Conditions {
+		for _, cs := range s.c.Checks() {
 			if cs.Name == h.Condition {
 				spec = append(spec, cs)
 			}

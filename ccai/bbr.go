@@ -198,7 +198,7 @@ type BBR struct {
 }
 
 func init() {
-	Register(Info{Name: "bbr", Description: "BBR v1 (Cardwell et al. 2016): BtlBw/RTprop model, pacing, STARTUP/DRAIN/PROBE_BW/PROBE_RTT", New: func() Algorithm { return &BBR{} }})
+	Register(Info{Name: "bbr", Description: "BBR v1 (Cardwell et al. 2016): BtlBw/RTprop model, pacing, STARTUP/DRAIN/PROBE_BW/PROBE_RTT", Family: FamilyBBR, Beta: 0, New: func() Algorithm { return &BBR{} }})
 }
 
 func (b *BBR) Init(s *Sock) {

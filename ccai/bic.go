@@ -50,7 +50,7 @@ type Bic struct {
 }
 
 func init() {
-	Register(Info{Name: "bic", Description: "BIC-TCP (Xu, Harfoush & Rhee 2004): binary-search increase", New: func() Algorithm { return &Bic{} }})
+	Register(Info{Name: "bic", Description: "BIC-TCP (Xu, Harfoush & Rhee 2004): binary-search increase", Family: FamilyLossBased, Beta: 0.5, New: func() Algorithm { return &Bic{} }})
 }
 
 // reset starts afresh after a timeout. The cwnd at the last loss survives,

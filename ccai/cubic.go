@@ -69,7 +69,7 @@ type Cubic struct {
 }
 
 func init() {
-	Register(Info{Name: "cubic", Description: "CUBIC (RFC 8312) with HyStart, fast convergence and the TCP-friendly region", New: func() Algorithm { return &Cubic{} }})
+	Register(Info{Name: "cubic", Description: "CUBIC (RFC 8312) with HyStart, fast convergence and the TCP-friendly region", Family: FamilyCubic, Beta: 0.7, New: func() Algorithm { return &Cubic{} }})
 }
 
 // reset starts CUBIC over (on init and on a timeout). The window saved at

@@ -25,7 +25,7 @@ const (
 )
 
 func init() {
-	Register(Info{Name: "dctcp", Description: "Data Center TCP (RFC 8257): ECN-proportional reduction; run it with ecn on", New: func() Algorithm { return &DCTCP{} }})
+	Register(Info{Name: "dctcp", Description: "Data Center TCP (RFC 8257): ECN-proportional reduction; run it with ecn on", Family: FamilyDCTCP, Beta: 0.5, New: func() Algorithm { return &DCTCP{} }})
 }
 
 func (d *DCTCP) Init(s *Sock) {

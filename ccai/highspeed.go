@@ -61,7 +61,7 @@ type HighSpeed struct {
 }
 
 func init() {
-	Register(Info{Name: "highspeed", Description: "HighSpeed TCP (RFC 3649), a(w)/b(w) from the RFC's table", New: func() Algorithm { return &HighSpeed{} }})
+	Register(Info{Name: "highspeed", Description: "HighSpeed TCP (RFC 3649), a(w)/b(w) from the RFC's table", Family: FamilyLossBased, Beta: 0.5, New: func() Algorithm { return &HighSpeed{} }})
 }
 
 func (h *HighSpeed) Init(s *Sock) {

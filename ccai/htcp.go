@@ -66,7 +66,7 @@ type Htcp struct {
 }
 
 func init() {
-	Register(Info{Name: "htcp", Description: "H-TCP (Leith & Shorten 2004): alpha grows with time since congestion, adaptive beta", New: func() Algorithm { return &Htcp{} }})
+	Register(Info{Name: "htcp", Description: "H-TCP (Leith & Shorten 2004): alpha grows with time since congestion, adaptive beta", Family: FamilyLossBased, Beta: 0.5, New: func() Algorithm { return &Htcp{} }})
 }
 
 // htcpJiffies is the kernel's jiffies counter at simulated time now. It

@@ -43,7 +43,7 @@ type Hybla struct {
 }
 
 func init() {
-	Register(Info{Name: "hybla", Description: "TCP Hybla (Caini & Firrincieli 2004): RTT-normalised growth for long-delay links", New: func() Algorithm { return &Hybla{} }})
+	Register(Info{Name: "hybla", Description: "TCP Hybla (Caini & Firrincieli 2004): RTT-normalised growth for long-delay links", Family: FamilyReno, Beta: 0.5, New: func() Algorithm { return &Hybla{} }})
 }
 
 func (h *Hybla) recalc(s *Sock) {

@@ -53,7 +53,7 @@ type Illinois struct {
 }
 
 func init() {
-	Register(Info{Name: "illinois", Description: "TCP-Illinois (Liu, Başar & Srikant 2008): delay-adapted alpha and beta", New: func() Algorithm { return &Illinois{} }})
+	Register(Info{Name: "illinois", Description: "TCP-Illinois (Liu, Başar & Srikant 2008): delay-adapted alpha and beta", Family: FamilyLossBased, Beta: 0.5, New: func() Algorithm { return &Illinois{} }})
 }
 
 func (c *Illinois) Init(s *Sock) {

@@ -50,7 +50,7 @@ type LP struct {
 }
 
 func init() {
-	Register(Info{Name: "lp", Description: "TCP-LP (Kuzmanovic & Knightly 2003): low-priority, one-way-delay early congestion inference", New: func() Algorithm { return &LP{} }})
+	Register(Info{Name: "lp", Description: "TCP-LP (Kuzmanovic & Knightly 2003): low-priority, one-way-delay early congestion inference", Family: FamilyReno, Beta: 0.5, New: func() Algorithm { return &LP{} }})
 }
 
 func (l *LP) Init(*Sock) {

@@ -11,7 +11,28 @@ type Info struct {
 	Name        string           // registry key, lower case (e.g. "cubic")
 	Description string           // one line for `actfuzz list`
 	New         func() Algorithm // returns a fresh instance per flow
+	// Family names the published algorithm whose rules the CCAI follows
+	// (FamilyReno, FamilyCubic, FamilyBBR, FamilyDCTCP, FamilyLossBased),
+	// so the oracle library checks a user's own CCAI against them; empty:
+	// only the rules of every congestion control.
+	Family string
+	// Beta is the smallest fraction of cwnd a loss reduction keeps
+	// (ssthresh ≥ Beta·cwnd at the loss: Reno's ½, CUBIC's 0.7); 0
+	// declares none (a rate-based or bandwidth-estimating algorithm).
+	Beta float64
 }
+
+// The families of Info.Family.
+const (
+	FamilyReno      = "reno"       // Reno's loss response: ssthresh = max(cwnd/2, 2) (RFC 5681 §3.1)
+	FamilyCubic     = "cubic"      // CUBIC (RFC 9438)
+	FamilyBBR       = "bbr"        // BBR (draft-ietf-ccwg-bbr; Cardwell et al. 2016): a model-based rate
+	FamilyDCTCP     = "dctcp"      // DCTCP (RFC 8257): ECN-proportional reduction
+	FamilyLossBased = "loss-based" // another window algorithm that reduces on loss by a factor of its own
+)
+
+// Families lists the families in the order `actfuzz list` shows them.
+var Families = []string{FamilyReno, FamilyCubic, FamilyBBR, FamilyDCTCP, FamilyLossBased}
 
 // The registry is the only global state of actfuzz: algorithms register
 // themselves from init functions, in this module or in a user's.

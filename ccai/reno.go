@@ -6,7 +6,7 @@ package ccai
 type Reno struct{}
 
 func init() {
-	Register(Info{Name: "reno", Description: "AIMD (RFC 5681), Linux's tcp_reno", New: func() Algorithm { return &Reno{} }})
+	Register(Info{Name: "reno", Description: "AIMD (RFC 5681), Linux's tcp_reno", Family: FamilyReno, Beta: 0.5, New: func() Algorithm { return &Reno{} }})
 }
 
 func (*Reno) Init(*Sock) {}

@@ -29,7 +29,7 @@ const (
 type Scalable struct{}
 
 func init() {
-	Register(Info{Name: "scalable", Description: "Scalable TCP (Kelly 2003): a = 0.01, b = 0.125", New: func() Algorithm { return &Scalable{} }})
+	Register(Info{Name: "scalable", Description: "Scalable TCP (Kelly 2003): a = 0.01, b = 0.125", Family: FamilyLossBased, Beta: 0.875, New: func() Algorithm { return &Scalable{} }})
 }
 
 func (*Scalable) Init(*Sock) {}

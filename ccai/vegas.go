@@ -99,7 +99,7 @@ type Vegas struct {
 }
 
 func init() {
-	Register(Info{Name: "vegas", Description: "TCP Vegas (Brakmo & Peterson 1995), alpha=2 beta=4 gamma=1", New: func() Algorithm { return &Vegas{} }})
+	Register(Info{Name: "vegas", Description: "TCP Vegas (Brakmo & Peterson 1995), alpha=2 beta=4 gamma=1", Family: FamilyReno, Beta: 0.5, New: func() Algorithm { return &Vegas{} }})
 }
 
 func (v *Vegas) Init(s *Sock) { v.init(s) }

@@ -44,7 +44,7 @@ type Veno struct {
 }
 
 func init() {
-	Register(Info{Name: "veno", Description: "TCP Veno (Fu & Liew 2003): Reno with a Vegas backlog estimate", New: func() Algorithm { return &Veno{} }})
+	Register(Info{Name: "veno", Description: "TCP Veno (Fu & Liew 2003): Reno with a Vegas backlog estimate", Family: FamilyLossBased, Beta: 0.5, New: func() Algorithm { return &Veno{} }})
 }
 
 func (v *Veno) Init(*Sock) {

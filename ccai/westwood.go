@@ -52,7 +52,7 @@ type Westwood struct {
 }
 
 func init() {
-	Register(Info{Name: "westwood", Description: "TCP Westwood+ (Mascolo et al.): bandwidth-estimate-based window after loss", New: func() Algorithm { return &Westwood{} }})
+	Register(Info{Name: "westwood", Description: "TCP Westwood+ (Mascolo et al.): bandwidth-estimate-based window after loss", Family: FamilyLossBased, Beta: 0, New: func() Algorithm { return &Westwood{} }})
 }
 
 func (w *Westwood) Init(s *Sock) {

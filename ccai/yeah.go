@@ -43,7 +43,7 @@ type Yeah struct {
 }
 
 func init() {
-	Register(Info{Name: "yeah", Description: "YeAH-TCP (Baiocchi et al. 2007): Scalable/Reno switching on a Vegas queue estimate", New: func() Algorithm { return &Yeah{} }})
+	Register(Info{Name: "yeah", Description: "YeAH-TCP (Baiocchi et al. 2007): Scalable/Reno switching on a Vegas queue estimate", Family: FamilyLossBased, Beta: 0.5, New: func() Algorithm { return &Yeah{} }})
 }
 
 func (y *Yeah) Init(s *Sock) {

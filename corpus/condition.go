@@ -63,11 +63,34 @@ func (s Schema) Index(name string) int {
 // State is constant between records (every change of a state variable
 // emits one), so a stretch begins exactly at its first record; a stretch
 // that reaches For while nothing changes is seen at the next record.
+//
+// Only, when set, limits the condition to the flows whose congestion
+// control it names (native names, or the subject's own): an oracle of
+// CUBIC is checked on a campaign's CUBIC flows and not on its Reno flows.
+// Source says where the property comes from (an RFC section, a paper's),
+// so a finding can be traced to it; the oracle library sets both.
 type ConditionSpec struct {
-	Name  string `yaml:"name" json:"name"`
-	When  string `yaml:"when" json:"when"`
-	While string `yaml:"while,omitempty" json:"while,omitempty"`
-	For   string `yaml:"for,omitempty" json:"for,omitempty"`
+	Name   string   `yaml:"name" json:"name"`
+	When   string   `yaml:"when" json:"when"`
+	While  string   `yaml:"while,omitempty" json:"while,omitempty"`
+	For    string   `yaml:"for,omitempty" json:"for,omitempty"`
+	Only   []string `yaml:"only,omitempty" json:"only,omitempty"`
+	Source string   `yaml:"source,omitempty" json:"source,omitempty"`
+}
+
+// AppliesTo says whether the condition is checked on a flow running the
+// congestion control named own by its subject, native by actfuzz (the
+// same name on the native subject).
+func (sp ConditionSpec) AppliesTo(own, native string) bool {
+	if len(sp.Only) == 0 {
+		return true
+	}
+	for _, n := range sp.Only {
+		if strings.EqualFold(n, own) || strings.EqualFold(n, native) {
+			return true
+		}
+	}
+	return false
 }
 
 // Stretch is a parsed ConditionSpec.For: a duration, or a number of round
@@ -129,7 +152,7 @@ func (sp ConditionSpec) Check() error {
 
 // Spec returns the condition a finding records.
 func (f *Finding) Spec() ConditionSpec {
-	return ConditionSpec{Name: f.Condition, When: f.When, While: f.While, For: f.For}
+	return ConditionSpec{Name: f.Condition, When: f.When, While: f.While, For: f.For, Only: f.Only, Source: f.Source}
 }
 
 // Condition is a compiled condition.
@@ -149,6 +172,8 @@ type condProg struct {
 	prev  []int       // schema indices referenced as prev.X
 	first []int       // schema indices referenced as first.X
 	param []int       // parameter table indices referenced as p.X
+	ago   []int       // schema indices referenced as rtt_ago.X
+	max   []int       // schema indices referenced as rtt_max.X
 }
 
 func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {
@@ -163,7 +188,7 @@ func compileProg(src string, sample map[string]any, schema Schema) (condProg, er
 	if rc.err != nil {
 		return condProg{}, rc.err
 	}
-	for _, l := range []*[]int{&p.cur, &p.prev, &p.first, &p.param} {
+	for _, l := range []*[]int{&p.cur, &p.prev, &p.first, &p.param, &p.ago, &p.max} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
@@ -187,6 +212,9 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 		if c.when, err = compileProg(sp.When, sample, schema); err != nil {
 			return nil, fmt.Errorf("condition %q: %w", sp.Name, err)
 		}
+		if refs := slices.Concat(c.when.ago, c.when.max); len(refs) > 0 && c.timeIdx < 0 {
+			return nil, fmt.Errorf("condition %q: rtt_ago and rtt_max need time, which the subject does not record", sp.Name)
+		}
 		if st, ok, _ := ParseStretch(sp.For); ok {
 			if c.timeIdx < 0 || (st.RTTs > 0 && c.srttIdx < 0) {
 				return nil, fmt.Errorf("condition %q: for: the subject records no time or srtt", sp.Name)
@@ -208,9 +236,9 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 // reads lists the schema indices the condition reads, as X, prev.X or
 // first.X, in either expression.
 func (c *Condition) reads() []int {
-	out := slices.Concat(c.when.cur, c.when.prev, c.when.first)
+	out := slices.Concat(c.when.cur, c.when.prev, c.when.first, c.when.ago, c.when.max)
 	if c.while != nil {
-		out = append(out, slices.Concat(c.while.cur, c.while.prev)...)
+		out = append(out, slices.Concat(c.while.cur, c.while.prev, c.while.ago, c.while.max)...)
 	}
 	if c.stretch != nil {
 		out = append(out, c.timeIdx)
@@ -274,13 +302,18 @@ func (r *refCollector) Visit(n *ast.Node) {
 				r.p.param = append(r.p.param, i)
 			}
 		}
-		if id, ok := v.Node.(*ast.IdentifierNode); ok && (id.Value == "prev" || id.Value == "first") {
+		if id, ok := v.Node.(*ast.IdentifierNode); ok {
 			if s, ok := v.Property.(*ast.StringNode); ok {
 				if i := r.schema.Index(s.Value); i >= 0 {
-					if id.Value == "prev" {
+					switch id.Value {
+					case "prev":
 						r.p.prev = append(r.p.prev, i)
-					} else {
+					case "first":
 						r.p.first = append(r.p.first, i)
+					case "rtt_ago":
+						r.p.ago = append(r.p.ago, i)
+					case "rtt_max":
+						r.p.max = append(r.p.max, i)
 					}
 				}
 			}
@@ -292,6 +325,8 @@ func envFor(schema Schema) map[string]any {
 	env := map[string]any{}
 	prev := map[string]any{}
 	first := map[string]any{}
+	ago := map[string]any{}
+	mx := map[string]any{}
 	for _, v := range schema {
 		var zero any = 0.0
 		if len(v.Values) > 0 {
@@ -300,9 +335,15 @@ func envFor(schema Schema) map[string]any {
 		env[v.Name] = zero
 		prev[v.Name] = zero
 		first[v.Name] = zero
+		ago[v.Name] = zero
+		if len(v.Values) == 0 {
+			mx[v.Name] = zero // a largest value has a meaning for numbers only
+		}
 	}
 	env["prev"] = prev
 	env["first"] = first
+	env["rtt_ago"] = ago
+	env["rtt_max"] = mx
 	ps := map[string]any{}
 	for _, p := range netenv.Params() {
 		var zero any = 0.0
@@ -325,6 +366,13 @@ type Evaluator struct {
 	prev   map[string]any
 	first  map[string]any
 	p      map[string]any
+	ago    map[string]any
+	mx     map[string]any
+	// win follows the variables read as rtt_ago.X and rtt_max.X (nil
+	// when no condition reads them); timeIdx and srttIdx place time and
+	// srtt in the schema.
+	win              *rttWindows
+	timeIdx, srttIdx int
 	// params are the parameters in force (SetEnv); hasEnv says whether
 	// they were set for this simulation.
 	params []float64
@@ -350,6 +398,23 @@ func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
 	e.prev = e.env["prev"].(map[string]any)
 	e.first = e.env["first"].(map[string]any)
 	e.p = e.env["p"].(map[string]any)
+	e.ago = e.env["rtt_ago"].(map[string]any)
+	e.mx = e.env["rtt_max"].(map[string]any)
+	var agoIdx, maxIdx []int
+	for _, c := range conds {
+		for _, p := range []*condProg{&c.when, c.while} {
+			if p != nil {
+				agoIdx = append(agoIdx, p.ago...)
+				maxIdx = append(maxIdx, p.max...)
+			}
+		}
+	}
+	e.timeIdx, e.srttIdx = schema.Index("time"), schema.Index("srtt")
+	if len(agoIdx)+len(maxIdx) > 0 && e.timeIdx >= 0 {
+		slices.Sort(agoIdx)
+		slices.Sort(maxIdx)
+		e.win = newRTTWindows(len(schema), slices.Compact(agoIdx), slices.Compact(maxIdx))
+	}
 	e.when = make([]progCache, len(conds))
 	e.while = make([]progCache, len(conds))
 	e.open = make([]bool, len(conds))
@@ -377,6 +442,9 @@ func (e *Evaluator) Reset() {
 		e.when[i].seen = false
 		e.while[i].seen = false
 		e.open[i] = false
+	}
+	if e.win != nil {
+		e.win.reset()
 	}
 }
 
@@ -409,13 +477,16 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 	if len(p.param) > 0 && !e.hasEnv {
 		return false, errors.New("reads p.X, but the environment is not known (internal: SetEnv was not called)")
 	}
-	// The four kinds of operand, in the order of pc.last.
-	idx := [4][]int{p.cur, p.prev, p.first, p.param}
-	vals := [4][]float64{cur, prev, first, e.params}
+	// The six kinds of operand, in the order of pc.last.
+	idx := [6][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max}
+	vals := [6][]float64{cur, prev, first, e.params, nil, nil}
+	if e.win != nil {
+		vals[4], vals[5] = e.win.agoVals, e.win.maxVals
+	}
 	if pc.seen && pc.same(idx, vals) {
 		return pc.result, nil
 	}
-	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param)
+	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param) + len(p.ago) + len(p.max)
 	if cap(pc.last) < n {
 		pc.last = make([]float64, n)
 	}
@@ -433,8 +504,12 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 				e.prev[e.schema[i].Name] = e.value(i, x)
 			case 2:
 				e.first[e.schema[i].Name] = e.value(i, x)
-			default:
+			case 3:
 				e.p[netenv.ParamAt(i).Name] = paramValue(i, x)
+			case 4:
+				e.ago[e.schema[i].Name] = e.value(i, x)
+			default:
+				e.mx[e.schema[i].Name] = x
 			}
 		}
 	}
@@ -449,7 +524,7 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 }
 
 // same says whether the operands hold the values of the last run.
-func (pc *progCache) same(idx [4][]int, vals [4][]float64) bool {
+func (pc *progCache) same(idx [6][]int, vals [6][]float64) bool {
 	k := 0
 	for g, is := range idx {
 		for _, i := range is {
@@ -467,6 +542,13 @@ func (pc *progCache) same(idx [4][]int, vals [4][]float64) bool {
 // conditions that hold to hits. A condition that fails to run (for example
 // a type error at run time) is reported as an error naming it.
 func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
+	if e.win != nil {
+		srtt := 0.0
+		if e.srttIdx >= 0 {
+			srtt = cur[e.srttIdx]
+		}
+		e.win.observe(cur, cur[e.timeIdx], srtt)
+	}
 	for ci, c := range e.conds {
 		ok, err := e.holds(ci, c, cur, prev)
 		if err != nil {
@@ -519,7 +601,7 @@ func same(a, b float64) bool {
 
 // ExprRefs are the names a condition reads: identifiers X, prev.X and
 // first.X members, each once in order of appearance.
-type ExprRefs struct{ Cur, Prev, First, Params []string }
+type ExprRefs struct{ Cur, Prev, First, Params, Window []string }
 
 // Refs lists the state variables a condition expression reads; an
 // expression that does not parse is an error. Identifiers that are not
@@ -548,7 +630,7 @@ func (sp ConditionSpec) Refs() (ExprRefs, error) {
 		if err != nil {
 			return r, fmt.Errorf("while: %w", err)
 		}
-		for _, l := range [][2]*[]string{{&r.Cur, &w.Cur}, {&r.Prev, &w.Prev}, {&r.Params, &w.Params}} {
+		for _, l := range [][2]*[]string{{&r.Cur, &w.Cur}, {&r.Prev, &w.Prev}, {&r.Params, &w.Params}, {&r.Window, &w.Window}} {
 			for _, n := range *l[1] {
 				if !slices.Contains(*l[0], n) {
 					*l[0] = append(*l[0], n)
@@ -569,7 +651,7 @@ func (r refNames) Visit(n *ast.Node) {
 	}
 	switch v := (*n).(type) {
 	case *ast.IdentifierNode:
-		if v.Value != "prev" && v.Value != "first" && v.Value != "p" {
+		if !slices.Contains([]string{"prev", "first", "p", "rtt_ago", "rtt_max"}, v.Value) {
 			add(&r.r.Cur, v.Value)
 		}
 	case *ast.MemberNode:
@@ -582,6 +664,8 @@ func (r refNames) Visit(n *ast.Node) {
 					add(&r.r.First, s.Value)
 				case "p":
 					add(&r.r.Params, s.Value)
+				case "rtt_ago", "rtt_max":
+					add(&r.r.Window, s.Value)
 				}
 			}
 		}

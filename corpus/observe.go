@@ -47,6 +47,11 @@ func SchemaOf(caps netenv.Capabilities, cca string) Schema {
 		}
 		s = append(s, Var{Name: v.Name, Values: v.Values, Src: len(BaseVars) + j})
 	}
+	for _, v := range DerivedVars {
+		if s.Index(v.Name) < 0 {
+			s = append(s, v)
+		}
+	}
 	return s
 }
 
@@ -85,6 +90,8 @@ func (s Schema) Observe(r *tcp.StateRecord, dst []float64) {
 	observeBase(r, base[:])
 	for i, v := range s {
 		switch j := v.Src - len(BaseVars); {
+		case v.Src < 0:
+			// Derived (DerivedVars): the Watcher fills it.
 		case v.Src < len(BaseVars):
 			dst[i] = base[v.Src]
 		case j < len(r.Vars):
@@ -98,7 +105,18 @@ func (s Schema) Observe(r *tcp.StateRecord, dst []float64) {
 // identity says whether s is BaseVars followed by the record's variables
 // in order (every Src its position).
 func (s Schema) identity() bool {
-	return len(s) >= len(BaseVars) && s[len(s)-1].Src == len(s)-1 && s[len(BaseVars)-1].Src == len(BaseVars)-1
+	n := s.observed()
+	return n >= len(BaseVars) && s[n-1].Src == n-1 && s[len(BaseVars)-1].Src == len(BaseVars)-1
+}
+
+// observed is the number of variables taken from the record: those
+// before the derived ones (DerivedVars, always last).
+func (s Schema) observed() int {
+	n := len(s)
+	for n > 0 && s[n-1].Src < 0 {
+		n--
+	}
+	return n
 }
 
 // Names lists the schema's variable names, in order.

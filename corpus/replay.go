@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type Watcher struct {
 	cur     [][]float64
 	prev    [][]float64
 	started []bool
+	hist    []flowHistory // per flow: what the derived variables remember
 	hits    []int
 	// sched is the simulation's schedule (Start), phase the index of the
 	// phase in force at the last record.
@@ -57,6 +59,17 @@ func NewWatcherFor(caps netenv.Capabilities, ccas []string, specs []ConditionSpe
 	w := &Watcher{}
 	for i, c := range ccas {
 		sc := SchemaOf(caps, c)
+		mine := specs
+		if slices.ContainsFunc(specs, func(sp ConditionSpec) bool { return len(sp.Only) > 0 }) {
+			native := caps.NativeName(c)
+			mine = nil
+			for _, sp := range specs {
+				if sp.AppliesTo(c, native) {
+					mine = append(mine, sp)
+				}
+			}
+		}
+		specs := mine
 		conds, err := Compile(specs, sc)
 		if err != nil && i > 0 {
 			// Flows of another CCAI lack the first one's variables:
@@ -78,6 +91,7 @@ func NewWatcherFor(caps netenv.Capabilities, ccas []string, specs []ConditionSpe
 		w.prev = append(w.prev, make([]float64, len(sc)))
 		w.started = append(w.started, false)
 	}
+	w.hist = make([]flowHistory, len(ccas))
 	return w, nil
 }
 
@@ -87,6 +101,7 @@ func (w *Watcher) Reset() {
 	for i := range w.evals {
 		w.evals[i].Reset()
 		w.started[i] = false
+		w.hist[i].started = false
 	}
 	w.sched, w.phase = nil, 0
 	w.Err = nil
@@ -136,6 +151,7 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 		copy(prev, cur)
 	}
 	w.Schemas[f].Observe(r, cur)
+	w.derive(f, r, cur)
 	if !w.started[f] {
 		copy(prev, cur)
 		w.started[f] = true

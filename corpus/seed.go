@@ -82,6 +82,11 @@ type Finding struct {
 	// (ConditionSpec).
 	While  string      `json:"while,omitempty"`
 	For    string      `json:"for,omitempty"`
+	// Only and Source are the condition's (ConditionSpec): the flows'
+	// congestion controls it applies to, and the section of a standard
+	// or paper it checks (an oracle's).
+	Only   []string    `json:"only,omitempty"`
+	Source string      `json:"source,omitempty"`
 	Kind   string      `json:"kind"` // "condition", or a subject fault: "panic", "hang", "oom", "crash", "zero-cwnd", "nan", "event-cap", "condition-error", "refused" (the subject refused a configuration ACT chose)
 	TimeNS int64       `json:"time_ns"`
 	Flow   int         `json:"flow"`

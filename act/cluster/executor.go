@@ -337,7 +337,7 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 		out: make(chan act.Result, 1024), fail: make(chan error, 1), pubq: make(chan *chunk, 1<<16),
 		chunks: map[uint64]*chunk{}, bySeq: map[uint64]*chunk{}, got: map[int]acker{}, parts: map[int]*partial{}, spoiled: map[int]*spoiled{}, partLimit: 4 * opt.MaxResult,
 		conds: map[string]bool{}, stats: Stats{Rejected: map[string]int{}}, free: make(chan *coverage.Batch, 1024), epoch: time.Now().UnixNano()}
-	for _, cs := range c.Conditions {
+	for _, cs := range c.Checks() {
 		e.conds[cs.Name] = true
 	}
 	if err := e.setup(ctx); err != nil {

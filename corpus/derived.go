@@ -1,0 +1,143 @@
+package corpus
+
+import (
+	"math"
+	"time"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// DerivedVars are the variables the observer (Watcher) computes from a
+// flow's own records, and from the other flows' for share, on every
+// subject: properties of a stretch of the trace that one record cannot
+// give, which the oracles (package oracle) and a user's conditions read
+// like any state variable. They come last in every schema (SchemaOf).
+// Their Src is negative: Schema.Observe leaves them to the Watcher.
+var DerivedVars = Schema{
+	{Name: "reason", Values: []string{"ack", "state", "rto", "idle"}, Src: -1},
+	{Name: "timeouts", Src: -2},
+	{Name: "last_timeout_rto", Src: -3},
+	{Name: "since_progress", Src: -4},
+	{Name: "since_reduction", Src: -5},
+	{Name: "share", Src: -6},
+}
+
+// DerivedDocs describe DerivedVars, in order, for `actfuzz list`.
+var DerivedDocs = []string{
+	"why the record was emitted: ack|state|rto|idle (rto: a retransmission timeout fired)",
+	"retransmission timeouts in a row: in one stay in Loss without data delivered (RFC 6298 §5.5's backoff count)",
+	"rto (ms) recorded at the previous of those timeouts (0 before the second)",
+	"seconds since delivered last grew (0 at the record that delivered)",
+	"seconds since the flow last entered a window reduction (cwr, recovery or loss from a calmer state), before this record; -1 if none, or if that reduction was undone",
+	"this flow's delivery rate over the last 10 s over the highest of the active flows' (1 with one flow or before 11 s)",
+}
+
+// shareWindow is the span over which share compares delivery rates.
+const shareWindow = 10
+
+// flowHistory is one flow's memory for the derived variables.
+type flowHistory struct {
+	started       bool
+	delivered     float64
+	deliveredRun  float64
+	progressAt    time.Duration
+	timeouts      float64
+	timeoutRTO    float64 // rto at the last timeout of the run
+	lastTimeout   float64 // last_timeout_rto as reported
+	reductionAt   time.Duration
+	reducedTo     uint32 // ssthresh at the record that entered the reduction
+	reduced       bool
+	caState       ccai.CAState
+	lastRecord    time.Duration
+	deliveredAt   []float64 // delivered at each whole second (bucket k: at k s)
+	deliveredPrev float64
+}
+
+// derive fills the derived variables of flow f's observation cur (its
+// last len(DerivedVars) entries) from record r.
+func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
+	h := &w.hist[f]
+	d := cur[len(cur)-len(DerivedVars):]
+	delivered := float64(r.Delivered)
+	if !h.started {
+		*h = flowHistory{started: true, delivered: delivered, progressAt: r.Time, caState: r.CAState, reductionAt: -1, deliveredAt: h.deliveredAt[:0]}
+	}
+	// Buckets of whole seconds passed since the last record hold the
+	// delivered count in force then (it is constant between records).
+	for k := len(h.deliveredAt); time.Duration(k)*time.Second <= r.Time; k++ {
+		h.deliveredAt = append(h.deliveredAt, h.deliveredPrev)
+	}
+	h.deliveredPrev = delivered
+	h.lastRecord = r.Time
+	if delivered > h.delivered {
+		h.delivered, h.progressAt = delivered, r.Time
+	}
+	// A run of timeouts ends with progress (an RTT sample may collapse
+	// the backoff, RFC 6298 §5.7) or when the flow leaves Loss (an undo
+	// may reinitialize the RTO, RFC 4015 §2).
+	if delivered > h.deliveredRun || r.CAState != ccai.StateLoss {
+		h.deliveredRun = delivered
+		h.timeouts, h.timeoutRTO, h.lastTimeout = 0, 0, 0
+	}
+	if r.Reason == tcp.ReasonRTO {
+		h.timeouts++
+		h.lastTimeout = h.timeoutRTO
+		h.timeoutRTO = float64(r.RTO) / 1e6
+	}
+	d[0] = float64(r.Reason)
+	d[1] = h.timeouts
+	d[2] = h.lastTimeout
+	d[3] = (r.Time - h.progressAt).Seconds()
+	d[4] = -1
+	if h.reductionAt >= 0 {
+		d[4] = (r.Time - h.reductionAt).Seconds()
+	}
+	prev, st := h.caState, r.CAState
+	switch {
+	case st != prev && (st == ccai.StateCWR || st == ccai.StateRecovery) && prev <= ccai.StateDisorder,
+		st == ccai.StateLoss && prev != ccai.StateLoss:
+		h.reductionAt = r.Time
+	case st <= ccai.StateDisorder && prev >= ccai.StateCWR && (r.Cwnd > r.SSThresh || r.SSThresh > h.reducedTo):
+		// An undone reduction (Linux's tcp_undo_cwnd_reduction restores
+		// cwnd and raises ssthresh back) is no reduction: the next one is
+		// the window's first.
+		h.reductionAt = -1
+	}
+	if h.reductionAt == r.Time {
+		h.reducedTo = r.SSThresh
+	}
+	h.caState = st
+	d[5] = w.share(f, r.Time)
+}
+
+// share is flow f's delivery rate over the last shareWindow seconds over
+// the highest of the flows that emitted a record in the last second
+// (flows that finished their transfer are no longer compared).
+func (w *Watcher) share(f int, now time.Duration) float64 {
+	if len(w.hist) < 2 || now < (shareWindow+1)*time.Second {
+		return 1
+	}
+	rate := func(h *flowHistory) float64 {
+		k := int(now/time.Second) - shareWindow
+		if k < 0 || k >= len(h.deliveredAt) {
+			return math.NaN()
+		}
+		return (h.deliveredPrev - h.deliveredAt[k]) / (now - time.Duration(k)*time.Second).Seconds()
+	}
+	mine := rate(&w.hist[f])
+	best := mine
+	for g := range w.hist {
+		h := &w.hist[g]
+		if g == f || !h.started || now-h.lastRecord > time.Second {
+			continue
+		}
+		if r := rate(h); r > best {
+			best = r
+		}
+	}
+	if math.IsNaN(mine) || !(best > 0) {
+		return 1
+	}
+	return mine / best
+}

@@ -1,0 +1,114 @@
+package corpus
+
+import (
+	"sort"
+)
+
+// The window of the last round trip: a condition reads rtt_ago.X, the
+// value X had one smoothed RTT before the current record (the record in
+// force at time − srtt), and rtt_max.X, the largest value X took at the
+// records of the last srtt. They say what one record and prev.X cannot:
+// "cwnd grew by more than half in one round trip" (cwnd > 1.5 *
+// rtt_ago.cwnd) and "the sender was not cwnd-limited over the last round
+// trip" (2 * rtt_max.in_flight < cwnd), the window Linux's
+// tcp_is_cwnd_limited and RFC 7661 §4.3 judge over. Before the flow's
+// first RTT sample (srtt 0) both are the current value.
+
+// windowPoint is a value and the time (ns) it was recorded.
+type windowPoint struct {
+	t int64
+	v float64
+}
+
+// agoWindow keeps the changes of one variable over the last two srtt
+// (srtt may grow between records without losing the value one srtt back).
+type agoWindow struct {
+	pts  []windowPoint
+	head int // pts[:head] are older than any lookup can reach
+}
+
+func (w *agoWindow) push(t int64, v float64, srttNS int64) {
+	if n := len(w.pts); n == w.head || !same(w.pts[n-1].v, v) {
+		w.pts = append(w.pts, windowPoint{t, v})
+	}
+	for w.head+1 < len(w.pts) && w.pts[w.head+1].t <= t-2*srttNS {
+		w.head++
+	}
+	// Compacting only when most points are dead keeps a push O(1)
+	// amortised.
+	if w.head > 64 && w.head > len(w.pts)/2 {
+		w.pts = append(w.pts[:0], w.pts[w.head:]...)
+		w.head = 0
+	}
+}
+
+// at is the value in force at time t: the last point at or before t, or
+// the oldest kept.
+func (w *agoWindow) at(t int64) float64 {
+	live := w.pts[w.head:]
+	i := sort.Search(len(live), func(i int) bool { return live[i].t > t })
+	if i == 0 {
+		return live[0].v
+	}
+	return live[i-1].v
+}
+
+// maxWindow is a monotonic deque: the largest value of the records of the
+// last srtt in O(1) amortised per record.
+type maxWindow struct {
+	pts  []windowPoint
+	head int
+}
+
+func (w *maxWindow) push(t int64, v float64, srttNS int64) float64 {
+	for len(w.pts) > w.head && w.pts[len(w.pts)-1].v <= v {
+		w.pts = w.pts[:len(w.pts)-1]
+	}
+	w.pts = append(w.pts, windowPoint{t, v})
+	for w.head < len(w.pts)-1 && w.pts[w.head].t < t-srttNS {
+		w.head++
+	}
+	if w.head > 1024 && w.head > len(w.pts)/2 {
+		w.pts = append(w.pts[:0], w.pts[w.head:]...)
+		w.head = 0
+	}
+	return w.pts[w.head].v
+}
+
+// rttWindows follows the variables a set of conditions reads through
+// rtt_ago and rtt_max, for one flow.
+type rttWindows struct {
+	agoIdx, maxIdx []int // schema indices read as rtt_ago.X, rtt_max.X
+	ago            []agoWindow
+	max            []maxWindow
+	agoVals        []float64 // by schema index: the current rtt_ago.X
+	maxVals        []float64 // by schema index: the current rtt_max.X
+}
+
+func newRTTWindows(n int, agoIdx, maxIdx []int) *rttWindows {
+	return &rttWindows{agoIdx: agoIdx, maxIdx: maxIdx, ago: make([]agoWindow, len(agoIdx)), max: make([]maxWindow, len(maxIdx)),
+		agoVals: make([]float64, n), maxVals: make([]float64, n)}
+}
+
+func (w *rttWindows) reset() {
+	for i := range w.ago {
+		w.ago[i].pts, w.ago[i].head = w.ago[i].pts[:0], 0
+	}
+	for i := range w.max {
+		w.max[i].pts, w.max[i].head = w.max[i].pts[:0], 0
+	}
+}
+
+// observe adds the record cur at time (seconds) with srtt (ms) and sets
+// the window values.
+func (w *rttWindows) observe(cur []float64, timeS, srttMS float64) {
+	t := int64(timeS*1e9 + 0.5)
+	srtt := int64(srttMS*1e6 + 0.5)
+	for k, i := range w.agoIdx {
+		w.ago[k].push(t, cur[i], srtt)
+		w.agoVals[i] = w.ago[k].at(t - srtt)
+	}
+	for k, i := range w.maxIdx {
+		w.maxVals[i] = w.max[k].push(t, cur[i], srtt)
+	}
+}

@@ -1,0 +1,145 @@
+package oracle
+
+import (
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/corpus"
+)
+
+// nativeTarget says why cubic-target-bound does not run on the native
+// CUBIC: it reports Linux's bic_target.
+const nativeTarget = "the native CUBIC reports Linux's bic_target, which Linux does not clamp (net/ipv4/tcp_cubic.c bictcp_update): it caps the growth instead (cnt ≥ 2, 1.5×cwnd a round trip), which cubic-growth checks"
+
+func renoFamily() []Oracle {
+	return []Oracle{{
+		Name:      "reno-half",
+		Statement: "Reno sets ssthresh to at most half the window, and no less than 2 segments",
+		Source:    "RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize/2, 2·SMSS)",
+		Kind:      Conformance,
+		Families:  []string{ccai.FamilyReno},
+		Linux:     "Linux halves snd_cwnd rather than FlightSize (net/ipv4/tcp_cong.c tcp_reno_ssthresh); FlightSize ≤ cwnd, so half the window bounds both",
+		Spec:      corpus.ConditionSpec{When: `ca_state in REDUCED && ENTRY && ssthresh > max(floor(prior_cwnd / 2), 2) + SLACK`},
+	}}
+}
+
+func cubicFamily() []Oracle {
+	return []Oracle{
+		{
+			Name:      "cubic-growth",
+			Statement: "in congestion avoidance CUBIC's window grows by at most one segment per two segments ACKed (1.5× a round trip)",
+			Source:    "RFC 9438 §4.2 (target ≤ 1.5·cwnd; cwnd += (target − cwnd)/cwnd per ACKed segment, at most ½)",
+			Kind:      Conformance,
+			Families:  []string{ccai.FamilyCubic},
+			Linux:     "Linux caps cnt at ≥ 2, one segment per two ACKed (net/ipv4/tcp_cubic.c bictcp_update, since 3.18); 3.10 had no such cap (the ACT paper's §4.4 case)",
+			// Per ACKed segment, not per srtt: after a queue drains srtt
+			// lags behind the round trip, and a window of one srtt holds
+			// more than one round trip's growth.
+			// +2: the ACK that ends a recovery or slow start is counted in
+			// the stretch's first record, and Linux's snd_cwnd_cnt carries
+			// credit over a recovery (tcp_cong_avoid_ai).
+			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh`, For: "1ns", When: `cwnd - first.cwnd > (delivered - first.delivered) / 2 + 2 + SLACK`},
+		},
+		{
+			Name:      "cubic-target-bound",
+			Statement: "in congestion avoidance CUBIC's target stays at most 1.5·cwnd",
+			Source:    "RFC 9438 §4.2",
+			Kind:      Conformance,
+			Families:  []string{ccai.FamilyCubic},
+			NotOn:     map[string]string{"native": nativeTarget},
+			Spec:      corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd >= ssthresh && target > 1.5 * cwnd + 1`},
+		},
+		{
+			Name:      "cubic-beta",
+			Statement: "a CUBIC reduction sets ssthresh to 0.7·cwnd",
+			Source:    "RFC 9438 §4.6 (β_cubic = 0.7)",
+			Kind:      Conformance,
+			Families:  []string{ccai.FamilyCubic},
+			Linux:     "Linux multiplies by 717/1024 (net/ipv4/tcp_cubic.c bictcp_recalc_ssthresh, beta = 717)",
+			Spec:      corpus.ConditionSpec{When: `ca_state in REDUCED && ENTRY && abs(ssthresh - max(floor(0.7 * prior_cwnd), 2)) > 1 + SLACK`},
+		},
+		{
+			Name:      "cubic-fast-convergence",
+			Statement: "a CUBIC loss below the last W_max sets W_max to cwnd·(1 + β)/2",
+			Source:    "RFC 9438 §4.7",
+			Kind:      Conformance,
+			Families:  []string{ccai.FamilyCubic},
+			NotOn:     map[string]string{"gvisor": "gVisor keeps the window before the loss as w_last_max and applies fast convergence to it (pkg/tcpip/transport/tcp/cubic.go fastConvergence): its w_max is not RFC 9438's W_max"},
+			Linux:     "Linux resets CUBIC on a timeout (net/ipv4/tcp_cubic.c bictcp_state: bictcp_reset on TCP_CA_Loss), W_max included: the rule is checked on entering recovery",
+			Spec:      corpus.ConditionSpec{When: `ca_state == "recovery" && prev.ca_state in ` + calm + ` && prev.w_max > prior_cwnd + 1 && abs(w_max - 0.85 * prior_cwnd) > 1 + 0.01 * prior_cwnd`},
+		},
+	}
+}
+
+func bbrFamily() []Oracle {
+	fam := []string{ccai.FamilyBBR}
+	return []Oracle{
+		{
+			Name:      "bbr-min-cwnd",
+			Statement: "outside loss recovery BBR's cwnd is at least 4 packets",
+			Source:    "draft-ietf-ccwg-bbr-02 §5.6.4.1 (BBRMinPipeCwnd = 4·SMSS); Cardwell et al., ACM Queue 2016",
+			Kind:      Conformance,
+			Families:  fam,
+			Linux:     "Linux lets cwnd fall to in-flight minus losses during recovery (net/ipv4/tcp_bbr.c bbr_set_cwnd_to_recover_or_restore) and to 1 after a timeout; the floor is checked in Open only",
+			Spec:      corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd < 4`},
+		},
+		{
+			Name:      "bbr-pacing-rate",
+			Statement: "BBR's pacing rate is positive once data was delivered",
+			Source:    "draft-ietf-ccwg-bbr-02 §5.6.2 (BBRSetPacingRateWithGain sets a positive rate from BBR.bw or the initial cwnd/SRTT)",
+			Kind:      Conformance,
+			Families:  fam,
+			Spec:      corpus.ConditionSpec{When: `delivered > 0 && pacing_rate <= 0`},
+		},
+		{
+			Name:      "bbr-probe-rtt-cwnd",
+			Statement: "in ProbeRTT BBR holds cwnd at 4 packets at most",
+			Source:    "draft-ietf-ccwg-bbr-02 §4.3.4.4 (ProbeRTT: cwnd = BBRMinPipeCwnd)",
+			Kind:      Conformance,
+			Families:  fam,
+			Linux:     "net/ipv4/tcp_bbr.c bbr_set_cwnd: min(cwnd, bbr_cwnd_min_target) in BBR_PROBE_RTT",
+			Spec:      corpus.ConditionSpec{When: `mode == "probe_rtt" && prev.mode == "probe_rtt" && cwnd > 4`},
+		},
+		{
+			Name:      "bbr-cwnd-target",
+			Statement: "once STARTUP found the pipe full, BBR's cwnd does not grow past cwnd_gain·BDP plus its allowances",
+			Source:    "draft-ietf-ccwg-bbr-02 §5.6.4.4 (BBRSetCwnd: cwnd = min(cwnd + acked, BBR.max_inflight) once the pipe is full)",
+			Kind:      Conformance,
+			Families:  fam,
+			Linux:     "net/ipv4/tcp_bbr.c bbr_set_cwnd: min(cwnd + acked, target_cwnd) when bbr_full_bw_reached; leaving recovery restores prior_cwnd, which may exceed the target (bbr_set_cwnd_to_recover_or_restore), so growth is checked in Open only",
+			Spec:      corpus.ConditionSpec{When: `full_bw_reached == 1 && ca_state == "open" && prev.ca_state == "open" && cwnd > prev.cwnd && cwnd > target_cwnd`},
+		},
+	}
+}
+
+func dctcpFamily() []Oracle {
+	fam := []string{ccai.FamilyDCTCP}
+	return []Oracle{
+		{
+			Name:      "dctcp-alpha-range",
+			Statement: "DCTCP's α stays within [0, 1]",
+			Source:    "RFC 8257 §3.3 (α ← (1 − g)·α + g·M, M the fraction of marked bytes)",
+			Kind:      Conformance,
+			Families:  fam,
+			Spec:      corpus.ConditionSpec{When: `alpha < 0 || alpha > 1`},
+		},
+		{
+			Name:      "dctcp-reduction",
+			Statement: "a DCTCP reduction on ECN sets ssthresh to cwnd·(1 − α/2)",
+			Source:    "RFC 8257 §3.3",
+			Kind:      Conformance,
+			Families:  fam,
+			Linux:     "net/ipv4/tcp_dctcp.c dctcp_ssthresh: max(cwnd − cwnd·α/2, 2) with α scaled by 1024",
+			Spec:      corpus.ConditionSpec{When: `ca_state == "cwr" && prev.ca_state in ` + calm + ` && abs(ssthresh - max(floor(prior_cwnd * (1 - alpha / 2)), 2)) > 1`},
+		},
+	}
+}
+
+func performance() []Oracle {
+	return []Oracle{{
+		Name:      "starvation",
+		Statement: "flows of one congestion control on one bottleneck do not starve: none gets below a tenth of another's delivery rate for 10 s",
+		Source:    "Arun, Alizadeh and Balakrishnan, \"Starvation in End-to-End Congestion Control\", SIGCOMM 2022, §2 (s-fairness with s = 10)",
+		Kind:      Performance,
+		MinFlows:  2,
+		Spec:      corpus.ConditionSpec{When: `share < 0.1`, For: "10s"},
+	}}
+}

@@ -1,0 +1,109 @@
+package oracle
+
+import "github.com/actfuzz/actfuzz/corpus"
+
+// bdp is the path's bandwidth-delay product in packets of 1448 bytes, from
+// the parameters in force: p.bw Mbit/s × 2·p.delay ms.
+const bdp = "(p.bw * p.delay * 250 / 1448)"
+
+// calm and reducing are the ca_state sets a reduction starts from and
+// enters.
+const calm = `["open", "disorder"]`
+
+// generic are the oracles of every congestion control.
+func generic() []Oracle {
+	return []Oracle{
+		{
+			Name:      "cwnd-floor",
+			Statement: "cwnd is at least 1 segment and ssthresh at least 2 segments",
+			Source:    "RFC 5681 §3.1 eq. (4) (ssthresh = max(FlightSize/2, 2·SMSS)) and §3.1 (after a timeout cwnd = LW = 1 segment)",
+			Kind:      Conformance,
+			Spec:      corpus.ConditionSpec{When: "cwnd < 1 || ssthresh < 2"},
+		},
+		{
+			Name:      "window-overflow",
+			Statement: "cwnd stays below 2³¹ bytes unless the path holds that much, and ssthresh below Linux's infinite 0x7fffffff packets (a larger value is an arithmetic wrap)",
+			Source:    "RFC 7323 §2.3 (a window is at most 2³⁰ bytes) with RFC 7661 §4.3 (cwnd grows only while it limits the sender): a cwnd past 2³¹ bytes on a path that cannot hold it has wrapped",
+			Kind:      Conformance,
+			Linux:     "Linux counts snd_cwnd and snd_ssthresh in packets (u32, include/linux/tcp.h), TCP_INFINITE_SSTHRESH = 0x7fffffff; subjects counting bytes (ns-3's uint32 m_cWnd) are converted at 1448 bytes a packet",
+			Spec: corpus.ConditionSpec{When: "(cwnd * 1448 >= 2147483648 && cwnd > 2 * (" + bdp + " + p.buffer) + 16) || ssthresh > 2147483647"},
+		},
+		{
+			Name:      "stall",
+			Statement: "a flow with data in flight delivers something within 3 of its (backed-off) retransmission timeouts while the path delivers",
+			Source:    "RFC 6298 §5 (an outstanding segment is retransmitted when the timer expires, the timer backed off ×2 each time); the stall CC-Fuzz found in BBR (Ferreira et al., HotNets 2022, §5)",
+			Kind:      Conformance,
+			// 10 s on top: an undone timeout (RFC 4015 §2, Linux's
+			// tcp_try_undo_loss) may reset the backoff, so the current rto
+			// can be far below the time already spent backing off.
+			Spec: corpus.ConditionSpec{When: `in_flight > 0 && since_progress * 1000 > 3 * rto + 2 * p.ack_agg + 10000 && p.link_trace == "none"`},
+		},
+		{
+			Name:      "rto-backoff",
+			Statement: "a second timeout in a row without progress doubles the RTO, up to its maximum",
+			Source:    "RFC 6298 §5.5 (RTO ← 2·RTO on expiry; a maximum of at least 60 s, §2.5)",
+			Kind:      Conformance,
+			Linux:     "Linux doubles icsk_rto up to TCP_RTO_MAX = 120 s (net/ipv4/tcp_timer.c tcp_retransmit_timer); its linear timeouts for thin streams are off by default (tcp_thin_linear_timeouts)",
+			Spec:      corpus.ConditionSpec{When: `reason == "rto" && timeouts >= 2 && last_timeout_rto > 0 && last_timeout_rto < 60000 && rto < 0.95 * min(2 * last_timeout_rto, 60000)`},
+		},
+		{
+			Name:      "cwnd-validation",
+			Statement: "cwnd does not grow in Open while the last round trip never had half of it in flight",
+			Source:    "RFC 7661 §4.3 (no cwnd increase while the sender is not cwnd-limited); Linux's slow-start allowance (cwnd < 2·max_packets_out counts as limited) is the bound",
+			Kind:      Conformance,
+			Except:    []string{"bbr"},
+			Linux:     "Linux's tcp_is_cwnd_limited (include/net/tcp.h) counts a sender in slow start as limited while cwnd < 2·max_packets_out, and in congestion avoidance while is_cwnd_limited was set in the last window; the oracle uses the looser slow-start bound for both, so that records taken after an ACK (in flight one below cwnd) never trip it",
+			// Open for a whole round trip: in Open nothing is SACKed or
+			// marked lost, so in_flight is Linux's packets_out, which
+			// tcp_is_cwnd_limited judges by (after a timeout in_flight
+			// leaves out the lost-marked packets that packets_out counts).
+			// Records come after an ACK, before the sender refills the
+			// window: with a few packets a round trip every record may
+			// show none in flight. What the round trip delivered was in
+			// flight in it too, so the larger of the two is the bound.
+			Spec: corpus.ConditionSpec{While: `ca_state == "open"`, For: "1rtt", When: `reason == "ack" && cwnd > prev.cwnd && 2 * max(rtt_max.in_flight, delivered - rtt_ago.delivered) < prev.cwnd`},
+		},
+		{
+			Name:      "reduction-bound",
+			Statement: "a window reduction keeps at least β of cwnd (ssthresh ≥ ⌊β·prior_cwnd⌋ − 1) and reduces (ssthresh ≤ max(prior_cwnd, 2))",
+			Source:    "RFC 5681 §3.1 eq. (4) (Reno, β = ½); RFC 9438 §4.6 (CUBIC, β = 0.7); RFC 8257 §3.3 (DCTCP, cwnd·(1 − α/2) ≥ ½); each algorithm's paper for its own β (ccai.Info.Beta)",
+			Kind:      Conformance,
+			Linux:     "Linux computes ssthresh from snd_cwnd, not FlightSize (net/ipv4/tcp_cong.c tcp_reno_ssthresh), and keeps it over a recovery entered from CWR (tcp_enter_recovery); prior_cwnd is snd_cwnd at tcp_init_cwnd_reduction",
+			Spec:      corpus.ConditionSpec{When: `ca_state in REDUCED && ENTRY && (ssthresh < max(floor(BETA * prior_cwnd) - 1, 2) || ssthresh > max(prior_cwnd, 2) + SLACK)`},
+		},
+		{
+			Name:      "one-reduction-per-window",
+			Statement: "a flow does not enter a second window reduction (recovery or CWR) within half a round trip of the last one that was not undone",
+			Source:    "RFC 6582 §3.2 steps 1 and 4 (no new reduction before the recovery point is acknowledged); RFC 3168 §6.1.2 (reduce at most once per window of data for ECN)",
+			Kind:      Conformance,
+			Spec:      corpus.ConditionSpec{When: `ca_state in ["recovery", "cwr"] && prev.ca_state in ` + calm + ` && since_reduction >= 0 && since_reduction * 1000 < 0.5 * srtt`},
+		},
+		{
+			Name:      "ssthresh-steady",
+			Statement: "ssthresh does not fall during a recovery: it is set once, on entering it",
+			Source:    "RFC 6582 §3.2 step 2 and RFC 6937 §3 (ssthresh is set when recovery starts and is the target PRR steers to); RFC 9406 §4.2 (HyStart++ runs in slow start, not in recovery)",
+			Kind:      Conformance,
+			Except:    []string{"bbr"},
+			Linux:     "Linux's CUBIC runs HyStart on any ACK while cwnd < ssthresh and HyStart has not fired (net/ipv4/tcp_cubic.c cubictcp_acked checks tcp_in_slow_start, not ca_state), and PRR keeps cwnd below ssthresh in recovery: a delay rise there sets ssthresh to the reduced cwnd. The oracle keeps the RFC's rule and reports it",
+			Spec:      corpus.ConditionSpec{When: `ca_state == "recovery" && prev.ca_state == "recovery" && ssthresh + SLACK < prev.ssthresh`},
+		},
+		{
+			Name:      "recovery-exit",
+			Statement: "a recovery or CWR ends either with cwnd ≤ ssthresh (the reduction completed) or with the window restored (undone), not in between",
+			Source:    "RFC 6582 §3.2 step 3 (full acknowledgment: cwnd = ssthresh or less); RFC 6937 §3 (PRR ends with cwnd = ssthresh)",
+			Kind:      Conformance,
+			Except:    []string{"bbr"},
+			Linux:     "Linux sets cwnd = ssthresh at the end of a CWR or of a recovery that can be undone (net/ipv4/tcp_input.c tcp_end_cwnd_reduction); an undo restores max(cwnd, prior_cwnd) (tcp_undo_cwnd_reduction with tcp_reno_undo_cwnd)",
+			Spec:      corpus.ConditionSpec{When: `prev.ca_state in ["recovery", "cwr"] && ca_state in ` + calm + ` && cwnd > ssthresh + SLACK && cwnd + SLACK < max(prev.cwnd, prior_cwnd)`},
+		},
+		{
+			Name:      "undo-restores",
+			Statement: "an undone reduction restores the window from before it, and no more",
+			Source:    "RFC 5682 §3.1 and RFC 4015 §2 (a spurious timeout's response restores the congestion state from before it); ACT (NSDI 2019) §4.5, Fig. 13",
+			Kind:      Conformance,
+			Except:    []string{"bbr"},
+			Linux:     "Linux's undo sets cwnd = max(cwnd, prior_cwnd) (net/ipv4/tcp_input.c tcp_undo_cwnd_reduction, tcp_cong.c tcp_reno_undo_cwnd); 3.10 without an undo_cwnd op took max(cwnd, 2·ssthresh), the paper's bug",
+			Spec:      corpus.ConditionSpec{When: `prev.ca_state in ["recovery", "cwr", "loss"] && ca_state in ` + calm + ` && cwnd > ssthresh + SLACK && cwnd > max(prev.cwnd, prior_cwnd) + SLACK`},
+		},
+	}
+}
