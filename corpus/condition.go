@@ -174,6 +174,15 @@ type condProg struct {
 	param []int       // parameter table indices referenced as p.X
 	ago   []int       // schema indices referenced as rtt_ago.X
 	max   []int       // schema indices referenced as rtt_max.X
+	// conj, when the expression is a chain a && b && …, holds each
+	// operand compiled on its own: evaluated in order with a cache of
+	// its own, the chain stops at the first false one, and an oracle's
+	// gate (ca_state == "recovery"), whose inputs rarely change, answers
+	// from its cache on most records without running anything.
+	conj []condProg
+	// fast evaluates the whole expression without the VM (fasteval.go),
+	// nil when it holds something only the VM can say.
+	fast fastNode
 }
 
 func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {
@@ -192,7 +201,30 @@ func compileProg(src string, sample map[string]any, schema Schema) (condProg, er
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
+	if tree, err := parser.Parse(src); err == nil {
+		if p.fast = fastCompile(tree.Node, schema); p.fast != nil {
+			return p, nil
+		}
+	}
+	if parts := conjuncts(root); len(parts) > 1 {
+		for _, part := range parts {
+			cp, err := compileProg(part.String(), sample, schema)
+			if err != nil {
+				return p, nil // evaluate the chain whole
+			}
+			p.conj = append(p.conj, cp)
+		}
+	}
 	return p, nil
+}
+
+// conjuncts flattens a chain of && (or and) into its operands; any other
+// expression is one operand.
+func conjuncts(n ast.Node) []ast.Node {
+	if b, ok := n.(*ast.BinaryNode); ok && (b.Operator == "&&" || b.Operator == "and") {
+		return append(conjuncts(b.Left), conjuncts(b.Right)...)
+	}
+	return []ast.Node{n}
 }
 
 // Compile compiles conditions against a schema. Unknown variables are
@@ -372,6 +404,7 @@ type Evaluator struct {
 	// when no condition reads them); timeIdx and srttIdx place time and
 	// srtt in the schema.
 	win              *rttWindows
+	fv               fastVals // the fast path's operands, reused
 	timeIdx, srttIdx int
 	// params are the parameters in force (SetEnv); hasEnv says whether
 	// they were set for this simulation.
@@ -390,6 +423,7 @@ type progCache struct {
 	last   []float64
 	result bool
 	seen   bool
+	parts  []progCache // the conjuncts' (condProg.conj)
 }
 
 // NewEvaluator prepares an evaluator.
@@ -439,8 +473,8 @@ func (e *Evaluator) SetEnv(env *netenv.Env) {
 func (e *Evaluator) Reset() {
 	e.hasEnv = false
 	for i := range e.conds {
-		e.when[i].seen = false
-		e.while[i].seen = false
+		e.when[i].forget()
+		e.while[i].forget()
 		e.open[i] = false
 	}
 	if e.win != nil {
@@ -476,6 +510,25 @@ func paramValue(i int, x float64) any {
 func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) (bool, error) {
 	if len(p.param) > 0 && !e.hasEnv {
 		return false, errors.New("reads p.X, but the environment is not known (internal: SetEnv was not called)")
+	}
+	if p.fast != nil {
+		vs := &e.fv
+		vs[opCur], vs[opPrev], vs[opFirst], vs[opParam] = cur, prev, first, e.params
+		if e.win != nil {
+			vs[opAgo], vs[opMax] = e.win.agoVals, e.win.maxVals
+		}
+		return p.fast(vs) != 0, nil
+	}
+	if len(p.conj) > 0 {
+		if len(pc.parts) != len(p.conj) {
+			pc.parts = make([]progCache, len(p.conj))
+		}
+		for k := range p.conj {
+			if ok, err := e.run(&p.conj[k], &pc.parts[k], cur, prev, first); err != nil || !ok {
+				return false, err
+			}
+		}
+		return true, nil
 	}
 	// The six kinds of operand, in the order of pc.last.
 	idx := [6][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max}
@@ -521,6 +574,14 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 	}
 	pc.result, _ = out.(bool)
 	return pc.result, nil
+}
+
+// forget drops the cached results (a new simulation).
+func (pc *progCache) forget() {
+	pc.seen = false
+	for k := range pc.parts {
+		pc.parts[k].forget()
+	}
 }
 
 // same says whether the operands hold the values of the last run.
