@@ -80,8 +80,8 @@ type Finding struct {
 	When      string `json:"when"`
 	// While and For make the condition a property of a stretch of time
 	// (ConditionSpec).
-	While  string      `json:"while,omitempty"`
-	For    string      `json:"for,omitempty"`
+	While string `json:"while,omitempty"`
+	For   string `json:"for,omitempty"`
 	// Only and Source are the condition's (ConditionSpec): the flows'
 	// congestion controls it applies to, and the section of a standard
 	// or paper it checks (an oracle's).

@@ -26,7 +26,7 @@ func generic() []Oracle {
 			Source:    "RFC 7323 §2.3 (a window is at most 2³⁰ bytes) with RFC 7661 §4.3 (cwnd grows only while it limits the sender): a cwnd past 2³¹ bytes on a path that cannot hold it has wrapped",
 			Kind:      Conformance,
 			Linux:     "Linux counts snd_cwnd and snd_ssthresh in packets (u32, include/linux/tcp.h), TCP_INFINITE_SSTHRESH = 0x7fffffff; subjects counting bytes (ns-3's uint32 m_cWnd) are converted at 1448 bytes a packet",
-			Spec: corpus.ConditionSpec{When: "(cwnd * 1448 >= 2147483648 && cwnd > 2 * (" + bdp + " + p.buffer) + 16) || ssthresh > 2147483647"},
+			Spec:      corpus.ConditionSpec{When: "(cwnd * 1448 >= 2147483648 && cwnd > 2 * (" + bdp + " + p.buffer) + 16) || ssthresh > 2147483647"},
 		},
 		{
 			Name:      "stall",
