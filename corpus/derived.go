@@ -21,6 +21,7 @@ var DerivedVars = Schema{
 	{Name: "since_progress", Src: -4},
 	{Name: "since_reduction", Src: -5},
 	{Name: "share", Src: -6},
+	{Name: "srtt_min", Src: -7},
 }
 
 // DerivedDocs describe DerivedVars, in order, for `actfuzz list`.
@@ -31,6 +32,7 @@ var DerivedDocs = []string{
 	"seconds since delivered last grew (0 at the record that delivered)",
 	"seconds since the flow last entered a window reduction (cwr, recovery or loss from a calmer state), before this record; -1 if none, or if that reduction was undone",
 	"this flow's delivery rate over the last 10 s over the highest of the active flows' (1 with one flow or before 11 s)",
+	"the smallest srtt (ms) the flow has had (0 before its first RTT sample): a round trip can take no less, whatever queue srtt has since seen",
 }
 
 // shareWindow is the span over which share compares delivery rates.
@@ -47,6 +49,7 @@ type flowHistory struct {
 	lastTimeout   float64 // last_timeout_rto as reported
 	reductionAt   time.Duration
 	reducedTo     uint32 // ssthresh at the record that entered the reduction
+	srttMin       time.Duration
 	reduced       bool
 	caState       ccai.CAState
 	lastRecord    time.Duration
@@ -109,6 +112,10 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	}
 	h.caState = st
 	d[5] = w.share(f, r.Time)
+	if r.SRTT > 0 && (h.srttMin == 0 || r.SRTT < h.srttMin) {
+		h.srttMin = r.SRTT
+	}
+	d[6] = float64(h.srttMin) / 1e6
 }
 
 // share is flow f's delivery rate over the last shareWindow seconds over

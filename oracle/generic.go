@@ -73,10 +73,14 @@ func generic() []Oracle {
 		},
 		{
 			Name:      "one-reduction-per-window",
-			Statement: "a flow does not enter a second window reduction (recovery or CWR) within half a round trip of the last one that was not undone",
+			Statement: "a flow does not enter a second window reduction (recovery or CWR) within half its smallest round trip of the last one that was not undone",
 			Source:    "RFC 6582 §3.2 steps 1 and 4 (no new reduction before the recovery point is acknowledged); RFC 3168 §6.1.2 (reduce at most once per window of data for ECN)",
 			Kind:      Conformance,
-			Spec:      corpus.ConditionSpec{When: `ca_state in ["recovery", "cwr"] && prev.ca_state in ` + calm + ` && since_reduction >= 0 && since_reduction * 1000 < 0.5 * srtt`},
+			// srtt_min, not srtt: a recovery point is acknowledged one
+			// round trip after the reduction at the soonest, but srtt may
+			// lag seconds behind a drained queue, and a new reduction after
+			// a completed recovery is the RFC's own.
+			Spec: corpus.ConditionSpec{When: `ca_state in ["recovery", "cwr"] && prev.ca_state in ` + calm + ` && since_reduction >= 0 && since_reduction * 1000 < 0.5 * srtt_min`},
 		},
 		{
 			Name:      "ssthresh-steady",
