@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/oracle"
 )
 
 // wallNow is the campaign's wall time so far (0 outside Run).
@@ -37,11 +38,30 @@ type TriageGroup struct {
 
 // TriageCondition is one condition (or fault kind) in findings.json.
 type TriageCondition struct {
-	Condition string        `json:"condition"`
-	Kind      string        `json:"kind"`
-	When      string        `json:"when,omitempty"`
+	Condition string `json:"condition"`
+	Kind      string `json:"kind"`
+	When      string `json:"when,omitempty"`
+	// Source is where the condition's rule comes from (an oracle's RFC
+	// section, or a user condition's source:).
+	Source string `json:"source,omitempty"`
+	// Oracle is the kind of the oracle (oracle.Conformance or
+	// oracle.Performance) the condition checks; empty for a user's
+	// condition. Statement is that oracle's rule in one line.
+	Oracle    string        `json:"oracle,omitempty"`
+	Statement string        `json:"statement,omitempty"`
 	Hits      int           `json:"hits"`
 	Groups    []TriageGroup `json:"groups"`
+}
+
+// oracleOf is the library's oracle a finding names: one of its name and
+// source (a user's condition may take an oracle's name when that oracle
+// is not checked, never its source too).
+func oracleOf(f *corpus.Finding) (oracle.Oracle, bool) {
+	if f.Kind != "condition" || f.Source == "" {
+		return oracle.Oracle{}, false
+	}
+	o, ok := oracle.Lookup(f.Condition)
+	return o, ok && o.Source == f.Source
 }
 
 // Triage summarizes the findings per condition: groups with their counts,
@@ -58,7 +78,10 @@ func (r *Report) Triage(program string) []TriageCondition {
 		}
 		tc, ok := byCond[name]
 		if !ok {
-			tc = &TriageCondition{Condition: name, Kind: f.Kind, When: f.When}
+			tc = &TriageCondition{Condition: name, Kind: f.Kind, When: f.When, Source: f.Source}
+			if o, ok := oracleOf(f); ok {
+				tc.Oracle, tc.Statement = string(o.Kind), o.Statement
+			}
 			byCond[name] = tc
 			order = append(order, name)
 		}
@@ -110,12 +133,20 @@ func triageMarkdown(method string, sims int, tr []TriageCondition) string {
 		b.WriteString("None yet.\n")
 		return b.String()
 	}
-	b.WriteString("| condition | groups | hits |\n|---|---|---|\n")
+	b.WriteString("| condition | source | groups | hits |\n|---|---|---|---|\n")
 	for _, tc := range tr {
-		fmt.Fprintf(&b, "| %s | %d | %d |\n", tc.Condition, len(tc.Groups), tc.Hits)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", tc.Condition, mdCell(tc.Source), len(tc.Groups), tc.Hits)
 	}
 	for _, tc := range tr {
 		fmt.Fprintf(&b, "\n## %s\n\n", tc.Condition)
+		switch {
+		case tc.Oracle == string(oracle.Performance):
+			fmt.Fprintf(&b, "performance oracle (the flows kept their rules and still fared badly): %s — %s\n\n", tc.Statement, tc.Source)
+		case tc.Oracle != "":
+			fmt.Fprintf(&b, "oracle: %s — %s\n\n", tc.Statement, tc.Source)
+		case tc.Source != "":
+			fmt.Fprintf(&b, "source: %s\n\n", tc.Source)
+		}
 		if tc.When != "" {
 			fmt.Fprintf(&b, "`%s`: %s, %s\n\n", tc.When, plural(len(tc.Groups), "group"), plural(tc.Hits, "hit"))
 		}
@@ -136,6 +167,9 @@ func triageMarkdown(method string, sims int, tr []TriageCondition) string {
 	}
 	return b.String()
 }
+
+// mdCell is s in a Markdown table cell: its pipes escaped.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // plural is "1 hit", "2 hits".
 func plural(n int, noun string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/oracle"
 )
 
 // varDocs documents the state variables every flow has (corpus.BaseVars).
@@ -92,7 +93,8 @@ type listSubject struct {
 type listing struct {
 	Subjects []listSubject `json:"subjects"`
 	Params   []listParam   `json:"params"`
-	State    []listVar     `json:"state"` // every base variable, for conditions and S (listSubject.State: which a subject reports)
+	State    []listVar     `json:"state"`   // every base variable, for conditions and S (listSubject.State: which a subject reports)
+	Derived  []listVar     `json:"derived"` // the variables every subject's flows have, computed from the trace (corpus.DerivedVars)
 	Profiles []string      `json:"profiles"`
 }
 
@@ -114,6 +116,9 @@ func subjectListing(caps netenv.Capabilities, setup string) listSubject {
 		// The schema's variables: those the subject reports, each name
 		// once (corpus.SchemaOf).
 		for _, v := range corpus.SchemaOf(caps, name)[len(s.State):] {
+			if v.Src < 0 {
+				continue // derived (corpus.DerivedVars): every flow's, listed once
+			}
 			doc := ""
 			for _, d := range caps.VarsOf(name) {
 				if d.Name == v.Name {
@@ -152,13 +157,21 @@ func buildListing() listing {
 	for _, v := range corpus.BaseVars {
 		l.State = append(l.State, listVar{Name: v.Name, Doc: varDoc(v.Name), Values: v.Values})
 	}
+	for i, v := range corpus.DerivedVars {
+		doc := ""
+		if i < len(corpus.DerivedDocs) {
+			doc = corpus.DerivedDocs[i]
+		}
+		l.Derived = append(l.Derived, listVar{Name: v.Name, Doc: doc, Values: v.Values})
+	}
 	l.Profiles = ccai.ProfileNames[:]
 	return l
 }
 
 func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("actfuzz list", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the listing as JSON: every subject's CCAIs and their variables, the parameters of P, the state variables, the profiles")
+	asJSON := fs.Bool("json", false, "print the listing as JSON: every subject's CCAIs and their variables, the parameters of P, the state variables, the profiles (with --oracles: the oracles)")
+	oracles := fs.Bool("oracles", false, "list the oracles a campaign checks (oracles: all | none | [names]): each one's rule, source, what it applies to and where Linux departs")
 	_ = addVerbosityFlags(fs)
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
@@ -166,6 +179,9 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "actfuzz list: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
+	}
+	if *oracles {
+		return listOracles(stdout, stderr, *asJSON)
 	}
 	l := buildListing()
 	if *asJSON {
@@ -238,14 +254,118 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  %-16s %s\n", p.Name, doc)
 	}
-	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record, first.X at the start of a for: stretch, p.X the parameter X in force; a subject with a state: line above reports only those):")
-	for _, v := range l.State {
-		doc := v.Doc
-		if len(v.Values) > 0 {
-			doc += ": " + strings.Join(v.Values, "|")
+	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record, first.X at the start of a for: stretch, rtt_ago.X X one srtt before this record, rtt_max.X its largest over the last srtt, p.X the parameter X in force; a subject with a state: line above reports only those):")
+	printVars := func(vars []listVar) {
+		for _, v := range vars {
+			doc := v.Doc
+			if len(v.Values) > 0 && !strings.Contains(doc, strings.Join(v.Values, "|")) {
+				doc += ": " + strings.Join(v.Values, "|")
+			}
+			fmt.Fprintf(stdout, "  %-16s %s\n", v.Name, doc)
 		}
-		fmt.Fprintf(stdout, "  %-13s %s\n", v.Name, doc)
 	}
+	printVars(l.State)
+	fmt.Fprintln(stdout, "  derived from the trace, on every subject (the oracles read them; actfuzz list --oracles):")
+	printVars(l.Derived)
 	fmt.Fprintln(stdout, "\nProfiles (--profile):", strings.Join(l.Profiles, ", "))
+	return exitOK
+}
+
+// listOracle is an oracle of the library (oracle.Oracle) as `actfuzz list
+// --oracles --json` prints it.
+type listOracle struct {
+	Name      string            `json:"name"`
+	Kind      string            `json:"kind"`
+	Statement string            `json:"statement"`
+	Source    string            `json:"source"`
+	AppliesTo string            `json:"applies_to"` // Families, CCAs and Except in words
+	Families  []string          `json:"families,omitempty"`
+	CCAs      []string          `json:"ccas,omitempty"`
+	Except    []string          `json:"except,omitempty"`
+	MinFlows  int               `json:"min_flows,omitempty"`
+	Linux     string            `json:"linux,omitempty"`
+	NotOn     map[string]string `json:"not_on,omitempty"`
+	Needs     []string          `json:"needs"`
+}
+
+// oracleListing describes the library, in its order.
+func oracleListing() []listOracle {
+	lib := oracle.Library()
+	out := make([]listOracle, 0, len(lib))
+	for i := range lib {
+		o := &lib[i]
+		out = append(out, listOracle{Name: o.Name, Kind: string(o.Kind), Statement: o.Statement, Source: o.Source,
+			AppliesTo: appliesTo(o), Families: o.Families, CCAs: o.CCAs, Except: o.Except, MinFlows: o.MinFlows,
+			Linux: o.Linux, NotOn: o.NotOn, Needs: o.Needs()})
+	}
+	return out
+}
+
+// appliesTo says in words which congestion controls an oracle checks:
+// "every congestion control", "the cubic family (cubic)", with the
+// registered members of each family named.
+func appliesTo(o *oracle.Oracle) string {
+	family := func(f string) string {
+		var members []string
+		for _, n := range ccai.Names() {
+			if info, ok := ccai.Lookup(n); ok && info.Family == f {
+				members = append(members, n)
+			}
+		}
+		if len(members) == 0 {
+			return "the " + f + " family"
+		}
+		return "the " + f + " family (" + strings.Join(members, ", ") + ")"
+	}
+	var parts []string
+	for _, f := range o.Families {
+		parts = append(parts, family(f))
+	}
+	parts = append(parts, o.CCAs...)
+	s := strings.Join(parts, ", ")
+	if s == "" {
+		s = "every congestion control"
+	}
+	if len(o.Except) > 0 {
+		var ex []string
+		for _, f := range o.Except {
+			ex = append(ex, family(f))
+		}
+		s += " but " + strings.Join(ex, ", ")
+	}
+	if o.MinFlows > 1 {
+		s += fmt.Sprintf(", among %d or more flows of one congestion control", o.MinFlows)
+	}
+	return s
+}
+
+// listOracles prints the oracle library: `actfuzz list --oracles`.
+func listOracles(stdout, stderr io.Writer, asJSON bool) int {
+	lib := oracleListing()
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(lib); err != nil {
+			fmt.Fprintf(stderr, "actfuzz list: %v\n", err)
+			return exitInternal
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "Oracles (%d): rules from the RFCs and papers cited, checked like conditions on every campaign unless it says otherwise (oracles: all | none | [names]); a hit is a finding named after the oracle. docs/oracles.md explains them.\n", len(lib))
+	for _, o := range lib {
+		fmt.Fprintf(stdout, "\n%s (%s)\n", o.Name, o.Kind)
+		fmt.Fprintf(stdout, "  %s\n", o.Statement)
+		fmt.Fprintf(stdout, "  source:     %s\n", o.Source)
+		fmt.Fprintf(stdout, "  applies to: %s\n", o.AppliesTo)
+		if len(o.Needs) > 0 {
+			fmt.Fprintf(stdout, "  reads:      %s\n", strings.Join(o.Needs, ", "))
+		}
+		if o.Linux != "" {
+			fmt.Fprintf(stdout, "  Linux:      %s\n", o.Linux)
+		}
+		for _, subj := range slices.Sorted(maps.Keys(o.NotOn)) {
+			fmt.Fprintf(stdout, "  not on %s: %s\n", subj, o.NotOn[subj])
+		}
+	}
 	return exitOK
 }

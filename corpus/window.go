@@ -7,7 +7,9 @@ import (
 // The window of the last round trip: a condition reads rtt_ago.X, the
 // value X had one smoothed RTT before the current record (the record in
 // force at time − srtt), and rtt_max.X, the largest value X took at the
-// records of the last srtt. They say what one record and prev.X cannot:
+// records of the last two srtt (Linux's max_packets_out spans up to two
+// round trips: it is reset when snd_una passes the snd_nxt of its last
+// reset, tcp_cwnd_validate). They say what one record and prev.X cannot:
 // "cwnd grew by more than half in one round trip" (cwnd > 1.5 *
 // rtt_ago.cwnd) and "the sender was not cwnd-limited over the last round
 // trip" (2 * rtt_max.in_flight < cwnd), the window Linux's
@@ -54,7 +56,7 @@ func (w *agoWindow) at(t int64) float64 {
 }
 
 // maxWindow is a monotonic deque: the largest value of the records of the
-// last srtt in O(1) amortised per record.
+// last two srtt in O(1) amortised per record.
 type maxWindow struct {
 	pts  []windowPoint
 	head int
@@ -65,7 +67,7 @@ func (w *maxWindow) push(t int64, v float64, srttNS int64) float64 {
 		w.pts = w.pts[:len(w.pts)-1]
 	}
 	w.pts = append(w.pts, windowPoint{t, v})
-	for w.head < len(w.pts)-1 && w.pts[w.head].t < t-srttNS {
+	for w.head < len(w.pts)-1 && w.pts[w.head].t < t-2*srttNS {
 		w.head++
 	}
 	if w.head > 1024 && w.head > len(w.pts)/2 {

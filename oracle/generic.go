@@ -35,8 +35,11 @@ func generic() []Oracle {
 			Kind:      Conformance,
 			// 10 s on top: an undone timeout (RFC 4015 §2, Linux's
 			// tcp_try_undo_loss) may reset the backoff, so the current rto
-			// can be far below the time already spent backing off.
-			Spec: corpus.ConditionSpec{When: `in_flight > 0 && since_progress * 1000 > 3 * rto + 2 * p.ack_agg + 10000 && p.link_trace == "none"`},
+			// can be far below the time already spent backing off. And the
+			// time to drain a full buffer (p.buffer packets at p.bw): a
+			// path of 0.1 Mbit/s with 5,000 packets of buffer takes
+			// minutes to deliver what a timeout retransmitted behind them.
+			Spec: corpus.ConditionSpec{When: `in_flight > 0 && since_progress * 1000 > 3 * rto + 2 * p.ack_agg + 10000 + p.buffer * 11.584 / p.bw && p.link_trace == "none"`},
 		},
 		{
 			Name:      "rto-backoff",
@@ -61,7 +64,12 @@ func generic() []Oracle {
 			// window: with a few packets a round trip every record may
 			// show none in flight. What the round trip delivered was in
 			// flight in it too, so the larger of the two is the bound.
-			Spec: corpus.ConditionSpec{While: `ca_state == "open"`, For: "1rtt", When: `reason == "ack" && cwnd > prev.cwnd && 2 * max(rtt_max.in_flight, delivered - rtt_ago.delivered) < prev.cwnd`},
+			// Three round trips in Open: Linux's max_packets_out is
+			// packets_out (FlightSize, SACKed packets included) at the
+			// start of a window that lasts until snd_una passes it, so a
+			// window begun in recovery may still allow growth one round
+			// trip into Open.
+			Spec: corpus.ConditionSpec{While: `ca_state == "open"`, For: "3rtt", When: `reason == "ack" && cwnd > prev.cwnd && 2 * max(rtt_max.in_flight, delivered - rtt_ago.delivered) < prev.cwnd`},
 		},
 		{
 			Name:      "reduction-bound",

@@ -40,6 +40,10 @@ type campaignInfo struct {
 	Params     []kv   // P
 	Space      []kv   // S
 	Conditions []kv   // C
+	// Oracles are the oracles checked beside C (name, source), once
+	// each; OracleSkips those that cannot run on the subject (name, why).
+	Oracles     []kv
+	OracleSkips []kv
 }
 
 type runInfo struct {
@@ -202,6 +206,14 @@ func campaign(name string, c *act.Campaign, rep *act.Report) campaignInfo {
 	}
 	for _, cs := range c.Conditions {
 		ci.Conditions = append(ci.Conditions, kv{cs.Name, cs.When})
+	}
+	for _, cs := range c.OracleConds {
+		if !slices.ContainsFunc(ci.Oracles, func(o kv) bool { return o.Key == cs.Name }) {
+			ci.Oracles = append(ci.Oracles, kv{cs.Name, cs.Source})
+		}
+	}
+	for _, sk := range c.OracleSkips {
+		ci.OracleSkips = append(ci.OracleSkips, kv{sk.Oracle, sk.Why})
 	}
 	return ci
 }
