@@ -104,8 +104,11 @@ func bbrFamily() []Oracle {
 			Source:    "draft-ietf-ccwg-bbr-02 §5.6.4.4 (BBRSetCwnd: cwnd = min(cwnd + acked, BBR.max_inflight) once the pipe is full)",
 			Kind:      Conformance,
 			Families:  fam,
-			Linux:     "net/ipv4/tcp_bbr.c bbr_set_cwnd: min(cwnd + acked, target_cwnd) when bbr_full_bw_reached; leaving recovery restores prior_cwnd, which may exceed the target (bbr_set_cwnd_to_recover_or_restore), so growth is checked in Open only",
-			Spec:      corpus.ConditionSpec{When: `full_bw_reached == 1 && ca_state == "open" && prev.ca_state == "open" && cwnd > prev.cwnd && cwnd > target_cwnd`},
+			Linux:     "net/ipv4/tcp_bbr.c bbr_set_cwnd: min(cwnd + acked, target_cwnd) when bbr_full_bw_reached; leaving recovery (bbr_set_cwnd_to_recover_or_restore) or ProbeRTT (bbr_exit_probe_rtt) restores the cwnd saved before, which may exceed the target",
+			// Not on the ACK that leaves recovery (native: the record after
+			// the state record) nor the one that leaves ProbeRTT: both
+			// restore the cwnd saved before them (bbr_exit_probe_rtt).
+			Spec: corpus.ConditionSpec{When: `full_bw_reached == 1 && ca_state == "open" && prev.ca_state == "open" && prev.reason != "state" && prev.mode != "probe_rtt" && cwnd > prev.cwnd && cwnd > target_cwnd`},
 		},
 	}
 }

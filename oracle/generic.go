@@ -15,10 +15,11 @@ func generic() []Oracle {
 	return []Oracle{
 		{
 			Name:      "cwnd-floor",
-			Statement: "cwnd is at least 1 segment and ssthresh at least 2 segments",
+			Statement: "cwnd is at least 1 segment, and a loss or ECN reduction leaves ssthresh at least 2 segments",
 			Source:    "RFC 5681 §3.1 eq. (4) (ssthresh = max(FlightSize/2, 2·SMSS)) and §3.1 (after a timeout cwnd = LW = 1 segment)",
 			Kind:      Conformance,
-			Spec:      corpus.ConditionSpec{When: "cwnd < 1 || ssthresh < 2"},
+			Linux:     "Linux's Vegas lowers ssthresh to cwnd − 1 when it leaves slow start on delay, 1 with cwnd 2 (net/ipv4/tcp_vegas.c tcp_vegas_ssthresh): no loss reduction, so ssthresh is checked in reduction states only",
+			Spec:      corpus.ConditionSpec{When: `cwnd < 1 || ssthresh < 2 && ca_state in ["cwr", "recovery", "loss"]`},
 		},
 		{
 			Name:      "window-overflow",
@@ -100,13 +101,14 @@ func generic() []Oracle {
 			Spec:      corpus.ConditionSpec{When: `ca_state == "recovery" && prev.ca_state == "recovery" && ssthresh + SLACK < prev.ssthresh`},
 		},
 		{
-			Name:      "recovery-exit",
-			Statement: "a recovery or CWR ends either with cwnd ≤ ssthresh (the reduction completed) or with the window restored (undone), not in between",
-			Source:    "RFC 6582 §3.2 step 3 (full acknowledgment: cwnd = ssthresh or less); RFC 6937 §3 (PRR ends with cwnd = ssthresh)",
-			Kind:      Conformance,
-			Except:    []string{"bbr"},
-			Linux:     "Linux sets cwnd = ssthresh at the end of a CWR or of a recovery that can be undone (net/ipv4/tcp_input.c tcp_end_cwnd_reduction); an undo restores max(cwnd, prior_cwnd) (tcp_undo_cwnd_reduction with tcp_reno_undo_cwnd)",
-			Spec:      corpus.ConditionSpec{When: `prev.ca_state in ["recovery", "cwr"] && ca_state in ` + calm + ` && cwnd > ssthresh + SLACK && cwnd + SLACK < max(prev.cwnd, prior_cwnd)`},
+			Name:       "recovery-exit",
+			ExceptCCAs: map[string]string{"lp": "TCP-LP halves cwnd, or sets it to 1, on its own early-congestion inference in any state (net/ipv4/tcp_lp.c tcp_lp_pkts_acked), a recovery's last ACK included"},
+			Statement:  "a recovery or CWR ends either with cwnd ≤ ssthresh (the reduction completed) or with the window restored (undone), not in between",
+			Source:     "RFC 6582 §3.2 step 3 (full acknowledgment: cwnd = ssthresh or less); RFC 6937 §3 (PRR ends with cwnd = ssthresh)",
+			Kind:       Conformance,
+			Except:     []string{"bbr"},
+			Linux:      "Linux sets cwnd = ssthresh at the end of a CWR or of a recovery that can be undone (net/ipv4/tcp_input.c tcp_end_cwnd_reduction); an undo restores max(cwnd, prior_cwnd) (tcp_undo_cwnd_reduction with tcp_reno_undo_cwnd)",
+			Spec:       corpus.ConditionSpec{When: `prev.ca_state in ["recovery", "cwr"] && ca_state in ` + calm + ` && cwnd > ssthresh + SLACK && cwnd + SLACK < max(prev.cwnd, prior_cwnd)`},
 		},
 		{
 			Name:      "undo-restores",

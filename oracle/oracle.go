@@ -38,6 +38,9 @@ type Oracle struct {
 	Families []string
 	CCAs     []string
 	Except   []string // families it never applies to
+	// ExceptCCAs are congestion controls it never applies to, each with
+	// the documented behaviour that puts it outside the rule.
+	ExceptCCAs map[string]string
 	// Linux says where Linux deliberately departs from the source and
 	// what the oracle follows for it, citing the kernel file and
 	// function; empty when Linux keeps the rule.
@@ -265,6 +268,9 @@ func fill(src string, _ int, beta float64, native bool) string {
 
 func (o *Oracle) appliesTo(cca, family string) bool {
 	if family != "" && slices.Contains(o.Except, family) {
+		return false
+	}
+	if _, out := o.ExceptCCAs[cca]; out {
 		return false
 	}
 	if len(o.Families) == 0 && len(o.CCAs) == 0 {
