@@ -49,11 +49,11 @@ type Campaign struct {
 	Oracles     oracle.Choice
 	OracleConds []corpus.ConditionSpec
 	OracleSkips []oracle.Skip
-	Kappa      int                    // saturation region size κ
-	Delta      float64                // saturation threshold δ per Window sims
-	Window     int                    //
-	Budget     int                    // simulations
-	Seed       uint64                 // campaign seed
+	Kappa       int     // saturation region size κ
+	Delta       float64 // saturation threshold δ per Window sims
+	Window      int     //
+	Budget      int     // simulations
+	Seed        uint64  // campaign seed
 	// Schedule is how ACT shares simulations between its steps:
 	// ScheduleAdaptive (default) or SchedulePaper (key schedule:).
 	Schedule string

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -254,7 +255,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  %-16s %s\n", p.Name, doc)
 	}
-	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record, first.X at the start of a for: stretch, rtt_ago.X X one srtt before this record, rtt_max.X its largest over the last srtt, p.X the parameter X in force; a subject with a state: line above reports only those):")
+	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record, first.X at the start of a for: stretch, rtt_ago.X X one srtt before this record, rtt_max.X its largest over the last two srtt, p.X the parameter X in force; a subject with a state: line above reports only those):")
 	printVars := func(vars []listVar) {
 		for _, v := range vars {
 			doc := v.Doc
@@ -282,6 +283,7 @@ type listOracle struct {
 	Families  []string          `json:"families,omitempty"`
 	CCAs      []string          `json:"ccas,omitempty"`
 	Except    []string          `json:"except,omitempty"`
+	ExceptCCA map[string]string `json:"except_ccas,omitempty"` // congestion controls left out, each with why
 	MinFlows  int               `json:"min_flows,omitempty"`
 	Linux     string            `json:"linux,omitempty"`
 	NotOn     map[string]string `json:"not_on,omitempty"`
@@ -295,7 +297,7 @@ func oracleListing() []listOracle {
 	for i := range lib {
 		o := &lib[i]
 		out = append(out, listOracle{Name: o.Name, Kind: string(o.Kind), Statement: o.Statement, Source: o.Source,
-			AppliesTo: appliesTo(o), Families: o.Families, CCAs: o.CCAs, Except: o.Except, MinFlows: o.MinFlows,
+			AppliesTo: appliesTo(o, true), Families: o.Families, CCAs: o.CCAs, Except: o.Except, ExceptCCA: o.ExceptCCAs, MinFlows: o.MinFlows,
 			Linux: o.Linux, NotOn: o.NotOn, Needs: o.Needs()})
 	}
 	return out
@@ -303,19 +305,22 @@ func oracleListing() []listOracle {
 
 // appliesTo says in words which congestion controls an oracle checks:
 // "every congestion control", "the cubic family (cubic)", with the
-// registered members of each family named.
-func appliesTo(o *oracle.Oracle) string {
+// registered members of each family named if members.
+func appliesTo(o *oracle.Oracle, members bool) string {
 	family := func(f string) string {
-		var members []string
-		for _, n := range ccai.Names() {
-			if info, ok := ccai.Lookup(n); ok && info.Family == f {
-				members = append(members, n)
-			}
-		}
-		if len(members) == 0 {
+		if !members {
 			return "the " + f + " family"
 		}
-		return "the " + f + " family (" + strings.Join(members, ", ") + ")"
+		var names []string
+		for _, n := range ccai.Names() {
+			if info, ok := ccai.Lookup(n); ok && info.Family == f {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 {
+			return "the " + f + " family"
+		}
+		return "the " + f + " family (" + strings.Join(names, ", ") + ")"
 	}
 	var parts []string
 	for _, f := range o.Families {
@@ -326,11 +331,12 @@ func appliesTo(o *oracle.Oracle) string {
 	if s == "" {
 		s = "every congestion control"
 	}
-	if len(o.Except) > 0 {
-		var ex []string
-		for _, f := range o.Except {
-			ex = append(ex, family(f))
-		}
+	var ex []string
+	for _, f := range o.Except {
+		ex = append(ex, family(f))
+	}
+	ex = append(ex, slices.Sorted(maps.Keys(o.ExceptCCAs))...)
+	if len(ex) > 0 {
 		s += " but " + strings.Join(ex, ", ")
 	}
 	if o.MinFlows > 1 {
@@ -363,9 +369,34 @@ func listOracles(stdout, stderr io.Writer, asJSON bool) int {
 		if o.Linux != "" {
 			fmt.Fprintf(stdout, "  Linux:      %s\n", o.Linux)
 		}
+		for _, cca := range slices.Sorted(maps.Keys(o.ExceptCCA)) {
+			fmt.Fprintf(stdout, "  not for %s: %s\n", cca, o.ExceptCCA[cca])
+		}
 		for _, subj := range slices.Sorted(maps.Keys(o.NotOn)) {
 			fmt.Fprintf(stdout, "  not on %s: %s\n", subj, o.NotOn[subj])
 		}
 	}
 	return exitOK
+}
+
+// printOracles says at a campaign's start which oracles it cannot run on
+// its subject, and why, and how many it checks.
+func printOracles(w io.Writer, c *act.Campaign) {
+	for _, sk := range c.OracleSkips {
+		fmt.Fprintf(w, "actfuzz run: oracle %s skipped: %s\n", sk.Oracle, sk.Why)
+	}
+	if c.Oracles.None {
+		return
+	}
+	var names []string
+	for _, sp := range c.OracleConds {
+		if !slices.Contains(names, sp.Name) {
+			names = append(names, sp.Name)
+		}
+	}
+	noun := "oracles"
+	if len(names) == 1 {
+		noun = "oracle"
+	}
+	fmt.Fprintf(w, "actfuzz run: checking %d %s (actfuzz list --oracles)\n", len(names), noun)
 }

@@ -311,28 +311,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// printOracles says at a campaign's start which oracles it cannot run on
-// its subject, and why, and how many it checks.
-func printOracles(w io.Writer, c *act.Campaign) {
-	for _, sk := range c.OracleSkips {
-		fmt.Fprintf(w, "actfuzz run: oracle %s skipped: %s\n", sk.Oracle, sk.Why)
-	}
-	if c.Oracles.None {
-		return
-	}
-	var names []string
-	for _, sp := range c.OracleConds {
-		if !slices.Contains(names, sp.Name) {
-			names = append(names, sp.Name)
-		}
-	}
-	noun := "oracles"
-	if len(names) == 1 {
-		noun = "oracle"
-	}
-	fmt.Fprintf(w, "actfuzz run: checking %d %s (actfuzz list --oracles)\n", len(names), noun)
-}
-
 // startCPUProfile profiles the process's CPU into path (none when "")
 // until stop; a file it cannot make is reported as cmd's --cpuprofile.
 func startCPUProfile(cmd, path string, stderr io.Writer) (stop func(), ok bool) {

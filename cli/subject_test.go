@@ -25,7 +25,7 @@ func TestSubjectRefusals(t *testing.T) {
 	}
 	ns3Names := file("ns3names.yaml", "ccai: [TcpCubic]\nbytes: 100000\nbudget: 2\n")
 	cnt := file("cnt.yaml", "ccai: [cubic]\nbudget: 2\nconditions:\n  - {name: c, when: \"cnt > 5\"}\n")
-	wc := file("wc.yaml", "ccai: [cubic]\nbytes: 100000\nbudget: 2\nconditions:\n  - {name: c, when: \"w_c > 1e12\"}\n")
+	wc := file("wc.yaml", "ccai: [cubic]\nbytes: 100000\nbudget: 2\noracles: none\nconditions:\n  - {name: c, when: \"w_c > 1e12\"}\n")
 	seed := findingSeed(t, dir)
 	sb, _ := os.ReadFile(seed)
 	old := bytes.Replace(sb, []byte(`"profile": "linux"`), []byte(`"profile": "linux-3.10"`), 1)

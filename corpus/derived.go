@@ -30,7 +30,7 @@ var DerivedDocs = []string{
 	"retransmission timeouts in a row: in one stay in Loss without data delivered (RFC 6298 §5.5's backoff count)",
 	"rto (ms) recorded at the previous of those timeouts (0 before the second)",
 	"seconds since delivered last grew (0 at the record that delivered)",
-	"seconds since the flow last entered a window reduction (cwr, recovery or loss from a calmer state), before this record; -1 if none, or if that reduction was undone",
+	"seconds since the flow last entered a window reduction that reduced (cwr or recovery with ssthresh below prior_cwnd, or loss), before this record; -1 if none, or if that reduction was undone",
 	"this flow's delivery rate over the last 10 s over the highest of the active flows' (1 with one flow or before 11 s)",
 	"the smallest srtt (ms) the flow has had (0 before its first RTT sample): a round trip can take no less, whatever queue srtt has since seen",
 }
@@ -98,12 +98,18 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	}
 	prev, st := h.caState, r.CAState
 	switch {
-	case st != prev && (st == ccai.StateCWR || st == ccai.StateRecovery) && prev <= ccai.StateDisorder,
+	// A reduction that reduced: an entry that left ssthresh at
+	// prior_cwnd or above (Scalable's ⌊cwnd/8⌋ of a small window, a
+	// recovery begun at cwnd 1) takes nothing back, and an undo of it
+	// would change nothing one could see.
+	case st != prev && (st == ccai.StateCWR || st == ccai.StateRecovery) && prev <= ccai.StateDisorder && r.SSThresh < r.PriorCwnd,
 		st == ccai.StateLoss && prev != ccai.StateLoss:
 		h.reductionAt = r.Time
-	case st <= ccai.StateDisorder && prev >= ccai.StateCWR && (r.Cwnd > r.SSThresh || r.SSThresh > h.reducedTo):
+	case st <= ccai.StateDisorder && prev >= ccai.StateCWR && (r.Cwnd > r.SSThresh || r.SSThresh > h.reducedTo ||
+		prev == ccai.StateLoss && r.Cwnd > 1 && r.Cwnd >= r.PriorCwnd):
 		// An undone reduction (Linux's tcp_undo_cwnd_reduction restores
-		// cwnd and raises ssthresh back) is no reduction: the next one is
+		// cwnd and raises ssthresh back; an undone timeout leaves Loss
+		// with cwnd back at prior_cwnd) is no reduction: the next one is
 		// the window's first.
 		h.reductionAt = -1
 	}

@@ -67,14 +67,19 @@ func (w *maxWindow) push(t int64, v float64, srttNS int64) float64 {
 		w.pts = w.pts[:len(w.pts)-1]
 	}
 	w.pts = append(w.pts, windowPoint{t, v})
-	for w.head < len(w.pts)-1 && w.pts[w.head].t < t-2*srttNS {
+	// Keep four srtt, answer for two: srtt may double between records
+	// and still find the values of its longer window.
+	for w.head < len(w.pts)-1 && w.pts[w.head].t < t-4*srttNS {
 		w.head++
 	}
 	if w.head > 1024 && w.head > len(w.pts)/2 {
 		w.pts = append(w.pts[:0], w.pts[w.head:]...)
 		w.head = 0
 	}
-	return w.pts[w.head].v
+	// The deque decreases from its head: the first point inside the
+	// window is its largest value.
+	live := w.pts[w.head:]
+	return live[sort.Search(len(live)-1, func(i int) bool { return live[i].t >= t-2*srttNS })].v
 }
 
 // rttWindows follows the variables a set of conditions reads through

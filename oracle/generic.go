@@ -56,7 +56,7 @@ func generic() []Oracle {
 			Source:    "RFC 7661 §4.3 (no cwnd increase while the sender is not cwnd-limited); Linux's slow-start allowance (cwnd < 2·max_packets_out counts as limited) is the bound",
 			Kind:      Conformance,
 			Except:    []string{"bbr"},
-			Linux:     "Linux's tcp_is_cwnd_limited (include/net/tcp.h) counts a sender in slow start as limited while cwnd < 2·max_packets_out, and in congestion avoidance while is_cwnd_limited was set in the last window; the oracle uses the looser slow-start bound for both, so that records taken after an ACK (in flight one below cwnd) never trip it",
+			Linux:     "Linux's Vegas grows cwnd in slow start without asking (net/ipv4/tcp_vegas.c tcp_vegas_cong_avoid calls tcp_slow_start with no tcp_is_cwnd_limited check on its Vegas path): the oracle reports it, a departure of Linux's own. Linux's tcp_is_cwnd_limited (include/net/tcp.h) counts a sender in slow start as limited while cwnd < 2·max_packets_out, and in congestion avoidance while is_cwnd_limited was set in the last window; the oracle uses the looser slow-start bound for both, so that records taken after an ACK (in flight one below cwnd) never trip it",
 			// Open for a whole round trip: in Open nothing is SACKed or
 			// marked lost, so in_flight is Linux's packets_out, which
 			// tcp_is_cwnd_limited judges by (after a timeout in_flight
@@ -64,13 +64,15 @@ func generic() []Oracle {
 			// Records come after an ACK, before the sender refills the
 			// window: with a few packets a round trip every record may
 			// show none in flight. What the round trip delivered was in
-			// flight in it too, so the larger of the two is the bound.
+			// flight in it too, so the larger of the two is the bound,
+			// plus 4 for what an ACK took out of flight before the
+			// sender refilled it (two delayed-ACK segments, twice).
 			// Three round trips in Open: Linux's max_packets_out is
 			// packets_out (FlightSize, SACKed packets included) at the
 			// start of a window that lasts until snd_una passes it, so a
 			// window begun in recovery may still allow growth one round
 			// trip into Open.
-			Spec: corpus.ConditionSpec{While: `ca_state == "open"`, For: "3rtt", When: `reason == "ack" && cwnd > prev.cwnd && 2 * max(rtt_max.in_flight, delivered - rtt_ago.delivered) < prev.cwnd`},
+			Spec: corpus.ConditionSpec{While: `ca_state == "open"`, For: "3rtt", When: `reason == "ack" && cwnd > prev.cwnd && 2 * (max(rtt_max.in_flight, delivered - rtt_ago.delivered) + 4) < prev.cwnd`},
 		},
 		{
 			Name:      "reduction-bound",
@@ -85,11 +87,12 @@ func generic() []Oracle {
 			Statement: "a flow does not enter a second window reduction (recovery or CWR) within half its smallest round trip of the last one that was not undone",
 			Source:    "RFC 6582 §3.2 steps 1 and 4 (no new reduction before the recovery point is acknowledged); RFC 3168 §6.1.2 (reduce at most once per window of data for ECN)",
 			Kind:      Conformance,
+			Except:    []string{"bbr"},
 			// srtt_min, not srtt: a recovery point is acknowledged one
 			// round trip after the reduction at the soonest, but srtt may
 			// lag seconds behind a drained queue, and a new reduction after
 			// a completed recovery is the RFC's own.
-			Spec: corpus.ConditionSpec{When: `ca_state in ["recovery", "cwr"] && prev.ca_state in ` + calm + ` && since_reduction >= 0 && since_reduction * 1000 < 0.5 * srtt_min`},
+			Spec: corpus.ConditionSpec{When: `ca_state in ["recovery", "cwr"] && prev.ca_state in ` + calm + ` && ssthresh < prior_cwnd && since_reduction >= 0 && since_reduction * 1000 < 0.5 * srtt_min`},
 		},
 		{
 			Name:      "ssthresh-steady",
@@ -117,7 +120,11 @@ func generic() []Oracle {
 			Kind:      Conformance,
 			Except:    []string{"bbr"},
 			Linux:     "Linux's undo sets cwnd = max(cwnd, prior_cwnd) (net/ipv4/tcp_input.c tcp_undo_cwnd_reduction, tcp_cong.c tcp_reno_undo_cwnd); 3.10 without an undo_cwnd op took max(cwnd, 2·ssthresh), the paper's bug",
-			Spec:      corpus.ConditionSpec{When: `prev.ca_state in ["recovery", "cwr", "loss"] && ca_state in ` + calm + ` && cwnd > ssthresh + SLACK && cwnd > max(prev.cwnd, prior_cwnd) + SLACK`},
+			// No guard on ssthresh: an undo restores ssthresh too, in
+			// slow start to 0x7fffffff, above any window it restores.
+			// The floor of 2 keeps out a recovery begun at cwnd 1 that
+			// ends at ssthresh's floor (RFC 5681 eq. (4)).
+			Spec: corpus.ConditionSpec{When: `prev.ca_state in ["recovery", "cwr", "loss"] && ca_state in ` + calm + ` && cwnd > max(prev.cwnd, prior_cwnd, 2) + SLACK`},
 		},
 	}
 }

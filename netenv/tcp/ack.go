@@ -103,6 +103,15 @@ func (s *Sender) onAck(p *sim.Packet) {
 	// Linux's tcp_ack_update_rtt: a cumulative sample, else one from the
 	// oldest newly SACKed segment, else the timestamp echo.
 	rttSample := a.seqRTT
+	if a.retransAcked {
+		// Karn's rule for the whole ACK: when it also acknowledges
+		// retransmitted data, the never-retransmitted segments above a
+		// repaired hole waited for the repair, and their send times
+		// would time that wait, not the path (Linux's
+		// tcp_clean_rtx_queue takes no sequence sample with
+		// FLAG_RETRANS_DATA_ACKED).
+		rttSample = -1
+	}
 	if rttSample < 0 {
 		rttSample = a.sackRTT
 	}

@@ -1,0 +1,253 @@
+package oracle
+
+import (
+	"testing"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/tcp"
+)
+
+// Fire/silent cases of the oracles of one family (Reno, CUBIC, BBR,
+// DCTCP) and of the performance oracle: test CCAIs that wrap the native
+// algorithm of the family with one bug planted, against the native one,
+// or hand-built records.
+
+// The planted bugs.
+type (
+	// threeQuarterReno keeps ¾ of the window on a loss.
+	threeQuarterReno struct{ ccai.Reno }
+	// fastCubic grows by every segment ACKed in congestion avoidance
+	// (slow start that never ends).
+	fastCubic struct{ ccai.Cubic }
+	// halfCubic halves the window on a loss (Reno's β, not CUBIC's 0.7).
+	halfCubic struct{ ccai.Cubic }
+	// nofcCubic keeps W_max at the window of the last loss, without fast
+	// convergence; the window's growth is the native CUBIC's, only the
+	// W_max it reports (and is judged by) is wrong.
+	nofcCubic struct {
+		ccai.Cubic
+		wMax uint32
+	}
+	// lowBBR lets cwnd fall to 3 packets in Open.
+	lowBBR struct{ ccai.BBR }
+	// nopaceBBR loses its pacing rate (0: unpaced).
+	nopaceBBR struct{ ccai.BBR }
+	// overBBR keeps growing cwnd by what is ACKed once the pipe is
+	// full, past its target.
+	overBBR struct{ ccai.BBR }
+	// fatProbeBBR does not drain cwnd to 4 packets in ProbeRTT.
+	fatProbeBBR struct{ ccai.BBR }
+	// quarterDCTCP reduces by α/4 of the window rather than α/2. Not
+	// named "dctcp", it gets the classic ECN echo (tcp.EchoFor keys on
+	// the name, not on the family), so its α follows ECE latched until
+	// CWR, near 1: the bug shows either way.
+	quarterDCTCP struct{ ccai.DCTCP }
+)
+
+func (*threeQuarterReno) SSThresh(s *ccai.Sock) uint32 { return max(s.Cwnd*3/4, 2) }
+
+func (c *fastCubic) CongAvoid(s *ccai.Sock, acked uint32) {
+	c.Cubic.CongAvoid(s, acked)
+	if s.Cwnd >= s.SSThresh && s.IsCwndLimited() {
+		s.Cwnd += acked
+	}
+}
+
+func (c *halfCubic) SSThresh(s *ccai.Sock) uint32 {
+	c.Cubic.SSThresh(s) // CUBIC's own bookkeeping (W_max, epoch)
+	return max(s.Cwnd/2, 2)
+}
+
+func (c *nofcCubic) SSThresh(s *ccai.Sock) uint32 {
+	c.wMax = s.Cwnd
+	return c.Cubic.SSThresh(s)
+}
+
+func (c *nofcCubic) SetState(s *ccai.Sock, st ccai.CAState) {
+	if st == ccai.StateLoss {
+		c.wMax = 0 // CUBIC starts over after a timeout
+	}
+	c.Cubic.SetState(s, st)
+}
+
+func (c *nofcCubic) ReadVars(s *ccai.Sock, dst []float64) {
+	c.Cubic.ReadVars(s, dst)
+	dst[1] = float64(c.wMax) // w_max
+}
+
+// bbrVar reads BBR variable i (ccai.BBR.Vars) of b.
+func bbrVar(b *ccai.BBR, s *ccai.Sock, i int) float64 {
+	var v [16]float64
+	b.ReadVars(s, v[:len(b.Vars())])
+	return v[i]
+}
+
+const (
+	bbrMode          = 0 // ccai.BBRModeNames
+	bbrFullBWReached = 7
+	bbrProbeRTT      = 3 // "probe_rtt" in ccai.BBRModeNames
+)
+
+func (b *lowBBR) CongControl(s *ccai.Sock, rs *ccai.RateSample) {
+	b.BBR.CongControl(s, rs)
+	if s.CAState == ccai.StateOpen {
+		s.Cwnd = min(s.Cwnd, 3)
+	}
+}
+
+func (b *nopaceBBR) CongControl(s *ccai.Sock, rs *ccai.RateSample) {
+	b.BBR.CongControl(s, rs)
+	s.PacingRate = 0
+}
+
+func (b *overBBR) CongControl(s *ccai.Sock, rs *ccai.RateSample) {
+	before := s.Cwnd
+	b.BBR.CongControl(s, rs)
+	if bbrVar(&b.BBR, s, bbrFullBWReached) == 1 && bbrVar(&b.BBR, s, bbrMode) != bbrProbeRTT && s.CAState == ccai.StateOpen {
+		s.Cwnd = max(s.Cwnd, before+rs.AckedSacked)
+	}
+}
+
+func (b *fatProbeBBR) CongControl(s *ccai.Sock, rs *ccai.RateSample) {
+	before := s.Cwnd
+	b.BBR.CongControl(s, rs)
+	if bbrVar(&b.BBR, s, bbrMode) == bbrProbeRTT {
+		s.Cwnd = max(s.Cwnd, before)
+	}
+}
+
+func (d *quarterDCTCP) SSThresh(s *ccai.Sock) uint32 {
+	d.DCTCP.SSThresh(s) // the window to undo to
+	var alpha [1]float64
+	d.ReadVars(s, alpha[:])
+	return max(s.Cwnd-uint32(float64(s.Cwnd)*alpha[0]/4), 2)
+}
+
+func init() {
+	for _, r := range []struct {
+		name, family string
+		beta         float64
+		new          func() ccai.Algorithm
+	}{
+		{"test-reno-3q", ccai.FamilyReno, 0.5, func() ccai.Algorithm { return &threeQuarterReno{} }},
+		{"test-cubic-fast", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &fastCubic{} }},
+		{"test-cubic-half", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &halfCubic{} }},
+		{"test-cubic-nofc", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &nofcCubic{} }},
+		{"test-bbr-low", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &lowBBR{} }},
+		{"test-bbr-nopace", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &nopaceBBR{} }},
+		{"test-bbr-over", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &overBBR{} }},
+		{"test-bbr-fatprobe", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &fatProbeBBR{} }},
+		{"test-dctcp-quarter", ccai.FamilyDCTCP, 0.5, func() ccai.Algorithm { return &quarterDCTCP{} }},
+	} {
+		ccai.Register(ccai.Info{Name: r.name, Description: "a native algorithm with a planted bug (oracle tests)", Family: r.family, Beta: r.beta, New: r.new})
+	}
+}
+
+func TestFamilyOraclesSimulated(t *testing.T) {
+	for _, tc := range []simCase{
+		{oracle: "reno-half", bug: "test-reno-3q", good: "reno", run: simRun{env: env("loss", 0.002)}, need: "recoveries"},
+		{oracle: "cubic-growth", bug: "test-cubic-fast", good: "cubic", run: simRun{env: env("loss", 0.001), bytes: 3 << 20},
+			premise: `ca_state == "open" && cwnd > ssthresh + 10`},
+		{oracle: "cubic-beta", bug: "test-cubic-half", good: "cubic", run: simRun{env: env("loss", 0.002)}, need: "recoveries"},
+		// Random losses close together: the second comes below the
+		// W_max of the first.
+		{oracle: "cubic-fast-convergence", bug: "test-cubic-nofc", good: "cubic", run: simRun{env: env("loss", 0.003), bytes: 3 << 20}, need: "recoveries",
+			premise: `ca_state == "recovery" && prev.ca_state in ["open", "disorder"] && prev.w_max > prior_cwnd + 1`},
+		{oracle: "bbr-min-cwnd", bug: "test-bbr-low", good: "bbr", run: simRun{env: env("loss", 0.001)}},
+		{oracle: "bbr-pacing-rate", bug: "test-bbr-nopace", good: "bbr", run: simRun{env: env("loss", 0.001)}},
+		{oracle: "bbr-cwnd-target", bug: "test-bbr-over", good: "bbr", run: simRun{env: env("loss", 0.001), bytes: 3 << 20},
+			premise: `full_bw_reached == 1 && mode == "probe_bw"`},
+		// ProbeRTT comes after 10 s without a lower RTT sample: 15 MB
+		// at 10 Mbit/s take 12 s.
+		{oracle: "bbr-probe-rtt-cwnd", bug: "test-bbr-fatprobe", good: "bbr", run: simRun{env: env("loss", 0), bytes: 15_000_000},
+			premise: `mode == "probe_rtt" && prev.mode == "probe_rtt"`},
+		// ECN marks at a queue of 20 packets; no random loss.
+		{oracle: "dctcp-reduction", bug: "test-dctcp-quarter", good: "dctcp", run: simRun{env: env("loss", 0, "ecn", 1, "ecn_k", 20), bytes: 3 << 20}, need: "ecn"},
+	} {
+		t.Run(tc.oracle+"/"+tc.bug, tc.test)
+	}
+}
+
+func TestFamilyOraclesRecords(t *testing.T) {
+	native := netenv.NativeCapabilities()
+
+	// cubic-target-bound does not run on the native subject (it reports
+	// Linux's unclamped bic_target): on another subject with the same
+	// variables it does.
+	if specs, skips := Select(Choice{Names: []string{"cubic-target-bound"}}, native, []string{"cubic"}, ccai.ProfileLinux); len(specs) != 0 || len(skips) != 1 {
+		t.Errorf("cubic-target-bound on the native subject: %d conditions, skips %v; want none and a skip", len(specs), skips)
+	}
+	other := native
+	other.Name = "other"
+	// cubic's variables: target, w_max, k, w_est, cnt, delay_min_ms, epoch_s.
+	cubicVars := func(target float64) []float64 { return []float64{target, 120, 1, 90, 10, 40, 1} }
+	cubicRecs := func(state string, cwnd, ssthresh uint32, target float64) []tcp.StateRecord {
+		return records(
+			rec{ms: 1000, state: state, cwnd: cwnd, ssthresh: ssthresh, srttMS: 40, delivered: 500, vars: cubicVars(target)},
+			rec{ms: 1010, state: state, cwnd: cwnd + 1, ssthresh: ssthresh, srttMS: 40, delivered: 502, vars: cubicVars(target)})
+	}
+	runRecCases(t, "cubic-target-bound", other, []string{"cubic"}, []recCase{
+		{name: "target 2x cwnd in congestion avoidance", fire: true, recs: cubicRecs("open", 100, 70, 203)},
+		{name: "target 1.4x cwnd", fire: false, recs: cubicRecs("open", 100, 70, 140)},
+		{name: "target 2x cwnd in slow start", fire: false, recs: cubicRecs("open", 50, 70, 103)},
+		{name: "target 2x cwnd in recovery", fire: false, recs: cubicRecs("recovery", 100, 70, 203)},
+	})
+
+	// dctcp-alpha-range: α out of [0, 1] at any record.
+	alphaRecs := func(alphas ...float64) []tcp.StateRecord {
+		var rs []rec
+		for i, a := range alphas {
+			rs = append(rs, rec{ms: 1000 + 10*float64(i), state: "open", cwnd: 20, ssthresh: 15, srttMS: 1, delivered: uint64(100 + i), vars: []float64{a}})
+		}
+		return records(rs...)
+	}
+	runRecCases(t, "dctcp-alpha-range", native, []string{"dctcp"}, []recCase{
+		{name: "alpha above 1", fire: true, recs: alphaRecs(1, 0.9, 1.06)},
+		{name: "alpha below 0", fire: true, recs: alphaRecs(0.1, -0.01)},
+		{name: "alpha from 1 to 0", fire: false, recs: alphaRecs(1, 0.5, 0.0625, 0)},
+	})
+	// And on the native DCTCP, whose α the simulation keeps in range.
+	hits, res := simulate(t, "dctcp-alpha-range", simRun{ccas: []string{"dctcp"}, env: env("loss", 0, "ecn", 1, "ecn_k", 20), bytes: 3 << 20, seed: 1})
+	logRun(t, "dctcp", hits, res)
+	expect(t, "dctcp-alpha-range", "dctcp", hits, false)
+
+	// starvation: two flows records every 500 ms for 25 s; flow 1
+	// delivers rate1 packets a second to flow 0's 1000, and flow 0 stops
+	// (its transfer done) at stop s.
+	starving := func(rate1 float64, stop float64) []tcp.StateRecord {
+		var rs []rec
+		for ms := 500.0; ms <= 25000; ms += 500 {
+			if ms <= stop*1000 {
+				rs = append(rs, rec{ms: ms, flow: 0, state: "open", cwnd: 100, ssthresh: 80, srttMS: 40, inFlight: 100, delivered: uint64(ms)})
+			}
+			rs = append(rs, rec{ms: ms + 1, flow: 1, state: "open", cwnd: 10, ssthresh: 8, srttMS: 40, inFlight: 10, delivered: uint64(ms * rate1 / 1000)})
+		}
+		return records(rs...)
+	}
+	two := []string{"reno", "reno"}
+	runRecCases(t, "starvation", native, two, []recCase{
+		{name: "a twentieth of the other's rate for 14 s", fire: true, recs: starving(50, 25)},
+		{name: "half the other's rate", fire: false, recs: starving(500, 25)},
+		{name: "the other flow finished", fire: false, recs: starving(50, 8)},
+	})
+	if specs, _ := Select(Choice{}, native, []string{"reno", "cubic"}, ccai.ProfileLinux); containsName(specs, "starvation") {
+		t.Error("starvation runs on flows of different congestion controls")
+	}
+}
+
+// TestCubicGrowthOnStretchAck: without SACK, the cumulative ACK that ends
+// a recovery acknowledges everything above the repaired hole at once (28
+// segments here), and Linux's CUBIC grows by it on that ACK (tcp_cong_control
+// calls cong_avoid with acked_sacked once the state is Open): cwnd 12 →
+// 16 with cnt 6. cubic-growth's stretch begins at that ACK's state
+// record, whose delivered already counts the 28 segments, so the growth
+// meets an allowance of (delivered − first.delivered)/2 + 2 = 2.5. The
+// stretch now begins after the state record; this keeps it silent.
+func TestCubicGrowthOnStretchAck(t *testing.T) {
+	hits, res := simulate(t, "cubic-growth", simRun{ccas: []string{"cubic"}, env: env("bw", 0.5, "delay", 100, "loss", 0.01), bytes: 200_000, seed: 2, noSACK: true})
+	logRun(t, "cubic", hits, res)
+	if len(hits) > 0 {
+		t.Errorf("cubic-growth fires on the native CUBIC without SACK, on the ACK after a recovery's stretch ACK; first hit: %v", hits[0])
+	}
+}
