@@ -206,7 +206,7 @@ func TestRunStorePartRestarted(t *testing.T) {
 	var local string
 	for _, standby := range []bool{false, true} {
 		t.Run(fmt.Sprintf("standby=%v", standby), func(t *testing.T) {
-			s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 2400\nwindow: 64\n")
+			s, path, ctx, serve := cliCluster(t, "ccai: [reno]\nbytes: 200000\nbudget: 2400\nwindow: 64\noracles: none\n")
 			dir := filepath.Dir(path)
 			if local == "" {
 				t0 := time.Now()
