@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
@@ -118,12 +119,15 @@ func NewRunner(c *Campaign, subj netenv.Subject, space coverage.Space) (*Runner,
 		space = c.Space
 	}
 	caps := subj.Capabilities()
-	if err := c.CheckSubject(caps); err != nil {
+	// Runners of one campaign start together (one per worker): each
+	// checks it against its subject without writing it.
+	oracles, _, err := c.checkSubject(caps)
+	if err != nil {
 		return nil, err
 	}
 	// Observations have the subject's schema: what it provides, by its
 	// own names.
-	w, err := corpus.NewWatcherFor(caps, c.CCAI, c.Checks())
+	w, err := corpus.NewWatcherFor(caps, c.CCAI, slices.Concat(c.Conditions, oracles))
 	if err != nil {
 		return nil, fmt.Errorf("conditions: %w", err)
 	}

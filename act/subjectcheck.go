@@ -65,7 +65,22 @@ func LoadCampaignFor(path string, caps netenv.Capabilities) (*Campaign, error) {
 // that the campaign varies, a variable of S or of a condition it does not
 // report for the first flow's congestion control. The error wraps
 // ErrSubjectLacks and names the file, the line and the field.
+//
+// It also binds the campaign's oracles to the subject: OracleConds and
+// OracleSkips are those of caps from then on. Runners that share the
+// campaign check it without writing it (checkSubject).
 func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
+	conds, skips, err := c.checkSubject(caps)
+	if err != nil {
+		return err
+	}
+	c.OracleConds, c.OracleSkips = conds, skips
+	return nil
+}
+
+// checkSubject is CheckSubject without writing the campaign: it returns
+// the oracles' conditions on caps and the oracles skipped there.
+func (c *Campaign) checkSubject(caps netenv.Capabilities) ([]corpus.ConditionSpec, []oracle.Skip, error) {
 	var root yaml.Node
 	_ = yaml.Unmarshal(c.Source, &root)
 	fail := func(keys []string, field, format string, a ...any) error {
@@ -77,14 +92,14 @@ func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
 	}
 	for _, n := range c.CCAI {
 		if _, err := caps.Resolve(n); err != nil {
-			return fail([]string{"ccai"}, "ccai", "%v", err)
+			return nil, nil, fail([]string{"ccai"}, "ccai", "%v", err)
 		}
 	}
 	if err := caps.CheckTopology(c.Topology); err != nil {
-		return fail([]string{"topology"}, "topology", "%v", err)
+		return nil, nil, fail([]string{"topology"}, "topology", "%v", err)
 	}
 	if err := caps.CheckProfile(c.Profile); err != nil {
-		return fail([]string{"profile"}, "profile", "%v", err)
+		return nil, nil, fail([]string{"profile"}, "profile", "%v", err)
 	}
 	for i, r := range c.Params {
 		p := netenv.ParamAt(i)
@@ -93,11 +108,11 @@ func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
 		}
 		if err := caps.CheckParam(p.Name); err != nil {
 			def := netenv.DefaultEnv()
-			return fail([]string{"params", p.Name}, "params."+p.Name, "%v; leave it out of params: (its default is %s)", err, p.Format(&def))
+			return nil, nil, fail([]string{"params", p.Name}, "params."+p.Name, "%v; leave it out of params: (its default is %s)", err, p.Format(&def))
 		}
 	}
 	if c.Symbolic != nil && caps.Name != "native" {
-		return fail([]string{"symbolic"}, "symbolic", "the symbolic step explores windows on the native simulator only; the %s subject cannot run it (remove the key)", caps.Name)
+		return nil, nil, fail([]string{"symbolic"}, "symbolic", "the symbolic step explores windows on the native simulator only; the %s subject cannot run it (remove the key)", caps.Name)
 	}
 	cca := c.CCAI[0]
 	schema := corpus.SchemaOf(caps, cca)
@@ -110,14 +125,14 @@ func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
 	}
 	for _, v := range c.Space.Vars {
 		if !schema.Has(v.Name) {
-			return fail([]string{"state", v.Name}, "state."+v.Name, "unknown state variable: %s", lacks(v.Name))
+			return nil, nil, fail([]string{"state", v.Name}, "state."+v.Name, "unknown state variable: %s", lacks(v.Name))
 		}
 	}
 	for i, sp := range c.Conditions {
 		field := fmt.Sprintf("conditions[%d]", i)
 		refs, err := sp.Refs()
 		if err != nil {
-			return fail([]string{"conditions"}, field, "condition %q: %v", sp.Name, err)
+			return nil, nil, fail([]string{"conditions"}, field, "condition %q: %v", sp.Name, err)
 		}
 		for _, m := range []struct {
 			prefix string
@@ -125,24 +140,24 @@ func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
 		}{{"prev.", refs.Prev}, {"first.", refs.First}, {"rtt_ago./rtt_max.", refs.Window}} {
 			for _, v := range m.names {
 				if !schema.Has(v) {
-					return fail([]string{"conditions"}, field, "condition %q reads %s%s: %s", sp.Name, m.prefix, v, lacks(v))
+					return nil, nil, fail([]string{"conditions"}, field, "condition %q reads %s%s: %s", sp.Name, m.prefix, v, lacks(v))
 				}
 			}
 		}
 		if _, err := corpus.Compile([]corpus.ConditionSpec{sp}, schema); err != nil {
 			for _, v := range refs.Cur {
 				if !schema.Has(v) {
-					return fail([]string{"conditions"}, field, "condition %q reads %s: %s", sp.Name, v, lacks(v))
+					return nil, nil, fail([]string{"conditions"}, field, "condition %q reads %s: %s", sp.Name, v, lacks(v))
 				}
 			}
-			return fail([]string{"conditions"}, field, "%v", err)
+			return nil, nil, fail([]string{"conditions"}, field, "%v", err)
 		}
 	}
-	c.OracleConds, c.OracleSkips = oracle.Select(c.Oracles, caps, c.CCAI, c.Profile)
-	for _, sp := range c.OracleConds {
+	conds, skips := oracle.Select(c.Oracles, caps, c.CCAI, c.Profile)
+	for _, sp := range conds {
 		if slices.ContainsFunc(c.Conditions, func(u corpus.ConditionSpec) bool { return u.Name == sp.Name }) {
-			return fail([]string{"conditions"}, "conditions", "condition %q has the name of an oracle: rename it, or leave the oracle out with oracles: [...]", sp.Name)
+			return nil, nil, fail([]string{"conditions"}, "conditions", "condition %q has the name of an oracle: rename it, or leave the oracle out with oracles: [...]", sp.Name)
 		}
 	}
-	return nil
+	return conds, skips, nil
 }
