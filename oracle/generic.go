@@ -31,7 +31,7 @@ func generic() []Oracle {
 		},
 		{
 			Name:      "stall",
-			Statement: "a flow with data in flight delivers something within 3 of its (backed-off) retransmission timeouts while the path delivers",
+			Statement: "a flow with data in flight delivers something within 3 of its (backed-off) retransmission timeouts, plus 10 s and the time to drain a full buffer, on a path without a link trace",
 			Source:    "RFC 6298 §5 (an outstanding segment is retransmitted when the timer expires, the timer backed off ×2 each time); the stall CC-Fuzz found in BBR (Ferreira et al., HotNets 2022, §5)",
 			Kind:      Conformance,
 			// 10 s on top: an undone timeout (RFC 4015 §2, Linux's
