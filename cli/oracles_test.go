@@ -242,7 +242,7 @@ func TestRunOracleStart(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{
-		"actfuzz run: oracle cubic-target-bound skipped: not on native: ",
+		"actfuzz run: oracle cubic-target-bound skipped: not on native/linux: ",
 		"actfuzz run: oracle bbr-min-cwnd skipped: applies to none",
 		"actfuzz run: checking 1 oracle (actfuzz list --oracles)\n",
 	} {

@@ -31,16 +31,16 @@ func generic() []Oracle {
 		},
 		{
 			Name:      "stall",
-			Statement: "a flow with data in flight delivers something within 3 of its (backed-off) retransmission timeouts, plus 10 s and the time to drain a full buffer, on a path without a link trace",
+			Statement: "a flow with data in flight delivers something within 3 of its (backed-off) retransmission timeouts, plus 10 s and the time the bottleneck takes to deliver what is in flight, on a path without a link trace",
 			Source:    "RFC 6298 §5 (an outstanding segment is retransmitted when the timer expires, the timer backed off ×2 each time); the stall CC-Fuzz found in BBR (Ferreira et al., HotNets 2022, §5)",
 			Kind:      Conformance,
 			// 10 s on top: an undone timeout (RFC 4015 §2, Linux's
 			// tcp_try_undo_loss) may reset the backoff, so the current rto
 			// can be far below the time already spent backing off. And the
-			// time to drain a full buffer (p.buffer packets at p.bw): a
-			// path of 0.1 Mbit/s with 5,000 packets of buffer takes
-			// minutes to deliver what a timeout retransmitted behind them.
-			Spec: corpus.ConditionSpec{When: `in_flight > 0 && since_progress * 1000 > 3 * rto + 2 * p.ack_agg + 10000 + p.buffer * 11.584 / p.bw && p.link_trace == "none"`},
+			// time the path takes to deliver what is in flight (in_flight
+			// packets at p.bw, queued maybe in an earlier phase's larger
+			// buffer): at 0.1 Mbit/s 700 packets take 80 s.
+			Spec: corpus.ConditionSpec{When: `in_flight > 0 && since_progress * 1000 > 3 * rto + 2 * p.ack_agg + 10000 + in_flight * 11.584 / p.bw && p.link_trace == "none"`},
 		},
 		{
 			Name:      "rto-backoff",
@@ -120,11 +120,14 @@ func generic() []Oracle {
 			Kind:      Conformance,
 			Except:    []string{"bbr"},
 			Linux:     "Linux's undo sets cwnd = max(cwnd, prior_cwnd) (net/ipv4/tcp_input.c tcp_undo_cwnd_reduction, tcp_cong.c tcp_reno_undo_cwnd); 3.10 without an undo_cwnd op took max(cwnd, 2·ssthresh), the paper's bug",
-			// No guard on ssthresh: an undo restores ssthresh too, in
-			// slow start to 0x7fffffff, above any window it restores.
-			// The floor of 2 keeps out a recovery begun at cwnd 1 that
-			// ends at ssthresh's floor (RFC 5681 eq. (4)).
-			Spec: corpus.ConditionSpec{When: `prev.ca_state in ["recovery", "cwr", "loss"] && ca_state in ` + calm + ` && cwnd > max(prev.cwnd, prior_cwnd, 2) + SLACK`},
+			// An undo leaves cwnd above ssthresh, or restores ssthresh
+			// to 0x7fffffff in slow start; a completed reduction leaves
+			// cwnd = ssthresh, which Westwood+ sets to its BtlBw·RTTmin
+			// estimate, above prior_cwnd at times (net/ipv4/tcp_westwood.c
+			// tcp_westwood_event, CA_EVENT_COMPLETE_CWR). The floor of 2
+			// keeps out a recovery begun at cwnd 1 that ends at ssthresh's
+			// floor (RFC 5681 eq. (4)).
+			Spec: corpus.ConditionSpec{When: `prev.ca_state in ["recovery", "cwr", "loss"] && ca_state in ` + calm + ` && cwnd > max(prev.cwnd, prior_cwnd, 2) + SLACK && (cwnd > ssthresh + SLACK || ssthresh >= 2147483647)`},
 		},
 	}
 }
