@@ -39,8 +39,10 @@ func generic() []Oracle {
 			// can be far below the time already spent backing off. And the
 			// time the path takes to deliver what is in flight (in_flight
 			// packets at p.bw, queued maybe in an earlier phase's larger
-			// buffer): at 0.1 Mbit/s 700 packets take 80 s.
-			Spec: corpus.ConditionSpec{When: `in_flight > 0 && since_progress * 1000 > 3 * rto + 2 * p.ack_agg + 10000 + in_flight * 11.584 / p.bw && p.link_trace == "none"`},
+			// buffer): at 0.1 Mbit/s 700 packets take 80 s; and three
+			// times the mean random delay per packet (Gamma: shape ×
+			// scale ms), which can reach 1.6 s.
+			Spec: corpus.ConditionSpec{When: `in_flight > 0 && since_progress * 1000 > 3 * rto + 2 * p.ack_agg + 10000 + in_flight * 11.584 / p.bw + 3 * p.qshape * p.qscale && p.link_trace == "none"`},
 		},
 		{
 			Name:      "rto-backoff",
