@@ -31,9 +31,6 @@ const (
 	FamilyLossBased = "loss-based" // another window algorithm that reduces on loss by a factor of its own
 )
 
-// Families lists the families in the order `actfuzz list` shows them.
-var Families = []string{FamilyReno, FamilyCubic, FamilyBBR, FamilyDCTCP, FamilyLossBased}
-
 // The registry is the only global state of actfuzz: algorithms register
 // themselves from init functions, in this module or in a user's.
 var (

@@ -42,7 +42,6 @@ const shareWindow = 10
 type flowHistory struct {
 	started       bool
 	delivered     float64
-	deliveredRun  float64
 	progressAt    time.Duration
 	timeouts      float64
 	timeoutRTO    float64 // rto at the last timeout of the run
@@ -50,7 +49,6 @@ type flowHistory struct {
 	reductionAt   time.Duration
 	reducedTo     uint32 // ssthresh at the record that entered the reduction
 	srttMin       time.Duration
-	reduced       bool
 	caState       ccai.CAState
 	lastRecord    time.Duration
 	deliveredAt   []float64 // delivered at each whole second (bucket k: at k s)
@@ -73,14 +71,14 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	}
 	h.deliveredPrev = delivered
 	h.lastRecord = r.Time
-	if delivered > h.delivered {
+	progressed := delivered > h.delivered
+	if progressed {
 		h.delivered, h.progressAt = delivered, r.Time
 	}
 	// A run of timeouts ends with progress (an RTT sample may collapse
 	// the backoff, RFC 6298 §5.7) or when the flow leaves Loss (an undo
 	// may reinitialize the RTO, RFC 4015 §2).
-	if delivered > h.deliveredRun || r.CAState != ccai.StateLoss {
-		h.deliveredRun = delivered
+	if progressed || r.CAState != ccai.StateLoss {
 		h.timeouts, h.timeoutRTO, h.lastTimeout = 0, 0, 0
 	}
 	if r.Reason == tcp.ReasonRTO {

@@ -68,7 +68,7 @@ type Oracle struct {
 // rtt_ago.X and rtt_max.X), in order of appearance.
 func (o *Oracle) Needs() []string {
 	sp := o.Spec
-	sp.When, sp.While = fill(sp.When, 0, 0.5, true), fill(sp.While, 0, 0.5, true)
+	sp.When, sp.While = fill(sp.When, 0.5, true), fill(sp.While, 0.5, true)
 	r, err := sp.Refs()
 	if err != nil {
 		return nil
@@ -246,12 +246,12 @@ func (o *Oracle) specFor(native bool, beta float64) corpus.ConditionSpec {
 	sp := o.Spec
 	sp.Name = o.Name
 	sp.Source = o.Source
-	sp.When = fill(sp.When, 0, beta, native)
-	sp.While = fill(sp.While, 0, beta, native)
+	sp.When = fill(sp.When, beta, native)
+	sp.While = fill(sp.While, beta, native)
 	return sp
 }
 
-func fill(src string, _ int, beta float64, native bool) string {
+func fill(src string, beta float64, native bool) string {
 	// ENTRY: the record that enters a reduction. The native subject
 	// emits it with the reduced ssthresh; the others' records are
 	// rebuilt after the ACK and may show the new state one record before
