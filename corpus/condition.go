@@ -183,6 +183,25 @@ type condProg struct {
 	// fast evaluates the whole expression without the VM (fasteval.go),
 	// nil when it holds something only the VM can say.
 	fast fastNode
+	// gates are the categorical tests the expression requires
+	// (fasteval.go): when one fails, the expression is false; onlyGates:
+	// when they all pass, it is true (ca_state == "open").
+	gates     []gate
+	onlyGates bool
+}
+
+// gatesPass says whether every gate of p admits the records.
+func (p *condProg) gatesPass(cur, prev []float64) bool {
+	for _, g := range p.gates {
+		vals := cur
+		if g.kind == opPrev {
+			vals = prev
+		}
+		if !g.pass(vals) {
+			return false
+		}
+	}
+	return true
 }
 
 func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {
@@ -202,6 +221,7 @@ func compileProg(src string, sample map[string]any, schema Schema) (condProg, er
 		*l = slices.Compact(*l)
 	}
 	if tree, err := parser.Parse(src); err == nil {
+		p.gates, p.onlyGates = gatesOf(tree.Node, schema)
 		if p.fast = fastCompile(tree.Node, schema); p.fast != nil {
 			return p, nil
 		}
@@ -485,7 +505,9 @@ func (e *Evaluator) Reset() {
 func (e *Evaluator) value(i int, x float64) any {
 	v := e.schema[i]
 	if len(v.Values) > 0 {
-		if k := int(x); x >= 0 && k < len(v.Values) {
+		// An index that is not a whole number names no category (as in
+		// the fast path's gates).
+		if k := int(x); x >= 0 && k < len(v.Values) && float64(k) == x {
 			return v.Values[k]
 		}
 		return "?"
@@ -496,7 +518,7 @@ func (e *Evaluator) value(i int, x float64) any {
 func paramValue(i int, x float64) any {
 	p := netenv.ParamAt(i)
 	if p.Kind == netenv.Categorical {
-		if k := int(x); x >= 0 && k < len(p.Values) {
+		if k := int(x); x >= 0 && k < len(p.Values) && float64(k) == x {
 			return p.Values[k]
 		}
 		return "?"
@@ -512,9 +534,11 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 		return false, errors.New("reads p.X, but the environment is not known (internal: SetEnv was not called)")
 	}
 	if p.fast != nil {
+		// Eval set cur, prev and the parameters for every condition.
 		vs := &e.fv
-		vs[opCur], vs[opPrev], vs[opFirst], vs[opParam] = cur, prev, first, e.params
-		if e.win != nil {
+		vs[opFirst] = first
+		if e.win != nil && len(p.ago)+len(p.max) > 0 {
+			e.win.resolve()
 			vs[opAgo], vs[opMax] = e.win.agoVals, e.win.maxVals
 		}
 		return p.fast(vs) != 0, nil
@@ -533,7 +557,8 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 	// The six kinds of operand, in the order of pc.last.
 	idx := [6][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max}
 	vals := [6][]float64{cur, prev, first, e.params, nil, nil}
-	if e.win != nil {
+	if e.win != nil && len(p.ago)+len(p.max) > 0 {
+		e.win.resolve()
 		vals[4], vals[5] = e.win.agoVals, e.win.maxVals
 	}
 	if pc.seen && pc.same(idx, vals) {
@@ -610,6 +635,7 @@ func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 		}
 		e.win.observe(cur, cur[e.timeIdx], srtt)
 	}
+	e.fv[opCur], e.fv[opPrev], e.fv[opParam] = cur, prev, e.params
 	for ci, c := range e.conds {
 		ok, err := e.holds(ci, c, cur, prev)
 		if err != nil {
@@ -624,6 +650,12 @@ func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 
 func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, error) {
 	if c.stretch == nil {
+		if !c.when.gatesPass(cur, prev) {
+			return false, nil
+		}
+		if c.when.onlyGates {
+			return true, nil
+		}
 		return e.run(&c.when, &e.when[ci], cur, prev, nil)
 	}
 	// The stretch predicate: While, else When itself.
@@ -631,7 +663,11 @@ func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, erro
 	if c.while != nil {
 		p, pc = c.while, &e.while[ci]
 	}
-	in, err := e.run(p, pc, cur, prev, nil)
+	in := p.gatesPass(cur, prev)
+	var err error
+	if in && !p.onlyGates {
+		in, err = e.run(p, pc, cur, prev, nil)
+	}
 	if err != nil || !in {
 		e.open[ci] = false
 		return false, err
@@ -651,6 +687,12 @@ func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, erro
 		return false, nil
 	}
 	if c.while == nil {
+		return true, nil
+	}
+	if !c.when.gatesPass(cur, prev) {
+		return false, nil
+	}
+	if c.when.onlyGates {
 		return true, nil
 	}
 	return e.run(&c.when, &e.when[ci], cur, prev, first)

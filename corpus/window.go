@@ -62,7 +62,7 @@ type maxWindow struct {
 	head int
 }
 
-func (w *maxWindow) push(t int64, v float64, srttNS int64) float64 {
+func (w *maxWindow) push(t int64, v float64, srttNS int64) {
 	for len(w.pts) > w.head && w.pts[len(w.pts)-1].v <= v {
 		w.pts = w.pts[:len(w.pts)-1]
 	}
@@ -76,8 +76,12 @@ func (w *maxWindow) push(t int64, v float64, srttNS int64) float64 {
 		w.pts = append(w.pts[:0], w.pts[w.head:]...)
 		w.head = 0
 	}
-	// The deque decreases from its head: the first point inside the
-	// window is its largest value.
+}
+
+// max is the largest value of the records since t − 2·srtt. The deque
+// decreases from its head: the first point inside the window is its
+// largest value.
+func (w *maxWindow) max(t int64, srttNS int64) float64 {
 	live := w.pts[w.head:]
 	return live[sort.Search(len(live)-1, func(i int) bool { return live[i].t >= t-2*srttNS })].v
 }
@@ -90,6 +94,11 @@ type rttWindows struct {
 	max            []maxWindow
 	agoVals        []float64 // by schema index: the current rtt_ago.X
 	maxVals        []float64 // by schema index: the current rtt_max.X
+	// t and srtt (ns) of the last record, and whether agoVals and maxVals
+	// are its values yet: the look-ups run only when a condition reads a
+	// window at that record (most records stop at a gate before).
+	t, srtt  int64
+	resolved bool
 }
 
 func newRTTWindows(n int, agoIdx, maxIdx []int) *rttWindows {
@@ -106,16 +115,29 @@ func (w *rttWindows) reset() {
 	}
 }
 
-// observe adds the record cur at time (seconds) with srtt (ms) and sets
-// the window values.
+// observe adds the record cur at time (seconds) with srtt (ms).
 func (w *rttWindows) observe(cur []float64, timeS, srttMS float64) {
-	t := int64(timeS*1e9 + 0.5)
-	srtt := int64(srttMS*1e6 + 0.5)
+	w.t = int64(timeS*1e9 + 0.5)
+	w.srtt = int64(srttMS*1e6 + 0.5)
+	w.resolved = false
 	for k, i := range w.agoIdx {
-		w.ago[k].push(t, cur[i], srtt)
-		w.agoVals[i] = w.ago[k].at(t - srtt)
+		w.ago[k].push(w.t, cur[i], w.srtt)
 	}
 	for k, i := range w.maxIdx {
-		w.maxVals[i] = w.max[k].push(t, cur[i], srtt)
+		w.max[k].push(w.t, cur[i], w.srtt)
+	}
+}
+
+// resolve sets agoVals and maxVals for the last record observed.
+func (w *rttWindows) resolve() {
+	if w.resolved {
+		return
+	}
+	w.resolved = true
+	for k, i := range w.agoIdx {
+		w.agoVals[i] = w.ago[k].at(w.t - w.srtt)
+	}
+	for k, i := range w.maxIdx {
+		w.maxVals[i] = w.max[k].max(w.t, w.srtt)
 	}
 }
