@@ -137,7 +137,7 @@ func (c *Campaign) checkSubject(caps netenv.Capabilities) ([]corpus.ConditionSpe
 		for _, m := range []struct {
 			prefix string
 			names  []string
-		}{{"prev.", refs.Prev}, {"first.", refs.First}, {"rtt_ago./rtt_max.", refs.Window}} {
+		}{{"prev.", refs.Prev}, {"first.", refs.First}, {"rtt_ago./rtt_max./held.", refs.Window}} {
 			for _, v := range m.names {
 				if !schema.Has(v) {
 					return nil, nil, fail([]string{"conditions"}, field, "condition %q reads %s%s: %s", sp.Name, m.prefix, v, lacks(v))

@@ -174,6 +174,7 @@ type condProg struct {
 	param []int       // parameter table indices referenced as p.X
 	ago   []int       // schema indices referenced as rtt_ago.X
 	max   []int       // schema indices referenced as rtt_max.X
+	held  []int       // schema indices referenced as held.X
 	// conj, when the expression is a chain a && b && …, holds each
 	// operand compiled on its own: evaluated in order with a cache of
 	// its own, the chain stops at the first false one, and an oracle's
@@ -216,7 +217,7 @@ func compileProg(src string, sample map[string]any, schema Schema) (condProg, er
 	if rc.err != nil {
 		return condProg{}, rc.err
 	}
-	for _, l := range []*[]int{&p.cur, &p.prev, &p.first, &p.param, &p.ago, &p.max} {
+	for _, l := range []*[]int{&p.cur, &p.prev, &p.first, &p.param, &p.ago, &p.max, &p.held} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
@@ -264,8 +265,8 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 		if c.when, err = compileProg(sp.When, sample, schema); err != nil {
 			return nil, fmt.Errorf("condition %q: %w", sp.Name, err)
 		}
-		if refs := slices.Concat(c.when.ago, c.when.max); len(refs) > 0 && c.timeIdx < 0 {
-			return nil, fmt.Errorf("condition %q: rtt_ago and rtt_max need time, which the subject does not record", sp.Name)
+		if refs := slices.Concat(c.when.ago, c.when.max, c.when.held); len(refs) > 0 && c.timeIdx < 0 {
+			return nil, fmt.Errorf("condition %q: rtt_ago, rtt_max and held need time, which the subject does not record", sp.Name)
 		}
 		if st, ok, _ := ParseStretch(sp.For); ok {
 			if c.timeIdx < 0 || (st.RTTs > 0 && c.srttIdx < 0) {
@@ -288,9 +289,9 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 // reads lists the schema indices the condition reads, as X, prev.X or
 // first.X, in either expression.
 func (c *Condition) reads() []int {
-	out := slices.Concat(c.when.cur, c.when.prev, c.when.first, c.when.ago, c.when.max)
+	out := slices.Concat(c.when.cur, c.when.prev, c.when.first, c.when.ago, c.when.max, c.when.held)
 	if c.while != nil {
-		out = append(out, slices.Concat(c.while.cur, c.while.prev, c.while.ago, c.while.max)...)
+		out = append(out, slices.Concat(c.while.cur, c.while.prev, c.while.ago, c.while.max, c.while.held)...)
 	}
 	if c.stretch != nil {
 		out = append(out, c.timeIdx)
@@ -366,6 +367,8 @@ func (r *refCollector) Visit(n *ast.Node) {
 						r.p.ago = append(r.p.ago, i)
 					case "rtt_max":
 						r.p.max = append(r.p.max, i)
+					case "held":
+						r.p.held = append(r.p.held, i)
 					}
 				}
 			}
@@ -379,6 +382,7 @@ func envFor(schema Schema) map[string]any {
 	first := map[string]any{}
 	ago := map[string]any{}
 	mx := map[string]any{}
+	held := map[string]any{}
 	for _, v := range schema {
 		var zero any = 0.0
 		if len(v.Values) > 0 {
@@ -388,6 +392,7 @@ func envFor(schema Schema) map[string]any {
 		prev[v.Name] = zero
 		first[v.Name] = zero
 		ago[v.Name] = zero
+		held[v.Name] = 0.0
 		if len(v.Values) == 0 {
 			mx[v.Name] = zero // a largest value has a meaning for numbers only
 		}
@@ -396,6 +401,7 @@ func envFor(schema Schema) map[string]any {
 	env["first"] = first
 	env["rtt_ago"] = ago
 	env["rtt_max"] = mx
+	env["held"] = held
 	ps := map[string]any{}
 	for _, p := range netenv.Params() {
 		var zero any = 0.0
@@ -420,6 +426,7 @@ type Evaluator struct {
 	p      map[string]any
 	ago    map[string]any
 	mx     map[string]any
+	held   map[string]any
 	// win follows the variables read as rtt_ago.X and rtt_max.X (nil
 	// when no condition reads them); timeIdx and srttIdx place time and
 	// srtt in the schema.
@@ -454,20 +461,24 @@ func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
 	e.p = e.env["p"].(map[string]any)
 	e.ago = e.env["rtt_ago"].(map[string]any)
 	e.mx = e.env["rtt_max"].(map[string]any)
-	var agoIdx, maxIdx []int
+	e.held = e.env["held"].(map[string]any)
+	var agoIdx, maxIdx, heldIdx []int
 	for _, c := range conds {
 		for _, p := range []*condProg{&c.when, c.while} {
 			if p != nil {
 				agoIdx = append(agoIdx, p.ago...)
 				maxIdx = append(maxIdx, p.max...)
+				heldIdx = append(heldIdx, p.held...)
 			}
 		}
 	}
 	e.timeIdx, e.srttIdx = schema.Index("time"), schema.Index("srtt")
-	if len(agoIdx)+len(maxIdx) > 0 && e.timeIdx >= 0 {
-		slices.Sort(agoIdx)
-		slices.Sort(maxIdx)
-		e.win = newRTTWindows(len(schema), slices.Compact(agoIdx), slices.Compact(maxIdx))
+	if len(agoIdx)+len(maxIdx)+len(heldIdx) > 0 && e.timeIdx >= 0 {
+		for _, l := range []*[]int{&agoIdx, &maxIdx, &heldIdx} {
+			slices.Sort(*l)
+			*l = slices.Compact(*l)
+		}
+		e.win = newRTTWindows(len(schema), agoIdx, maxIdx, heldIdx)
 	}
 	e.when = make([]progCache, len(conds))
 	e.while = make([]progCache, len(conds))
@@ -537,9 +548,9 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 		// Eval set cur, prev and the parameters for every condition.
 		vs := &e.fv
 		vs[opFirst] = first
-		if e.win != nil && len(p.ago)+len(p.max) > 0 {
+		if e.win != nil && len(p.ago)+len(p.max)+len(p.held) > 0 {
 			e.win.resolve()
-			vs[opAgo], vs[opMax] = e.win.agoVals, e.win.maxVals
+			vs[opAgo], vs[opMax], vs[opHeld] = e.win.agoVals, e.win.maxVals, e.win.heldVals
 		}
 		return p.fast(vs) != 0, nil
 	}
@@ -554,17 +565,17 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 		}
 		return true, nil
 	}
-	// The six kinds of operand, in the order of pc.last.
-	idx := [6][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max}
-	vals := [6][]float64{cur, prev, first, e.params, nil, nil}
-	if e.win != nil && len(p.ago)+len(p.max) > 0 {
+	// The kinds of operand (opCur…), in the order of pc.last.
+	idx := [numOperandKinds][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max, p.held}
+	vals := [numOperandKinds][]float64{cur, prev, first, e.params, nil, nil, nil}
+	if e.win != nil && len(p.ago)+len(p.max)+len(p.held) > 0 {
 		e.win.resolve()
-		vals[4], vals[5] = e.win.agoVals, e.win.maxVals
+		vals[opAgo], vals[opMax], vals[opHeld] = e.win.agoVals, e.win.maxVals, e.win.heldVals
 	}
 	if pc.seen && pc.same(idx, vals) {
 		return pc.result, nil
 	}
-	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param) + len(p.ago) + len(p.max)
+	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param) + len(p.ago) + len(p.max) + len(p.held)
 	if cap(pc.last) < n {
 		pc.last = make([]float64, n)
 	}
@@ -576,18 +587,20 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 			pc.last[k] = x
 			k++
 			switch g {
-			case 0:
+			case opCur:
 				e.env[e.schema[i].Name] = e.value(i, x)
-			case 1:
+			case opPrev:
 				e.prev[e.schema[i].Name] = e.value(i, x)
-			case 2:
+			case opFirst:
 				e.first[e.schema[i].Name] = e.value(i, x)
-			case 3:
+			case opParam:
 				e.p[netenv.ParamAt(i).Name] = paramValue(i, x)
-			case 4:
+			case opAgo:
 				e.ago[e.schema[i].Name] = e.value(i, x)
-			default:
+			case opMax:
 				e.mx[e.schema[i].Name] = x
+			default:
+				e.held[e.schema[i].Name] = x
 			}
 		}
 	}
@@ -610,7 +623,7 @@ func (pc *progCache) forget() {
 }
 
 // same says whether the operands hold the values of the last run.
-func (pc *progCache) same(idx [6][]int, vals [6][]float64) bool {
+func (pc *progCache) same(idx [numOperandKinds][]int, vals [numOperandKinds][]float64) bool {
 	k := 0
 	for g, is := range idx {
 		for _, i := range is {
@@ -754,7 +767,7 @@ func (r refNames) Visit(n *ast.Node) {
 	}
 	switch v := (*n).(type) {
 	case *ast.IdentifierNode:
-		if !slices.Contains([]string{"prev", "first", "p", "rtt_ago", "rtt_max"}, v.Value) {
+		if !slices.Contains([]string{"prev", "first", "p", "rtt_ago", "rtt_max", "held"}, v.Value) {
 			add(&r.r.Cur, v.Value)
 		}
 	case *ast.MemberNode:
@@ -767,7 +780,7 @@ func (r refNames) Visit(n *ast.Node) {
 					add(&r.r.First, s.Value)
 				case "p":
 					add(&r.r.Params, s.Value)
-				case "rtt_ago", "rtt_max":
+				case "rtt_ago", "rtt_max", "held":
 					add(&r.r.Window, s.Value)
 				}
 			}

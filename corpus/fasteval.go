@@ -26,6 +26,7 @@ const (
 	opParam
 	opAgo
 	opMax
+	opHeld
 	numOperandKinds
 )
 
@@ -124,6 +125,8 @@ func operand(n ast.Node, schema Schema) (int, int, []string) {
 			if schema[i].Values == nil {
 				return opMax, i, nil
 			}
+		case "held":
+			return opHeld, i, nil
 		}
 	}
 	return -1, 0, nil

@@ -28,6 +28,7 @@ func TestFastEvalAgrees(t *testing.T) {
 		{Name: "not", When: `!(cwnd > 20) and not (in_flight < 3)`},
 		{Name: "params", When: `p.link_trace == "none" && cwnd > p.bw / 2`},
 		{Name: "windows", When: `reason == "ack" && 2 * (max(rtt_max.in_flight, delivered - rtt_ago.delivered) + 4) < prev.cwnd`},
+		{Name: "held", When: `prev.ca_state == "recovery" && ca_state == "open" && held.ca_state < 0.05 || held.cwnd > 0.02`},
 		{Name: "stretch-while", While: `ca_state == "open"`, For: "3rtt", When: `cwnd - first.cwnd > 3`},
 		{Name: "stretch-gated", While: `ca_state == "open" && cwnd >= ssthresh && reason != "state"`, For: "1ns", When: `cwnd - first.cwnd > (delivered - first.delivered) / 2 + 2`},
 		{Name: "stretch-when", When: `ca_state in ["recovery"] && cwnd < 30`, For: "50ms"},

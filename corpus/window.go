@@ -86,14 +86,40 @@ func (w *maxWindow) max(t int64, srttNS int64) float64 {
 	return live[sort.Search(len(live)-1, func(i int) bool { return live[i].t >= t-2*srttNS })].v
 }
 
+// heldRun follows how long one variable has held a value: held.X is the
+// time (seconds) the value X had at the previous record had lasted at this
+// record, from the record where X took it. On a record where X changes it
+// is the length of the run that just ended (ProbeRTT lasted held.mode when
+// prev.mode == "probe_rtt" && mode != "probe_rtt"); on any other, how long
+// the current value has held so far. 0 at a simulation's first record.
+type heldRun struct {
+	start   int64 // ns: the record where the current value began
+	last    float64
+	started bool
+}
+
+// push adds a record at t (ns) with value v and returns held.X.
+func (h *heldRun) push(t int64, v float64) float64 {
+	if !h.started {
+		h.start, h.last, h.started = t, v, true
+	}
+	held := float64(t-h.start) / 1e9
+	if !same(h.last, v) {
+		h.start, h.last = t, v
+	}
+	return held
+}
+
 // rttWindows follows the variables a set of conditions reads through
-// rtt_ago and rtt_max, for one flow.
+// rtt_ago, rtt_max and held, for one flow.
 type rttWindows struct {
-	agoIdx, maxIdx []int // schema indices read as rtt_ago.X, rtt_max.X
-	ago            []agoWindow
-	max            []maxWindow
-	agoVals        []float64 // by schema index: the current rtt_ago.X
-	maxVals        []float64 // by schema index: the current rtt_max.X
+	agoIdx, maxIdx, heldIdx []int // schema indices read as rtt_ago.X, rtt_max.X, held.X
+	ago                     []agoWindow
+	max                     []maxWindow
+	held                    []heldRun
+	agoVals                 []float64 // by schema index: the current rtt_ago.X
+	maxVals                 []float64 // by schema index: the current rtt_max.X
+	heldVals                []float64 // by schema index: the current held.X
 	// t and srtt (ns) of the last record, and whether agoVals and maxVals
 	// are its values yet: the look-ups run only when a condition reads a
 	// window at that record (most records stop at a gate before).
@@ -101,9 +127,10 @@ type rttWindows struct {
 	resolved bool
 }
 
-func newRTTWindows(n int, agoIdx, maxIdx []int) *rttWindows {
-	return &rttWindows{agoIdx: agoIdx, maxIdx: maxIdx, ago: make([]agoWindow, len(agoIdx)), max: make([]maxWindow, len(maxIdx)),
-		agoVals: make([]float64, n), maxVals: make([]float64, n)}
+func newRTTWindows(n int, agoIdx, maxIdx, heldIdx []int) *rttWindows {
+	return &rttWindows{agoIdx: agoIdx, maxIdx: maxIdx, heldIdx: heldIdx,
+		ago: make([]agoWindow, len(agoIdx)), max: make([]maxWindow, len(maxIdx)), held: make([]heldRun, len(heldIdx)),
+		agoVals: make([]float64, n), maxVals: make([]float64, n), heldVals: make([]float64, n)}
 }
 
 func (w *rttWindows) reset() {
@@ -113,6 +140,7 @@ func (w *rttWindows) reset() {
 	for i := range w.max {
 		w.max[i].pts, w.max[i].head = w.max[i].pts[:0], 0
 	}
+	clear(w.held)
 }
 
 // observe adds the record cur at time (seconds) with srtt (ms).
@@ -125,6 +153,9 @@ func (w *rttWindows) observe(cur []float64, timeS, srttMS float64) {
 	}
 	for k, i := range w.maxIdx {
 		w.max[k].push(w.t, cur[i], w.srtt)
+	}
+	for k, i := range w.heldIdx {
+		w.heldVals[i] = w.held[k].push(w.t, cur[i])
 	}
 }
 

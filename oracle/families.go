@@ -53,6 +53,20 @@ func cubicFamily() []Oracle {
 			Spec:      corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd >= ssthresh && target > 1.5 * cwnd + 1`},
 		},
 		{
+			Name:      "cubic-reno-friendly",
+			Statement: "in CUBIC's Reno-friendly region (W_est above cwnd) cwnd grows toward W_est within a round trip in which a window was delivered",
+			Source:    "RFC 9438 §4.3 (cwnd SHOULD be set to W_est when W_cubic(t) < W_est; W_est grows by α_cubic per round trip, §4.3 eq. 4)",
+			Kind:      Conformance,
+			Families:  []string{ccai.FamilyCubic},
+			Linux:     "Linux approaches W_est (ca->tcp_cwnd) rather than jumping to it: net/ipv4/tcp_cubic.c bictcp_update sets cnt ≤ cwnd / (tcp_cwnd − cwnd), one segment per cnt ACKed, and never below 2 (growth at most ½ per ACKed segment); the oracle asks for half that growth in the round trip: min(W_est − cwnd, cwnd/2)/2",
+			// One srtt of congestion avoidance in Open after two
+			// (the windows are full), in which at least the window of a
+			// round trip ago was delivered (the sender was cwnd-limited:
+			// at an application's rate less would be).
+			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason != "state"`, For: "2rtt",
+				When: `rtt_ago.w_est > rtt_ago.cwnd + 2 && delivered - rtt_ago.delivered >= rtt_ago.cwnd && cwnd - rtt_ago.cwnd < 0.5 * min(rtt_ago.w_est - rtt_ago.cwnd, rtt_ago.cwnd / 2) - 1 - SLACK`},
+		},
+		{
 			Name:      "cubic-beta",
 			Statement: "a CUBIC reduction sets ssthresh to 0.7·cwnd",
 			Source:    "RFC 9438 §4.6 (β_cubic = 0.7)",
@@ -102,6 +116,17 @@ func bbrFamily() []Oracle {
 			Families:  fam,
 			Linux:     "net/ipv4/tcp_bbr.c bbr_set_cwnd: min(cwnd, bbr_cwnd_min_target) in BBR_PROBE_RTT",
 			Spec:      corpus.ConditionSpec{When: `mode == "probe_rtt" && prev.mode == "probe_rtt" && cwnd > 4`},
+		},
+		{
+			Name:      "bbr-probe-rtt-duration",
+			Statement: "BBR stays in ProbeRTT for at least 200 ms",
+			Source:    "draft-ietf-ccwg-bbr-02 §4.3.4.4 (ProbeRTTDuration = 200 ms, at least one round trip, counted from when inflight reaches BBRMinPipeCwnd); Cardwell et al., ACM Queue 2016 (ProbeRTT for 200 ms every 10 s)",
+			Kind:      Conformance,
+			Families:  fam,
+			Linux:     "net/ipv4/tcp_bbr.c bbr_update_min_rtt and bbr_check_probe_rtt_done: probe_rtt_done_stamp = now + bbr_probe_rtt_mode_ms (200) once inflight ≤ 4, in jiffies: on subjects other than the native one the bound is 4 ms short (one jiffy at HZ=250)",
+			// held.mode on the record that leaves ProbeRTT is how long
+			// it lasted, from the record that entered it.
+			Spec: corpus.ConditionSpec{When: `prev.mode == "probe_rtt" && mode != "probe_rtt" && held.mode * 1000 < 200 - 4 * SLACK`},
 		},
 		{
 			Name:      "bbr-cwnd-target",

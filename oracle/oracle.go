@@ -65,7 +65,7 @@ type Oracle struct {
 }
 
 // Needs lists the state variables the oracle reads (X, prev.X, first.X,
-// rtt_ago.X and rtt_max.X), in order of appearance.
+// rtt_ago.X, rtt_max.X and held.X), in order of appearance.
 func (o *Oracle) Needs() []string {
 	sp := o.Spec
 	sp.When, sp.While = fill(sp.When, 0.5, true), fill(sp.While, 0.5, true)
