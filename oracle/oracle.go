@@ -60,7 +60,7 @@ type Oracle struct {
 	// window reduction, with the reduced ssthresh), BETA (the congestion control's
 	// ccai.Info.Beta) and REDUCED (the states a window reduction enters
 	// whose prior_cwnd the subject reports: cwr as well on the native
-	// subject).
+	// and linux subjects). recordsOf says which subject is which.
 	Spec corpus.ConditionSpec
 }
 
@@ -68,7 +68,7 @@ type Oracle struct {
 // rtt_ago.X, rtt_max.X and held.X), in order of appearance.
 func (o *Oracle) Needs() []string {
 	sp := o.Spec
-	sp.When, sp.While = fill(sp.When, 0.5, true), fill(sp.While, 0.5, true)
+	sp.When, sp.While = fill(sp.When, 0.5, nativeRecords), fill(sp.While, 0.5, nativeRecords)
 	r, err := sp.Refs()
 	if err != nil {
 		return nil
@@ -189,7 +189,7 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 			return nil, fmt.Sprintf("not on %s: %s", key, why)
 		}
 	}
-	native := caps.Name == "native"
+	style := recordsOf(caps)
 	byBeta := map[float64][]string{}
 	var betas []float64
 	var whys []string
@@ -204,7 +204,7 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 		if strings.Contains(o.Spec.When, "BETA") && beta == 0 {
 			continue // no β declared: nothing to bound
 		}
-		spec := o.specFor(native, beta)
+		spec := o.specFor(style, beta)
 		if _, err := corpus.Compile([]corpus.ConditionSpec{spec}, corpus.SchemaOf(caps, cca)); err != nil {
 			w := fmt.Sprintf("cannot run on %s flows: %v", cca, err)
 			if !slices.Contains(whys, w) {
@@ -224,7 +224,7 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 	}
 	var out []corpus.ConditionSpec
 	for _, b := range betas {
-		spec := o.specFor(native, b)
+		spec := o.specFor(style, b)
 		spec.Only = byBeta[b]
 		out = append(out, spec)
 	}
@@ -242,24 +242,55 @@ func countOf(l []string, s string) int {
 }
 
 // specFor is the oracle's condition with its placeholders filled.
-func (o *Oracle) specFor(native bool, beta float64) corpus.ConditionSpec {
+func (o *Oracle) specFor(style recordStyle, beta float64) corpus.ConditionSpec {
 	sp := o.Spec
 	sp.Name = o.Name
 	sp.Source = o.Source
-	sp.When = fill(sp.When, beta, native)
-	sp.While = fill(sp.While, beta, native)
+	sp.When = fill(sp.When, beta, style)
+	sp.While = fill(sp.While, beta, style)
 	return sp
 }
 
-func fill(src string, beta float64, native bool) string {
-	// ENTRY: the record that enters a reduction. The native subject
-	// emits it with the reduced ssthresh; the others' records are
-	// rebuilt after the ACK and may show the new state one record before
-	// the new ssthresh, so their first quarter round trip counts.
+// recordStyle says how a subject's state records meet the placeholders.
+type recordStyle struct {
+	// atChange: records are emitted at the change itself, before the
+	// ACK's growth (SLACK 0), not rebuilt after the whole ACK (SLACK 1).
+	atChange bool
+	// exactEntry: the record that enters a reduction carries the reduced
+	// ssthresh and the prior_cwnd of that reduction, CWR's included.
+	exactEntry bool
+}
+
+var nativeRecords = recordStyle{atChange: true, exactEntry: true}
+
+// recordsOf: the native subject emits every change as it happens. The
+// kernel's records of a change of ca_state are taken in
+// tcp_set_ca_state (netenv/linux/bpf.go), which tcp_enter_recovery,
+// tcp_enter_loss and tcp_enter_cwr (net/ipv4/tcp_input.c) call after
+// tcp_init_cwnd_reduction or their own ssthresh update: the entry is
+// exact, its other records come after the ACK. gVisor's and ns-3's
+// records are rebuilt after each ACK, and may show the new state one
+// record before the new ssthresh.
+func recordsOf(caps netenv.Capabilities) recordStyle {
+	switch caps.Name {
+	case "native":
+		return nativeRecords
+	case "linux":
+		return recordStyle{exactEntry: true}
+	}
+	return recordStyle{}
+}
+
+func fill(src string, beta float64, style recordStyle) string {
+	// ENTRY: the record that enters a reduction; where the new ssthresh
+	// may come a record late, the first quarter round trip counts.
 	slack, reduced := "1", `["recovery", "loss"]`
 	entry := `prev_ca_state in ` + calm + ` && (prev.ca_state in ` + calm + ` || prev.ca_state == ca_state && since_reduction * 1000 < srtt / 4)`
-	if native {
-		slack, reduced = "0", `["recovery", "cwr", "loss"]`
+	if style.atChange {
+		slack = "0"
+	}
+	if style.exactEntry {
+		reduced = `["recovery", "cwr", "loss"]`
 		entry = `prev.ca_state in ` + calm
 	}
 	r := strings.NewReplacer("SLACK", slack, "BETA", strconv.FormatFloat(beta, 'g', -1, 64), "REDUCED", reduced, "ENTRY", entry)

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/actfuzz/actfuzz/ccai"
@@ -26,6 +27,40 @@ func TestLibraryCompiles(t *testing.T) {
 					t.Errorf("%s on %s: %v", o.Name, cca, err)
 				}
 			}
+		}
+	}
+}
+
+// TestEntryBySubject: the native and linux subjects' records enter a
+// reduction with its ssthresh (and report CWR's prior_cwnd); on the
+// others the reduced ssthresh may come a record later, so the first
+// quarter round trip of the reduction counts as its entry.
+func TestEntryBySubject(t *testing.T) {
+	for _, tc := range []struct {
+		subject        string
+		lateEntry, cwr bool
+		slack          string
+	}{
+		{"native", false, true, "+ 0"},
+		{"linux", false, true, "+ 1"},
+		{"gvisor", true, false, "+ 1"},
+		{"ns3", true, false, "+ 1"},
+	} {
+		caps := netenv.NativeCapabilities()
+		caps.Name = tc.subject
+		specs, _ := Select(Choice{Names: []string{"reduction-bound"}}, caps, []string{"reno"}, ccai.ProfileLinux)
+		if len(specs) != 1 {
+			t.Fatalf("%s: %d conditions, want 1", tc.subject, len(specs))
+		}
+		w := specs[0].When
+		if got := strings.Contains(w, "since_reduction"); got != tc.lateEntry {
+			t.Errorf("%s: a late entry counted: %v, want %v (%s)", tc.subject, got, tc.lateEntry, w)
+		}
+		if got := strings.Contains(w, `"cwr"`); got != tc.cwr {
+			t.Errorf("%s: cwr among the reductions: %v, want %v (%s)", tc.subject, got, tc.cwr, w)
+		}
+		if !strings.Contains(w, tc.slack) {
+			t.Errorf("%s: want slack %q in %s", tc.subject, tc.slack, w)
 		}
 	}
 }
