@@ -40,7 +40,12 @@ func cubicFamily() []Oracle {
 			// emits the change of state before the ACK's growth, and that
 			// ACK (a recovery's last, which may acknowledge a whole
 			// repaired hole at once) is counted in delivered already.
-			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason != "state"`, For: "1ns", When: `cwnd - first.cwnd > (delivered - first.delivered) / 2 + 2 + SLACK`},
+			// A rise of ssthresh is an undo (RFC 5682 §3.1; Linux's
+			// tcp_undo_cwnd_reduction restores prior_ssthresh, a DSACK
+			// undo in Open included), which restores cwnd at once: it
+			// ends the stretch, and the next one starts after it
+			// (measured on the kernel: cwnd 9 → 13 with ssthresh 9 → 13).
+			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason != "state" && ssthresh <= prev.ssthresh`, For: "1ns", When: `cwnd - first.cwnd > (delivered - first.delivered) / 2 + 2 + SLACK`},
 		},
 		{
 			Name:      "cubic-target-bound",

@@ -245,6 +245,23 @@ func TestFamilyOraclesRecords(t *testing.T) {
 		{name: "target 2x cwnd in recovery", fire: false, recs: cubicRecs("recovery", 100, 70, 203)},
 	})
 
+	// cubic-growth on records: an undo in Open (ssthresh and cwnd
+	// restored at once, as a DSACK undo does on the kernel) is no growth.
+	growthRecs := func(undo bool) []tcp.StateRecord {
+		second := rec{ms: 1010, state: "open", cwnd: 13, ssthresh: 9, srttMS: 12, delivered: 101, vars: cubicVars(14)}
+		if undo {
+			second.ssthresh = 13
+		}
+		return records(
+			rec{ms: 1000, state: "open", cwnd: 9, ssthresh: 9, srttMS: 12, delivered: 100, vars: cubicVars(10)},
+			second,
+			rec{ms: 1020, state: "open", cwnd: 13, ssthresh: second.ssthresh, srttMS: 12, delivered: 103, vars: cubicVars(14)})
+	}
+	runRecCases(t, "cubic-growth", other, []string{"cubic"}, []recCase{
+		{name: "4 segments more on 1 delivered", fire: true, recs: growthRecs(false)},
+		{name: "an undo restoring cwnd and ssthresh", fire: false, recs: growthRecs(true)},
+	})
+
 	// dctcp-alpha-range: α out of [0, 1] at any record.
 	alphaRecs := func(alphas ...float64) []tcp.StateRecord {
 		var rs []rec
