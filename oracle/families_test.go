@@ -262,6 +262,14 @@ func TestFamilyOraclesRecords(t *testing.T) {
 		{name: "an undo restoring cwnd and ssthresh", fire: false, recs: growthRecs(true)},
 	})
 
+	// cubic-reno-friendly stays silent on an application-limited flow
+	// (the seed a 2,000-simulation native campaign hit before the oracle
+	// asked for a filled window: 0.6 Mbit/s over a 1.4 s round trip).
+	hits, res := simulate(t, "cubic-reno-friendly", simRun{ccas: []string{"cubic"},
+		env: env("loss", 0.00035, "bw", 7402.7, "delay", 681, "qshape", 12.21, "qscale", 0.65, "app", 0.601, "buffer", 781), bytes: 15_000_000, seed: 15888402694542676019})
+	logRun(t, "cubic", hits, res)
+	expect(t, "cubic-reno-friendly", "cubic", hits, false)
+
 	// dctcp-alpha-range: α out of [0, 1] at any record.
 	alphaRecs := func(alphas ...float64) []tcp.StateRecord {
 		var rs []rec
@@ -276,7 +284,7 @@ func TestFamilyOraclesRecords(t *testing.T) {
 		{name: "alpha from 1 to 0", fire: false, recs: alphaRecs(1, 0.5, 0.0625, 0)},
 	})
 	// And on the native DCTCP, whose α the simulation keeps in range.
-	hits, res := simulate(t, "dctcp-alpha-range", simRun{ccas: []string{"dctcp"}, env: env("loss", 0, "ecn", 1, "ecn_k", 20), bytes: 3 << 20, seed: 1})
+	hits, res = simulate(t, "dctcp-alpha-range", simRun{ccas: []string{"dctcp"}, env: env("loss", 0, "ecn", 1, "ecn_k", 20), bytes: 3 << 20, seed: 1})
 	logRun(t, "dctcp", hits, res)
 	expect(t, "dctcp-alpha-range", "dctcp", hits, false)
 
