@@ -52,6 +52,39 @@ func (p *progress) update(st act.Status) {
 	}
 }
 
+// note prints a line of its own: on a terminal over the status line,
+// which the next update draws again below it.
+func (p *progress) note(line string) {
+	if p.shown {
+		fmt.Fprintf(p.w, "\r%-*s\r", statusWidth, "")
+		p.shown = false
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// firstHits says, once per condition or oracle (and once per kind of
+// fault), where its first finding is and what it checks: the terminal's
+// grouping of findings by oracle; the status line counts the rest.
+func firstHits(p *progress, prog string) func(*act.FindingGroup) {
+	seen := map[string]bool{}
+	return func(g *act.FindingGroup) {
+		f := g.Seed.Finding
+		what := f.Condition
+		if f.Kind != "condition" {
+			what = "fault " + f.Kind
+		}
+		if seen[what] {
+			return
+		}
+		seen[what] = true
+		line := fmt.Sprintf("actfuzz run: first hit of %s at simulation %d: %s replay %s", what, g.FirstSim, prog, g.Path)
+		if f.Source != "" {
+			line += "\n  checks " + f.Source
+		}
+		p.note(line)
+	}
+}
+
 // done ends the status line on a terminal.
 func (p *progress) done() {
 	if p.shown {

@@ -245,6 +245,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update
+		opt.OnFinding = firstHits(pr, invokedAs())
 	}
 	if *storeParts == 0 || c.GivenMemory(mem) > 0 {
 		// With store parts a budget given caps the index at the store's

@@ -205,8 +205,12 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 			continue // no β declared: nothing to bound
 		}
 		spec := o.specFor(style, beta)
-		if _, err := corpus.Compile([]corpus.ConditionSpec{spec}, corpus.SchemaOf(caps, cca)); err != nil {
+		schema := corpus.SchemaOf(caps, cca)
+		if _, err := corpus.Compile([]corpus.ConditionSpec{spec}, schema); err != nil {
 			w := fmt.Sprintf("cannot run on %s flows: %v", cca, err)
+			if missing := lacking(spec, schema); len(missing) > 0 {
+				w = fmt.Sprintf("needs %s, which %s's %s flows do not report", strings.Join(missing, ", "), caps.Name, cca)
+			}
 			if !slices.Contains(whys, w) {
 				whys = append(whys, w)
 			}
@@ -229,6 +233,23 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 		out = append(out, spec)
 	}
 	return out, strings.Join(whys, "; ")
+}
+
+// lacking lists the state variables spec reads that schema lacks.
+func lacking(spec corpus.ConditionSpec, schema corpus.Schema) []string {
+	r, err := spec.Refs()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range [][]string{r.Cur, r.Prev, r.First, r.Window} {
+		for _, n := range l {
+			if !schema.Has(n) && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 func countOf(l []string, s string) int {

@@ -64,3 +64,15 @@ func TestEntryBySubject(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipNamesMissingState: an oracle that reads a variable the
+// subject does not report is skipped with the variable's name.
+func TestSkipNamesMissingState(t *testing.T) {
+	caps := netenv.NativeCapabilities()
+	caps.Name = "bare"
+	caps.Vars = func(string) []ccai.VarDesc { return nil }
+	_, skips := Select(Choice{Names: []string{"cubic-target-bound"}}, caps, []string{"cubic"}, ccai.ProfileLinux)
+	if len(skips) != 1 || !strings.Contains(skips[0].Why, "needs target, which bare's cubic flows do not report") {
+		t.Errorf("skips %+v, want one naming target", skips)
+	}
+}
