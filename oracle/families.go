@@ -76,6 +76,19 @@ func cubicFamily() []Oracle {
 				When: `rtt_ago.w_est > rtt_ago.cwnd + 2 && delivered - rtt_ago.delivered >= rtt_ago.cwnd && rtt_max.in_flight + 2 >= rtt_ago.cwnd && cwnd - rtt_ago.cwnd < 0.5 * min(rtt_ago.w_est - rtt_ago.cwnd, rtt_ago.cwnd / 2) - 1 - SLACK`},
 		},
 		{
+			Name:      "hystart-exit",
+			Statement: "a slow-start exit on delay (ssthresh lowered in Open, with no loss or ECN) sets ssthresh to cwnd",
+			Source:    "RFC 9406 §4.2 (leaving slow start for congestion avoidance: ssthresh = cwnd); Ha & Rhee, \"Taming the elephants\", Computer Networks 2011, §3 (HyStart's exit, the one Linux runs)",
+			Kind:      Conformance,
+			Families:  []string{ccai.FamilyCubic},
+			Linux:     "Linux runs HyStart (2011), not HyStart++: net/ipv4/tcp_cubic.c hystart_update sets snd_ssthresh = snd_cwnd on an ACK train or a delay rise, only from 16 packets (hystart_low_window) and not only in the initial slow start (RFC 9406 §4.2 says SHOULD); its exits in recovery are ssthresh-steady's",
+			// The exit comes before the ACK's growth (pkts_acked runs
+			// before cong_avoid), which at cwnd = ssthresh is congestion
+			// avoidance's: at most half the segments the ACK delivered
+			// (CUBIC's cnt ≥ 2).
+			Spec: corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && prev.cwnd < prev.ssthresh && ssthresh < prev.ssthresh && (ssthresh > cwnd + SLACK || cwnd - ssthresh > (delivered - prev.delivered) / 2 + SLACK)`},
+		},
+		{
 			Name:      "cubic-beta",
 			Statement: "a CUBIC reduction sets ssthresh to 0.7·cwnd",
 			Source:    "RFC 9438 §4.6 (β_cubic = 0.7)",

@@ -25,6 +25,9 @@ type (
 	// unfriendlyCubic ignores the Reno-friendly region: below its cubic
 	// target it does not grow toward W_est.
 	unfriendlyCubic struct{ ccai.Cubic }
+	// lateHyStartCubic leaves slow start on delay with ssthresh at ¾ of
+	// cwnd rather than cwnd.
+	lateHyStartCubic struct{ ccai.Cubic }
 	// halfCubic halves the window on a loss (Reno's β, not CUBIC's 0.7).
 	halfCubic struct{ ccai.Cubic }
 	// nofcCubic keeps W_max at the window of the last loss, without fast
@@ -74,6 +77,14 @@ func (c *unfriendlyCubic) CongAvoid(s *ccai.Sock, acked uint32) {
 	c.ReadVars(s, v[:len(c.Vars())])
 	if target, wEst := v[0], v[3]; s.Cwnd > before && before >= s.SSThresh && wEst > float64(before) && target <= float64(before) {
 		s.Cwnd = before
+	}
+}
+
+func (c *lateHyStartCubic) PktsAcked(s *ccai.Sock, a ccai.AckSample) {
+	before := s.SSThresh
+	c.Cubic.PktsAcked(s, a)
+	if s.SSThresh < before && s.CAState == ccai.StateOpen {
+		s.SSThresh = max(s.Cwnd*3/4, 2)
 	}
 }
 
@@ -173,6 +184,7 @@ func init() {
 		{"test-reno-3q", ccai.FamilyReno, 0.5, func() ccai.Algorithm { return &threeQuarterReno{} }},
 		{"test-cubic-fast", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &fastCubic{} }},
 		{"test-cubic-unfriendly", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &unfriendlyCubic{} }},
+		{"test-cubic-latehystart", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &lateHyStartCubic{} }},
 		{"test-cubic-half", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &halfCubic{} }},
 		{"test-cubic-nofc", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &nofcCubic{} }},
 		{"test-bbr-low", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &lowBBR{} }},
@@ -194,6 +206,9 @@ func TestFamilyOraclesSimulated(t *testing.T) {
 		// A short round trip: CUBIC's curve is slower than Reno there.
 		{oracle: "cubic-reno-friendly", bug: "test-cubic-unfriendly", good: "cubic", run: simRun{env: env("loss", 0.002, "delay", 2), bytes: 3 << 20},
 			premise: `ca_state == "open" && cwnd >= ssthresh && w_est > cwnd + 2`},
+		// A deep buffer and no loss: the queue's delay ends slow start.
+		{oracle: "hystart-exit", bug: "test-cubic-latehystart", good: "cubic", run: simRun{env: env("loss", 0, "bw", 10, "delay", 20, "buffer", 1000), bytes: 3 << 20},
+			premise: `ca_state == "open" && prev.ca_state == "open" && prev.cwnd < prev.ssthresh && ssthresh < prev.ssthresh`},
 		{oracle: "cubic-beta", bug: "test-cubic-half", good: "cubic", run: simRun{env: env("loss", 0.002)}, need: "recoveries"},
 		// Random losses close together: the second comes below the
 		// W_max of the first.
