@@ -14,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/actfuzz/actfuzz/internal/exprcheck"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -131,9 +132,22 @@ func (st Stretch) nanoseconds(srttMS float64) float64 {
 }
 
 // Check validates the spec's own fields (not its variables, which need a
-// schema): For parses, While comes with For, first.X only in When and only
-// with While. Errors name the field.
+// schema): the name (CheckName), the expressions' cost (exprcheck.Check:
+// no loops, let or ranges, within max_expr_bytes and max_expr_nodes), For
+// parses, While comes with For, first.X only in When and only with While.
+// Errors name the field.
 func (sp ConditionSpec) Check() error {
+	if err := CheckName(sp.Name); err != nil {
+		return err
+	}
+	if err := exprcheck.Check(sp.When); err != nil {
+		return fmt.Errorf("condition %q: when: %w", sp.Name, err)
+	}
+	if sp.While != "" {
+		if err := exprcheck.Check(sp.While); err != nil {
+			return fmt.Errorf("condition %q: while: %w", sp.Name, err)
+		}
+	}
 	_, hasFor, err := ParseStretch(sp.For)
 	if err != nil {
 		return fmt.Errorf("condition %q: for: %w", sp.Name, err)
@@ -206,7 +220,7 @@ func (p *condProg) gatesPass(cur, prev []float64) bool {
 }
 
 func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {
-	prog, err := expr.Compile(src, expr.Env(sample), expr.AsBool())
+	prog, err := expr.Compile(src, append([]expr.Option{expr.Env(sample), expr.AsBool()}, exprcheck.Options()...)...)
 	if err != nil {
 		return condProg{}, err
 	}
@@ -257,6 +271,8 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 		if sp.Name == "" {
 			return nil, fmt.Errorf("conditions[%d]: name is empty", i)
 		}
+		// Check bounds what compiling and evaluating can cost: before
+		// anything is compiled.
 		if err := sp.Check(); err != nil {
 			return nil, err
 		}
@@ -443,6 +459,11 @@ type Evaluator struct {
 	// observation at its first record.
 	open     []bool
 	firstObs [][]float64
+	// faulted marks the conditions that failed to run in this
+	// simulation: they are not evaluated again until Reset, so that one
+	// faulty condition neither repeats its error at every record nor
+	// keeps the others from being checked.
+	faulted []bool
 }
 
 // progCache remembers an expression's last inputs and result.
@@ -484,6 +505,7 @@ func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
 	e.while = make([]progCache, len(conds))
 	e.open = make([]bool, len(conds))
 	e.firstObs = make([][]float64, len(conds))
+	e.faulted = make([]bool, len(conds))
 	return e
 }
 
@@ -508,6 +530,7 @@ func (e *Evaluator) Reset() {
 		e.while[i].forget()
 		e.open[i] = false
 	}
+	clear(e.faulted)
 	if e.win != nil {
 		e.win.reset()
 	}
@@ -605,7 +628,7 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 		}
 	}
 	pc.seen = true
-	out, err := vm.Run(p.prog, e.env)
+	out, err := exprcheck.Run(p.prog, e.env)
 	if err != nil {
 		pc.seen = false
 		return false, err
@@ -638,8 +661,10 @@ func (pc *progCache) same(idx [numOperandKinds][]int, vals [numOperandKinds][]fl
 
 // Eval evaluates every condition on the current and previous observations
 // (vectors aligned with the schema) and appends the indices of the
-// conditions that hold to hits. A condition that fails to run (for example
-// a type error at run time) is reported as an error naming it.
+// conditions that hold to hits. A condition that fails to run (a type
+// error at run time, its memory budget) is returned as a *ConditionFault
+// naming it, the first of the call's, and is not evaluated again until
+// Reset; the other conditions are evaluated as if it did not exist.
 func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 	if e.win != nil {
 		srtt := 0.0
@@ -649,16 +674,24 @@ func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 		e.win.observe(cur, cur[e.timeIdx], srtt)
 	}
 	e.fv[opCur], e.fv[opPrev], e.fv[opParam] = cur, prev, e.params
+	var fault error
 	for ci, c := range e.conds {
+		if e.faulted[ci] {
+			continue
+		}
 		ok, err := e.holds(ci, c, cur, prev)
 		if err != nil {
-			return hits, fmt.Errorf("condition %q: %w", c.Name, err)
+			e.faulted[ci] = true
+			if fault == nil {
+				fault = &ConditionFault{Spec: c.ConditionSpec, Err: err}
+			}
+			continue
 		}
 		if ok {
 			hits = append(hits, ci)
 		}
 	}
-	return hits, nil
+	return hits, fault
 }
 
 func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, error) {

@@ -32,7 +32,7 @@ func TestFastEvalAgrees(t *testing.T) {
 		{Name: "stretch-while", While: `ca_state == "open"`, For: "3rtt", When: `cwnd - first.cwnd > 3`},
 		{Name: "stretch-gated", While: `ca_state == "open" && cwnd >= ssthresh && reason != "state"`, For: "1ns", When: `cwnd - first.cwnd > (delivered - first.delivered) / 2 + 2`},
 		{Name: "stretch-when", When: `ca_state in ["recovery"] && cwnd < 30`, For: "50ms"},
-		{Name: "vm-only", When: `ca_state == "open" && len(string(cwnd)) > 1`},
+		{Name: "vm-only", When: `ca_state == "open" && len(upper(reason)) > 3 && cwnd > 2`},
 	}
 	schema := SchemaOf(netenv.NativeCapabilities(), "cubic")
 	fast, err := Compile(specs, schema)
