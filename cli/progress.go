@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/corpus"
 )
 
 // statusWidth is the most a status line takes: it fits 80 columns.
@@ -72,6 +73,9 @@ func firstHits(p *progress, prog string) func(*act.FindingGroup) {
 		what := f.Condition
 		if f.Kind != "condition" {
 			what = "fault " + f.Kind
+		}
+		if f.Kind == corpus.FaultCondition {
+			what += " " + f.Condition // one line a faulty condition
 		}
 		if seen[what] {
 			return

@@ -426,6 +426,9 @@ func printFindings(w io.Writer, rep *act.Report, out string) {
 		if fd.Kind != "condition" {
 			what = "fault: " + fd.Kind
 		}
+		if fd.Kind == corpus.FaultCondition {
+			what += " " + fd.Condition
+		}
 		cca := "?"
 		if fd.Flow >= 0 && fd.Flow < len(f.Seed.CCAI) {
 			cca = f.Seed.CCAI[fd.Flow]
