@@ -290,3 +290,24 @@ func TestUndoRestoresInSlowStart(t *testing.T) {
 			res.Flows[0].Undos, overflow[0].at, overflow[0].state["cwnd"])
 	}
 }
+
+// TestCwndValidationAfterDecay: cwnd-validation stays silent on an
+// application-limited Hybla flow whose window RFC 2861 decays (the seed a
+// 2,000-simulation native campaign hit while the decay went unrecorded):
+// 0.5 Mbit/s over a 1.9 s round trip keeps about 80 packets in flight;
+// the decay takes cwnd 174 → 128, below 2·max_packets_out, so slow start
+// is cwnd-limited again and Hybla's one increment (2^ρ − 1 per ACK, ρ =
+// 40, at most 65535) takes it to ssthresh, 618, on the next ACK. The
+// premise is that growth from a recorded decay.
+func TestCwndValidationAfterDecay(t *testing.T) {
+	seed211 := simRun{ccas: []string{"hybla"}, bytes: 15_000_000, seed: 14004472123628638790, sched: netenv.Schedule{
+		{Env: env("loss", 0.09108899999999999, "bw", 9130.400000000001, "delay", 505, "qshape", 7.96, "qscale", 0.32, "app", 3090.7010000000005, "buffer", 2655), Until: 14378007271},
+		{Env: env("loss", 0.000011, "bw", 9406.7, "delay", 930, "qshape", 11.42, "qscale", 0.03, "app", 0.501, "buffer", 1927)},
+	}}
+	hits, res := simulate(t, "cwnd-validation", seed211)
+	logRun(t, "hybla", hits, res)
+	expect(t, "cwnd-validation", "hybla", hits, false)
+	if !holds(t, seed211, `ca_state == "open" && prev.reason == "idle" && reason == "ack" && cwnd > prev.cwnd && 2 * (rtt_max.in_flight + 4) < rtt_ago.cwnd`) {
+		t.Error("the Hybla seed no longer grows its window from an RFC 2861 decay below the window of a round trip ago: its silence says nothing")
+	}
+}

@@ -397,7 +397,12 @@ func (s *Sender) currentSSThresh() uint32 {
 // validateCwnd tracks whether the window limits sending (Linux's
 // tcp_cwnd_validate, RFC 7661) and, after an RTO of application-limited
 // sending, decays cwnd toward what was used (RFC 2861 §3.2,
-// tcp_cwnd_application_limited).
+// tcp_cwnd_application_limited). The decay is recorded (ReasonIdle): it
+// happens while sending, after an ACK's record or on no ACK at all, and
+// without a record of its own the next ACK's record would show the
+// window's growth from the undecayed one (a decayed window below
+// 2·max_packets_out is cwnd-limited in slow start, which Hybla's one
+// increment of 2^ρ − 1 per ACK takes to ssthresh).
 func (s *Sender) validateCwnd(cwndLimited bool) {
 	now := s.sim.Now()
 	if s.sndUna >= s.cwndUsageSeq || (cwndLimited && !s.sock.CwndLimited) {
@@ -416,6 +421,7 @@ func (s *Sender) validateCwnd(cwndLimited bool) {
 		if used < s.sock.Cwnd {
 			s.sock.SSThresh = s.currentSSThresh()
 			s.sock.Cwnd = (s.sock.Cwnd + used) >> 1
+			s.emit(ReasonIdle)
 		}
 		s.cwndUsed = 0
 		s.cwndStamp = now
