@@ -26,7 +26,7 @@ var DerivedVars = Schema{
 
 // DerivedDocs describe DerivedVars, in order, for `actfuzz list`.
 var DerivedDocs = []string{
-	"why the record was emitted: ack|state|rto|idle (rto: a retransmission timeout fired)",
+	"why the record was emitted: ack|state|rto|idle (rto: a retransmission timeout fired; idle: the sender shrank cwnd after idle or after an RTO of application-limited sending, RFC 2861 §3)",
 	"retransmission timeouts in a row: in one stay in Loss without data delivered (RFC 6298 §5.5's backoff count)",
 	"rto (ms) recorded at the previous of those timeouts (0 before the second)",
 	"seconds since delivered last grew (0 at the record that delivered)",

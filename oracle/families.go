@@ -71,8 +71,11 @@ func cubicFamily() []Oracle {
 			// but for a delayed ACK's two segments; measured: an
 			// application at 0.6 Mbit/s delivered cwnd's 74 segments in a
 			// 1.39 s round trip with 71 in flight, and Linux rightly did
-			// not grow).
-			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason != "state"`, For: "2rtt",
+			// not grow). ACK records only: an idle record is RFC 2861's
+			// decay (or restart) of a window that did not limit the
+			// sender for an RTO, which starts the stretch anew (its
+			// in_flight, taken after sending, is not one an ACK left).
+			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason == "ack"`, For: "2rtt",
 				When: `rtt_ago.w_est > rtt_ago.cwnd + 2 && delivered - rtt_ago.delivered >= rtt_ago.cwnd && rtt_max.in_flight + 2 >= rtt_ago.cwnd && cwnd - rtt_ago.cwnd < 0.5 * min(rtt_ago.w_est - rtt_ago.cwnd, rtt_ago.cwnd / 2) - 1 - SLACK`},
 		},
 		{

@@ -60,7 +60,7 @@ func generic() []Oracle {
 			Source:    "RFC 7661 §4.3 (no cwnd increase while the sender is not cwnd-limited); Linux's slow-start allowance (cwnd < 2·max_packets_out counts as limited) is the bound",
 			Kind:      Conformance,
 			Except:    []string{"bbr"},
-			Linux:     "Linux's Vegas grows cwnd in slow start without asking (net/ipv4/tcp_vegas.c tcp_vegas_cong_avoid calls tcp_slow_start with no tcp_is_cwnd_limited check on its Vegas path): the oracle reports it, a departure of Linux's own. Linux's tcp_is_cwnd_limited (include/net/tcp.h) counts a sender in slow start as limited while cwnd < 2·max_packets_out, and in congestion avoidance while is_cwnd_limited was set in the last window; the oracle uses the looser slow-start bound for both, so that records taken after an ACK (in flight one below cwnd) never trip it",
+			Linux:     "Linux's Vegas grows cwnd in slow start without asking (net/ipv4/tcp_vegas.c tcp_vegas_cong_avoid calls tcp_slow_start with no tcp_is_cwnd_limited check on its Vegas path): the oracle reports it, a departure of Linux's own. Linux's Hybla asks tcp_is_cwnd_limited once an ACK and then adds 2^ρ − 1 segments in slow start (at most 65535, clamped to ssthresh) or ρ²/cwnd in congestion avoidance (net/ipv4/tcp_hybla.c hybla_cong_avoid), and tcp_is_cwnd_limited holds on every ACK of a window in which the sender once filled cwnd (is_cwnd_limited, kept per window by net/ipv4/tcp_output.c tcp_cwnd_validate): an application-limited sender that filled a small window grows it again on that window's next ACK, after the first took it far past twice what is in flight (measured: cwnd 2 → 17 → 19 with at most 2 in flight, ρ = 5.5): the oracle reports that too. Linux's tcp_is_cwnd_limited (include/net/tcp.h) counts a sender as limited while is_cwnd_limited was set in the current window, and in slow start also while cwnd < 2·max_packets_out; the oracle uses the slow-start bound for both, so that records taken after an ACK (in flight one below cwnd) never trip it",
 			// Open for a whole round trip: in Open nothing is SACKed or
 			// marked lost, so in_flight is Linux's packets_out, which
 			// tcp_is_cwnd_limited judges by (after a timeout in_flight
@@ -94,15 +94,25 @@ func generic() []Oracle {
 		},
 		{
 			Name:      "one-reduction-per-window",
-			Statement: "a flow does not enter a second window reduction (recovery or CWR) within half its smallest round trip of the last one that was not undone",
+			Statement: "a flow does not enter a second window reduction (recovery or CWR) within half its smallest round trip (its smallest srtt, or the path's propagation round trip if shorter) of the last one that was not undone",
 			Source:    "RFC 6582 §3.2 steps 1 and 4 (no new reduction before the recovery point is acknowledged); RFC 3168 §6.1.2 (reduce at most once per window of data for ECN)",
 			Kind:      Conformance,
 			Except:    []string{"bbr"},
 			// srtt_min, not srtt: a recovery point is acknowledged one
 			// round trip after the reduction at the soonest, but srtt may
 			// lag seconds behind a drained queue, and a new reduction after
-			// a completed recovery is the RFC's own.
-			Spec: corpus.ConditionSpec{When: `ca_state in ["recovery", "cwr"] && prev.ca_state in ` + calm + ` && ssthresh < prior_cwnd && since_reduction >= 0 && since_reduction * 1000 < 0.5 * srtt_min`},
+			// a completed recovery is the RFC's own. Nor more than the
+			// path's propagation round trip, 2·p.delay: srtt_min is the
+			// smallest of a lagging average, above the path's round trip
+			// when the queue never drained before (or a phase shortened
+			// the delay). A native Hybla run (the silent case in
+			// generic_test.go) went from 149 ms one way to 6 ms behind a
+			// queue of seconds, srtt_min 203 ms: a timeout's recovery
+			// point was acknowledged 46 ms after it, and a loss in the
+			// next window began a recovery 86 ms after the timeout. (A
+			// round trip begun in an earlier phase whose delay was below
+			// both the current one and srtt_min/2 could be shorter still.)
+			Spec: corpus.ConditionSpec{When: `ca_state in ["recovery", "cwr"] && prev.ca_state in ` + calm + ` && ssthresh < prior_cwnd && since_reduction >= 0 && since_reduction * 1000 < min(0.5 * srtt_min, p.delay)`},
 		},
 		{
 			Name:      "ssthresh-steady",
