@@ -249,23 +249,34 @@ func TestGenericOraclesRecords(t *testing.T) {
 		{name: "progress between timeouts", fire: false, recs: timeouts(true, 1000, 1000, 1000)},
 	})
 
-	// one-reduction-per-window: srtt_min 100 ms; a second recovery 20 ms
-	// after the first is within its window.
-	twoReductions := func(gapMS float64, undone bool) []tcp.StateRecord {
+	// one-reduction-per-window: srtt_min 100 ms, the default path's
+	// propagation round trip 40 ms (p.delay 20), 20 packets in flight at
+	// the first recovery; a second one 10 ms later, 10 packets
+	// delivered since, is within its window.
+	twoReductions := func(gapMS float64, undone bool, deliveredSince uint64) []tcp.StateRecord {
 		exitCwnd := uint32(10)
 		if undone {
 			exitCwnd = 20 // restored: the first reduction is undone
 		}
 		return records(
-			rec{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, srttMS: 100, delivered: 100},
-			rec{ms: 1010, reason: state, state: "recovery", cwnd: 20, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100},
-			rec{ms: 1015, reason: state, state: "open", cwnd: exitCwnd, ssthresh: 10, prior: 20, srttMS: 100, delivered: 110},
-			rec{ms: 1010 + gapMS, reason: state, state: "recovery", cwnd: exitCwnd, ssthresh: 5, prior: exitCwnd, srttMS: 100, delivered: 110})
+			rec{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, srttMS: 100, delivered: 100, inFlight: 20},
+			rec{ms: 1010, reason: state, state: "recovery", cwnd: 20, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100, inFlight: 20},
+			rec{ms: 1015, reason: state, state: "open", cwnd: exitCwnd, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100 + deliveredSince, inFlight: 10},
+			rec{ms: 1010 + gapMS, reason: state, state: "recovery", cwnd: exitCwnd, ssthresh: 5, prior: exitCwnd, srttMS: 100, delivered: 100 + deliveredSince, inFlight: 10})
 	}
 	runRecCases(t, "one-reduction-per-window", native, reno, []recCase{
-		{name: "second recovery after 20 ms", fire: true, recs: twoReductions(20, false)},
-		{name: "second recovery after 200 ms", fire: false, recs: twoReductions(200, false)},
-		{name: "after an undone recovery", fire: false, recs: twoReductions(20, true)},
+		{name: "second recovery after 10 ms", fire: true, recs: twoReductions(10, false, 10)},
+		{name: "second recovery after 200 ms", fire: false, recs: twoReductions(200, false, 10)},
+		// 30 ms is within half srtt_min, not within half the
+		// propagation round trip: a jittery path's srtt_min is no
+		// round trip's lower bound.
+		{name: "second recovery after 30 ms", fire: false, recs: twoReductions(30, false, 10)},
+		{name: "after an undone recovery", fire: false, recs: twoReductions(10, true, 10)},
+		// Everything in flight at the first recovery was delivered: its
+		// recovery point may have been acknowledged (a sender that had
+		// stalled sent it long before).
+		{name: "in-flight window delivered", fire: false, recs: twoReductions(10, false, 20)},
+		{name: "all but 3 delivered", fire: true, recs: twoReductions(10, false, 17)},
 	})
 }
 
