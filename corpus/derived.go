@@ -22,6 +22,7 @@ var DerivedVars = Schema{
 	{Name: "since_reduction", Src: -5},
 	{Name: "share", Src: -6},
 	{Name: "srtt_min", Src: -7},
+	{Name: "reduction_left", Src: -8},
 }
 
 // DerivedDocs describe DerivedVars, in order, for `actfuzz list`.
@@ -33,6 +34,7 @@ var DerivedDocs = []string{
 	"seconds since the flow last entered a window reduction that reduced (cwr or recovery with ssthresh below prior_cwnd, or loss), before this record; -1 if none, or if that reduction was undone",
 	"this flow's delivery rate over the last 10 s over the highest of the active flows' (1 with one flow or before 11 s)",
 	"the smallest srtt (ms) the flow has had (0 before its first RTT sample): a round trip can take no less, whatever queue srtt has since seen",
+	"packets in flight at the record that entered the reduction since_reduction counts from, less the packets delivered since, at least 0, before this record; -1 with since_reduction: a full acknowledgment of that reduction's recovery point delivers at least them (RFC 6582 §3.2 step 3)",
 }
 
 // shareWindow is the span over which share compares delivery rates.
@@ -47,7 +49,9 @@ type flowHistory struct {
 	timeoutRTO    float64 // rto at the last timeout of the run
 	lastTimeout   float64 // last_timeout_rto as reported
 	reductionAt   time.Duration
-	reducedTo     uint32 // ssthresh at the record that entered the reduction
+	reducedTo     uint32  // ssthresh at the record that entered the reduction
+	reducedFlight float64 // in_flight at that record
+	reducedDeliv  float64 // delivered at that record
 	srttMin       time.Duration
 	caState       ccai.CAState
 	lastRecord    time.Duration
@@ -90,9 +94,10 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	d[1] = h.timeouts
 	d[2] = h.lastTimeout
 	d[3] = (r.Time - h.progressAt).Seconds()
-	d[4] = -1
+	d[4], d[7] = -1, -1
 	if h.reductionAt >= 0 {
 		d[4] = (r.Time - h.reductionAt).Seconds()
+		d[7] = max(h.reducedFlight-(delivered-h.reducedDeliv), 0)
 	}
 	prev, st := h.caState, r.CAState
 	switch {
@@ -113,6 +118,7 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	}
 	if h.reductionAt == r.Time {
 		h.reducedTo = r.SSThresh
+		h.reducedFlight, h.reducedDeliv = float64(r.InFlight), delivered
 	}
 	h.caState = st
 	d[5] = w.share(f, r.Time)

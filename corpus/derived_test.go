@@ -124,6 +124,7 @@ type dRec struct {
 	state          string
 	cwnd, ssthresh uint32
 	prior          uint32
+	inFlight       uint32
 	delivered      uint64
 	srttMS, rtoMS  float64
 }
@@ -155,7 +156,7 @@ func derived(t *testing.T, flows int, recs []dRec) []map[string]float64 {
 			t.Fatal(err)
 		}
 		sr := tcp.StateRecord{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, Reason: r.reason, CAState: st,
-			Cwnd: r.cwnd, SSThresh: r.ssthresh, PriorCwnd: r.prior, Delivered: r.delivered,
+			Cwnd: r.cwnd, SSThresh: r.ssthresh, PriorCwnd: r.prior, Delivered: r.delivered, InFlight: r.inFlight,
 			SRTT: time.Duration(r.srttMS * float64(time.Millisecond)), RTO: time.Duration(r.rtoMS * float64(time.Millisecond))}
 		w.Observe(&sr)
 	}
@@ -310,4 +311,21 @@ func TestDerivedSRTTMin(t *testing.T) {
 		{ms: 950, state: "open", srttMS: 36},
 	})
 	check(t, "srtt_min", got, []float64{0, 40, 35, 35, 35})
+}
+
+// reduction_left: in_flight at the entry into the reduction
+// since_reduction counts from, less what was delivered since, before the
+// record; -1 when since_reduction is.
+func TestDerivedReductionLeft(t *testing.T) {
+	got := derived(t, 1, []dRec{
+		{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, inFlight: 20, delivered: 100},
+		{ms: 1100, state: "recovery", cwnd: 20, ssthresh: 10, prior: 20, inFlight: 18, delivered: 100}, // enters: -1 before it
+		{ms: 1200, state: "recovery", cwnd: 12, ssthresh: 10, prior: 20, inFlight: 12, delivered: 105},
+		{ms: 1300, state: "open", cwnd: 10, ssthresh: 10, prior: 20, inFlight: 10, delivered: 117}, // 18 − 17
+		{ms: 1400, state: "open", cwnd: 10, ssthresh: 10, prior: 20, inFlight: 10, delivered: 130}, // all delivered: 0
+		{ms: 1500, state: "recovery", cwnd: 10, ssthresh: 5, prior: 10, inFlight: 9, delivered: 130},
+		{ms: 1600, state: "open", cwnd: 12, ssthresh: 5, prior: 10, inFlight: 9, delivered: 131}, // undone
+		{ms: 1700, state: "open", cwnd: 12, ssthresh: 5, prior: 10, inFlight: 9, delivered: 132},
+	})
+	check(t, "reduction_left", got, []float64{-1, -1, 13, 1, 0, 0, 8, -1})
 }

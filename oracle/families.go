@@ -55,7 +55,16 @@ func cubicFamily() []Oracle {
 			Families:  []string{ccai.FamilyCubic},
 			Linux:     "3.10's CUBIC neither clamps bic_target nor caps the growth (cnt ≥ 1, divided by the delayed-ACK ratio), so a target above 1.5·cwnd is growth faster than RFC 9438 allows: the ACT paper's §4.4 case, checked on the native linux-3.10 profile",
 			NotOn:     map[string]string{"native/linux": nativeTarget},
-			Spec:      corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd >= ssthresh && target > 1.5 * cwnd + 1`},
+			// On gVisor target is W_cubic(t+srtt) as getCwnd grows cwnd
+			// toward it, bounded below by cwnd (cubic.go getCwnd,
+			// google/gvisor#13958) and not above: the oracle reports
+			// that. The subject reports target only where gVisor's
+			// update uses it (not in fast recovery, slow start or the
+			// TCP-friendly region: netenv/gvisor cubicVars.grows), and
+			// the oracle reads it in Open congestion avoidance only (gVisor
+			// runs the update in RTO recovery too, with Loss's own
+			// records: not checked).
+			Spec: corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd >= ssthresh && target > 1.5 * cwnd + 1`},
 		},
 		{
 			Name:      "cubic-reno-friendly",

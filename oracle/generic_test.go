@@ -249,28 +249,34 @@ func TestGenericOraclesRecords(t *testing.T) {
 		{name: "progress between timeouts", fire: false, recs: timeouts(true, 1000, 1000, 1000)},
 	})
 
-	// one-reduction-per-window: srtt_min 100 ms on a path of 50 ms one
-	// way; a second recovery 20 ms after the first is within its window.
-	twoReductions := func(gapMS float64, undone bool) []tcp.StateRecord {
+	// one-reduction-per-window: srtt_min 100 ms, the default path's
+	// propagation round trip 40 ms (p.delay 20), 20 packets in flight at
+	// the first recovery; a second one 10 ms later, 10 packets
+	// delivered since, is within its window.
+	twoReductions := func(gapMS float64, undone bool, deliveredSince uint64) []tcp.StateRecord {
 		exitCwnd := uint32(10)
 		if undone {
 			exitCwnd = 20 // restored: the first reduction is undone
 		}
 		return records(
-			rec{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, srttMS: 100, delivered: 100},
-			rec{ms: 1010, reason: state, state: "recovery", cwnd: 20, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100},
-			rec{ms: 1015, reason: state, state: "open", cwnd: exitCwnd, ssthresh: 10, prior: 20, srttMS: 100, delivered: 110},
-			rec{ms: 1010 + gapMS, reason: state, state: "recovery", cwnd: exitCwnd, ssthresh: 5, prior: exitCwnd, srttMS: 100, delivered: 110})
+			rec{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, srttMS: 100, delivered: 100, inFlight: 20},
+			rec{ms: 1010, reason: state, state: "recovery", cwnd: 20, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100, inFlight: 20},
+			rec{ms: 1015, reason: state, state: "open", cwnd: exitCwnd, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100 + deliveredSince, inFlight: 10},
+			rec{ms: 1010 + gapMS, reason: state, state: "recovery", cwnd: exitCwnd, ssthresh: 5, prior: exitCwnd, srttMS: 100, delivered: 100 + deliveredSince, inFlight: 10})
 	}
-	path := env("delay", 50)
 	runRecCases(t, "one-reduction-per-window", native, reno, []recCase{
-		{name: "second recovery after 20 ms", env: path, fire: true, recs: twoReductions(20, false)},
-		{name: "second recovery after 200 ms", env: path, fire: false, recs: twoReductions(200, false)},
-		{name: "after an undone recovery", env: path, fire: false, recs: twoReductions(20, true)},
-		// srtt_min 100 ms behind a queue that never drained, on a path
-		// of 6 ms one way: 20 ms are more than a round trip of the
-		// path, time for the first recovery to complete.
-		{name: "second recovery after 20 ms on a 6 ms path", env: env("delay", 6), fire: false, recs: twoReductions(20, false)},
+		{name: "second recovery after 10 ms", fire: true, recs: twoReductions(10, false, 10)},
+		{name: "second recovery after 200 ms", fire: false, recs: twoReductions(200, false, 10)},
+		// 30 ms is within half srtt_min, not within half the
+		// propagation round trip: a jittery path's srtt_min is no
+		// round trip's lower bound.
+		{name: "second recovery after 30 ms", fire: false, recs: twoReductions(30, false, 10)},
+		{name: "after an undone recovery", fire: false, recs: twoReductions(10, true, 10)},
+		// Everything in flight at the first recovery was delivered: its
+		// recovery point may have been acknowledged (a sender that had
+		// stalled sent it long before).
+		{name: "in-flight window delivered", fire: false, recs: twoReductions(10, false, 20)},
+		{name: "all but 3 delivered", fire: true, recs: twoReductions(10, false, 17)},
 	})
 
 	// And the records of the seed a 2,000-simulation native Hybla
@@ -280,7 +286,7 @@ func TestGenericOraclesRecords(t *testing.T) {
 	// behind a queue of seconds, srtt_min 203 ms; a timeout at 9.888 s
 	// with 4 packets out ended at 9.934 s (recovery point acknowledged),
 	// and a loss in the next window began a recovery at 9.975 s, 86 ms
-	// after the timeout. On the 149 ms path that would be too soon.
+	// after the timeout.
 	hybla1031 := records(
 		rec{ms: 4100, state: "open", cwnd: 300, ssthresh: 938, delivered: 4000, srttMS: 202.81},
 		rec{ms: 7018.55, reason: state, state: "recovery", cwnd: 685, ssthresh: 342, prior: 685, inFlight: 472, delivered: 5648, srttMS: 3493.52},
@@ -296,7 +302,9 @@ func TestGenericOraclesRecords(t *testing.T) {
 		rec{ms: 9974.53, reason: state, state: "recovery", cwnd: 345, ssthresh: 172, prior: 345, inFlight: 344, delivered: 6131, srttMS: 411.89})
 	runRecCases(t, "one-reduction-per-window", native, reno, []recCase{
 		{name: "Hybla seed: recovery 86 ms after a timeout on a 6 ms path", env: env("delay", 6), fire: false, recs: hybla1031},
-		{name: "Hybla seed's records on a 149 ms path", env: env("delay", 149), fire: true, recs: hybla1031},
+		// And on a 149 ms path too: the timeout's 4 packets in flight
+		// were delivered before the recovery (reduction_left).
+		{name: "Hybla seed's records on a 149 ms path", env: env("delay", 149), fire: false, recs: hybla1031},
 	})
 }
 
