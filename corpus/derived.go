@@ -29,7 +29,7 @@ var DerivedDocs = []string{
 	"why the record was emitted: ack|state|rto|idle (rto: a retransmission timeout fired)",
 	"retransmission timeouts in a row: in one stay in Loss without data delivered (RFC 6298 §5.5's backoff count)",
 	"rto (ms) recorded at the previous of those timeouts (0 before the second)",
-	"seconds since delivered last grew (0 at the record that delivered)",
+	"seconds since delivered last grew (0 at the record that delivered), or, if later, since the first record with data in flight after one in open with none (a flow waiting on its application is not waiting on the network)",
 	"seconds since the flow last entered a window reduction that reduced (cwr or recovery with ssthresh below prior_cwnd, or loss), before this record; -1 if none, or if that reduction was undone",
 	"this flow's delivery rate over the last 10 s over the highest of the active flows' (1 with one flow or before 11 s)",
 	"the smallest srtt (ms) the flow has had (0 before its first RTT sample): a round trip can take no less, whatever queue srtt has since seen",
@@ -43,6 +43,7 @@ type flowHistory struct {
 	started       bool
 	delivered     float64
 	progressAt    time.Duration
+	idle          bool // the last record had nothing in flight in open
 	timeouts      float64
 	timeoutRTO    float64 // rto at the last timeout of the run
 	lastTimeout   float64 // last_timeout_rto as reported
@@ -75,6 +76,17 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	if progressed {
 		h.delivered, h.progressAt = delivered, r.Time
 	}
+	// A flow with nothing in flight in Open has nothing to deliver: it
+	// waits on its application (RFC 7661's application-limited period),
+	// and what it sends next was sent after that record, at the latest at
+	// the next record with data in flight, where the wait for delivery
+	// starts (an application writing a segment every 12 s, one of them
+	// lost, is not 12 s without progress). In Loss or recovery nothing in
+	// flight can mean everything is marked lost: that wait goes on.
+	if h.idle && r.InFlight > 0 {
+		h.progressAt = max(h.progressAt, r.Time)
+	}
+	h.idle = r.InFlight == 0 && r.CAState == ccai.StateOpen
 	// A run of timeouts ends with progress (an RTT sample may collapse
 	// the backoff, RFC 6298 §5.7) or when the flow leaves Loss (an undo
 	// may reinitialize the RTO, RFC 4015 §2).

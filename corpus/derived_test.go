@@ -124,6 +124,7 @@ type dRec struct {
 	state          string
 	cwnd, ssthresh uint32
 	prior          uint32
+	inFlight       uint32
 	delivered      uint64
 	srttMS, rtoMS  float64
 }
@@ -155,7 +156,7 @@ func derived(t *testing.T, flows int, recs []dRec) []map[string]float64 {
 			t.Fatal(err)
 		}
 		sr := tcp.StateRecord{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, Reason: r.reason, CAState: st,
-			Cwnd: r.cwnd, SSThresh: r.ssthresh, PriorCwnd: r.prior, Delivered: r.delivered,
+			Cwnd: r.cwnd, SSThresh: r.ssthresh, PriorCwnd: r.prior, InFlight: r.inFlight, Delivered: r.delivered,
 			SRTT: time.Duration(r.srttMS * float64(time.Millisecond)), RTO: time.Duration(r.rtoMS * float64(time.Millisecond))}
 		w.Observe(&sr)
 	}
@@ -195,6 +196,25 @@ func TestDerivedTimeouts(t *testing.T) {
 	check(t, "reason", got, []float64{0, 2, 2, 2, 0, 2, 0, 2, 2})
 	// since_progress: seconds since delivered last grew.
 	check(t, "since_progress", got, []float64{0, 0.3, 0.9, 2.1, 0, 2.4, 2.5, 5.8, 6.4})
+}
+
+// since_progress restarts where data is in flight again after a record in
+// Open with none: an application-limited flow (one segment every 12 s, as
+// ns-3's TcpNewReno at 1 kbit/s, whose segment was lost and timed out) is
+// not waiting on the network while it has nothing to send. In Loss,
+// nothing in flight (everything marked lost) does not restart it.
+func TestDerivedSinceProgressAfterIdle(t *testing.T) {
+	const rto, ack = tcp.ReasonRTO, tcp.ReasonAck
+	got := derived(t, 1, []dRec{
+		{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, inFlight: 1, delivered: 10, rtoMS: 300},
+		{ms: 1100, reason: ack, state: "open", cwnd: 21, ssthresh: 50, inFlight: 0, delivered: 11, rtoMS: 300},  // idle from here
+		{ms: 12700, reason: rto, state: "loss", cwnd: 1, ssthresh: 10, inFlight: 1, delivered: 11, rtoMS: 600},  // the next segment timed out
+		{ms: 13300, reason: rto, state: "loss", cwnd: 1, ssthresh: 10, inFlight: 0, delivered: 11, rtoMS: 1200}, // all marked lost
+		{ms: 14500, reason: rto, state: "loss", cwnd: 1, ssthresh: 10, inFlight: 1, delivered: 11, rtoMS: 2400},
+		{ms: 14600, reason: ack, state: "open", cwnd: 2, ssthresh: 10, inFlight: 0, delivered: 12, rtoMS: 2400},
+		{ms: 20000, reason: ack, state: "open", cwnd: 2, ssthresh: 10, inFlight: 0, delivered: 12, rtoMS: 2400}, // still nothing to send
+	})
+	check(t, "since_progress", got, []float64{0, 0, 0, 0.6, 1.8, 0, 5.4})
 }
 
 // since_reduction: seconds since the last entry into a reduction that

@@ -41,9 +41,11 @@
 // app_bps (0 = unlimited), buffer, aqm (droptail, red or codel),
 // codel_target_ns and codel_interval_ns (RFC 8289's 5 ms and 100 ms
 // resolved by the Go side when the table's value is 0) and ecn (0 or 1).
-// The driver requires every key once and refuses any other (protocol 3;
-// protocol 2 lacked the last four keys and DONE's last two fields,
-// protocol 1 had positional fields). DONE's drops are the buffer's (the
+// The driver requires every key once and refuses any other (protocol 4;
+// protocol 3 emitted the record that enters a recovery or CWR after the
+// whole ACK rather than at the reduction (below), protocol 2 lacked the
+// last four keys and DONE's last two fields, protocol 1 had positional
+// fields). DONE's drops are the buffer's (the
 // device queues' and the queue disc's limit), aqm_drops RED's and CoDel's
 // own drops, marks the packets they marked CE instead (netenv.Result's
 // Drops, AQMDrops and Marks).
@@ -239,8 +241,30 @@
 // recorded in bytes/s as natively). prior_cwnd is not an ns-3
 // variable: the driver records cwnd when the state becomes recovery, loss
 // or cwr (ns-3 sets the state before reducing cwnd), which is Linux's
-// prior_cwnd. prev_ca_state is the state before the last change. The
-// CCAI's own variables (Vars: CUBIC's target, W_max, …) are private in
+// prior_cwnd. prev_ca_state is the state before the last change.
+//
+// The record that enters a window reduction is emitted at the reduction
+// itself, as the native subject emits it, not after the ACK: ns-3 goes on
+// in the same ACK (PRR sets cwnd, the congestion control's PktsAcked
+// runs; TcpCubic's HyStart may lower ssthresh again, tcp-cubic.cc
+// TcpCubic::PktsAcked → HystartUpdate), and a record after all of it
+// would show those as the reduction's own. Entering CWR
+// (TcpSocketBase::EnterCwr sets ssthresh first) it is emitted at the
+// state change; entering recovery (TcpSocketBase::EnterRecovery sets the
+// state, then ssthresh = GetSsThresh(tcb, BytesInFlight()), then PRR's
+// cwnd, then retransmits) at the first of these that shows: ssthresh
+// changing (SlowStartThreshold trace), cwnd changing (CongestionWindow),
+// the retransmission (Tx), or after the ACK if none did. So
+// that record carries the reduced ssthresh, cwnd from before the
+// reduction (= prior_cwnd) and in flight the bytes ssthresh was computed
+// from (RFC 6675's pipe, which TcpNewReno and the models derived from it
+// halve; with SACK off ns-3 adds one segment to it); the ACK's own record
+// follows at the same time. The record entering loss follows the timeout
+// (TcpSocketBase::ReTxTimeout sets ssthresh, the state and cwnd together,
+// everything outstanding marked lost). The oracles rely on this (package
+// oracle, subject "ns3": the entry is exact, as natively).
+//
+// The CCAI's own variables (Vars: CUBIC's target, W_max, …) are private in
 // ns-3 and are not reported. Times are ns-3's absolute simulated time, so
 // schedule switches and visit times t_n mean the same as natively.
 //
