@@ -22,6 +22,7 @@ var DerivedVars = Schema{
 	{Name: "since_reduction", Src: -5},
 	{Name: "share", Src: -6},
 	{Name: "srtt_min", Src: -7},
+	{Name: "rtt_floor", Src: -8},
 }
 
 // DerivedDocs describe DerivedVars, in order, for `actfuzz list`.
@@ -32,7 +33,8 @@ var DerivedDocs = []string{
 	"seconds since delivered last grew (0 at the record that delivered), or, if later, since the first record with data in flight after one in open with none (a flow waiting on its application is not waiting on the network)",
 	"seconds since the flow last entered a window reduction that reduced (cwr or recovery with ssthresh below prior_cwnd, or loss), before this record; -1 if none, or if that reduction was undone",
 	"this flow's delivery rate over the last 10 s over the highest of the active flows' (1 with one flow or before 11 s)",
-	"the smallest srtt (ms) the flow has had (0 before its first RTT sample): a round trip can take no less, whatever queue srtt has since seen",
+	"the smallest srtt (ms) the flow has had (0 before its first RTT sample): what the flow's smoothed round trip has been at least; one round trip can take less when per-packet delays vary (random queuing delay), as srtt averages them",
+	"twice the smallest one-way delay p.delay (ms) of the phases in force since the flow's first record (0 without a schedule): no round trip of the flow took less, whatever it queued",
 }
 
 // shareWindow is the span over which share compares delivery rates.
@@ -50,6 +52,8 @@ type flowHistory struct {
 	reductionAt   time.Duration
 	reducedTo     uint32 // ssthresh at the record that entered the reduction
 	srttMin       time.Duration
+	rttFloor      float64 // ms; -1 before the first record with a schedule
+	phase         int     // the schedule's phase at the last record
 	caState       ccai.CAState
 	lastRecord    time.Duration
 	deliveredAt   []float64 // delivered at each whole second (bucket k: at k s)
@@ -63,7 +67,7 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	d := cur[len(cur)-len(DerivedVars):]
 	delivered := float64(r.Delivered)
 	if !h.started {
-		*h = flowHistory{started: true, delivered: delivered, progressAt: r.Time, caState: r.CAState, reductionAt: -1, deliveredAt: h.deliveredAt[:0]}
+		*h = flowHistory{started: true, delivered: delivered, progressAt: r.Time, caState: r.CAState, reductionAt: -1, rttFloor: -1, deliveredAt: h.deliveredAt[:0]}
 	}
 	// Buckets of whole seconds passed since the last record hold the
 	// delivered count in force then (it is constant between records).
@@ -132,6 +136,21 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 		h.srttMin = r.SRTT
 	}
 	d[6] = float64(h.srttMin) / 1e6
+	// Every packet of the flow crossed the path under the phases in
+	// force since its first record (those between two records
+	// included), each way at least their delay.
+	if len(w.sched) > 0 {
+		if h.rttFloor < 0 {
+			h.phase = w.phase
+		}
+		for k := h.phase; k <= w.phase; k++ {
+			if f := 2 * w.sched[k].Env.Delay; h.rttFloor < 0 || f < h.rttFloor {
+				h.rttFloor = f
+			}
+		}
+		h.phase = w.phase
+	}
+	d[7] = max(h.rttFloor, 0)
 }
 
 // share is flow f's delivery rate over the last shareWindow seconds over

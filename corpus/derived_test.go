@@ -331,3 +331,42 @@ func TestDerivedSRTTMin(t *testing.T) {
 	})
 	check(t, "srtt_min", got, []float64{0, 40, 35, 35, 35})
 }
+
+// rtt_floor: twice the smallest one-way delay of the phases in force since
+// the flow's first record, a phase between two records included; 0
+// without a schedule.
+func TestDerivedRTTFloor(t *testing.T) {
+	at := func(ms float64, delay float64) netenv.Phase {
+		e := netenv.DefaultEnv()
+		e.Delay = delay
+		return netenv.Phase{Env: e, Until: time.Duration(ms * float64(time.Millisecond))}
+	}
+	// 30 ms until 1 s, 5 ms until 1.1 s (no record in it), 50 ms after.
+	sched := netenv.Schedule{at(1000, 30), at(1100, 5), at(0, 50)}
+	w, err := NewWatcher([]string{"reno", "reno"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	w.OnObservation = func(f int, obs []float64, _ time.Duration) {
+		got = append(got, obs[w.Schemas[f].Index("rtt_floor")])
+	}
+	w.Start(sched)
+	for _, r := range []struct {
+		flow int32
+		ms   float64
+	}{{0, 500}, {0, 900}, {0, 2000}, {1, 3000}, {0, 4000}} {
+		w.Observe(&tcp.StateRecord{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, CAState: ccai.StateOpen})
+	}
+	want := []float64{60, 60, 10, 100, 10} // flow 1 began in the 50 ms phase
+	if !slices.Equal(got, want) {
+		t.Errorf("rtt_floor %v, want %v", got, want)
+	}
+	check(t, "rtt_floor", derived(t, 1, []dRec{{ms: 10, state: "open"}}), []float64{40}) // the default 20 ms
+	w.Reset()                                                                            // no schedule
+	got = nil
+	w.Observe(&tcp.StateRecord{Time: time.Second, CAState: ccai.StateOpen})
+	if !slices.Equal(got, []float64{0}) {
+		t.Errorf("rtt_floor without a schedule %v, want [0]", got)
+	}
+}

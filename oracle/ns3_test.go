@@ -105,6 +105,18 @@ func TestOraclesOnNS3(t *testing.T) {
 		{name: "native: restored past the window before (undo-restores' case)", fire: false, recs: exit(5)},
 	})
 
+	// The CUBIC oracles that read CUBIC's own variables (target, w_max,
+	// w_est), which ns-3's TcpCubic keeps private, are skipped with the
+	// variable named: cubic-reno-friendly reads w_est only as
+	// rtt_ago.w_est, which once compiled to a condition error on every
+	// record.
+	for _, name := range []string{"cubic-target-bound", "cubic-fast-convergence", "cubic-reno-friendly"} {
+		specs, skips := Select(Choice{Names: []string{name}}, ns3, cubic, ccai.ProfileLinux)
+		if len(specs) != 0 || len(skips) != 1 || !strings.Contains(skips[0].Why, "unknown name") {
+			t.Errorf("%s on ns3: %d conditions, skips %v; want none and a skip naming the variable", name, len(specs), skips)
+		}
+	}
+
 	// undo-restores does not run on ns3, and says why.
 	specs, skips := Select(Choice{Names: []string{"undo-restores"}}, ns3, reno, ccai.ProfileLinux)
 	if len(specs) != 0 || len(skips) != 1 || !strings.Contains(skips[0].Why, "undoes no reduction") {

@@ -332,6 +332,68 @@
 //   - Its TypeId names TcpSocketBase as parent (a 3.37 quirk), so ns-3's
 //     own list of TcpCongestionOps children misses it; Models lists it.
 //
+// # What the oracles report on ns-3.37
+//
+// Campaigns with every oracle on (issue 46's false-positive proof; the
+// figures are in the commit messages) leave these hits, each a behaviour
+// of ns-3.37 itself, read in its source (src/internet/model/):
+//
+//   - cwnd-validation (TcpCubic, TcpLinuxReno, TcpNewReno): cwnd grows
+//     while the application keeps the window far from full (one segment
+//     per ACK at 1 kbit/s): IncreaseWindow never asks whether cwnd limited
+//     the sender (RFC 7661 §4.3; Linux's tcp_is_cwnd_limited). ns-3 bug
+//     #966, fixed in ns-3.42 for TcpCubic and TcpLinuxReno (commit
+//     f75345fa0: TcpSocketBase::SendDataPacket sets m_isCwndLimited,
+//     which they check); TcpNewReno (tcp-congestion-ops.cc
+//     TcpNewReno::IncreaseWindow) still grows in ns-3-dev.
+//   - recovery-exit (TcpLinuxReno): the ACK that ends a fast recovery
+//     takes cwnd past ssthresh by several segments. TcpSocketBase::
+//     ProcessAck, leaving CA_RECOVERY, sets cwnd = ssthresh and then calls
+//     IncreaseWindow with segsAcked = (ackNumber − oldHeadSequence) /
+//     segmentSize: every segment between snd_una and the ACK, the ones
+//     SACKed during the recovery included (its comment says "from
+//     m_recover to ackNumber"; merge !289 of 2020 made the exit ACK grow
+//     cwnd, as Linux does, but Linux grows by what that ACK newly
+//     delivered, acked_sacked in tcp_cong_control), and
+//     TcpLinuxReno::m_cWndCnt keeps its credit over the reduction (Linux
+//     zeroes snd_cwnd_cnt in tcp_init_cwnd_reduction and tcp_enter_loss).
+//     Observed: ssthresh 4 and cwnd 7 after an exit ACK that acknowledged
+//     11 segments, 1 of them newly delivered. Unchanged in ns-3-dev (the fix of
+//     #1126 in ns-3.43 counts newly delivered bytes on other ACKs, but
+//     this branch recomputes segsAcked from oldHeadSequence).
+//   - cubic-growth (TcpCubic): after a recovery or a timeout cwnd grows by
+//     one segment per ACK of one segment, twice a round trip (RFC 9438 §4.2
+//     allows 1.5×): TcpCubic::IncreaseWindow adds every segment acked to
+//     m_cWndCnt and takes off cnt (≥ 2) once per ACK, so credit piles up
+//     on stretch ACKs (the exit ACK above) and while cnt is large, is
+//     never cleared (not on a reduction, not when cnt falls: Linux's
+//     tcp_cong_avoid_ai applies credit accumulated at a higher w at once
+//     and resets it), and is then spent one segment per ACK (observed: 8
+//     to 256 segments of credit). Unchanged in ns-3-dev.
+//   - cwnd-floor and the zero-cwnd fault (TcpNewReno, PRR): cwnd 0 in
+//     recovery, then a timeout. TcpPrrRecovery::DoRecovery runs on an ACK
+//     that delivered nothing and sets cwnd = pipe + sendCount with pipe 0
+//     and the reduction bound's limit = deliveredBytes = 0 (Linux's
+//     tcp_cwnd_reduction returns when newly_acked_sacked ≤ 0). Fixed in
+//     ns-3.43 (commit f8e45bf7a, PRR aligned with RFC 6937bis: it returns
+//     when deliveredBytes is 0).
+//   - ssthresh-steady (TcpCubic): HyStart lowers ssthresh during a
+//     recovery (TcpCubic::PktsAcked calls HystartUpdate whenever cWnd ≤
+//     ssThresh, which PRR's cwnd is): Linux's CUBIC does the same
+//     (tcp_cubic.c cubictcp_acked), and the oracle reports it there too.
+//   - window-overflow (TcpBbr): cwnd of millions of packets after a
+//     recovery, the ns-3.37 BBR bug issue 46 asks the oracles to find.
+//
+// The harness's own share, fixed: the record entering a recovery came
+// after the whole ACK (HyStart's fall read as a wrong β: cubic-beta,
+// reduction-bound); reduction-bound took TcpNewReno's halved pipe for a
+// reduction below β of cwnd (RFC 5681 eq. (4) halves FlightSize);
+// undo-restores and recovery-exit allowed an undo ns-3 never makes;
+// stall counted an application-limited idle time as a stall;
+// one-reduction-per-window took the smallest srtt for the shortest round
+// trip under random queuing delay; cubic-reno-friendly read w_est, which
+// ns-3 does not report, and failed on every record.
+//
 // # Differential check
 //
 // Diff runs one configuration on two subjects (each flow's CCA translated
