@@ -215,7 +215,7 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 			continue
 		}
 		applied = true
-		if strings.Contains(o.Spec.When, "BETA") && beta == 0 {
+		if usesBeta(o.Spec.When) && beta == 0 {
 			continue // no β declared: nothing to bound
 		}
 		spec := o.specFor(caps.Name, beta)
@@ -243,6 +243,12 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 		out = append(out, spec)
 	}
 	return out, strings.Join(whys, "; ")
+}
+
+// usesBeta says whether a condition holds a β placeholder (BETA, or DEEPER,
+// which is filled with β).
+func usesBeta(src string) bool {
+	return strings.Contains(src, "BETA") || strings.Contains(src, "DEEPER")
 }
 
 func countOf(l []string, s string) int {
