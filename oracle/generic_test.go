@@ -272,6 +272,10 @@ func TestGenericOraclesRecords(t *testing.T) {
 		// round trip's lower bound.
 		{name: "second recovery after 30 ms", fire: false, recs: twoReductions(30, false, 10)},
 		{name: "after an undone recovery", fire: false, recs: twoReductions(10, true, 10)},
+		// Random queuing delay (mean 250 ms) kept srtt at 100 ms and
+		// more, but on a 5 ms path one packet can make the round trip in
+		// 10: the recovery ended and a new loss came 15 ms after it.
+		{name: "second recovery after 15 ms on a 5 ms path", env: env("delay", 5, "qshape", 10, "qscale", 25), fire: false, recs: twoReductions(15, false, 10)},
 		// Everything in flight at the first recovery was delivered: its
 		// recovery point may have been acknowledged (a sender that had
 		// stalled sent it long before).
