@@ -47,8 +47,13 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 	if req.Op == opLoad || req.Op == opSnapshot {
 		timeout = 10 * time.Minute
 	}
-	start, logged := time.Now(), time.Now()
+	start, logged, remade := time.Now(), time.Now(), time.Now()
 	for {
+		// Only a coordinator that holds its campaign asks its parts
+		// (coordlease.go): one stopped past its lease finds out first.
+		if !e.acting() {
+			return partReply{}, fmt.Errorf("store part %d: %s: %w", j, req.Op, e.notActing())
+		}
 		// A request in flight when the connection to the server was lost
 		// is asked again once it is restored: its answer went with the
 		// connection (reconnect.go).
@@ -92,6 +97,10 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 			}
 			if time.Since(start) > e.opt.PartTimeout {
 				return rep, fmt.Errorf("store part %d: %s: %s after %v", j, req.Op, rep.Err, e.opt.PartTimeout)
+			}
+			if time.Since(remade) >= remakeEvery {
+				e.redeliverShares(ctx, j, rep.Err)
+				remade = time.Now()
 			}
 		case ctx.Err() != nil:
 			return rep, ctx.Err()
