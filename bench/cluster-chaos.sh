@@ -27,6 +27,7 @@
 #   BUDGET=20000 EVERY=30 SEED=7 bench/cluster-chaos.sh
 #   ACTIONS="host coord" bench/cluster-chaos.sh
 #   ACTIONS= BUDGET=60000 RSS=/tmp/rss.tsv bench/cluster-chaos.sh   # a soak
+#   STRICT=1 LOGS=-v KEEP=1 bench/cluster-chaos.sh   # no exit 3, logs kept
 #
 # RSS=FILE samples every 10 s the resident memory (kB) of each process by
 # its role (coord, host-I, store-J-N, nats) into FILE, one line a sample:
@@ -51,6 +52,8 @@ EVERY=${EVERY:-20}
 SEED=${SEED:-1}
 ACTIONS=${ACTIONS-host stop store server kill9 coord}
 PORT=${PORT:-14290}
+# LOGS: how much the cluster's processes log into their files (-v, --debug).
+LOGS=${LOGS:---quiet}
 NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
 [ -x "$NATS" ] || { echo "bench/cluster-chaos.sh: no $NATS: run make nats" >&2; exit 2; }
 for a in $ACTIONS; do
@@ -75,7 +78,7 @@ status=3
 # ours PID: PID is still a process this script started, not a PID the
 # system gave to another process since (its command line names this
 # run's server URL or directory).
-ours() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -e "$URL" -e "$tmp"; }
+ours() { { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qF -e "$URL" -e "$tmp"; }
 cleanup() {
   local p alive running
   # A helper still running (a job of this shell: not a PID reused since),
@@ -121,7 +124,7 @@ start_nats() {
 hosts_started=0
 start_host() {
   hosts_started=$((hosts_started + 1))
-  "$BIN" worker --nats "$URL" --procs "$PROCS" --quiet 2>>"$tmp/host-$hosts_started.log" &
+  "$BIN" worker --nats "$URL" --procs "$PROCS" "$LOGS" 2>>"$tmp/host-$hosts_started.log" &
   host_pid[$1]=$!
   started+=("$!")
   disown
@@ -129,7 +132,7 @@ start_host() {
 stores_started=0
 start_store() {
   stores_started=$((stores_started + 1))
-  "$BIN" store --nats "$URL" --part "$1" --quiet 2>>"$tmp/store-$1-$stores_started.log" &
+  "$BIN" store --nats "$URL" --part "$1" "$LOGS" 2>>"$tmp/store-$1-$stores_started.log" &
   store_pids[$1]="${store_pids[$1]:-} $!"
   started+=("$!")
   store_role[$!]=store-$1-$stores_started
@@ -143,7 +146,7 @@ start_coord() {
   [ "$coord_runs" -gt 0 ] && resume=(--resume)
   coord_runs=$((coord_runs + 1))
   "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" --nats "$URL" --store-parts "$PARTS" \
-    "${resume[@]}" --quiet --json --out "$out" >"$tmp/cluster.json" 2>>"$tmp/coord-$coord_runs.log" &
+    "${resume[@]}" "$LOGS" --json --out "$out" >"$tmp/cluster.json" 2>>"$tmp/coord-$coord_runs.log" &
   coord_pid=$!
   started+=("$!")
   say "coordinator started${resume:+ with --resume}"

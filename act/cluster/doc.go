@@ -659,16 +659,24 @@
 // A store process that stops serving a
 // campaign gives back the shares it held (nak), and a coordinator makes
 // the part consumers again when it starts, so a share held for a dead
-// coordinator is delivered again at once. It makes a part's consumer
-// again too when a merge's shares stay missing for 20 s (redeliver.go):
-// shares delivered to a process that died or gave the part up, or on a
+// coordinator is delivered again at once. A part acks a merge's shares
+// only when the next merge comes, by when the coordinator has acked their
+// results (settle.go): acked at the merge, they were gone when the
+// coordinator died before its acks, or lost another part in that merge,
+// and the coordinator that continued from its checkpoint found the
+// results in their stream and waited for shares no longer in theirs
+// ("64 of 64 shares not received yet", exit 3 in bench/cluster-chaos.sh;
+// TestStorePartsKilledBeforeAcks). Nor does a part ack a share of a
+// simulation it merged as it arrives: one that did not see its consumer
+// made again (away from a restarting server) acked shares a coordinator
+// gone back to its checkpoint needed again
+// (TestStorePartKeepsStaleLookingShare). And when a merge's shares stay
+// missing for 20 s, the coordinator makes the part's consumer again
+// (shares delivered to a process that died or gave the part up, or on a
 // connection a server restart cut, would come back only after the
-// consumer's AckWait (10 minutes), and the merge stopped the campaign
-// after PartTimeout (TestStorePartSharesRedelivered). A part acks a share
-// of a simulation it merged only at its next merge, never as it arrives:
-// a part that did not see its consumer made again (away from a restarting
-// server) acked the shares a coordinator gone back to its checkpoint
-// needed again (TestStorePartKeepsStaleLookingShare). A store process's parts can be
+// consumer's AckWait, 10 minutes), then, 20 s later, publishes the
+// merge's configurations again alone, whose hosts publish the same shares
+// (redeliver.go; TestStorePartSharesRedelivered). A store process's parts can be
 // capped (StoreOptions.Memory, `actfuzz store --memory`): a part cannot
 // coarsen as a whole store does, so the merge that takes it over the cap
 // is its last, and its answer says so (partReply.Capped); Run ends the

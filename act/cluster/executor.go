@@ -162,6 +162,7 @@ type chunk struct {
 	// times it was: its message id differs from the last one's, which
 	// the server would drop as a duplicate.
 	attempt int
+	again   bool // published even though its configurations have results: their shares are lost (redeliver.go)
 }
 
 // retryBit marks the BatchID of a configuration retried alone
@@ -551,6 +552,7 @@ func (e *Executor) publish() {
 			_, ok := e.got[i]
 			have = ok || i < e.merged
 		}
+		have = have && !c.again
 		if have {
 			e.stats.Skipped++
 		}

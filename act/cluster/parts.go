@@ -47,7 +47,8 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 	if req.Op == opLoad || req.Op == opSnapshot {
 		timeout = 10 * time.Minute
 	}
-	start, logged, remade := time.Now(), time.Now(), time.Now()
+	start, logged := time.Now(), time.Now()
+	missing := missingShares{since: start, remade: start}
 	for {
 		// Only a coordinator that holds its campaign asks its parts
 		// (coordlease.go): one stopped past its lease finds out first.
@@ -95,12 +96,8 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 				}
 				return rep, nil
 			}
-			if time.Since(start) > e.opt.PartTimeout {
-				return rep, fmt.Errorf("store part %d: %s: %s after %v", j, req.Op, rep.Err, e.opt.PartTimeout)
-			}
-			if time.Since(remade) >= remakeEvery {
-				e.redeliverShares(ctx, j, rep.Err)
-				remade = time.Now()
+			if err := e.stillMissing(ctx, j, req, rep, &missing); err != nil {
+				return rep, err
 			}
 		case ctx.Err() != nil:
 			return rep, ctx.Err()

@@ -488,6 +488,7 @@ type partState struct {
 	capped  string // why merges are refused: the part is over StoreOptions.Memory
 	news    []byte // the last merge's news
 	newsSum []byte
+	settle  []jetstream.Msg // the last merge's shares, acked at the next (settle.go)
 }
 
 // maxFreeBatches and maxFreeBatch bound the merged batches a part keeps
@@ -779,6 +780,7 @@ func (p *partState) handle(ctx context.Context, req partRequest) partReply {
 	case opMerge:
 		switch req.Seq {
 		case p.seq + 1:
+			p.settled(true) // the coordinator acked the last merge's results
 			return p.merge(ctx, req.Items)
 		case p.seq:
 			return p.newsChunk(0) // the coordinator asks again
@@ -871,6 +873,7 @@ func (p *partState) loadFrom(ctx context.Context, obs jetstream.ObjectStore, req
 	p.mu.Lock()
 	p.newBatch = nil
 	p.mu.Unlock()
+	p.settled(false) // merged into the part dropped: needed again, maybe
 	r := &sizedReader{r: obj, left: int64(info.Size)}
 	st, err := coverage.ReadPart(r, p.part, req.Parts)
 	if err != nil {
@@ -898,42 +901,6 @@ func (p *partState) loadFrom(ctx context.Context, obs jetstream.ObjectStore, req
 	p.mu.Unlock()
 	p.s.log.Info("part loaded", "campaign", p.id, "states", st.Len(), "visits", st.Visits())
 	return nil
-}
-
-// release gives back every share held, to be delivered again at once.
-func (p *partState) release() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, cs := range p.shares {
-		for _, c := range cs {
-			for _, m := range c.msgs {
-				_ = m.Nak()
-			}
-		}
-	}
-	for _, ps := range p.pieces {
-		for _, m := range ps.msgs {
-			_ = m.Nak()
-		}
-	}
-	for _, cs := range p.shares {
-		for _, c := range cs {
-			c.dropped = true
-		}
-	}
-	p.shares, p.pieces, p.held = map[string][]*candidate{}, map[string]*pieces{}, 0
-}
-
-// drop acks and forgets the candidates of key (p.mu held).
-func (p *partState) drop(key string, cs []*candidate) {
-	for _, c := range cs {
-		for _, m := range c.msgs {
-			_ = m.Ack()
-		}
-		p.held -= len(c.data) + c.extra
-		c.dropped, c.extra = true, 0
-	}
-	delete(p.shares, key)
 }
 
 // shareWait bounds how long a merge waits for its shares before it
@@ -1008,7 +975,7 @@ func (p *partState) merge(ctx context.Context, items []shareItem) partReply {
 		c.batch = nil
 	}
 	for _, it := range items {
-		p.drop(it.Key, p.shares[it.Key])
+		p.retire(it.Key, p.shares[it.Key])
 		if i, err := strconv.Atoi(strings.TrimPrefix(it.Key, "i")); err == nil && it.Key[0] == 'i' && i >= p.below {
 			p.below = i + 1
 		}
