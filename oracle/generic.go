@@ -60,7 +60,7 @@ func generic() []Oracle {
 			Source:    "RFC 7661 §4.3 (no cwnd increase while the sender is not cwnd-limited); Linux's slow-start allowance (cwnd < 2·max_packets_out counts as limited) is the bound",
 			Kind:      Conformance,
 			Except:    []string{"bbr"},
-			Linux:     "Linux's Vegas grows cwnd in slow start without asking (net/ipv4/tcp_vegas.c tcp_vegas_cong_avoid calls tcp_slow_start with no tcp_is_cwnd_limited check on its Vegas path): the oracle reports it, a departure of Linux's own. Linux's tcp_is_cwnd_limited (include/net/tcp.h) counts a sender in slow start as limited while cwnd < 2·max_packets_out, and in congestion avoidance while is_cwnd_limited was set in the last window; the oracle uses the looser slow-start bound for both, so that records taken after an ACK (in flight one below cwnd) never trip it",
+			Linux:     "Linux's Vegas grows cwnd in slow start without asking (net/ipv4/tcp_vegas.c tcp_vegas_cong_avoid calls tcp_slow_start with no tcp_is_cwnd_limited check on its Vegas path): the oracle reports it, a departure of Linux's own. Linux's tcp_is_cwnd_limited (include/net/tcp.h) counts a sender as limited while is_cwnd_limited was set in the current window, and in slow start also while cwnd < 2·max_packets_out; the oracle uses the slow-start bound for both, so that records taken after an ACK (in flight one below cwnd) never trip it",
 			// Open for a whole round trip: in Open nothing is SACKed or
 			// marked lost, so in_flight is Linux's packets_out, which
 			// tcp_is_cwnd_limited judges by (after a timeout in_flight
