@@ -373,6 +373,18 @@ func (r *refCollector) Visit(n *ast.Node) {
 		}
 		if id, ok := v.Node.(*ast.IdentifierNode); ok {
 			if s, ok := v.Property.(*ast.StringNode); ok {
+				// prev.X, first.X and the windows' X must be state
+				// variables of the schema, as a bare X must (expr-lang's
+				// checker lets a missing key of these maps through, to
+				// nil at run time: a condition error on every record);
+				// rtt_max.X a numeric one (its largest value).
+				switch i := r.schema.Index(s.Value); {
+				case r.err != nil:
+				case i < 0 && slices.Contains([]string{"prev", "first", "rtt_ago", "rtt_max", "held"}, id.Value):
+					r.err = fmt.Errorf("unknown name %s in %s.%s: not a state variable of this subject and congestion control", s.Value, id.Value, s.Value)
+				case i >= 0 && id.Value == "rtt_max" && len(r.schema[i].Values) > 0:
+					r.err = fmt.Errorf("rtt_max.%s: %s is categorical and has no largest value", s.Value, s.Value)
+				}
 				if i := r.schema.Index(s.Value); i >= 0 {
 					switch id.Value {
 					case "prev":

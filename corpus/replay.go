@@ -151,13 +151,13 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 	if w.started[f] {
 		copy(prev, cur)
 	}
+	w.followSchedule(r.Time)
 	w.Schemas[f].Observe(r, cur)
 	w.derive(f, r, cur)
 	if !w.started[f] {
 		copy(prev, cur)
 		w.started[f] = true
 	}
-	w.followSchedule(r.Time)
 	if len(w.conds[f]) > 0 {
 		var err error
 		w.hits, err = w.evals[f].Eval(cur, prev, w.hits[:0])

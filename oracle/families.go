@@ -55,7 +55,16 @@ func cubicFamily() []Oracle {
 			Families:  []string{ccai.FamilyCubic},
 			Linux:     "3.10's CUBIC neither clamps bic_target nor caps the growth (cnt ≥ 1, divided by the delayed-ACK ratio), so a target above 1.5·cwnd is growth faster than RFC 9438 allows: the ACT paper's §4.4 case, checked on the native linux-3.10 profile",
 			NotOn:     map[string]string{"native/linux": nativeTarget},
-			Spec:      corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd >= ssthresh && target > 1.5 * cwnd + 1`},
+			// On gVisor target is W_cubic(t+srtt) as getCwnd grows cwnd
+			// toward it, bounded below by cwnd (cubic.go getCwnd,
+			// google/gvisor#13958) and not above: the oracle reports
+			// that. The subject reports target only where gVisor's
+			// update uses it (not in fast recovery, slow start or the
+			// TCP-friendly region: netenv/gvisor cubicVars.grows), and
+			// the oracle reads it in Open congestion avoidance only (gVisor
+			// runs the update in RTO recovery too, with Loss's own
+			// records: not checked).
+			Spec: corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd >= ssthresh && target > 1.5 * cwnd + 1`},
 		},
 		{
 			Name:      "cubic-reno-friendly",
@@ -71,8 +80,11 @@ func cubicFamily() []Oracle {
 			// but for a delayed ACK's two segments; measured: an
 			// application at 0.6 Mbit/s delivered cwnd's 74 segments in a
 			// 1.39 s round trip with 71 in flight, and Linux rightly did
-			// not grow).
-			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason != "state"`, For: "2rtt",
+			// not grow). ACK records only: an idle record is RFC 2861's
+			// decay (or restart) of a window that did not limit the
+			// sender for an RTO, which starts the stretch anew (its
+			// in_flight, taken after sending, is not one an ACK left).
+			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason == "ack"`, For: "2rtt",
 				When: `rtt_ago.w_est > rtt_ago.cwnd + 2 && delivered - rtt_ago.delivered >= rtt_ago.cwnd && rtt_max.in_flight + 2 >= rtt_ago.cwnd && cwnd - rtt_ago.cwnd < 0.5 * min(rtt_ago.w_est - rtt_ago.cwnd, rtt_ago.cwnd / 2) - 1 - SLACK`},
 		},
 		{

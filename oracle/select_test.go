@@ -44,7 +44,7 @@ func TestEntryBySubject(t *testing.T) {
 		{"native", false, true, "+ 0"},
 		{"linux", false, true, "+ 1"},
 		{"gvisor", true, false, "+ 1"},
-		{"ns3", true, false, "+ 1"},
+		{"ns3", false, true, "+ 1"},
 	} {
 		caps := netenv.NativeCapabilities()
 		caps.Name = tc.subject
@@ -74,5 +74,28 @@ func TestSkipNamesMissingState(t *testing.T) {
 	_, skips := Select(Choice{Names: []string{"cubic-target-bound"}}, caps, []string{"cubic"}, ccai.ProfileLinux)
 	if len(skips) != 1 || !strings.Contains(skips[0].Why, "needs target, which bare's cubic flows do not report") {
 		t.Errorf("skips %+v, want one naming target", skips)
+	}
+}
+
+// TestNoBetaNoBound: an oracle that bounds a reduction by β (BETA, or
+// DEEPER, filled with it) has no condition for a congestion control
+// without a declared β (BBR), on any subject. (DEEPER once slipped
+// through: reduction-bound judged ns-3's TcpBbr by β = 0.)
+func TestNoBetaNoBound(t *testing.T) {
+	for _, caps := range []netenv.Capabilities{netenv.NativeCapabilities(), ns3Caps(), {Name: "linux"}} {
+		for _, name := range []string{"reduction-bound", "cubic-beta", "reno-half"} {
+			specs, _ := Select(Choice{Names: []string{name}}, caps, []string{"bbr", "reno", "cubic"}, ccai.ProfileLinux)
+			for _, sp := range specs {
+				for _, cca := range sp.Only {
+					if cca == "bbr" {
+						t.Errorf("%s on %s checks bbr, which declares no β: %s", name, caps.Name, sp.When)
+					}
+				}
+			}
+		}
+		specs, _ := Select(Choice{Names: []string{"reduction-bound"}}, caps, []string{"bbr", "reno"}, ccai.ProfileLinux)
+		if len(specs) != 1 || len(specs[0].Only) != 1 || specs[0].Only[0] != "reno" {
+			t.Errorf("reduction-bound on %s for bbr and reno: %+v, want one condition for reno", caps.Name, specs)
+		}
 	}
 }
