@@ -901,6 +901,11 @@ func TestDeadLetterChargesOneConfiguration(t *testing.T) {
 	const guilty = 100
 	var mu sync.Mutex
 	seeds := map[uint64]map[int]bool{} // of every configuration the hosts saw
+	// The coordinator replays a crash in a worker process of its own
+	// before it keeps it (act's verifier: a finding must replay), so the
+	// guilty configuration's seed crashes that process too: set before
+	// the hosts charge it, inherited by the process the verifier starts.
+	t.Setenv(crashSeedEnv, "")
 	startHosts(t, s.ClientURL(), 2, 1, "", func(w *Worker) {
 		w.dies = func(it act.WorkItem) bool {
 			mu.Lock()
@@ -909,6 +914,9 @@ func TestDeadLetterChargesOneConfiguration(t *testing.T) {
 				seeds[it.Config.Seed] = map[int]bool{}
 			}
 			seeds[it.Config.Seed][it.Index] = true
+			if it.Index == guilty {
+				os.Setenv(crashSeedEnv, strconv.FormatUint(it.Config.Seed, 10))
+			}
 			return it.Index == guilty
 		}
 	})
