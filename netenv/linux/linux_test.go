@@ -512,3 +512,65 @@ func loadAverage() float64 {
 	x, _ := strconv.ParseFloat(f[0], 64)
 	return x
 }
+
+// timeouts keeps the records of RTOs.
+type timeouts struct{ recs []tcp.StateRecord }
+
+func (o *timeouts) Observe(r *tcp.StateRecord) {
+	if r.Reason == tcp.ReasonRTO {
+		o.recs = append(o.recs, *r)
+	}
+}
+
+// TestRTOAtTheTimeout checks the rto of RTO records (the BPF state source
+// reads icsk_rto inside tcp_enter_loss): a path that loses everything for
+// 5 s after 300 ms gives timeouts in a row, each recorded with the RTO
+// that expired, exactly twice the one before (net/ipv4/tcp_timer.c
+// tcp_retransmit_timer doubles icsk_rto after tcp_enter_loss; RFC 6298
+// §5.5). TCP_INFO, read when a record is processed, could show the
+// doubled value of some and not of others.
+func TestRTOAtTheTimeout(t *testing.T) {
+	s := openOrSkip(t)
+	if s.bpfErr != nil || s.offsets.hz == 0 {
+		t.Skipf("no BPF state source or no CONFIG_HZ: %v", s.bpfErr)
+	}
+	good := netenv.Env{BW: 20, Delay: 10, App: 1e6, Buffer: 200}
+	dead := good
+	dead.Loss = 1
+	cfg := config("reno", 2_000_000, good)
+	cfg.Schedule = netenv.Schedule{{Env: good, Until: 300 * time.Millisecond}, {Env: dead, Until: 5300 * time.Millisecond}, {Env: good}}
+	var o timeouts
+	if _, err := s.Run(context.Background(), cfg, &o); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.recs) < 3 {
+		t.Fatalf("%d timeouts in 5 s of total loss, want at least 3", len(o.recs))
+	}
+	for i := 1; i < len(o.recs); i++ {
+		a, b := o.recs[i-1], o.recs[i]
+		if b.Time-a.Time > 2*a.RTO+time.Second {
+			continue // not in a row: the flow made progress between them
+		}
+		if b.RTO != min(2*a.RTO, 120*time.Second) {
+			t.Errorf("timeout at %v has rto %v, the one at %v had %v: want twice", b.Time, b.RTO, a.Time, a.RTO)
+		}
+	}
+	t.Logf("%d timeouts; rto %v … %v", len(o.recs), o.recs[0].RTO, o.recs[len(o.recs)-1].RTO)
+}
+
+func TestConfigHZ(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"CONFIG_HZ_250=y\nCONFIG_HZ=250\n", 250},
+		{"# CONFIG_HZ_1000 is not set\nCONFIG_HZ=1000", 1000},
+		{"CONFIG_HZ_PERIODIC=y\n", 0},
+		{"CONFIG_HZ=zero\n", 0},
+		{"", 0},
+	} {
+		if got := configHZ(strings.NewReader(tc.in)); got != tc.want {
+			t.Errorf("configHZ(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}

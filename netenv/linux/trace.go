@@ -166,6 +166,9 @@ type event struct {
 	// at the change and the kernel's prior_cwnd.
 	prior     uint32
 	hasWindow bool
+	// icsk_rto at the tracepoint (BPF with a known HZ only).
+	rto    time.Duration
+	hasRTO bool
 }
 
 // parseLine parses one line of trace_pipe; t0 is the run's start
@@ -330,6 +333,9 @@ func (t *tracer) onProbe(f *traceFlow, ev *event) {
 	if info, err := unix.GetsockoptTCPInfo(f.fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
 		fillInfo(r, info, false)
 	}
+	if ev.hasRTO {
+		r.RTO = ev.rto
+	}
 	t.emit(f, ev.at, reason)
 }
 
@@ -365,6 +371,9 @@ func (t *tracer) onState(f *traceFlow, ev *event) {
 		r.PriorCwnd = ev.prior
 		if info, err := unix.GetsockoptTCPInfo(f.fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
 			fillInfo(r, info, false)
+		}
+		if ev.hasRTO {
+			r.RTO = ev.rto
 		}
 		t.emit(f, ev.at, reason)
 		return
