@@ -574,3 +574,41 @@ func TestConfigHZ(t *testing.T) {
 		}
 	}
 }
+
+// flightRecs keeps every record.
+type flightRecs struct{ recs []tcp.StateRecord }
+
+func (o *flightRecs) Observe(r *tcp.StateRecord) { o.recs = append(o.recs, *r) }
+
+// TestFlightAtTheTracepoint checks in_flight and delivered as the BPF
+// programs read them with the window: delivered never falls and ends at
+// every segment (2 MB in 1448-byte segments, the handshake's SYN counted
+// as tcpi_delivered counts it), and a loss-free Open flow never has more
+// in flight than its cwnd allows.
+func TestFlightAtTheTracepoint(t *testing.T) {
+	s := openOrSkip(t)
+	if s.bpfErr != nil {
+		t.Skipf("no BPF state source: %v", s.bpfErr)
+	}
+	var o flightRecs
+	cfg := config("reno", 2_000_000, netenv.Env{BW: 20, Delay: 10, App: 1e6, Buffer: 1000})
+	if _, err := s.Run(context.Background(), cfg, &o); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.recs) < 100 {
+		t.Fatalf("%d records", len(o.recs))
+	}
+	var last uint64
+	for _, r := range o.recs {
+		if r.Delivered < last {
+			t.Fatalf("delivered fell from %d to %d at %v", last, r.Delivered, r.Time)
+		}
+		last = r.Delivered
+		if r.Reason == tcp.ReasonAck && r.CAState == ccai.StateOpen && r.InFlight > r.Cwnd {
+			t.Errorf("at %v: %d in flight with cwnd %d in open", r.Time, r.InFlight, r.Cwnd)
+		}
+	}
+	if segs := uint64((2_000_000 + 1447) / 1448); last < segs {
+		t.Errorf("delivered %d at the end, want at least the %d segments sent", last, segs)
+	}
+}
