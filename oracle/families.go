@@ -134,8 +134,8 @@ func bbrFamily() []Oracle {
 			Source:    "draft-ietf-ccwg-bbr-02 §5.6.4.1 (BBRMinPipeCwnd = 4·SMSS); Cardwell et al., ACM Queue 2016",
 			Kind:      Conformance,
 			Families:  fam,
-			Linux:     "Linux lets cwnd fall to in-flight minus losses during recovery (net/ipv4/tcp_bbr.c bbr_set_cwnd_to_recover_or_restore) and to 1 after a timeout; the floor is checked in Open only",
-			Spec:      corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd < 4`},
+			Linux:     "Linux lets cwnd fall to in-flight minus losses during recovery (net/ipv4/tcp_bbr.c bbr_set_cwnd_to_recover_or_restore) and to 1 after a timeout; the floor is checked in Open only. A connection whose SYN was sent again starts with cwnd 1 (RFC 5681 §3.1; net/ipv4/tcp_input.c tcp_init_transfer), which BBR raises to its floor on the first ACK that acknowledges data (bbr_set_cwnd applies the floor only then): the floor is checked from the second record of an Open stretch (measured: 1 kernel BBR hit in 2,000, cwnd 1 on the record before the connection's first data ACK)",
+			Spec:      corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && prev.reason == "ack" && cwnd < 4`},
 		},
 		{
 			Name:      "bbr-pacing-rate",

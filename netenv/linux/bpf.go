@@ -38,6 +38,10 @@ import (
 // never reach the ring. Everything is held by descriptors of this process:
 // the kernel detaches and frees it when the process ends.
 
+// tcpSynSent is TCP_SYN_SENT (include/net/tcp_states.h): a connecting
+// socket's skc_state.
+const tcpSynSent = 2
+
 // Record kinds in the ring.
 const (
 	bpfKindProbe = 1
@@ -47,7 +51,8 @@ const (
 // bpfRecordSize is one ring record: cookie u64, cwnd u32, ssthresh u32,
 // aux u32 (srtt_us at a probe, prior_cwnd at a state change), kind<<8 |
 // state u32, ktime u64, icsk_rto u32 (jiffies), packets_out, sacked_out,
-// lost_out, retrans_out and delivered (u32 each), 8 zero bytes.
+// lost_out, retrans_out and delivered (u32 each), skc_state u8 and 7 zero
+// bytes.
 const bpfRecordSize = 64
 
 // bpfFlight are the record's counters after icsk_rto, in order: what
@@ -62,6 +67,7 @@ var bpfFlight = []string{"packets_out", "sacked_out", "lost_out", "retrans_out",
 // and the kernel's HZ (0 when unknown).
 type bpfOffsets struct {
 	cookie, cwnd, ssthresh, srtt, prior, rto int32
+	state                                    int32    // skc_state, the socket's TCP state
 	flight                                   [5]int32 // of bpfFlight
 	hz                                       int64
 }
@@ -113,7 +119,7 @@ func kernelOffsets() (bpfOffsets, error) {
 	// struct tcp_sock begins with inet_connection_sock, inet_sock, sock
 	// and sock_common, each the first member of the next, so an offset
 	// into sock_common is one into tcp_sock.
-	sc, err := find("sock_common", "skc_cookie")
+	sc, err := find("sock_common", "skc_cookie", "skc_state")
 	if err != nil {
 		return bpfOffsets{}, err
 	}
@@ -122,7 +128,7 @@ func kernelOffsets() (bpfOffsets, error) {
 	if err != nil {
 		return bpfOffsets{}, err
 	}
-	off := bpfOffsets{cookie: sc["skc_cookie"], cwnd: tp["snd_cwnd"], ssthresh: tp["snd_ssthresh"],
+	off := bpfOffsets{cookie: sc["skc_cookie"], state: sc["skc_state"], cwnd: tp["snd_cwnd"], ssthresh: tp["snd_ssthresh"],
 		srtt: tp["srtt_us"], prior: tp["prior_cwnd"], rto: icsk["icsk_rto"], hz: kernelHZ()}
 	for i, name := range bpfFlight {
 		off.flight[i] = tp[name]
@@ -274,6 +280,7 @@ func bpfProgram(off bpfOffsets, kind int64, cookiesFD, ringFD int) asm.Instructi
 		insns = append(insns, read(int16(-28+4*i), 4, field)...)
 	}
 	insns = append(insns, asm.StoreImm(asm.RFP, -8, 0, asm.DWord))
+	insns = append(insns, read(-8, 1, off.state)...)
 	if kind == bpfKindState {
 		insns = append(insns,
 			asm.LoadMem(asm.R8, asm.R6, 8, asm.DWord), // ca_state
@@ -342,6 +349,7 @@ func (s *bpfSource) read(t0 int64, on func(ev *event)) error {
 		// + retrans_out, as TCP_INFO computes it.
 		inflight := int64(le.Uint32(b[36:])) - int64(le.Uint32(b[40:])) - int64(le.Uint32(b[44:])) + int64(le.Uint32(b[48:]))
 		ev.inFlight, ev.delivered, ev.hasFlight = uint32(max(inflight, 0)), uint64(le.Uint32(b[52:])), true
+		ev.handshake = b[56] == tcpSynSent
 		switch ks >> 8 {
 		case bpfKindProbe:
 			ev.probe = true

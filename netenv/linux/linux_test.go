@@ -612,3 +612,36 @@ func TestFlightAtTheTracepoint(t *testing.T) {
 		t.Errorf("delivered %d at the end, want at least the %d segments sent", last, segs)
 	}
 }
+
+// TestSYNTimeoutNotARecord checks that a timeout of the handshake's SYN
+// (the path loses everything for its first 500 ms, so the SYN is sent
+// again after 1 s) is no RTO record: the flow's records start with the
+// connection, as the native subject's, and its first data timeout is not
+// a second in a row.
+func TestSYNTimeoutNotARecord(t *testing.T) {
+	s := openOrSkip(t)
+	if s.bpfErr != nil {
+		t.Skipf("no BPF state source: %v", s.bpfErr)
+	}
+	good := netenv.Env{BW: 20, Delay: 10, App: 1e6, Buffer: 1000}
+	dead := good
+	dead.Loss = 1
+	cfg := config("reno", 500_000, good)
+	cfg.Schedule = netenv.Schedule{{Env: dead, Until: 500 * time.Millisecond}, {Env: good}}
+	var o flightRecs
+	res, err := s.Run(context.Background(), cfg, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.recs) == 0 || o.recs[0].Time < time.Second {
+		t.Fatalf("%d records, the first at %v: want the first after the SYN sent again at 1 s", len(o.recs), o.recs[0].Time)
+	}
+	for _, r := range o.recs {
+		if r.Reason == tcp.ReasonRTO {
+			t.Errorf("an RTO record at %v on a path that lost only the SYN", r.Time)
+		}
+	}
+	if f := res.Flows[0]; !f.Done {
+		t.Errorf("flow not done: %+v", f)
+	}
+}

@@ -173,6 +173,8 @@ type event struct {
 	inFlight  uint32
 	delivered uint64
 	hasFlight bool
+	// handshake: the socket was still connecting (TCP_SYN_SENT; BPF).
+	handshake bool
 }
 
 // fromTracepoint overrides TCP_INFO's values, read when the record is
@@ -365,6 +367,15 @@ func (t *tracer) onState(f *traceFlow, ev *event) {
 		f.recov++
 	}
 	f.state = st
+	if ev.handshake {
+		// A SYN's timeout: tcp_retransmit_timer calls tcp_enter_loss in
+		// SYN_SENT too. The handshake is not the flow's data transfer
+		// (the native subject's records start after it), and counted as
+		// one it made the first data timeout a second in a row: a
+		// kernel BBR rto-backoff hit (two timeouts of 1 s, the SYN's
+		// and the data's).
+		return
+	}
 	if ev.hasWindow {
 		// The BPF programs read the window inside tcp_set_ca_state:
 		// record the change as it is made, as the native sender does.
