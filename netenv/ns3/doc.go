@@ -383,6 +383,20 @@
 //     (tcp_cubic.c cubictcp_acked), and the oracle reports it there too.
 //   - window-overflow (TcpBbr): cwnd of millions of packets after a
 //     recovery, the ns-3.37 BBR bug issue 46 asks the oracles to find.
+//   - bbr-pacing-rate (TcpBbr): a pacing rate of 5–6 bit/s on 1.4–2.7 s
+//     paths, which the records show as 0 (the driver prints bit/s; the
+//     record holds whole bytes/s, as the native sender's). TcpRateLinux::
+//     SkbDelivered (tcp-rate-ops.cc) takes the ACK interval from the
+//     previous sample's m_priorTime, which GenerateSample zeroes after an
+//     interval below min RTT, so the next sample spans the whole run (1448
+//     B over 2,410 s: 4 bit/s); TcpBbr's max filter takes it when the real
+//     maximum expires (10 rounds) and SetPacingRate follows (gain 1.25:
+//     5 bit/s). The flow then moves only on retransmission timeouts (the
+//     pacing timer holds the next segment for ~2,900 s): 2.1 → 0.48 kB/s.
+//     Fixed in ns-3.41 (commit 1759450302, #1026; TcpBbr::UpdateBtlBw's
+//     discard of invalid samples, #735, in 3.42); with the 3.41 fix on
+//     3.37's libraries neither seed hits and both flows complete
+//     (measured, 2 groups / 2 hits in a campaign of 2,000).
 //
 // The harness's own share, fixed: the record entering a recovery came
 // after the whole ACK (HyStart's fall read as a wrong β: cubic-beta,
