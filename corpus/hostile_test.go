@@ -1,8 +1,6 @@
 package corpus
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/netenvtest"
 )
 
 // hostileSeeds are the seeds of testdata/hostile (issue 48: files written
@@ -90,15 +89,8 @@ func generatedSeeds(t *testing.T, dir string) map[string]string {
 	s.CCAI = slices.Repeat([]string{"reno"}, netenv.MaxFlows+1)
 	write("flows.json", s, "flows: 257, over the cap of 256 (max_flows)")
 	// A gzip bomb: a few kilobytes that expand past max_trace_bytes.
-	var z bytes.Buffer
-	w := gzip.NewWriter(&z)
-	zero := make([]byte, 1<<20)
-	for range netenv.MaxLinkTraceBytes>>20 + 1 {
-		_, _ = w.Write(zero)
-	}
-	_ = w.Close()
 	s = testSeed(1)
-	s.LinkTraces = []*netenv.LinkTraceFile{{Name: "bomb", SHA256: hex.EncodeToString(make([]byte, sha256.Size)), Gzip: z.Bytes()}}
+	s.LinkTraces = []*netenv.LinkTraceFile{{Name: "bomb", SHA256: hex.EncodeToString(make([]byte, sha256.Size)), Gzip: netenvtest.GzipBomb()}}
 	write("trace-bomb.json", s, "over the cap of 67108864 bytes (max_trace_bytes)")
 	// A file over max_seed_bytes, sparse: refused by its size, unread.
 	big := filepath.Join(dir, "big.json")

@@ -1,8 +1,6 @@
 package netenv_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/netenvtest"
 )
 
 // A trace file named by a campaign can be any file: it is read under its
@@ -50,14 +49,7 @@ func TestReadLinkTraceFileHostile(t *testing.T) {
 		}
 	}
 	// Carried in a seed: decompressed under the same cap.
-	var z bytes.Buffer
-	w := gzip.NewWriter(&z)
-	zero := make([]byte, 1<<20)
-	for range netenv.MaxLinkTraceBytes>>20 + 1 {
-		_, _ = w.Write(zero)
-	}
-	_ = w.Close()
-	f := &netenv.LinkTraceFile{Name: "bomb\x1b[2J", SHA256: strings.Repeat("0", 64), Gzip: z.Bytes()}
+	f := &netenv.LinkTraceFile{Name: "bomb\x1b[2J", SHA256: strings.Repeat("0", 64), Gzip: netenvtest.GzipBomb()}
 	if err := f.Load(); err == nil || !strings.Contains(err.Error(), "(max_trace_bytes)") || strings.Contains(err.Error(), "\x1b") {
 		t.Errorf("a gzip bomb: %v", err)
 	}
