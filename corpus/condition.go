@@ -194,14 +194,25 @@ type condProg struct {
 	// gate (ca_state == "recovery"), whose inputs rarely change, answers
 	// from its cache on most records without running anything.
 	conj []condProg
-	// fast evaluates the whole expression without the VM (fasteval.go),
-	// nil when it holds something only the VM can say.
+	// fast evaluates the expression without the VM (fasteval.go) once
+	// its gates passed: the operands of its chain of && that are not
+	// gates. Nil when it holds something only the VM can say, or when
+	// it is all gates.
 	fast fastNode
 	// gates are the categorical tests the expression requires
 	// (fasteval.go): when one fails, the expression is false; onlyGates:
 	// when they all pass, it is true (ca_state == "open").
 	gates     []gate
 	onlyGates bool
+	// windows says whether the expression reads rtt_ago.X or rtt_max.X,
+	// which are looked up when it runs.
+	windows bool
+	// tree is the parsed expression when closures evaluate all of it:
+	// dispatch compiles it again under each key (dispatch.go), with tests
+	// its categorical tests of the current and previous record, wherever
+	// they are, whose variables a key can hold. Immutable.
+	tree  ast.Node
+	tests []gate
 }
 
 // gatesPass says whether every gate of p admits the records.
@@ -234,9 +245,16 @@ func compileProg(src string, sample map[string]any, schema Schema) (condProg, er
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
+	p.windows = len(p.ago)+len(p.max) > 0
 	if tree, err := parser.Parse(src); err == nil {
 		p.gates, p.onlyGates = gatesOf(tree.Node, schema)
-		if p.fast = fastCompile(tree.Node, schema); p.fast != nil {
+		if fastCompile(tree.Node, schema) != nil {
+			p.tree, p.tests = tree.Node, categoricalTests(tree.Node, schema)
+		}
+		if p.onlyGates {
+			return p, nil // the gates say it all: nothing runs
+		}
+		if p.fast = fastResidual(tree.Node, schema); p.fast != nil {
 			return p, nil
 		}
 	}

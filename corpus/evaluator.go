@@ -28,6 +28,11 @@ type Evaluator struct {
 	win              *rttWindows
 	fv               fastVals // the fast path's operands, reused
 	timeIdx, srttIdx int
+	// disp says which conditions can hold at a record, by the values of
+	// the variables their gates test.
+	disp dispatch
+	// fault is the record's first fault while Eval runs (step).
+	fault error
 	// params are the parameters in force (SetEnv); hasEnv says whether
 	// they were set for this simulation.
 	params []float64
@@ -38,11 +43,13 @@ type Evaluator struct {
 	// observation at its first record.
 	open     []bool
 	firstObs [][]float64
+	reach    []reach
 	// faulted marks the conditions that failed to run in this
 	// simulation: they are not evaluated again until Reset, so that one
 	// faulty condition neither repeats its error at every record nor
 	// keeps the others from being checked.
 	faulted []bool
+	faults  int // how many are
 }
 
 // progCache remembers an expression's last inputs and result.
@@ -80,10 +87,17 @@ func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
 		}
 		e.win = newRTTWindows(len(schema), agoIdx, maxIdx, heldIdx)
 	}
+	if e.win != nil {
+		// The windows' vectors are allocated once: set them here, and
+		// a program reading them only resolves them.
+		e.fv[opAgo], e.fv[opMax], e.fv[opHeld] = e.win.agoVals, e.win.maxVals, e.win.heldVals
+	}
+	e.disp = newDispatch(schema, conds)
 	e.when = make([]progCache, len(conds))
 	e.while = make([]progCache, len(conds))
 	e.open = make([]bool, len(conds))
 	e.firstObs = make([][]float64, len(conds))
+	e.reach = make([]reach, len(conds))
 	e.faulted = make([]bool, len(conds))
 	return e
 }
@@ -110,6 +124,7 @@ func (e *Evaluator) Reset() {
 		e.open[i] = false
 	}
 	clear(e.faulted)
+	e.faults = 0
 	if e.win != nil {
 		e.win.reset()
 	}
@@ -147,14 +162,13 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 		return false, errors.New("reads p.X, but the environment is not known (internal: SetEnv was not called)")
 	}
 	if p.fast != nil {
-		// Eval set cur, prev and the parameters for every condition.
-		vs := &e.fv
-		vs[opFirst] = first
-		if e.win != nil && len(p.ago)+len(p.max)+len(p.held) > 0 {
+		// Eval set cur, prev and the parameters for every condition,
+		// NewEvaluator the windows.
+		if p.windows {
 			e.win.resolve()
-			vs[opAgo], vs[opMax], vs[opHeld] = e.win.agoVals, e.win.maxVals, e.win.heldVals
 		}
-		return p.fast(vs) != 0, nil
+		e.fv[opFirst] = first
+		return p.fast(&e.fv) != 0, nil
 	}
 	if len(p.conj) > 0 {
 		if len(pc.parts) != len(p.conj) {
@@ -252,47 +266,142 @@ func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 		}
 		e.win.observe(cur, cur[e.timeIdx], srtt)
 	}
-	e.fv[opCur], e.fv[opPrev], e.fv[opParam] = cur, prev, e.params
-	var fault error
-	for ci, c := range e.conds {
-		if e.faulted[ci] {
-			continue
-		}
-		ok, err := e.holds(ci, c, cur, prev)
-		if err != nil {
-			e.faulted[ci] = true
-			if fault == nil {
-				fault = &ConditionFault{Spec: c.ConditionSpec, Err: err}
-			}
-			continue
-		}
-		if ok {
-			hits = append(hits, ci)
+	e.setVals(cur, prev)
+	pl := e.disp.plan(cur, prev, e.conds, e.win)
+	for _, ci := range pl.end {
+		e.open[ci] = false
+	}
+	steps := pl.run
+	if pl.sieve != nil && e.hasEnv && e.faults == 0 {
+		// Closure trees evaluate every condition of the sieve (step):
+		// when none holds, the others are left.
+		if pl.sieve(&e.fv) == 0 {
+			steps = pl.rest
 		}
 	}
+	for i := range steps {
+		if e.step(&steps[i]) {
+			hits = append(hits, steps[i].ci)
+		}
+	}
+	if e.fault == nil {
+		return hits, nil
+	}
+	fault := e.fault
+	e.fault = nil
 	return hits, fault
 }
 
-func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, error) {
+// setVals points the closure trees' operands at cur and prev. A caller
+// passes the same vectors at every record (the Watcher's), which are
+// then not written again: a pointer written to the heap while the
+// collector marks costs a write barrier.
+func (e *Evaluator) setVals(cur, prev []float64) {
+	if !sameVec(e.fv[opCur], cur) {
+		e.fv[opCur] = cur
+	}
+	if !sameVec(e.fv[opPrev], prev) {
+		e.fv[opPrev] = prev
+	}
+	if !sameVec(e.fv[opParam], e.params) {
+		e.fv[opParam] = e.params
+	}
+}
+
+// sameVec says whether a and b are the same vector.
+func sameVec(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// step evaluates one step of a plan: whether it holds. A fault is left in
+// e.fault (the first of the record's).
+func (e *Evaluator) step(st *planStep) bool {
+	var ok bool
+	switch {
+	case st.params && (!e.hasEnv || e.faulted[st.ci]) || st.how == stepHolds:
+		// Closure trees neither fail nor fault: a condition reading
+		// p.X without the environment is left to holds, which says so.
+		var err error
+		ok, err = e.holdsSlow(st, e.fv[opCur], e.fv[opPrev])
+		if err != nil && e.fault == nil {
+			e.fault = err
+		}
+	case st.how == stepTrue:
+		ok = true
+	case st.how == stepFast:
+		ok = st.when != nil && st.when(&e.fv) != 0
+	default:
+		ok = e.stretchHolds(st, e.fv[opCur])
+	}
+	return ok
+}
+
+// holdsSlow is holds for step st, and the condition's fault if it fails:
+// it is then not evaluated again until Reset.
+func (e *Evaluator) holdsSlow(st *planStep, cur, prev []float64) (bool, error) {
+	ci, c := st.ci, e.conds[st.ci]
+	if e.faulted[ci] {
+		return false, nil
+	}
+	ok, err := e.holds(ci, c, st.whenGates, cur, prev)
+	if err != nil {
+		e.faulted[ci] = true
+		e.faults++
+		return false, &ConditionFault{Spec: c.ConditionSpec, Err: err}
+	}
+	return ok, nil
+}
+
+// stretchHolds is holds for a condition with a stretch whose stretch
+// predicate and When are closure trees (stepStretch).
+func (e *Evaluator) stretchHolds(st *planStep, cur []float64) bool {
+	ci, c := st.ci, e.conds[st.ci]
+	if st.predNever {
+		e.open[ci] = false
+		return false
+	}
+	if st.pred != nil {
+		if st.pred(&e.fv) == 0 {
+			e.open[ci] = false
+			return false
+		}
+	}
+	if !e.open[ci] {
+		e.open[ci] = true
+		e.firstObs[ci] = append(e.firstObs[ci][:0], cur...)
+		e.reach[ci].ok = false
+	}
+	first := e.firstObs[ci]
+	if !e.reached(ci, c, cur, first) {
+		return false
+	}
+	switch {
+	case c.while == nil:
+		return true
+	case st.whenNever:
+		return false
+	case st.when == nil:
+		return true
+	}
+	if !sameVec(e.fv[opFirst], first) {
+		e.fv[opFirst] = first
+	}
+	return st.when(&e.fv) != 0
+}
+
+// holds evaluates condition ci, whose gates the plan passed (those of
+// its stretch predicate, for a stretch; whenGates: those of When).
+func (e *Evaluator) holds(ci int, c *Condition, whenGates bool, cur, prev []float64) (bool, error) {
+	all := e.disp.partial[ci]
 	if c.stretch == nil {
-		if !c.when.gatesPass(cur, prev) {
-			return false, nil
-		}
-		if c.when.onlyGates {
-			return true, nil
-		}
-		return e.run(&c.when, &e.when[ci], cur, prev, nil)
+		return e.check(&c.when, &e.when[ci], all, cur, prev, nil)
 	}
 	// The stretch predicate: While, else When itself.
 	p, pc := &c.when, &e.when[ci]
 	if c.while != nil {
 		p, pc = c.while, &e.while[ci]
 	}
-	in := p.gatesPass(cur, prev)
-	var err error
-	if in && !p.onlyGates {
-		in, err = e.run(p, pc, cur, prev, nil)
-	}
+	in, err := e.check(p, pc, all, cur, prev, nil)
 	if err != nil || !in {
 		e.open[ci] = false
 		return false, err
@@ -300,27 +409,61 @@ func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, erro
 	if !e.open[ci] {
 		e.open[ci] = true
 		e.firstObs[ci] = append(e.firstObs[ci][:0], cur...)
+		e.reach[ci].ok = false
 	}
 	first := e.firstObs[ci]
-	srtt := 0.0
-	if c.srttIdx >= 0 {
-		srtt = cur[c.srttIdx]
-	}
-	// Times are seconds converted from integer nanoseconds: compare in
-	// nanoseconds, so that 0.6 s − 0.2 s is 400 ms.
-	if math.Round((cur[c.timeIdx]-first[c.timeIdx])*1e9) < c.stretch.nanoseconds(srtt) {
+	if !e.reached(ci, c, cur, first) {
 		return false, nil
 	}
 	if c.while == nil {
 		return true, nil
 	}
-	if !c.when.gatesPass(cur, prev) {
+	if !whenGates {
 		return false, nil
 	}
-	if c.when.onlyGates {
+	return e.check(&c.when, &e.when[ci], all, cur, prev, first)
+}
+
+// check evaluates p on a record that passes the gates of p the dispatch
+// key holds; all: p has others, which are tested here.
+func (e *Evaluator) check(p *condProg, pc *progCache, all bool, cur, prev, first []float64) (bool, error) {
+	if all && !p.gatesPass(cur, prev) {
+		return false, nil
+	}
+	if p.onlyGates {
 		return true, nil
 	}
-	return e.run(&c.when, &e.when[ci], cur, prev, first)
+	return e.run(p, pc, cur, prev, first)
+}
+
+// reached says whether the open stretch of condition ci, which began at
+// the record first, has lasted long enough at the record cur. The time a
+// stretch has lasted grows with the record's time, and the time it must
+// last with srtt (Stretch.nanoseconds): once reached at a time and srtt,
+// it is reached at a later time with an srtt no larger, and the rounding
+// is left out.
+func (e *Evaluator) reached(ci int, c *Condition, cur, first []float64) bool {
+	t, srtt := cur[c.timeIdx], 0.0
+	if c.srttIdx >= 0 {
+		srtt = cur[c.srttIdx]
+	}
+	r := &e.reach[ci]
+	if r.ok && t >= r.t && srtt <= r.srtt {
+		return true
+	}
+	// Times are seconds converted from integer nanoseconds: compare in
+	// nanoseconds, so that 0.6 s − 0.2 s is 400 ms.
+	if math.Round((t-first[c.timeIdx])*1e9) < c.stretch.nanoseconds(srtt) {
+		return false
+	}
+	*r = reach{ok: true, t: t, srtt: srtt}
+	return true
+}
+
+// reach is where a stretch was last found long enough (Evaluator.reached).
+type reach struct {
+	ok      bool
+	t, srtt float64
 }
 
 func same(a, b float64) bool {

@@ -1,0 +1,30 @@
+package corpus
+
+// VMOnly turns off, in conds, everything that evaluates a condition without
+// expr-lang's VM: the closure trees, the gates and the dispatch key (which
+// is then empty: every condition runs at every record). The tests that
+// compare the two paths (TestFastEvalAgrees, TestOraclesAgree) evaluate
+// one copy as compiled and one after VMOnly.
+func VMOnly(conds []*Condition) {
+	for _, c := range conds {
+		for _, p := range []*condProg{&c.when, c.while} {
+			if p != nil {
+				p.fast, p.gates, p.onlyGates, p.conj, p.tree, p.tests = nil, nil, false, nil, nil, nil
+			}
+		}
+	}
+}
+
+// GatedVM turns off the closure trees in conds but keeps the gates: a
+// condition runs in the VM where its gates pass, as before the trees. Its
+// faults are the reference for a compiled condition's (a condition that
+// reads p.X without the environment faults where its gates first pass).
+func GatedVM(conds []*Condition) {
+	for _, c := range conds {
+		for _, p := range []*condProg{&c.when, c.while} {
+			if p != nil {
+				p.fast, p.conj, p.tree, p.tests = nil, nil, nil, nil
+			}
+		}
+	}
+}
