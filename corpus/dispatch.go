@@ -53,31 +53,35 @@ type plan struct {
 	end []int
 }
 
-// sift sets the plan's sieve and rest, once its steps are known.
-func (pl *plan) sift() {
-	var fs []fastNode
+// sift sets the plan's sieve and rest, once its steps are known. The
+// sieve runs the atoms of the conditions' top-level chains of || and &&
+// (their sums of products: dnf) in one loop, without the calls of the
+// chains' own closures.
+func (pl *plan) sift(fc *fastCompiler, conds []*Condition) {
+	var dnf [][]fastNode
 	for _, st := range pl.run {
 		switch {
 		case st.how != stepFast:
 			pl.rest = append(pl.rest, st)
 		case st.when != nil:
-			fs = append(fs, st.when)
+			dnf = append(dnf, fc.dnf(conds[st.ci].when.tree)...)
 		}
 		// A stepFast without a tree is false (see newPlan): neither.
 	}
-	switch len(fs) {
-	case 0:
-	case 1:
-		pl.sieve = fs[0]
-	default:
-		pl.sieve = func(vs *fastVals) float64 {
-			for _, f := range fs {
-				if f(vs) != 0 {
-					return 1
+	if len(dnf) == 0 {
+		return
+	}
+	pl.sieve = func(vs *fastVals) float64 {
+	products:
+		for _, p := range dnf {
+			for _, f := range p {
+				if f(vs) == 0 {
+					continue products
 				}
 			}
-			return 0
+			return 1
 		}
+		return 0
 	}
 }
 
@@ -270,7 +274,7 @@ func (d *dispatch) newPlan(k int, conds []*Condition, win *rttWindows) plan {
 			pl.end = append(pl.end, ci)
 		}
 	}
-	pl.sift()
+	pl.sift(&fc, conds)
 	return pl
 }
 

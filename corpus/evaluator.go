@@ -9,8 +9,12 @@ import (
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
-// Evaluator evaluates compiled conditions over a stream of observations. It
-// re-runs an expression only when a variable it reads has changed.
+// Evaluator evaluates compiled conditions over a stream of observations.
+// At each record, the values of the categorical variables the conditions
+// test (ca_state, prev.ca_state, reason…) pick a plan (dispatch.go): the
+// conditions that can hold, as closure trees specialised for those values,
+// the plain ones behind one sieve. What only expr-lang's VM can say runs
+// there, and is re-run only when a variable it reads has changed.
 type Evaluator struct {
 	// Immutable: shared by a snapshot (see Watcher.Schemas).
 	schema Schema       `snapshot:"shared"`

@@ -12,10 +12,12 @@ import (
 // variables from maps: every variable that changed is boxed and written
 // before each run. Most conditions, the oracles' all, are arithmetic and
 // comparisons over state variables, which a tree of Go closures over the
-// observation vectors evaluates without either: fastCompile builds that
+// observation vectors evaluates without either: fastCompiler builds that
 // tree for the expressions it can say exactly, and the VM keeps the rest.
 // Both see the same AST, type-checked by expr.Compile, so they agree
-// (TestFastEvalAgrees).
+// (TestFastEvalAgrees, TestOraclesAgree). An Evaluator compiles each
+// condition's tree again for each categorical state it meets, where the
+// state's tests are constants (dispatch.go).
 
 // operand kinds, the order of condProg's index lists and of run's vals.
 const (
@@ -287,6 +289,32 @@ func (fc *fastCompiler) decided(parts []ast.Node, c float64) (fastTree, bool) {
 	return constTree(c), true
 }
 
+// dnf is n compiled as a disjunction of conjunctions of closure trees,
+// from its top-level chains of || and of && (a chain inside another
+// operator is one tree): the operands the key makes false leave their
+// conjunction out, those it makes true leave their conjunction. n
+// compiles (the caller compiled it before).
+func (fc *fastCompiler) dnf(n ast.Node) [][]fastNode {
+	var out [][]fastNode
+	for _, d := range disjuncts(n) {
+		var p []fastNode
+		never := false
+		for _, c := range conjuncts(d) {
+			t, _ := fc.compile(c)
+			switch {
+			case !t.isConst():
+				p = append(p, t.f)
+			case t.c == 0:
+				never = true
+			}
+		}
+		if !never {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // disjuncts flattens a chain of || (or or) into its operands.
 func disjuncts(n ast.Node) []ast.Node {
 	if b, ok := n.(*ast.BinaryNode); ok && (b.Operator == "||" || b.Operator == "or") {
@@ -366,8 +394,10 @@ func categorySet(v *ast.BinaryNode, cats []string) (set uint64, negate, ok bool)
 // A gate is a categorical test of the current or previous record (ca_state
 // == "recovery", prev.reason in ["ack", "sack"]) that an expression's
 // chain of && requires. Most oracles start with one, and on most records
-// it fails: Evaluator.holds tests a condition's gates, a few bit
-// operations, before it runs anything (oracle.BenchmarkOracles).
+// it fails: the dispatch key decides the gates (and, in a closure tree,
+// every categorical test of the record), so that a condition whose gate
+// fails is not even looked at, and Evaluator.holds tests those of a
+// condition the VM runs that the key does not hold.
 type gate struct {
 	kind, idx int // opCur or opPrev, and the schema index
 	set       uint64

@@ -6,8 +6,19 @@ package corpus
 // operands that are not both constants (fastOp folds those).
 func shapeOp(op binOp, l, r fastTree) fastNode {
 	switch {
-	case l.kind >= 0 && r.kind >= 0: // VV
-		ak, ai := l.kind, l.idx
+	case l.kind >= 0:
+		return shapeV(op, l, r)
+	case l.isConst():
+		return shapeC(op, l, r)
+	}
+	return shapeN(op, l, r)
+}
+
+// shapeV is shapeOp for a left operand of shape V.
+func shapeV(op binOp, l, r fastTree) fastNode {
+	ak, ai := l.kind, l.idx
+	switch {
+	case r.kind >= 0: // VV
 		bk, bi := r.kind, r.idx
 		switch op {
 		case opAdd:
@@ -31,8 +42,7 @@ func shapeOp(op binOp, l, r fastTree) fastNode {
 		case opNE:
 			return func(vs *fastVals) float64 { return b2f(vs[ak][ai] != vs[bk][bi]) }
 		}
-	case l.kind >= 0 && r.isConst(): // VC
-		ak, ai := l.kind, l.idx
+	case r.isConst(): // VC
 		bc := r.c
 		switch op {
 		case opAdd:
@@ -56,8 +66,7 @@ func shapeOp(op binOp, l, r fastTree) fastNode {
 		case opNE:
 			return func(vs *fastVals) float64 { return b2f(vs[ak][ai] != bc) }
 		}
-	case l.kind >= 0 && r.f != nil: // VN
-		ak, ai := l.kind, l.idx
+	case r.f != nil: // VN
 		bf := r.f
 		switch op {
 		case opAdd:
@@ -81,8 +90,15 @@ func shapeOp(op binOp, l, r fastTree) fastNode {
 		case opNE:
 			return func(vs *fastVals) float64 { return b2f(vs[ak][ai] != bf(vs)) }
 		}
-	case l.isConst() && r.kind >= 0: // CV
-		ac := l.c
+	}
+	return nil
+}
+
+// shapeC is shapeOp for a left operand of shape C.
+func shapeC(op binOp, l, r fastTree) fastNode {
+	ac := l.c
+	switch {
+	case r.kind >= 0: // CV
 		bk, bi := r.kind, r.idx
 		switch op {
 		case opAdd:
@@ -106,8 +122,7 @@ func shapeOp(op binOp, l, r fastTree) fastNode {
 		case opNE:
 			return func(vs *fastVals) float64 { return b2f(ac != vs[bk][bi]) }
 		}
-	case l.isConst() && r.f != nil: // CN
-		ac := l.c
+	case r.f != nil: // CN
 		bf := r.f
 		switch op {
 		case opAdd:
@@ -131,8 +146,15 @@ func shapeOp(op binOp, l, r fastTree) fastNode {
 		case opNE:
 			return func(vs *fastVals) float64 { return b2f(ac != bf(vs)) }
 		}
-	case l.f != nil && r.kind >= 0: // NV
-		af := l.f
+	}
+	return nil
+}
+
+// shapeN is shapeOp for a left operand of shape N.
+func shapeN(op binOp, l, r fastTree) fastNode {
+	af := l.f
+	switch {
+	case r.kind >= 0: // NV
 		bk, bi := r.kind, r.idx
 		switch op {
 		case opAdd:
@@ -156,8 +178,7 @@ func shapeOp(op binOp, l, r fastTree) fastNode {
 		case opNE:
 			return func(vs *fastVals) float64 { return b2f(af(vs) != vs[bk][bi]) }
 		}
-	case l.f != nil && r.isConst(): // NC
-		af := l.f
+	case r.isConst(): // NC
 		bc := r.c
 		switch op {
 		case opAdd:
@@ -181,8 +202,7 @@ func shapeOp(op binOp, l, r fastTree) fastNode {
 		case opNE:
 			return func(vs *fastVals) float64 { return b2f(af(vs) != bc) }
 		}
-	case l.f != nil && r.f != nil: // NN
-		af := l.f
+	case r.f != nil: // NN
 		bf := r.f
 		switch op {
 		case opAdd:

@@ -37,14 +37,22 @@ package corpus
 // operands that are not both constants (fastOp folds those).
 func shapeOp(op binOp, l, r fastTree) fastNode {
 	switch {
+	case l.kind >= 0:
+		return shapeV(op, l, r)
+	case l.isConst():
+		return shapeC(op, l, r)
+	}
+	return shapeN(op, l, r)
+}
 `)
 	for _, lk := range kinds {
+		fmt.Fprintf(&b, "\n// shape%[1]s is shapeOp for a left operand of shape %[1]s.\n", lk.name)
+		fmt.Fprintf(&b, "func shape%s(op binOp, l, r fastTree) fastNode {\n%s\nswitch {\n", lk.name, fmt.Sprintf(lk.bind, "l", "a"))
 		for _, rk := range kinds {
 			if lk.name == "C" && rk.name == "C" {
 				continue
 			}
-			fmt.Fprintf(&b, "case %s && %s: // %s%s\n", fmt.Sprintf(lk.test, "l"), fmt.Sprintf(rk.test, "r"), lk.name, rk.name)
-			fmt.Fprintf(&b, "%s\n%s\n", fmt.Sprintf(lk.bind, "l", "a"), fmt.Sprintf(rk.bind, "r", "b"))
+			fmt.Fprintf(&b, "case %s: // %s%s\n%s\n", fmt.Sprintf(rk.test, "r"), lk.name, rk.name, fmt.Sprintf(rk.bind, "r", "b"))
 			b.WriteString("switch op {\n")
 			for _, op := range ops {
 				e := fmt.Sprintf(op.expr, fmt.Sprintf(lk.read, "", "a"), fmt.Sprintf(rk.read, "", "b"))
@@ -52,8 +60,8 @@ func shapeOp(op binOp, l, r fastTree) fastNode {
 			}
 			b.WriteString("}\n")
 		}
+		b.WriteString("}\nreturn nil\n}\n")
 	}
-	b.WriteString("}\nreturn nil\n}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatalf("%v\n%s", err, b.Bytes())
