@@ -10,8 +10,10 @@ import "math"
 // conditions read a handful of variables (ca_state, prev.ca_state, reason,
 // prev.reason), whose values combine into few keys: a dispatch table maps
 // each key to the conditions whose gates it passes (a plan), computed the
-// first time a flow meets the key. A record then costs one look-up, and
-// only the conditions that can hold run.
+// first time a flow meets the key, with their closure trees compiled for
+// it: the key's categorical tests are constants there, wherever they
+// stand (cwnd < 1 || ca_state == "loss" is cwnd < 1 in open). A record
+// then costs one look-up, and only what the key leaves open runs.
 
 // maxKeys bounds a dispatch table: a variable whose categories would take
 // the table beyond it is left out of the key, and the gates that test it
@@ -58,7 +60,7 @@ type plan struct {
 // (their sums of products: dnf) in one loop, without the calls of the
 // chains' own closures.
 func (pl *plan) sift(fc *fastCompiler, conds []*Condition) {
-	var dnf [][]fastNode
+	var dnf [][]fastAtom
 	for _, st := range pl.run {
 		switch {
 		case st.how != stepFast:
@@ -74,8 +76,15 @@ func (pl *plan) sift(fc *fastCompiler, conds []*Condition) {
 	pl.sieve = func(vs *fastVals) float64 {
 	products:
 		for _, p := range dnf {
-			for _, f := range p {
-				if f(vs) == 0 {
+			for i := range p {
+				a := &p[i]
+				var ok bool
+				if a.f != nil {
+					ok = a.f(vs) != 0
+				} else {
+					ok = a.cmp.holds(a.cmp.a.load(vs), a.cmp.b.load(vs))
+				}
+				if !ok {
 					continue products
 				}
 			}
@@ -261,10 +270,10 @@ func (d *dispatch) newPlan(k int, conds []*Condition, win *rttWindows) plan {
 				// all it decides.
 				in = !never
 			}
-			// A condition reading p.X runs where its gates pass: without
-			// the environment, holds faults it where it did before it had
-			// trees (newPlan's trees only know false where the gates do
-			// not fail: never, predNever).
+			// A condition reading p.X runs where its gates pass, so that
+			// without the environment holds faults it where the gates
+			// alone would; where the key makes it false all the same,
+			// its step says so (a stepFast without a tree, predNever).
 		}
 		st.whenGates = when
 		switch {

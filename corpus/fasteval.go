@@ -70,6 +70,9 @@ type fastTree struct {
 	f         fastNode
 	c         float64
 	kind, idx int
+	// cmp, when set, is the tree as a comparison of two leaves, which a
+	// sieve evaluates without a call (fastAtom).
+	cmp *fastCmp
 }
 
 func constTree(c float64) fastTree { return fastTree{c: c, kind: -1} }
@@ -294,16 +297,18 @@ func (fc *fastCompiler) decided(parts []ast.Node, c float64) (fastTree, bool) {
 // operator is one tree): the operands the key makes false leave their
 // conjunction out, those it makes true leave their conjunction. n
 // compiles (the caller compiled it before).
-func (fc *fastCompiler) dnf(n ast.Node) [][]fastNode {
-	var out [][]fastNode
+func (fc *fastCompiler) dnf(n ast.Node) [][]fastAtom {
+	var out [][]fastAtom
 	for _, d := range disjuncts(n) {
-		var p []fastNode
+		var p []fastAtom
 		never := false
 		for _, c := range conjuncts(d) {
 			t, _ := fc.compile(c)
 			switch {
+			case t.cmp != nil:
+				p = append(p, fastAtom{cmp: *t.cmp})
 			case !t.isConst():
-				p = append(p, t.f)
+				p = append(p, fastAtom{f: t.f})
 			case t.c == 0:
 				never = true
 			}

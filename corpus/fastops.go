@@ -47,9 +47,17 @@ const (
 	opNE
 )
 
-var binOps = map[string]binOp{
-	"+": opAdd, "-": opSub, "*": opMul, "/": opDiv, "**": opPow, "^": opPow,
-	"<": opLT, "<=": opLE, ">": opGT, ">=": opGE, "==": opEQ, "!=": opNE,
+// binOpOf is the operator an expression names.
+func binOpOf(name string) (binOp, bool) {
+	for op, n := range [...]string{"+", "-", "*", "/", "**", "<", "<=", ">", ">=", "==", "!="} {
+		if n == name {
+			return binOp(op), true
+		}
+	}
+	if name == "^" {
+		return opPow, true
+	}
+	return 0, false
 }
 
 // apply is a op b, for constants (fastOp folds them).
@@ -81,7 +89,7 @@ func apply(op binOp, a, b float64) float64 {
 
 // fastOp is l op r: a constant when both are.
 func fastOp(name string, l, r fastTree) (fastTree, bool) {
-	op, ok := binOps[name]
+	op, ok := binOpOf(name)
 	if !ok {
 		return fastTree{}, false
 	}
@@ -92,7 +100,43 @@ func fastOp(name string, l, r fastTree) (fastTree, bool) {
 		lf, rf := l.node(), r.node()
 		return fastTree{f: func(vs *fastVals) float64 { return math.Pow(lf(vs), rf(vs)) }, kind: -1}, true
 	}
-	return fastTree{f: shapeOp(op, l, r), kind: -1}, true
+	t := fastTree{f: shapeOp(op, l, r), kind: -1}
+	a, aLeaf := l.leaf()
+	b, bLeaf := r.leaf()
+	if op >= opLT && aLeaf && bLeaf {
+		t.cmp = &fastCmp{op: op, a: a, b: b}
+	}
+	return t, true
+}
+
+// fastCmp is a comparison of two leaves.
+type fastCmp struct {
+	op   binOp
+	a, b fastLeaf
+}
+
+// fastAtom is an operand of a sieve's products: a comparison of leaves
+// (f nil), which the sieve's loop evaluates itself, or a closure tree.
+type fastAtom struct {
+	f   fastNode
+	cmp fastCmp
+}
+
+// holds says whether x c.op y: inlined in the sieve's loop.
+func (c *fastCmp) holds(x, y float64) bool {
+	switch c.op {
+	case opLT:
+		return x < y
+	case opLE:
+		return x <= y
+	case opGT:
+		return x > y
+	case opGE:
+		return x >= y
+	case opEQ:
+		return x == y
+	}
+	return x != y
 }
 
 // call is abs, floor, ceil, max or min.
