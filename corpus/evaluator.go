@@ -284,8 +284,15 @@ func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 		}
 	}
 	for i := range steps {
-		if e.step(&steps[i]) {
-			hits = append(hits, steps[i].ci)
+		st := &steps[i]
+		var ok bool
+		if st.how == stepStretch && !st.params {
+			ok = e.stretchHolds(st, cur) // the commonest step left
+		} else {
+			ok = e.step(st)
+		}
+		if ok {
+			hits = append(hits, st.ci)
 		}
 	}
 	if e.fault == nil {
