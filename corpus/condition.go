@@ -229,7 +229,7 @@ func (p *condProg) gatesPass(cur, prev []float64) bool {
 	return true
 }
 
-func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {
+func compileProg(src string, sample map[string]any, schema Schema, keepVM bool) (condProg, error) {
 	prog, err := expr.Compile(src, append([]expr.Option{expr.Env(sample), expr.AsBool()}, exprcheck.Options()...)...)
 	if err != nil {
 		return condProg{}, err
@@ -251,16 +251,23 @@ func compileProg(src string, sample map[string]any, schema Schema) (condProg, er
 		if fastCompile(tree.Node, schema) != nil {
 			p.tree, p.tests = tree.Node, categoricalTests(tree.Node, schema)
 		}
-		if p.onlyGates {
-			return p, nil // the gates say it all: nothing runs
+		if !p.onlyGates {
+			p.fast = fastResidual(tree.Node, schema)
 		}
-		if p.fast = fastResidual(tree.Node, schema); p.fast != nil {
+		if p.onlyGates || p.fast != nil {
+			// The gates and the closures say it all: the VM's
+			// program is not run, and not kept (a collector scans
+			// what is kept).
+			if !keepVM {
+				p.prog = nil
+			}
 			return p, nil
 		}
 	}
 	if parts := conjuncts(root); len(parts) > 1 {
 		for _, part := range parts {
-			cp, err := compileProg(part.String(), sample, schema)
+			// run runs a part that is all gates in the VM: keep it.
+			cp, err := compileProg(part.String(), sample, schema, true)
 			if err != nil {
 				return p, nil // evaluate the chain whole
 			}
@@ -282,6 +289,13 @@ func conjuncts(n ast.Node) []ast.Node {
 // Compile compiles conditions against a schema. Unknown variables are
 // errors naming the condition.
 func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
+	return compile(specs, schema, false)
+}
+
+// compile is Compile; keepVM keeps the VM's programs of the expressions
+// that closure trees evaluate, which nothing runs then (the tests that
+// turn the trees off run them: VMOnly).
+func compile(specs []ConditionSpec, schema Schema, keepVM bool) ([]*Condition, error) {
 	sample := envFor(schema)
 	out := make([]*Condition, 0, len(specs))
 	for i, sp := range specs {
@@ -295,7 +309,7 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 		}
 		c := &Condition{ConditionSpec: sp, timeIdx: schema.Index("time"), srttIdx: schema.Index("srtt")}
 		var err error
-		if c.when, err = compileProg(sp.When, sample, schema); err != nil {
+		if c.when, err = compileProg(sp.When, sample, schema, keepVM); err != nil {
 			return nil, fmt.Errorf("condition %q: %w", sp.Name, err)
 		}
 		if refs := slices.Concat(c.when.ago, c.when.max, c.when.held); len(refs) > 0 && c.timeIdx < 0 {
@@ -308,7 +322,7 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 			c.stretch = &st
 		}
 		if sp.While != "" {
-			w, err := compileProg(sp.While, sample, schema)
+			w, err := compileProg(sp.While, sample, schema, keepVM)
 			if err != nil {
 				return nil, fmt.Errorf("condition %q: while: %w", sp.Name, err)
 			}

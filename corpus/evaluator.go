@@ -66,13 +66,7 @@ type progCache struct {
 
 // NewEvaluator prepares an evaluator.
 func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
-	e := &Evaluator{schema: schema, conds: conds, env: envFor(schema)}
-	e.prev = e.env["prev"].(map[string]any)
-	e.first = e.env["first"].(map[string]any)
-	e.p = e.env["p"].(map[string]any)
-	e.ago = e.env["rtt_ago"].(map[string]any)
-	e.mx = e.env["rtt_max"].(map[string]any)
-	e.held = e.env["held"].(map[string]any)
+	e := &Evaluator{schema: schema, conds: conds}
 	var agoIdx, maxIdx, heldIdx []int
 	for _, c := range conds {
 		for _, p := range []*condProg{&c.when, c.while} {
@@ -104,6 +98,19 @@ func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
 	e.reach = make([]reach, len(conds))
 	e.faulted = make([]bool, len(conds))
 	return e
+}
+
+// vmEnv makes the maps the VM reads the variables from, the first time a
+// condition runs in it: most evaluators never need them (the oracles' run
+// as closure trees), and maps of values are what a collector scans.
+func (e *Evaluator) vmEnv() {
+	e.env = envFor(e.schema)
+	e.prev = e.env["prev"].(map[string]any)
+	e.first = e.env["first"].(map[string]any)
+	e.p = e.env["p"].(map[string]any)
+	e.ago = e.env["rtt_ago"].(map[string]any)
+	e.mx = e.env["rtt_max"].(map[string]any)
+	e.held = e.env["held"].(map[string]any)
 }
 
 // SetEnv sets the parameters of P that conditions read as p.X: those in
@@ -184,6 +191,9 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 			}
 		}
 		return true, nil
+	}
+	if e.env == nil {
+		e.vmEnv()
 	}
 	// The kinds of operand (opCur…), in the order of pc.last.
 	idx := [numOperandKinds][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max, p.held}

@@ -59,7 +59,7 @@ func TestFastEvalAgrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, _ := Compile(specs, schema)
+	slow, _ := CompileVM(specs, schema)
 	VMOnly(slow)
 	for _, c := range fast {
 		if !strings.HasPrefix(c.Name, "vm-") && c.when.tree == nil {
@@ -166,7 +166,7 @@ func TestFastEvalFaultsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := Compile(specs, schema)
+	ref, _ := CompileVM(specs, schema)
 	GatedVM(ref)
 	faults := 0
 	for run := range 20 {

@@ -123,7 +123,7 @@ func compareStream(t *testing.T, ccas []string, schemas []corpus.Schema, specs [
 		if err != nil {
 			t.Fatalf("%s: %v", cca, err)
 		}
-		cs, _ := corpus.Compile(mine, schemas[f])
+		cs, _ := corpus.CompileVM(mine, schemas[f])
 		corpus.VMOnly(cs)
 		ef, es := corpus.NewEvaluator(schemas[f], cf), corpus.NewEvaluator(schemas[f], cs)
 		ef.SetEnv(env)
