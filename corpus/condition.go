@@ -1,7 +1,6 @@
 package corpus
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -195,14 +194,25 @@ type condProg struct {
 	// gate (ca_state == "recovery"), whose inputs rarely change, answers
 	// from its cache on most records without running anything.
 	conj []condProg
-	// fast evaluates the whole expression without the VM (fasteval.go),
-	// nil when it holds something only the VM can say.
+	// fast evaluates the expression without the VM (fasteval.go) once
+	// its gates passed: the operands of its chain of && that are not
+	// gates. Nil when it holds something only the VM can say, or when
+	// it is all gates.
 	fast fastNode
 	// gates are the categorical tests the expression requires
 	// (fasteval.go): when one fails, the expression is false; onlyGates:
 	// when they all pass, it is true (ca_state == "open").
 	gates     []gate
 	onlyGates bool
+	// windows says whether the expression reads rtt_ago.X or rtt_max.X,
+	// which are looked up when it runs.
+	windows bool
+	// tree is the parsed expression when closures evaluate all of it:
+	// dispatch compiles it again under each key (dispatch.go), with tests
+	// its categorical tests of the current and previous record, wherever
+	// they are, whose variables a key can hold. Immutable.
+	tree  ast.Node
+	tests []gate
 }
 
 // gatesPass says whether every gate of p admits the records.
@@ -219,7 +229,7 @@ func (p *condProg) gatesPass(cur, prev []float64) bool {
 	return true
 }
 
-func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {
+func compileProg(src string, sample map[string]any, schema Schema, keepVM bool) (condProg, error) {
 	prog, err := expr.Compile(src, append([]expr.Option{expr.Env(sample), expr.AsBool()}, exprcheck.Options()...)...)
 	if err != nil {
 		return condProg{}, err
@@ -235,15 +245,29 @@ func compileProg(src string, sample map[string]any, schema Schema) (condProg, er
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
+	p.windows = len(p.ago)+len(p.max) > 0
 	if tree, err := parser.Parse(src); err == nil {
 		p.gates, p.onlyGates = gatesOf(tree.Node, schema)
-		if p.fast = fastCompile(tree.Node, schema); p.fast != nil {
+		if fastCompile(tree.Node, schema) != nil {
+			p.tree, p.tests = tree.Node, categoricalTests(tree.Node, schema)
+		}
+		if !p.onlyGates {
+			p.fast = fastResidual(tree.Node, schema)
+		}
+		if p.onlyGates || p.fast != nil {
+			// The gates and the closures say it all: the VM's
+			// program is not run, and not kept (a collector scans
+			// what is kept).
+			if !keepVM {
+				p.prog = nil
+			}
 			return p, nil
 		}
 	}
 	if parts := conjuncts(root); len(parts) > 1 {
 		for _, part := range parts {
-			cp, err := compileProg(part.String(), sample, schema)
+			// run runs a part that is all gates in the VM: keep it.
+			cp, err := compileProg(part.String(), sample, schema, true)
 			if err != nil {
 				return p, nil // evaluate the chain whole
 			}
@@ -265,6 +289,13 @@ func conjuncts(n ast.Node) []ast.Node {
 // Compile compiles conditions against a schema. Unknown variables are
 // errors naming the condition.
 func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
+	return compile(specs, schema, false)
+}
+
+// compile is Compile; keepVM keeps the VM's programs of the expressions
+// that closure trees evaluate, which nothing runs then (the tests that
+// turn the trees off run them: VMOnly).
+func compile(specs []ConditionSpec, schema Schema, keepVM bool) ([]*Condition, error) {
 	sample := envFor(schema)
 	out := make([]*Condition, 0, len(specs))
 	for i, sp := range specs {
@@ -278,7 +309,7 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 		}
 		c := &Condition{ConditionSpec: sp, timeIdx: schema.Index("time"), srttIdx: schema.Index("srtt")}
 		var err error
-		if c.when, err = compileProg(sp.When, sample, schema); err != nil {
+		if c.when, err = compileProg(sp.When, sample, schema, keepVM); err != nil {
 			return nil, fmt.Errorf("condition %q: %w", sp.Name, err)
 		}
 		if refs := slices.Concat(c.when.ago, c.when.max, c.when.held); len(refs) > 0 && c.timeIdx < 0 {
@@ -291,7 +322,7 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 			c.stretch = &st
 		}
 		if sp.While != "" {
-			w, err := compileProg(sp.While, sample, schema)
+			w, err := compileProg(sp.While, sample, schema, keepVM)
 			if err != nil {
 				return nil, fmt.Errorf("condition %q: while: %w", sp.Name, err)
 			}
@@ -440,324 +471,6 @@ func envFor(schema Schema) map[string]any {
 	}
 	env["p"] = ps
 	return env
-}
-
-// Evaluator evaluates compiled conditions over a stream of observations. It
-// re-runs an expression only when a variable it reads has changed.
-type Evaluator struct {
-	// Immutable: shared by a snapshot (see Watcher.Schemas).
-	schema Schema       `snapshot:"shared"`
-	conds  []*Condition `snapshot:"shared"`
-	env    map[string]any
-	prev   map[string]any
-	first  map[string]any
-	p      map[string]any
-	ago    map[string]any
-	mx     map[string]any
-	held   map[string]any
-	// win follows the variables read as rtt_ago.X and rtt_max.X (nil
-	// when no condition reads them); timeIdx and srttIdx place time and
-	// srtt in the schema.
-	win              *rttWindows
-	fv               fastVals // the fast path's operands, reused
-	timeIdx, srttIdx int
-	// params are the parameters in force (SetEnv); hasEnv says whether
-	// they were set for this simulation.
-	params []float64
-	hasEnv bool
-	when   []progCache
-	while  []progCache
-	// Per condition with a stretch: whether one is open, and the
-	// observation at its first record.
-	open     []bool
-	firstObs [][]float64
-	// faulted marks the conditions that failed to run in this
-	// simulation: they are not evaluated again until Reset, so that one
-	// faulty condition neither repeats its error at every record nor
-	// keeps the others from being checked.
-	faulted []bool
-}
-
-// progCache remembers an expression's last inputs and result.
-type progCache struct {
-	last   []float64
-	result bool
-	seen   bool
-	parts  []progCache // the conjuncts' (condProg.conj)
-}
-
-// NewEvaluator prepares an evaluator.
-func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
-	e := &Evaluator{schema: schema, conds: conds, env: envFor(schema)}
-	e.prev = e.env["prev"].(map[string]any)
-	e.first = e.env["first"].(map[string]any)
-	e.p = e.env["p"].(map[string]any)
-	e.ago = e.env["rtt_ago"].(map[string]any)
-	e.mx = e.env["rtt_max"].(map[string]any)
-	e.held = e.env["held"].(map[string]any)
-	var agoIdx, maxIdx, heldIdx []int
-	for _, c := range conds {
-		for _, p := range []*condProg{&c.when, c.while} {
-			if p != nil {
-				agoIdx = append(agoIdx, p.ago...)
-				maxIdx = append(maxIdx, p.max...)
-				heldIdx = append(heldIdx, p.held...)
-			}
-		}
-	}
-	e.timeIdx, e.srttIdx = schema.Index("time"), schema.Index("srtt")
-	if len(agoIdx)+len(maxIdx)+len(heldIdx) > 0 && e.timeIdx >= 0 {
-		for _, l := range []*[]int{&agoIdx, &maxIdx, &heldIdx} {
-			slices.Sort(*l)
-			*l = slices.Compact(*l)
-		}
-		e.win = newRTTWindows(len(schema), agoIdx, maxIdx, heldIdx)
-	}
-	e.when = make([]progCache, len(conds))
-	e.while = make([]progCache, len(conds))
-	e.open = make([]bool, len(conds))
-	e.firstObs = make([][]float64, len(conds))
-	e.faulted = make([]bool, len(conds))
-	return e
-}
-
-// SetEnv sets the parameters of P that conditions read as p.X: those in
-// force from now on.
-func (e *Evaluator) SetEnv(env *netenv.Env) {
-	if e.params == nil {
-		e.params = make([]float64, netenv.NumParams)
-	}
-	e.hasEnv = true
-	for i := range e.params {
-		e.params[i] = env.Get(i)
-	}
-}
-
-// Reset forgets the previous observation, every open stretch and the
-// parameters (start of a new simulation).
-func (e *Evaluator) Reset() {
-	e.hasEnv = false
-	for i := range e.conds {
-		e.when[i].forget()
-		e.while[i].forget()
-		e.open[i] = false
-	}
-	clear(e.faulted)
-	if e.win != nil {
-		e.win.reset()
-	}
-}
-
-func (e *Evaluator) value(i int, x float64) any {
-	v := e.schema[i]
-	if len(v.Values) > 0 {
-		// An index that is not a whole number names no category (as in
-		// the fast path's gates).
-		if k := int(x); x >= 0 && k < len(v.Values) && float64(k) == x {
-			return v.Values[k]
-		}
-		return "?"
-	}
-	return x
-}
-
-func paramValue(i int, x float64) any {
-	p := netenv.ParamAt(i)
-	if p.Kind == netenv.Categorical {
-		if k := int(x); x >= 0 && k < len(p.Values) && float64(k) == x {
-			return p.Values[k]
-		}
-		return "?"
-	}
-	return x
-}
-
-// run evaluates p on cur, prev and first, or returns the cached result
-// when none of the values it reads changed (the common case, on every
-// state record: no map is written and nothing runs).
-func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) (bool, error) {
-	if len(p.param) > 0 && !e.hasEnv {
-		return false, errors.New("reads p.X, but the environment is not known (internal: SetEnv was not called)")
-	}
-	if p.fast != nil {
-		// Eval set cur, prev and the parameters for every condition.
-		vs := &e.fv
-		vs[opFirst] = first
-		if e.win != nil && len(p.ago)+len(p.max)+len(p.held) > 0 {
-			e.win.resolve()
-			vs[opAgo], vs[opMax], vs[opHeld] = e.win.agoVals, e.win.maxVals, e.win.heldVals
-		}
-		return p.fast(vs) != 0, nil
-	}
-	if len(p.conj) > 0 {
-		if len(pc.parts) != len(p.conj) {
-			pc.parts = make([]progCache, len(p.conj))
-		}
-		for k := range p.conj {
-			if ok, err := e.run(&p.conj[k], &pc.parts[k], cur, prev, first); err != nil || !ok {
-				return false, err
-			}
-		}
-		return true, nil
-	}
-	// The kinds of operand (opCur…), in the order of pc.last.
-	idx := [numOperandKinds][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max, p.held}
-	vals := [numOperandKinds][]float64{cur, prev, first, e.params, nil, nil, nil}
-	if e.win != nil && len(p.ago)+len(p.max)+len(p.held) > 0 {
-		e.win.resolve()
-		vals[opAgo], vals[opMax], vals[opHeld] = e.win.agoVals, e.win.maxVals, e.win.heldVals
-	}
-	if pc.seen && pc.same(idx, vals) {
-		return pc.result, nil
-	}
-	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param) + len(p.ago) + len(p.max) + len(p.held)
-	if cap(pc.last) < n {
-		pc.last = make([]float64, n)
-	}
-	pc.last = pc.last[:n]
-	k := 0
-	for g, is := range idx {
-		for _, i := range is {
-			x := vals[g][i]
-			pc.last[k] = x
-			k++
-			switch g {
-			case opCur:
-				e.env[e.schema[i].Name] = e.value(i, x)
-			case opPrev:
-				e.prev[e.schema[i].Name] = e.value(i, x)
-			case opFirst:
-				e.first[e.schema[i].Name] = e.value(i, x)
-			case opParam:
-				e.p[netenv.ParamAt(i).Name] = paramValue(i, x)
-			case opAgo:
-				e.ago[e.schema[i].Name] = e.value(i, x)
-			case opMax:
-				e.mx[e.schema[i].Name] = x
-			default:
-				e.held[e.schema[i].Name] = x
-			}
-		}
-	}
-	pc.seen = true
-	out, err := exprcheck.Run(p.prog, e.env)
-	if err != nil {
-		pc.seen = false
-		return false, err
-	}
-	pc.result, _ = out.(bool)
-	return pc.result, nil
-}
-
-// forget drops the cached results (a new simulation).
-func (pc *progCache) forget() {
-	pc.seen = false
-	for k := range pc.parts {
-		pc.parts[k].forget()
-	}
-}
-
-// same says whether the operands hold the values of the last run.
-func (pc *progCache) same(idx [numOperandKinds][]int, vals [numOperandKinds][]float64) bool {
-	k := 0
-	for g, is := range idx {
-		for _, i := range is {
-			if !same(pc.last[k], vals[g][i]) {
-				return false
-			}
-			k++
-		}
-	}
-	return true
-}
-
-// Eval evaluates every condition on the current and previous observations
-// (vectors aligned with the schema) and appends the indices of the
-// conditions that hold to hits. A condition that fails to run (a type
-// error at run time, its memory budget) is returned as a *ConditionFault
-// naming it, the first of the call's, and is not evaluated again until
-// Reset; the other conditions are evaluated as if it did not exist.
-func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
-	if e.win != nil {
-		srtt := 0.0
-		if e.srttIdx >= 0 {
-			srtt = cur[e.srttIdx]
-		}
-		e.win.observe(cur, cur[e.timeIdx], srtt)
-	}
-	e.fv[opCur], e.fv[opPrev], e.fv[opParam] = cur, prev, e.params
-	var fault error
-	for ci, c := range e.conds {
-		if e.faulted[ci] {
-			continue
-		}
-		ok, err := e.holds(ci, c, cur, prev)
-		if err != nil {
-			e.faulted[ci] = true
-			if fault == nil {
-				fault = &ConditionFault{Spec: c.ConditionSpec, Err: err}
-			}
-			continue
-		}
-		if ok {
-			hits = append(hits, ci)
-		}
-	}
-	return hits, fault
-}
-
-func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, error) {
-	if c.stretch == nil {
-		if !c.when.gatesPass(cur, prev) {
-			return false, nil
-		}
-		if c.when.onlyGates {
-			return true, nil
-		}
-		return e.run(&c.when, &e.when[ci], cur, prev, nil)
-	}
-	// The stretch predicate: While, else When itself.
-	p, pc := &c.when, &e.when[ci]
-	if c.while != nil {
-		p, pc = c.while, &e.while[ci]
-	}
-	in := p.gatesPass(cur, prev)
-	var err error
-	if in && !p.onlyGates {
-		in, err = e.run(p, pc, cur, prev, nil)
-	}
-	if err != nil || !in {
-		e.open[ci] = false
-		return false, err
-	}
-	if !e.open[ci] {
-		e.open[ci] = true
-		e.firstObs[ci] = append(e.firstObs[ci][:0], cur...)
-	}
-	first := e.firstObs[ci]
-	srtt := 0.0
-	if c.srttIdx >= 0 {
-		srtt = cur[c.srttIdx]
-	}
-	// Times are seconds converted from integer nanoseconds: compare in
-	// nanoseconds, so that 0.6 s − 0.2 s is 400 ms.
-	if math.Round((cur[c.timeIdx]-first[c.timeIdx])*1e9) < c.stretch.nanoseconds(srtt) {
-		return false, nil
-	}
-	if c.while == nil {
-		return true, nil
-	}
-	if !c.when.gatesPass(cur, prev) {
-		return false, nil
-	}
-	if c.when.onlyGates {
-		return true, nil
-	}
-	return e.run(&c.when, &e.when[ci], cur, prev, first)
-}
-
-func same(a, b float64) bool {
-	return a == b || (math.IsNaN(a) && math.IsNaN(b))
 }
 
 // ExprRefs are the names a condition reads: identifiers X, prev.X and

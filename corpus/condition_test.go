@@ -2,6 +2,8 @@ package corpus
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -245,6 +247,43 @@ func TestConditionUnknownMember(t *testing.T) {
 	for _, when := range []string{"rtt_ago.cwnd > 2 * prev.cwnd", "rtt_max.in_flight < prev.cwnd", `held.ca_state > 1 && prev.ca_state == "open"`} {
 		if _, err := Compile([]ConditionSpec{{Name: "c", When: when}}, schema); err != nil {
 			t.Errorf("%s: %v", when, err)
+		}
+	}
+}
+
+// TestReachedAgrees: Evaluator.reached leaves the rounding out where a
+// stretch was already found long enough at an earlier time and an srtt no
+// smaller; at every record it says what the rounding says, srtt going up
+// and down, time going back now and then, NaN.
+func TestReachedAgrees(t *testing.T) {
+	schema := SchemaFor("reno")
+	for _, tc := range []struct{ name, forS string }{{"duration", "30ms"}, {"rtts", "2rtt"}, {"fraction", "0.5rtt"}} {
+		conds, err := Compile([]ConditionSpec{{Name: "s", When: "cwnd >= 0", For: tc.forS}}, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := conds[0]
+		e := NewEvaluator(schema, conds)
+		rng := rand.New(rand.NewPCG(5, 6))
+		cur, first := make([]float64, len(schema)), make([]float64, len(schema))
+		for n := range 50000 {
+			if n%500 == 0 {
+				e.reach[0].ok = false // a new stretch
+				first[c.timeIdx] = cur[c.timeIdx]
+			}
+			switch rng.IntN(40) {
+			case 0:
+				cur[c.timeIdx] -= 0.001
+			case 1:
+				cur[c.srttIdx] = math.NaN()
+			default:
+				cur[c.timeIdx] += float64(rng.IntN(3)) * 0.001
+				cur[c.srttIdx] = float64(5 + rng.IntN(30))
+			}
+			want := !(math.Round((cur[c.timeIdx]-first[c.timeIdx])*1e9) < c.stretch.nanoseconds(cur[c.srttIdx]))
+			if got := e.reached(0, c, cur, first); got != want {
+				t.Fatalf("record %d (time %v, srtt %v, since %v): reached %v, want %v", n, cur[c.timeIdx], cur[c.srttIdx], first[c.timeIdx], got, want)
+			}
 		}
 	}
 }

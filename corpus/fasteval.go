@@ -1,7 +1,6 @@
 package corpus
 
 import (
-	"math"
 	"slices"
 
 	"github.com/expr-lang/expr/ast"
@@ -13,10 +12,12 @@ import (
 // variables from maps: every variable that changed is boxed and written
 // before each run. Most conditions, the oracles' all, are arithmetic and
 // comparisons over state variables, which a tree of Go closures over the
-// observation vectors evaluates without either: fastCompile builds that
+// observation vectors evaluates without either: fastCompiler builds that
 // tree for the expressions it can say exactly, and the VM keeps the rest.
 // Both see the same AST, type-checked by expr.Compile, so they agree
-// (TestFastEvalAgrees).
+// (TestFastEvalAgrees, TestOraclesAgree). An Evaluator compiles each
+// condition's tree again for each categorical state it meets, where the
+// state's tests are constants (dispatch.go).
 
 // operand kinds, the order of condProg's index lists and of run's vals.
 const (
@@ -39,51 +40,128 @@ type fastNode func(v *fastVals) float64
 // holds something it does not evaluate (a string value, a call other
 // than max, min, abs, floor and ceil, a closure…).
 func fastCompile(n ast.Node, schema Schema) fastNode {
+	fc := fastCompiler{schema: schema}
+	t, ok := fc.compile(n)
+	if !ok {
+		return nil
+	}
+	return t.node()
+}
+
+// fastCompiler builds closure trees over one schema. With key set, the
+// categorical tests of the variables a dispatch key holds are constants
+// (dispatch.go): a plan's trees keep only what its key leaves open, and
+// && and || drop the operands that the key decides.
+type fastCompiler struct {
+	schema Schema
+	// key is the slot of a keyed variable under one key and its number
+	// of categories (keyVar.slot); ok false for a variable the key does
+	// not hold.
+	key func(kind, idx int) (slot, n int, ok bool)
+	// win, when set, are the windows of the evaluator the trees are
+	// for: a tree looks them up as it reads them (rttWindows.resolve).
+	win *rttWindows
+}
+
+// fastTree is a compiled subexpression: a constant (f nil), or a tree of
+// closures, which reads one variable alone when kind ≥ 0 (the shapes of
+// fastops.go read such an operand, and constants, without a call).
+type fastTree struct {
+	f         fastNode
+	c         float64
+	kind, idx int
+	// cmp, when set, is the tree as a comparison of two leaves, which a
+	// sieve evaluates without a call (fastAtom).
+	cmp *fastCmp
+}
+
+func constTree(c float64) fastTree { return fastTree{c: c, kind: -1} }
+
+func (t fastTree) isConst() bool { return t.f == nil }
+
+// node is the tree as a closure, a constant's too.
+func (t fastTree) node() fastNode {
+	if t.f != nil {
+		return t.f
+	}
+	c := t.c
+	return func(*fastVals) float64 { return c }
+}
+
+// leaf is the tree as an operand of fastops.go's shapes, if it is one.
+func (t fastTree) leaf() (fastLeaf, bool) {
+	switch {
+	case t.f == nil:
+		return fastLeaf{kind: -1, c: t.c}, true
+	case t.kind >= 0:
+		return fastLeaf{kind: t.kind, idx: t.idx}, true
+	}
+	return fastLeaf{}, false
+}
+
+// compile compiles n; false when it holds something the closures do not
+// evaluate.
+func (fc *fastCompiler) compile(n ast.Node) (fastTree, bool) {
 	switch v := n.(type) {
 	case *ast.IntegerNode:
-		c := float64(v.Value)
-		return func(*fastVals) float64 { return c }
+		return constTree(float64(v.Value)), true
 	case *ast.FloatNode:
-		c := v.Value
-		return func(*fastVals) float64 { return c }
+		return constTree(v.Value), true
 	case *ast.BoolNode:
-		c := b2f(v.Value)
-		return func(*fastVals) float64 { return c }
+		return constTree(b2f(v.Value)), true
 	case *ast.ConstantNode:
 		c, ok := number(v.Value)
-		if !ok {
-			return nil
-		}
-		return func(*fastVals) float64 { return c }
+		return constTree(c), ok
 	case *ast.IdentifierNode, *ast.MemberNode:
-		kind, i, _ := operand(n, schema)
+		kind, i, _ := operand(n, fc.schema)
 		if kind < 0 {
-			return nil
+			return fastTree{}, false
 		}
-		return func(vs *fastVals) float64 { return vs[kind][i] }
+		if w := fc.win; w != nil && (kind == opAgo || kind == opMax) {
+			// Looked up when read: most records never get this far.
+			vals := w.agoVals
+			if kind == opMax {
+				vals = w.maxVals
+			}
+			return fastTree{f: func(*fastVals) float64 { w.resolve(); return vals[i] }, kind: -1}, true
+		}
+		return fastTree{f: func(vs *fastVals) float64 { return vs[kind][i] }, kind: kind, idx: i}, true
 	case *ast.UnaryNode:
-		x := fastCompile(v.Node, schema)
-		if x == nil {
-			return nil
-		}
-		switch v.Operator {
-		case "-":
-			return func(vs *fastVals) float64 { return -x(vs) }
-		case "+":
-			return x
-		case "!", "not":
-			return func(vs *fastVals) float64 { return b2f(x(vs) == 0) }
-		}
+		return fc.unary(v)
 	case *ast.BinaryNode:
-		return fastBinary(v, schema)
+		return fc.binary(v)
 	case *ast.BuiltinNode:
-		return fastCall(v.Name, v.Arguments, schema)
+		return fc.call(v.Name, v.Arguments)
 	case *ast.CallNode:
 		if id, ok := v.Callee.(*ast.IdentifierNode); ok {
-			return fastCall(id.Value, v.Arguments, schema)
+			return fc.call(id.Value, v.Arguments)
 		}
 	}
-	return nil
+	return fastTree{}, false
+}
+
+func (fc *fastCompiler) unary(v *ast.UnaryNode) (fastTree, bool) {
+	x, ok := fc.compile(v.Node)
+	if !ok {
+		return x, false
+	}
+	switch v.Operator {
+	case "-":
+		if x.isConst() {
+			return constTree(-x.c), true
+		}
+		f := x.f
+		return fastTree{f: func(vs *fastVals) float64 { return -f(vs) }, kind: -1}, true
+	case "+":
+		return x, true
+	case "!", "not":
+		if x.isConst() {
+			return constTree(b2f(x.c == 0)), true
+		}
+		f := x.f
+		return fastTree{f: func(vs *fastVals) float64 { return b2f(f(vs) == 0) }, kind: -1}, true
+	}
+	return fastTree{}, false
 }
 
 // operand places a variable reference: its kind (opCur…), its index and
@@ -132,85 +210,114 @@ func operand(n ast.Node, schema Schema) (int, int, []string) {
 	return -1, 0, nil
 }
 
-func fastBinary(v *ast.BinaryNode, schema Schema) fastNode {
+func (fc *fastCompiler) binary(v *ast.BinaryNode) (fastTree, bool) {
 	// A categorical variable against a name, or a list of names: the
 	// names become category indices.
-	if kind, i, cats := operand(v.Left, schema); kind >= 0 && cats != nil {
-		return fastCategorical(v, kind, i, cats)
+	if kind, i, cats := operand(v.Left, fc.schema); kind >= 0 && cats != nil {
+		return fc.categorical(v, kind, i, cats)
 	}
 	switch v.Operator {
-	case "&&", "and", "||", "or":
-		return fastChain(v, schema)
+	case "&&", "and":
+		return fc.chain(conjuncts(v), true)
+	case "||", "or":
+		return fc.chain(disjuncts(v), false)
 	}
-	l, r := fastCompile(v.Left, schema), fastCompile(v.Right, schema)
-	if l == nil || r == nil {
-		return nil
+	l, ok1 := fc.compile(v.Left)
+	r, ok2 := fc.compile(v.Right)
+	if !ok1 || !ok2 {
+		return fastTree{}, false
 	}
-	if f := fastCompare(v.Operator, v.Left, v.Right, schema); f != nil {
-		return f
-	}
-	switch v.Operator {
-	case "+":
-		return func(vs *fastVals) float64 { return l(vs) + r(vs) }
-	case "-":
-		return func(vs *fastVals) float64 { return l(vs) - r(vs) }
-	case "*":
-		return func(vs *fastVals) float64 { return l(vs) * r(vs) }
-	case "/":
-		return func(vs *fastVals) float64 { return l(vs) / r(vs) }
-	case "**", "^":
-		return func(vs *fastVals) float64 { return math.Pow(l(vs), r(vs)) }
-	case "<":
-		return func(vs *fastVals) float64 { return b2f(l(vs) < r(vs)) }
-	case "<=":
-		return func(vs *fastVals) float64 { return b2f(l(vs) <= r(vs)) }
-	case ">":
-		return func(vs *fastVals) float64 { return b2f(l(vs) > r(vs)) }
-	case ">=":
-		return func(vs *fastVals) float64 { return b2f(l(vs) >= r(vs)) }
-	case "==":
-		return func(vs *fastVals) float64 { return b2f(l(vs) == r(vs)) }
-	case "!=":
-		return func(vs *fastVals) float64 { return b2f(l(vs) != r(vs)) }
-	}
-	return nil
+	return fastOp(v.Operator, l, r)
 }
 
-// fastChain is a chain of && (or of ||) run as one loop over its
+// chain is a chain of && (and true) or of || run as one loop over its
 // operands, which stops at the first that decides it: one call per
-// operand instead of a nest of them.
-func fastChain(v *ast.BinaryNode, schema Schema) fastNode {
-	and := v.Operator == "&&" || v.Operator == "and"
-	var parts []ast.Node
-	if and {
-		parts = conjuncts(v)
-	} else {
-		parts = disjuncts(v)
+// operand instead of a nest of them. The operands are booleans (expr-lang
+// checks them), 0 or 1, without side effects or errors: an operand the
+// key decides either decides the chain or drops out of it.
+func (fc *fastCompiler) chain(parts []ast.Node, and bool) (fastTree, bool) {
+	decides := 0.0 // the value of an operand that decides the chain
+	if !and {
+		decides = 1
 	}
-	fs := make([]fastNode, len(parts))
-	for k, part := range parts {
-		if fs[k] = fastCompile(part, schema); fs[k] == nil {
-			return nil
+	var fs []fastNode
+	for _, part := range parts {
+		t, ok := fc.compile(part)
+		if !ok {
+			return fastTree{}, false
+		}
+		switch {
+		case !t.isConst():
+			fs = append(fs, t.f)
+		case t.c == decides:
+			// Checked whole (every operand compiles) before it
+			// decides, so that a key never makes fast what is not.
+			return fc.decided(parts, decides)
 		}
 	}
+	switch len(fs) {
+	case 0:
+		return constTree(1 - decides), true
+	case 1:
+		return fastTree{f: fs[0], kind: -1}, true
+	}
 	if and {
-		return func(vs *fastVals) float64 {
+		return fastTree{f: func(vs *fastVals) float64 {
 			for _, f := range fs {
 				if f(vs) == 0 {
 					return 0
 				}
 			}
 			return 1
-		}
+		}, kind: -1}, true
 	}
-	return func(vs *fastVals) float64 {
+	return fastTree{f: func(vs *fastVals) float64 {
 		for _, f := range fs {
 			if f(vs) != 0 {
 				return 1
 			}
 		}
 		return 0
+	}, kind: -1}, true
+}
+
+// decided is a chain one of whose operands the key decides: that value,
+// if every operand compiles.
+func (fc *fastCompiler) decided(parts []ast.Node, c float64) (fastTree, bool) {
+	for _, part := range parts {
+		if _, ok := fc.compile(part); !ok {
+			return fastTree{}, false
+		}
 	}
+	return constTree(c), true
+}
+
+// dnf is n compiled as a disjunction of conjunctions of closure trees,
+// from its top-level chains of || and of && (a chain inside another
+// operator is one tree): the operands the key makes false leave their
+// conjunction out, those it makes true leave their conjunction. n
+// compiles (the caller compiled it before).
+func (fc *fastCompiler) dnf(n ast.Node) [][]fastAtom {
+	var out [][]fastAtom
+	for _, d := range disjuncts(n) {
+		var p []fastAtom
+		never := false
+		for _, c := range conjuncts(d) {
+			t, _ := fc.compile(c)
+			switch {
+			case t.cmp != nil:
+				p = append(p, fastAtom{cmp: *t.cmp})
+			case !t.isConst():
+				p = append(p, fastAtom{f: t.f})
+			case t.c == 0:
+				never = true
+			}
+		}
+		if !never {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // disjuncts flattens a chain of || (or or) into its operands.
@@ -221,56 +328,22 @@ func disjuncts(n ast.Node) []ast.Node {
 	return []ast.Node{n}
 }
 
-// fastCompare is a comparison of a numeric variable with a constant, the
-// commonest operand of an oracle's chain, read without a call for either
-// side; nil for any other comparison.
-func fastCompare(op string, left, right ast.Node, schema Schema) fastNode {
-	kind, i, cats := operand(left, schema)
-	if kind < 0 || cats != nil {
-		return nil
-	}
-	c, ok := constant(right)
-	if !ok {
-		return nil
-	}
-	switch op {
-	case "<":
-		return func(vs *fastVals) float64 { return b2f(vs[kind][i] < c) }
-	case "<=":
-		return func(vs *fastVals) float64 { return b2f(vs[kind][i] <= c) }
-	case ">":
-		return func(vs *fastVals) float64 { return b2f(vs[kind][i] > c) }
-	case ">=":
-		return func(vs *fastVals) float64 { return b2f(vs[kind][i] >= c) }
-	case "==":
-		return func(vs *fastVals) float64 { return b2f(vs[kind][i] == c) }
-	case "!=":
-		return func(vs *fastVals) float64 { return b2f(vs[kind][i] != c) }
-	}
-	return nil
-}
-
-// constant is the value of a number literal.
-func constant(n ast.Node) (float64, bool) {
-	switch v := n.(type) {
-	case *ast.IntegerNode:
-		return float64(v.Value), true
-	case *ast.FloatNode:
-		return v.Value, true
-	}
-	return 0, false
-}
-
-// fastCategorical is x == "name", x != "name" or x in ["a", "b"] for a
-// categorical variable x. A name that is not one of x's categories never
-// matches, as in the VM, where x is then some other string.
-func fastCategorical(v *ast.BinaryNode, kind, i int, cats []string) fastNode {
+// categorical is x == "name", x != "name" or x in ["a", "b"] for a
+// categorical variable x: a constant when the key holds x. A name that
+// is not one of x's categories never matches, as in the VM, where x is
+// then some other string.
+func (fc *fastCompiler) categorical(v *ast.BinaryNode, kind, i int, cats []string) (fastTree, bool) {
 	set, negate, ok := categorySet(v, cats)
 	if !ok {
-		return nil
+		return fastTree{}, false
 	}
 	g := gate{kind: kind, idx: i, set: set, negate: negate}
-	return func(vs *fastVals) float64 { return b2f(g.pass(vs[kind])) }
+	if fc.key != nil {
+		if slot, n, ok := fc.key(kind, i); ok {
+			return constTree(b2f(g.passSlot(slot, n))), true
+		}
+	}
+	return fastTree{f: func(vs *fastVals) float64 { return b2f(g.pass(vs[kind])) }, kind: -1}, true
 }
 
 // categorySet is the set of category indices x == "name", x != "name" or
@@ -311,7 +384,12 @@ func categorySet(v *ast.BinaryNode, cats []string) (set uint64, negate, ok bool)
 		return 0, false, false
 	}
 	for _, n := range names {
-		if k := slices.Index(cats, n); k >= 0 && k < 64 {
+		k := slices.Index(cats, n)
+		if k >= 64 {
+			// Beyond the set's bits: the VM says it.
+			return 0, false, false
+		}
+		if k >= 0 {
 			set |= 1 << k
 		}
 	}
@@ -321,8 +399,10 @@ func categorySet(v *ast.BinaryNode, cats []string) (set uint64, negate, ok bool)
 // A gate is a categorical test of the current or previous record (ca_state
 // == "recovery", prev.reason in ["ack", "sack"]) that an expression's
 // chain of && requires. Most oracles start with one, and on most records
-// it fails: Evaluator.holds tests a condition's gates, a few bit
-// operations, before it runs anything (oracle.BenchmarkOracles).
+// it fails: the dispatch key decides the gates (and, in a closure tree,
+// every categorical test of the record), so that a condition whose gate
+// fails is not even looked at, and Evaluator.holds tests those of a
+// condition the VM runs that the key does not hold.
 type gate struct {
 	kind, idx int // opCur or opPrev, and the schema index
 	set       uint64
@@ -336,69 +416,78 @@ func (g gate) pass(vals []float64) bool {
 	return in != g.negate
 }
 
+// passSlot is pass for a value in key slot s of a variable of n
+// categories (keyVar.slot): slot n, any other value, is in no set.
+func (g gate) passSlot(s, n int) bool {
+	in := s < n && g.set&(1<<s) != 0
+	return in != g.negate
+}
+
+// gateOf is the gate that an operand of a chain of && is, if it is one.
+func gateOf(part ast.Node, schema Schema) (gate, bool) {
+	b, ok := part.(*ast.BinaryNode)
+	if !ok {
+		return gate{}, false
+	}
+	kind, i, cats := operand(b.Left, schema)
+	if (kind != opCur && kind != opPrev) || cats == nil {
+		return gate{}, false
+	}
+	set, negate, ok := categorySet(b, cats)
+	return gate{kind: kind, idx: i, set: set, negate: negate}, ok
+}
+
 // gatesOf lists the gates among the operands of n's chain of &&; all
 // says whether they are every operand (the gates decide the expression).
 func gatesOf(n ast.Node, schema Schema) (gates []gate, all bool) {
 	parts := conjuncts(n)
 	for _, part := range parts {
-		b, ok := part.(*ast.BinaryNode)
-		if !ok {
-			continue
-		}
-		kind, i, cats := operand(b.Left, schema)
-		if (kind != opCur && kind != opPrev) || cats == nil {
-			continue
-		}
-		if set, negate, ok := categorySet(b, cats); ok {
-			gates = append(gates, gate{kind: kind, idx: i, set: set, negate: negate})
+		if g, ok := gateOf(part, schema); ok {
+			gates = append(gates, g)
 		}
 	}
 	return gates, len(gates) == len(parts)
 }
 
-func fastCall(name string, args []ast.Node, schema Schema) fastNode {
-	fs := make([]fastNode, len(args))
-	for k, a := range args {
-		if fs[k] = fastCompile(a, schema); fs[k] == nil {
-			return nil
+// categoricalTests lists the categorical tests of the current or
+// previous record anywhere in n (ca_state == "open" || cwnd < 1 holds
+// one): those that a dispatch key decides.
+func categoricalTests(n ast.Node, schema Schema) []gate {
+	var out []gate
+	ast.Find(n, func(n ast.Node) bool {
+		b, ok := n.(*ast.BinaryNode)
+		if !ok {
+			return false
 		}
-	}
-	one := func(f func(float64) float64) fastNode {
-		if len(fs) != 1 {
-			return nil
+		if g, ok := gateOf(b, schema); ok {
+			out = append(out, g)
 		}
-		x := fs[0]
-		return func(vs *fastVals) float64 { return f(x(vs)) }
-	}
-	switch name {
-	case "abs":
-		return one(math.Abs)
-	case "floor":
-		return one(math.Floor)
-	case "ceil":
-		return one(math.Ceil)
-	case "max":
-		return fold(fs, func(a, b float64) bool { return b > a })
-	case "min":
-		return fold(fs, func(a, b float64) bool { return b < a })
-	}
-	return nil
+		return false
+	})
+	return out
 }
 
-// fold keeps the first argument unless a later one replaces it.
-func fold(fs []fastNode, replaces func(a, b float64) bool) fastNode {
-	if len(fs) == 0 {
+// fastResidual is the closure tree of n's operands that are not gates:
+// what is left to evaluate once the gates passed (Evaluator.holds tests
+// them first, and the VM is not needed to say the rest, which has no
+// side effect or error, in any order). Nil when an operand has no closure
+// tree, or when every operand is a gate.
+func fastResidual(n ast.Node, schema Schema) fastNode {
+	var rest []ast.Node
+	for _, part := range conjuncts(n) {
+		if _, ok := gateOf(part, schema); !ok {
+			rest = append(rest, part)
+		}
+	}
+	if len(rest) == 0 {
 		return nil
 	}
-	return func(vs *fastVals) float64 {
-		out := fs[0](vs)
-		for _, f := range fs[1:] {
-			if y := f(vs); replaces(out, y) {
-				out = y
-			}
-		}
-		return out
+	fc := fastCompiler{schema: schema}
+	t, ok := fc.chain(rest, true)
+	if !ok {
+		return nil
 	}
+	return t.node()
 }
 
 func b2f(b bool) float64 {

@@ -159,8 +159,10 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 		w.started[f] = true
 	}
 	if len(w.conds[f]) > 0 {
-		var err error
-		w.hits, err = w.evals[f].Eval(cur, prev, w.hits[:0])
+		hits, err := w.evals[f].Eval(cur, prev, w.hits[:0])
+		if cap(hits) != cap(w.hits) {
+			w.hits = hits // grown (a store only then: see Evaluator.setVals)
+		}
 		if err != nil && w.Err == nil {
 			if cf, ok := AsConditionFault(err); ok {
 				cf.Flow, cf.At, cf.State = f, r.Time, StateMap(w.Schemas[f], cur)
@@ -168,7 +170,7 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 			w.Err = err
 		}
 		if w.OnHit != nil {
-			for _, ci := range w.hits {
+			for _, ci := range hits {
 				w.OnHit(f, w.conds[f][ci], cur, r.Time)
 			}
 		}

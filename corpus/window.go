@@ -1,9 +1,5 @@
 package corpus
 
-import (
-	"sort"
-)
-
 // The window of the last round trip: a condition reads rtt_ago.X, the
 // value X had one smoothed RTT before the current record (the record in
 // force at time − srtt), and rtt_max.X, the largest value X took at the
@@ -22,68 +18,136 @@ type windowPoint struct {
 	v float64
 }
 
-// agoWindow keeps the changes of one variable over the last two srtt
-// (srtt may grow between records without losing the value one srtt back).
-type agoWindow struct {
-	pts  []windowPoint
-	head int // pts[:head] are older than any lookup can reach
+// agoTable keeps the records of the last two srtt (srtt may grow between
+// records without losing the value one srtt back) for the variables read
+// as rtt_ago.X: one time per record and the variables' values at it, so
+// that a record costs one row and one look-up serves them all. Rows are
+// kept in a ring, which a record writes without allocating or moving
+// anything (rows head to tail, counted from the first record).
+type agoTable struct {
+	k          int       // values per row: len(rttWindows.agoIdx)
+	t          []int64   // ring of times, a power of two long
+	vals       []float64 // ring of rows, k values each
+	head, tail int       // rows before head are older than any look-up can reach
+	at         int       // the row of the last look-up, where the next starts
 }
 
-func (w *agoWindow) push(t int64, v float64, srttNS int64) {
-	if n := len(w.pts); n == w.head || !same(w.pts[n-1].v, v) {
-		w.pts = append(w.pts, windowPoint{t, v})
+// push adds a record at t with the values cur[idx], and drops the rows
+// before the last at or before from (t − 2·srtt): the one whose values
+// were in force then.
+func (a *agoTable) push(t, from int64, cur []float64, idx []int) {
+	if a.tail-a.head == len(a.t) {
+		a.grow()
 	}
-	for w.head+1 < len(w.pts) && w.pts[w.head+1].t <= t-2*srttNS {
-		w.head++
+	m := len(a.t) - 1
+	r := a.tail & m
+	a.t[r] = t
+	row := a.vals[r*a.k : r*a.k+a.k]
+	for j, i := range idx {
+		row[j] = cur[i]
 	}
-	// Compacting only when most points are dead keeps a push O(1)
-	// amortised.
-	if w.head > 64 && w.head > len(w.pts)/2 {
-		w.pts = append(w.pts[:0], w.pts[w.head:]...)
-		w.head = 0
+	a.tail++
+	for a.head+1 < a.tail && a.t[(a.head+1)&m] <= from {
+		a.head++
 	}
 }
 
-// at is the value in force at time t: the last point at or before t, or
-// the oldest kept.
-func (w *agoWindow) at(t int64) float64 {
-	live := w.pts[w.head:]
-	i := sort.Search(len(live), func(i int) bool { return live[i].t > t })
-	if i == 0 {
-		return live[0].v
+// grow doubles the ring, keeping its rows.
+func (a *agoTable) grow() {
+	n := max(64, 2*len(a.t))
+	t, vals := make([]int64, n), make([]float64, n*a.k)
+	for r := a.head; r < a.tail; r++ {
+		o, p := r&(len(a.t)-1), r&(n-1)
+		t[p] = a.t[o]
+		copy(vals[p*a.k:p*a.k+a.k], a.vals[o*a.k:o*a.k+a.k])
 	}
-	return live[i-1].v
+	a.t, a.vals = t, vals
+}
+
+// row is the record in force at time t: the last at or before t, or the
+// oldest kept. The look-up walks from the previous one's row, which is
+// close: t is one srtt before the latest record, and records come in time
+// order.
+func (a *agoTable) row(t int64) int {
+	m := len(a.t) - 1
+	r := min(max(a.at, a.head), a.tail-1)
+	for r+1 < a.tail && a.t[(r+1)&m] <= t {
+		r++
+	}
+	for r > a.head && a.t[r&m] > t {
+		r--
+	}
+	a.at = r
+	return r
+}
+
+// value is the j-th value of row r.
+func (a *agoTable) value(r, j int) float64 {
+	return a.vals[(r&(len(a.t)-1))*a.k+j]
+}
+
+func (a *agoTable) reset() {
+	a.head, a.tail, a.at = 0, 0, 0
 }
 
 // maxWindow is a monotonic deque: the largest value of the records of the
-// last two srtt in O(1) amortised per record.
+// last two srtt in O(1) amortised per record. Its points are kept in a
+// ring, like agoTable's rows.
 type maxWindow struct {
-	pts  []windowPoint
-	head int
+	pts        []windowPoint // a power of two long
+	head, tail int
+	at         int // the point of the last look-up, where the next starts
 }
 
 func (w *maxWindow) push(t int64, v float64, srttNS int64) {
-	for len(w.pts) > w.head && w.pts[len(w.pts)-1].v <= v {
-		w.pts = w.pts[:len(w.pts)-1]
+	m := len(w.pts) - 1
+	for w.tail > w.head && w.pts[(w.tail-1)&m].v <= v {
+		w.tail--
 	}
-	w.pts = append(w.pts, windowPoint{t, v})
+	if w.tail-w.head == len(w.pts) {
+		w.grow()
+		m = len(w.pts) - 1
+	}
+	w.pts[w.tail&m] = windowPoint{t, v}
+	w.tail++
 	// Keep four srtt, answer for two: srtt may double between records
 	// and still find the values of its longer window.
-	for w.head < len(w.pts)-1 && w.pts[w.head].t < t-4*srttNS {
+	for w.head < w.tail-1 && w.pts[w.head&m].t < t-4*srttNS {
 		w.head++
-	}
-	if w.head > 1024 && w.head > len(w.pts)/2 {
-		w.pts = append(w.pts[:0], w.pts[w.head:]...)
-		w.head = 0
 	}
 }
 
+// grow doubles the ring, keeping its points.
+func (w *maxWindow) grow() {
+	n := max(16, 2*len(w.pts))
+	pts := make([]windowPoint, n)
+	for r := w.head; r < w.tail; r++ {
+		pts[r&(n-1)] = w.pts[r&(len(w.pts)-1)]
+	}
+	w.pts = pts
+}
+
 // max is the largest value of the records since t − 2·srtt. The deque
-// decreases from its head: the first point inside the window is its
-// largest value.
+// decreases from its head: the first point inside the window (the last
+// if none is) is its largest value. The look-up walks from the previous
+// one's point.
 func (w *maxWindow) max(t int64, srttNS int64) float64 {
-	live := w.pts[w.head:]
-	return live[sort.Search(len(live)-1, func(i int) bool { return live[i].t >= t-2*srttNS })].v
+	m := len(w.pts) - 1
+	from := t - 2*srttNS
+	last := w.tail - 1
+	i := min(max(w.at, w.head), last)
+	for i > w.head && w.pts[(i-1)&m].t >= from {
+		i--
+	}
+	for i < last && w.pts[i&m].t < from {
+		i++
+	}
+	w.at = i
+	return w.pts[i&m].v
+}
+
+func (w *maxWindow) reset() {
+	w.head, w.tail, w.at = 0, 0, 0
 }
 
 // heldRun follows how long one variable has held a value: held.X is the
@@ -114,7 +178,7 @@ func (h *heldRun) push(t int64, v float64) float64 {
 // rtt_ago, rtt_max and held, for one flow.
 type rttWindows struct {
 	agoIdx, maxIdx, heldIdx []int // schema indices read as rtt_ago.X, rtt_max.X, held.X
-	ago                     []agoWindow
+	ago                     agoTable
 	max                     []maxWindow
 	held                    []heldRun
 	agoVals                 []float64 // by schema index: the current rtt_ago.X
@@ -129,16 +193,14 @@ type rttWindows struct {
 
 func newRTTWindows(n int, agoIdx, maxIdx, heldIdx []int) *rttWindows {
 	return &rttWindows{agoIdx: agoIdx, maxIdx: maxIdx, heldIdx: heldIdx,
-		ago: make([]agoWindow, len(agoIdx)), max: make([]maxWindow, len(maxIdx)), held: make([]heldRun, len(heldIdx)),
+		ago: agoTable{k: len(agoIdx)}, max: make([]maxWindow, len(maxIdx)), held: make([]heldRun, len(heldIdx)),
 		agoVals: make([]float64, n), maxVals: make([]float64, n), heldVals: make([]float64, n)}
 }
 
 func (w *rttWindows) reset() {
-	for i := range w.ago {
-		w.ago[i].pts, w.ago[i].head = w.ago[i].pts[:0], 0
-	}
+	w.ago.reset()
 	for i := range w.max {
-		w.max[i].pts, w.max[i].head = w.max[i].pts[:0], 0
+		w.max[i].reset()
 	}
 	clear(w.held)
 }
@@ -148,8 +210,8 @@ func (w *rttWindows) observe(cur []float64, timeS, srttMS float64) {
 	w.t = int64(timeS*1e9 + 0.5)
 	w.srtt = int64(srttMS*1e6 + 0.5)
 	w.resolved = false
-	for k, i := range w.agoIdx {
-		w.ago[k].push(w.t, cur[i], w.srtt)
+	if len(w.agoIdx) > 0 {
+		w.ago.push(w.t, w.t-2*w.srtt, cur, w.agoIdx)
 	}
 	for k, i := range w.maxIdx {
 		w.max[k].push(w.t, cur[i], w.srtt)
@@ -159,14 +221,21 @@ func (w *rttWindows) observe(cur []float64, timeS, srttMS float64) {
 	}
 }
 
-// resolve sets agoVals and maxVals for the last record observed.
+// resolve sets agoVals and maxVals for the last record observed, if they
+// are not yet: inlined where a closure tree reads them.
 func (w *rttWindows) resolve() {
-	if w.resolved {
-		return
+	if !w.resolved {
+		w.lookUp()
 	}
+}
+
+func (w *rttWindows) lookUp() {
 	w.resolved = true
-	for k, i := range w.agoIdx {
-		w.agoVals[i] = w.ago[k].at(w.t - w.srtt)
+	if len(w.agoIdx) > 0 {
+		r := w.ago.row(w.t - w.srtt)
+		for k, i := range w.agoIdx {
+			w.agoVals[i] = w.ago.value(r, k)
+		}
 	}
 	for k, i := range w.maxIdx {
 		w.maxVals[i] = w.max[k].max(w.t, w.srtt)

@@ -1,6 +1,9 @@
 package corpus
 
 import (
+	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/actfuzz/actfuzz/ccai"
@@ -55,5 +58,119 @@ func TestHeld(t *testing.T) {
 	cur[ti], cur[ci] = 5, open
 	if hits, _ := e.Eval(cur, cur, nil); len(hits) != 0 {
 		t.Errorf("first record after Reset: hits %v, want none (held is 0)", hits)
+	}
+}
+
+// refAgo and refMax are the windows as first written (one list of changes
+// per variable, binary searches): the reference TestWindowsAgree holds
+// agoTable and maxWindow's look-ups from the last one to.
+type refAgo struct {
+	pts  []windowPoint
+	head int
+}
+
+func (w *refAgo) push(t int64, v float64, srttNS int64) {
+	if n := len(w.pts); n == w.head || !same(w.pts[n-1].v, v) {
+		w.pts = append(w.pts, windowPoint{t, v})
+	}
+	for w.head+1 < len(w.pts) && w.pts[w.head+1].t <= t-2*srttNS {
+		w.head++
+	}
+}
+
+func (w *refAgo) at(t int64) float64 {
+	live := w.pts[w.head:]
+	i := sort.Search(len(live), func(i int) bool { return live[i].t > t })
+	if i == 0 {
+		return live[0].v
+	}
+	return live[i-1].v
+}
+
+type refMax struct {
+	pts  []windowPoint
+	head int
+}
+
+func (w *refMax) push(t int64, v float64, srttNS int64) {
+	for len(w.pts) > w.head && w.pts[len(w.pts)-1].v <= v {
+		w.pts = w.pts[:len(w.pts)-1]
+	}
+	w.pts = append(w.pts, windowPoint{t, v})
+	for w.head < len(w.pts)-1 && w.pts[w.head].t < t-4*srttNS {
+		w.head++
+	}
+}
+
+func (w *refMax) max(t int64, srttNS int64) float64 {
+	live := w.pts[w.head:]
+	return live[sort.Search(len(live)-1, func(i int) bool { return live[i].t >= t-2*srttNS })].v
+}
+
+// TestWindowsAgree feeds random record streams to the windows and to the
+// reference, and wants the same rtt_ago.X and rtt_max.X at every record:
+// repeated values, records at the same time, srtt 0, srtt jumping up and
+// down, NaN, look-ups skipped for a while (a gate failed), and streams
+// long enough to compact.
+func TestWindowsAgree(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		records int
+		step    int64 // largest gap between records, ns
+		values  int   // distinct values (few: long runs of one)
+		srtts   []int64
+	}{
+		{"steady", 20000, 2e6, 40, []int64{20e6, 21e6, 22e6}},
+		{"runs", 20000, 3e6, 3, []int64{40e6}},
+		{"srtt-jumps", 20000, 5e6, 10, []int64{0, 1e6, 50e6, 400e6}},
+		{"same-times", 5000, 2, 5, []int64{0, 1, 3}},
+		{"no-sample", 500, 1e6, 8, []int64{0}},
+		{"long-gaps", 3000, 2e9, 8, []int64{10e6, 300e6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(tc.records)))
+			idx := []int{0, 2, 3}
+			a, mx := agoTable{k: len(idx)}, maxWindow{}
+			refs := make([]refAgo, len(idx))
+			var rm refMax
+			cur := make([]float64, 4)
+			var now int64
+			for n := range tc.records {
+				if n%997 == 0 {
+					// A new simulation.
+					a.reset()
+					mx.reset()
+					refs, rm = make([]refAgo, len(idx)), refMax{}
+				}
+				now += rng.Int64N(tc.step + 1)
+				srtt := tc.srtts[rng.IntN(len(tc.srtts))]
+				for i := range cur {
+					if rng.IntN(3) == 0 {
+						cur[i] = float64(rng.IntN(tc.values))
+						if rng.IntN(100) == 0 {
+							cur[i] = math.NaN()
+						}
+					}
+				}
+				a.push(now, now-2*srtt, cur, idx)
+				mx.push(now, cur[1], srtt)
+				for k, i := range idx {
+					refs[k].push(now, cur[i], srtt)
+				}
+				rm.push(now, cur[1], srtt)
+				if rng.IntN(4) == 0 {
+					continue // not looked up at this record
+				}
+				r := a.row(now - srtt)
+				for k := range idx {
+					if got, want := a.value(r, k), refs[k].at(now-srtt); !same(got, want) {
+						t.Fatalf("record %d: rtt_ago of variable %d = %v, reference %v", n, idx[k], got, want)
+					}
+				}
+				if got, want := mx.max(now, srtt), rm.max(now, srtt); !same(got, want) {
+					t.Fatalf("record %d: rtt_max = %v, reference %v", n, got, want)
+				}
+			}
+		})
 	}
 }
