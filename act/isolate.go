@@ -21,9 +21,10 @@ import (
 
 // IsolateOptions configure the supervision of worker processes.
 type IsolateOptions struct {
-	// Watchdog is the wall-clock time after which a simulation counts as
-	// hung; 0: 60 s or 50× the median simulation time, whichever is
-	// larger.
+	// Watchdog is the time after which a simulation counts as hung, in
+	// the worker's unstarved time (procClock: wall time less the time it
+	// waited for a CPU, so that a loaded machine does not make hangs);
+	// 0: 60 s or 50× the median simulation time, whichever is larger.
 	Watchdog time.Duration
 	// WorkerMemory is the memory limit of a worker process in bytes; 0:
 	// 1 GB.
@@ -62,13 +63,18 @@ func (o IsolateOptions) command() ([]string, error) {
 // isolated is the executor of worker processes. Each of Options.Workers
 // supervisors owns one process at a time and feeds it chunks of a batch
 // as Work messages. It forwards each Result as it comes, and watches the
-// process: a simulation with no Result within the watchdog, a process over
-// its memory limit (its own heap check exits with ExitWorkerOOM; the
-// supervisor polls VmRSS) and a process that dies are faults of the
-// configuration being run (hang, oom, crash). The process is killed, the
-// fault becomes that configuration's result (no states), and the rest of
-// the chunk goes to a fresh process. Each index is forwarded once, so
-// nothing is merged twice, and results do not depend on where they ran.
+// process: a simulation with no Result within the watchdog (unstarved
+// time), a process over its memory limit (its own heap check exits with
+// ExitWorkerOOM, also at the end of each simulation; the supervisor polls
+// VmRSS) and a process that dies are faults (hang, oom, crash). The
+// process is killed, and the rest of the chunk goes to a fresh process.
+// A fault is charged only to a configuration that a fresh process was
+// running first: otherwise an earlier configuration may have caused it
+// (a goroutine or memory it left behind, a process that died after its
+// result), so the configuration runs again, first in a fresh process,
+// and what it does there is its result. Each index is forwarded once,
+// so nothing is merged twice, and results do not depend on where, when
+// or after what they ran.
 type isolated struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -83,8 +89,14 @@ type isolated struct {
 	sups    sync.WaitGroup
 	times   simTimes
 	nextID  uint64
-	idMu    sync.Mutex
-	log     *slog.Logger
+	// draining is closed by drain; drained once every supervisor has
+	// stopped after it. capAt is when the drain cancels what still runs.
+	draining  chan struct{}
+	drained   chan struct{}
+	drainOnce sync.Once
+	capAt     time.Time
+	idMu      sync.Mutex
+	log       *slog.Logger
 	// keepEncoded: results keep their states' encoding (result.encoded)
 	// besides the decoded batch, for a WorkerPool to pass on.
 	keepEncoded bool
@@ -102,7 +114,8 @@ func startIsolated(ctx context.Context, h CampaignHeader, space coverage.Space, 
 	}
 	e := &isolated{ctx: ctx, cancel: cancel, opt: opt, space: space, header: h, log: log,
 		work: make(chan []job), res: make(chan result, 2*batchSize), fail: make(chan error, 1),
-		batches: make(chan *coverage.Batch, 2*batchSize), keepEncoded: keepEncoded}
+		batches: make(chan *coverage.Batch, 2*batchSize), keepEncoded: keepEncoded,
+		draining: make(chan struct{}), drained: make(chan struct{})}
 	for range workers {
 		e.sups.Add(1)
 		go e.supervise()
@@ -182,6 +195,10 @@ func (e *isolated) watchdog() time.Duration {
 	return max(defaultWatchdog, watchdogFactor*e.times.median())
 }
 
+// errStopped says that a supervisor stopped because of drain: the
+// simulation it was running, if any, has no result.
+var errStopped = errors.New("stopped by the drain")
+
 func (e *isolated) supervise() {
 	defer e.sups.Done()
 	var p *proc
@@ -190,14 +207,23 @@ func (e *isolated) supervise() {
 			p.kill()
 		}
 	}()
+	// suspect is the configuration being re-run alone, in a fresh
+	// process, after its fault in a process that had run others first
+	// (-1: none).
+	suspect := -1
 	for {
 		var chunk []job
 		select {
 		case chunk = <-e.work:
 		case <-e.ctx.Done():
 			return
+		case <-e.draining:
+			return
 		}
 		for len(chunk) > 0 {
+			if e.isDraining() {
+				return // nothing starts after the drain
+			}
 			if p == nil {
 				var err error
 				if p, err = e.start(); err != nil {
@@ -206,8 +232,15 @@ func (e *isolated) supervise() {
 					}
 					return
 				}
+				if e.isDraining() {
+					return
+				}
 			}
 			done, fault, err := e.runChunk(p, chunk)
+			if done > 0 && chunk[0].idx == suspect {
+				e.log.Info("worker fault not reproduced by the configuration alone: charged to none (state left in the process by earlier configurations)", "config", suspect)
+				suspect = -1
+			}
 			chunk = chunk[done:]
 			if p.gone && fault == nil && err == nil {
 				p.kill()
@@ -215,14 +248,32 @@ func (e *isolated) supervise() {
 			}
 			switch {
 			case err != nil:
-				if e.ctx.Err() == nil {
+				if e.ctx.Err() == nil && !errors.Is(err, errStopped) {
 					e.failWith(err)
 				}
 				return
 			case fault != nil:
-				e.log.Warn("worker fault", "config", chunk[0].idx, "kind", fault.Kind, "pid", p.pid(), "detail", fault.Detail)
+				pid, fresh := p.pid(), p.ran == 0
+				now := time.Now()
+				p.clock.poll(now)
+				ran := p.clock.elapsed(now).Round(time.Millisecond)
 				p.kill()
 				p = nil
+				if !fresh {
+					// The fault may be the doing of a configuration the
+					// process ran before (a goroutine it left, memory it
+					// kept) or show late (a process that died between
+					// two chunks): the configuration is run again first
+					// in a fresh process, whose verdict is its own.
+					if e.isDraining() {
+						return // no re-run after the drain: it stays without result
+					}
+					e.log.Info("worker fault after other configurations: running the configuration again alone before charging it", "config", chunk[0].idx, "kind", fault.Kind, "pid", pid, "unstarved", ran)
+					suspect = chunk[0].idx
+					continue
+				}
+				suspect = -1
+				e.log.Warn("worker fault", "config", chunk[0].idx, "kind", fault.Kind, "pid", pid, "unstarved", ran, "detail", fault.Detail)
 				if !e.emit(result{idx: chunk[0].idx, batch: e.batch(), fault: fault}) {
 					return
 				}
@@ -232,8 +283,42 @@ func (e *isolated) supervise() {
 	}
 }
 
+// drain stops the start of simulations (Run at the end of
+// Options.Duration): each one running ends with its result or its own
+// fault, or is cancelled without a result once one watchdog has passed
+// since the drain; a fault that needs a run alone to be charged (see
+// supervise) is not charged. The channel closes when every supervisor
+// has stopped, so every result they gave is in results().
+func (e *isolated) drain() <-chan struct{} {
+	e.drainOnce.Do(func() {
+		e.capAt = time.Now().Add(e.watchdog()) // read after draining is closed
+		close(e.draining)
+		go func() {
+			e.sups.Wait()
+			close(e.drained)
+		}()
+	})
+	return e.drained
+}
+
+func (e *isolated) isDraining() bool {
+	select {
+	case <-e.draining:
+		return true
+	default:
+		return false
+	}
+}
+
 // runChunk sends chunk to p and forwards its results. It returns how many
-// configurations completed and, if p failed on the next one, the fault.
+// configurations completed and, if p failed on the next one, the fault
+// (errStopped: the drain stopped it).
+//
+// The watchdog runs on p's unstarved time (procClock): the time it ran
+// or slept, not the time it waited for a CPU on a loaded machine, so a
+// starved simulation is not taken for a hung one and a memory hog that a
+// loaded machine slows reaches its limit before the watchdog, as it does
+// on an idle one.
 func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) {
 	e.idMu.Lock()
 	e.nextID++
@@ -243,15 +328,14 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 	for _, j := range chunk {
 		w.Items = append(w.Items, WorkItem{Index: j.idx, Config: j.g})
 	}
+	now := time.Now()
+	p.clock.next(now, 0)
 	if err := p.send(w); err != nil {
 		return 0, p.death(e.opt.memory()), nil
 	}
 	wd := e.watchdog()
-	timer := time.NewTimer(wd)
-	defer timer.Stop()
 	poll := time.NewTicker(rssPoll)
 	defer poll.Stop()
-	started := time.Now()
 	done := 0
 	// killed is the fault for which p was killed. The results p wrote
 	// before are still read: they are complete, and the fault belongs to
@@ -260,7 +344,6 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 	kill := func(f *corpus.Finding) {
 		killed = f
 		_ = p.cmd.Process.Kill()
-		timer.Stop()
 		poll.Stop()
 	}
 	for {
@@ -296,14 +379,15 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 					return done, nil, e.ctx.Err()
 				}
 				done++
+				p.ran++
 				if killed != nil {
 					continue
 				}
-				now := time.Now()
-				e.times.add(now.Sub(started))
-				started = now
+				if e.isDraining() && done < len(chunk) {
+					return done, nil, errStopped // the next one started after the drain
+				}
+				e.times.add(p.clock.next(time.Now(), rssPoll))
 				wd = e.watchdog()
-				timer.Reset(wd)
 			case Done:
 				if killed != nil {
 					continue
@@ -317,11 +401,18 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 			default:
 				return done, nil, fmt.Errorf("worker %d: unexpected %T", p.pid(), m)
 			}
-		case <-timer.C:
-			kill(&corpus.Finding{Kind: corpus.FaultHang, Detail: fmt.Sprintf("no result within the watchdog of %v (wall clock); worker killed", wd)})
-		case <-poll.C:
+		case now := <-poll.C:
+			p.clock.poll(now)
+			if d := p.clock.elapsed(now); d >= wd {
+				kill(&corpus.Finding{Kind: corpus.FaultHang, Detail: fmt.Sprintf("no result within the watchdog of %v (unstarved time: the worker's wall time less its waits for a CPU); worker killed", wd)})
+				continue
+			}
 			if rss, err := p.rss(); err == nil && rss > e.opt.memory() {
 				kill(&corpus.Finding{Kind: corpus.FaultOOM, Detail: fmt.Sprintf("worker RSS %d bytes over the limit of %d bytes; worker killed", rss, e.opt.memory())})
+				continue
+			}
+			if e.isDraining() && !now.Before(e.capAt) {
+				return done, nil, errStopped // cancelled: one watchdog after the drain
 			}
 		case <-e.ctx.Done():
 			return done, nil, e.ctx.Err()
@@ -348,6 +439,10 @@ type proc struct {
 	waited chan struct{}
 	werr   error
 	gone   bool // its output ended
+	// clock is its unstarved time (the watchdog's), ran the results it
+	// gave: 0 while it has run nothing but the configuration in hand.
+	clock *simClock
+	ran   int
 }
 
 func startProc(ctx context.Context, argv []string) (*proc, error) {
@@ -409,6 +504,7 @@ func startProc(ctx context.Context, argv []string) (*proc, error) {
 		p.kill()
 		return nil, ctx.Err()
 	}
+	p.clock = newSimClock(p.pid(), time.Now())
 	return p, nil
 }
 
