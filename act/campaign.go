@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -192,11 +191,7 @@ func (c *Campaign) readLinkTraces(path string, paths []string, traces []*netenv.
 
 // LoadCampaign reads a campaign file.
 func LoadCampaign(path string) (*Campaign, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseCampaign(path, b)
+	return LoadCampaignFor(path, netenv.NativeCapabilities())
 }
 
 // ParseCampaign parses a campaign for the native subject; errors name the
@@ -216,6 +211,9 @@ func ParseCampaign(path string, src []byte) (*Campaign, error) {
 // worker's, from its campaign header); otherwise parseCampaign reads them,
 // relative to the campaign file's directory.
 func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Campaign, error) {
+	if len(src) > MaxCampaignBytes {
+		return nil, fmt.Errorf("%s: %d bytes, over the cap of %d (max_campaign_bytes)", path, len(src), MaxCampaignBytes)
+	}
 	var cf campaignFile
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
@@ -246,6 +244,9 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 	}
 	if len(c.CCAI) == 0 {
 		return nil, fail(cf.CCAI.Line, "ccai", "empty: want at least one name (for example `ccai: [cubic]`)")
+	}
+	if len(c.CCAI) > netenv.MaxFlows {
+		return nil, fail(cf.CCAI.Line, "ccai", "%d flows, over the cap of %d (max_flows)", len(c.CCAI), netenv.MaxFlows)
 	}
 	for _, n := range c.CCAI {
 		if strings.TrimSpace(n) == "" {
@@ -298,23 +299,15 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 		}
 		c.Space = sp
 	}
-	for i, sp := range cf.Conditions {
-		if sp.Name == "" {
-			return nil, fmt.Errorf("%s:%d: conditions[%d]: name is empty", path, lineOf("conditions"), i)
-		}
-		if err := sp.Check(); err != nil {
-			return nil, fmt.Errorf("%s:%d: conditions: %w", path, lineOf("conditions"), err)
-		}
-		if _, err := sp.Refs(); err != nil {
-			return nil, fmt.Errorf("%s:%d: conditions: condition %q: %w", path, lineOf("conditions"), sp.Name, err)
-		}
-	}
-	c.Conditions = cf.Conditions
 	ch, err := parseOracles(&cf.Oracles)
 	if err != nil {
 		return nil, fail(lineOf("oracles"), "oracles", "%v", err)
 	}
 	c.Oracles = ch
+	if err := checkConditions(path, &root, cf.Conditions); err != nil {
+		return nil, err
+	}
+	c.Conditions = cf.Conditions
 	set := func(dst *int, v *int, field string, min int) error {
 		if v != nil {
 			if *v < min {
@@ -372,10 +365,21 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 		}
 		c.Symbolic = sp
 	}
-	if _, ok := c.Space.Level(c.Kappa); !ok {
-		return nil, fail(lineOf("kappa"), "kappa", "%d is not a region size of S (a power of two ≤ %d)", c.Kappa, c.Space.MaxK())
-	}
+	// kappa's check needs S's variables, which CheckSubject checks
+	// first (checkKappa): an unknown variable is the error to report.
 	return c, nil
+}
+
+// checkKappa refuses a kappa that is not a region size of S.
+func (c *Campaign) checkKappa(root *yaml.Node) error {
+	if _, ok := c.Space.Level(c.Kappa); !ok {
+		at := c.Path
+		if root != nil {
+			at = fmt.Sprintf("%s:%d", c.Path, findLine(root, []string{"kappa"}))
+		}
+		return fmt.Errorf("%s: kappa: %d is not a region size of S (a power of two ≤ %d)", at, c.Kappa, c.Space.MaxK())
+	}
+	return nil
 }
 
 func parseState(path string, n *yaml.Node) (coverage.Space, error) {

@@ -167,6 +167,9 @@ func (s *selector) directed() (Config, bool) {
 		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(moved), Step: StepDirected}, true
 	}
 	sched := prefixUntil(g.Schedule, tn)
+	if s.phaseCapped(sched) {
+		return Config{Seed: s.newSeed(), Schedule: netenv.Constant(moved), Step: StepDirected}, true
+	}
 	sched = append(sched, netenv.Phase{Env: moved})
 	return Config{Seed: g.Seed, Schedule: sched, Step: StepDirected}, true
 }

@@ -165,6 +165,14 @@ type Report struct {
 	// no symbolic: key); its simulation-equivalents are StepSims[StepSymbolic].
 	Symbolic *SymbolicStats
 	Capped   int // runs stopped by the simulated-time cap
+	// PhasesCapped counts the schedules ACT did not extend because they
+	// had netenv.MaxPhases phases (in this process: not checkpointed).
+	PhasesCapped int
+	// Unreproduced counts the results from elsewhere (a cluster's hosts)
+	// whose findings the coordinator's own run of the configuration did
+	// not reproduce: replaced by that run (verify.go; in this process,
+	// not checkpointed).
+	Unreproduced int
 	// StatesDropped counts the simulations whose states a cluster worker
 	// host did not send, their result being over the coordinator's limit
 	// (Result.StatesDropped): their coverage is not in the store.
@@ -520,6 +528,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		index.SetPoolSource(parted)
 		*store = *index // the selector, the symbolic step and the report hold store
 	}
+	// Results from elsewhere open finding groups only once they replay
+	// here (verify.go).
+	vf, err := newVerifier(c, rep, opt, store.Space(), log)
+	if err != nil {
+		return rep, err
+	}
 	var storeCapped error // a store part at its cap: the campaign ends after the batch
 	// merge merges simulations into the store in order: a result's states
 	// (bs[i]) or, with store parts, its shares (shares[i]).
@@ -588,7 +602,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 		}
 		for _, f := range w.findings {
-			rep.newGroup(opt, groups, f.key, f.seed, t.Idx, StepSymbolic, fmt.Sprintf("-sym-b%d", f.branch), log)
+			if err := rep.newGroup(opt, groups, f.key, f.seed, t.Idx, StepSymbolic, fmt.Sprintf("-sym-b%d", f.branch), log); err != nil {
+				symErr = cmp.Or(symErr, err)
+				return
+			}
 		}
 		for key, n := range w.repeats {
 			if g := groups[key]; g != nil {
@@ -626,6 +643,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		// still chosen after batch k.
 		if n := min(opt.Budget-charged(), rep.Sims-rep.Sims%batchSize+opt.Lag*batchSize) - cl.len(); n > 0 {
 			chosen = sel.nextBatch(chosen[:0], n)
+			rep.PhasesCapped = sel.phasesCapped
 			if sel.err != nil {
 				return rep, fmt.Errorf("selector: %w", sel.err)
 			}
@@ -684,6 +702,15 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				break
 			}
 			whole, n = m == n, m
+		}
+		if vf != nil {
+			if err := vf.batch(ctx, arrived, base, n, pending, groups); err != nil {
+				if ctx.Err() != nil {
+					interrupted = true
+					break
+				}
+				return rep, err
+			}
 		}
 		// Merge in configuration order: the store merges the whole batch
 		// on all cores with the outcome of merging one simulation after
@@ -759,10 +786,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				rep.StatesDropped++
 			}
 			for _, h := range r.hits {
-				rep.addFinding(c, opt, groups, r.idx, g, h, log)
+				if err := rep.addFinding(c, opt, groups, r.idx, g, h, log); err != nil {
+					return rep, err
+				}
 			}
 			if r.fault != nil {
-				rep.addFault(c, opt, groups, r.idx, g, r.fault, log)
+				if err := rep.addFault(c, opt, groups, r.idx, g, r.fault, log); err != nil {
+					return rep, err
+				}
 			}
 			rep.Sims++
 		}
@@ -880,77 +911,6 @@ func (r *Report) seedOf(c *Campaign, g Config) *corpus.Seed {
 	return s
 }
 
-func (r *Report) addFinding(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, h Hit, log *slog.Logger) {
-	key := h.Condition + "|" + regionKey(c.Space, h.State)
-	if grp, ok := groups[key]; ok {
-		grp.Count++
-		return
-	}
-	s := r.seedOf(c, g)
-	s.Finding = &corpus.Finding{Condition: h.Condition, When: h.When, While: h.While, For: h.For, Kind: "condition", TimeNS: h.TimeNS, Flow: h.Flow, State: h.State}
-	if h.Flow >= 0 && h.Flow < len(c.CCAI) {
-		if sp, ok := c.Check(h.Condition, c.CCAI[h.Flow]); ok {
-			s.Finding.Only, s.Finding.Source = sp.Only, sp.Source
-		}
-	}
-	r.newGroup(opt, groups, key, s, idx, g.Step, "", log)
-}
-
-func (r *Report) addFault(c *Campaign, opt Options, groups map[string]*FindingGroup, idx int, g Config, f *corpus.Finding, log *slog.Logger) {
-	key := "fault|" + f.Kind
-	if grp, ok := groups[key]; ok {
-		grp.Count++
-		return
-	}
-	s := r.seedOf(c, g)
-	s.Finding = f
-	r.newGroup(opt, groups, key, s, idx, g.Step, "", log)
-}
-
-// newGroup records the first finding of a group, found by configuration
-// idx (with suffix, the file name's distinction: a symbolic branch's).
-func (r *Report) newGroup(opt Options, groups map[string]*FindingGroup, key string, s *corpus.Seed, idx int, step Step, suffix string, log *slog.Logger) {
-	grp := &FindingGroup{Seed: s, Count: 1, key: key, FirstSim: idx, Step: step, FirstWall: r.wallNow()}
-	groups[key] = grp
-	r.Findings = append(r.Findings, grp)
-	r.writeFinding(opt, grp, idx, suffix, log)
-	if opt.OnFinding != nil {
-		opt.OnFinding(grp)
-	}
-}
-
-// FindingPath is where, in the campaign directory out, is the seed file of
-// a finding written at path p: out/findings/<group>/<file>, the layout
-// writeFinding gives, whatever directory p was written under. A checkpoint
-// keeps p as it was written, and a campaign's directory may have moved
-// (or been named relative to another working directory) since.
-func FindingPath(out, p string) string {
-	if p == "" {
-		return ""
-	}
-	return filepath.Join(out, "findings", filepath.Base(filepath.Dir(p)), filepath.Base(p))
-}
-
-// writeFinding writes the seed as soon as it is found, with its CSV trace
-// and plot. The file name is the configuration index, so a resumed
-// campaign that finds it again writes the same file.
-func (r *Report) writeFinding(opt Options, grp *FindingGroup, idx int, suffix string, log *slog.Logger) {
-	if opt.Out == "" {
-		return
-	}
-	name := sanitize(grp.Seed.Finding.Condition)
-	if grp.Seed.Finding.Kind != "condition" {
-		name = "fault-" + sanitize(grp.Seed.Finding.Kind)
-	}
-	grp.Path = filepath.Join(opt.Out, "findings", name, fmt.Sprintf("%s-%07d%s.json", r.Method, idx, suffix))
-	if err := corpus.WriteArtifacts(context.Background(), r.subject, grp.Seed, grp.Path); err != nil {
-		log.Error("writing finding", "path", grp.Path, "err", err)
-	}
-	if err := r.writeTriage(opt.Out); err != nil {
-		log.Error("writing findings.md", "err", err)
-	}
-}
-
 func (r *Report) writeOutputs(dir string, done bool) error {
 	cov := filepath.Join(dir, "coverage")
 	if err := os.MkdirAll(cov, 0o755); err != nil {
@@ -1027,33 +987,4 @@ func (r *Report) writeStatus(dir string, wall time.Duration, done bool) error {
 		return err
 	}
 	return r.writeTriage(dir)
-}
-
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
-// regionKey groups a hit by the region of its S variables at k = 128.
-func regionKey(sp coverage.Space, state map[string]any) string {
-	var b strings.Builder
-	for _, v := range sp.Vars {
-		switch x := state[v.Name].(type) {
-		case float64:
-			if v.Step > 0 {
-				fmt.Fprintf(&b, "%d,", int64(math.Floor((x-v.Min)/v.Step))/128)
-			}
-		default:
-			fmt.Fprintf(&b, "%v,", x)
-		}
-	}
-	return b.String()
 }

@@ -34,7 +34,8 @@ type Outcome struct {
 	// Hits holds the first hit of each condition, in order.
 	Hits []Hit
 	// Fault is a subject fault as a campaign records it ("panic", "hang",
-	// "zero-cwnd", "nan", "event-cap", "condition-error"), or nil.
+	// "zero-cwnd", "nan", "event-cap"), a condition that failed to run
+	// (corpus.FaultCondition), or nil.
 	Fault *corpus.Finding
 	// Capped: the run reached a time cap (not a fault).
 	Capped bool
@@ -277,7 +278,11 @@ func (r *Runner) begin(out *Outcome, batch *coverage.Batch, sched netenv.Schedul
 func (r *Runner) finish() {
 	out := r.out
 	if r.watch.Err != nil && out.Fault == nil {
-		out.Fault = &corpus.Finding{Kind: "condition-error", Detail: r.watch.Err.Error()}
+		if cf, ok := corpus.AsConditionFault(r.watch.Err); ok {
+			out.Fault = cf.Finding()
+		} else {
+			out.Fault = &corpus.Finding{Kind: corpus.FaultCondition, Detail: r.watch.Err.Error()}
+		}
 	}
 	if r.samples > 0 {
 		out.Mean = make([]float64, len(r.sum))

@@ -57,9 +57,23 @@ type selector struct {
 	// dir, when set, is directed ACT's state (directed.go).
 	dir *directedState
 	pc  []float64
+	// phasesCapped counts the schedules the concatenation and directed
+	// steps did not extend because they had netenv.MaxPhases phases
+	// (Report.PhasesCapped).
+	phasesCapped int
 }
 
 func (s *selector) newSeed() uint64 { return s.rng.Uint64() }
+
+// phaseCapped says whether a schedule cut to be extended by one phase is
+// at max_phases already, and counts it: the step then chooses otherwise.
+func (s *selector) phaseCapped(sched netenv.Schedule) bool {
+	if len(sched) < netenv.MaxPhases {
+		return false
+	}
+	s.phasesCapped++
+	return true
+}
 
 // A pick is a configuration chosen up to the visits it draws from pools:
 // of the bracket's two states (ACT Method 1 line 8) or of the neighbour
@@ -269,6 +283,9 @@ func (s *selector) concatenation() (pick, bool) {
 			}
 			// The schedule of G^d up to t_n.
 			sched := prefixUntil(gd.Schedule, tn)
+			if s.phaseCapped(sched) {
+				return Config{}, false
+			}
 			last := sched[len(sched)-1].Env
 			e := s.steer(rng, last, nb, star)
 			sched = append(sched, netenv.Phase{Env: e})

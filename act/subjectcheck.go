@@ -3,13 +3,13 @@ package act
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/capread"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/oracle"
 )
@@ -50,7 +50,7 @@ func parseCampaignFor(path string, src []byte, traces []*netenv.LinkTraceFile, c
 
 // LoadCampaignFor reads a campaign file for a subject (ParseCampaignFor).
 func LoadCampaignFor(path string, caps netenv.Capabilities) (*Campaign, error) {
-	b, err := os.ReadFile(path)
+	b, err := capread.ReadFile(path, MaxCampaignBytes, "max_campaign_bytes", false)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +128,13 @@ func (c *Campaign) checkSubject(caps netenv.Capabilities) ([]corpus.ConditionSpe
 			return nil, nil, fail([]string{"state", v.Name}, "state."+v.Name, "unknown state variable: %s", lacks(v.Name))
 		}
 	}
+	if len(c.Source) > 0 {
+		if err := c.checkKappa(&root); err != nil {
+			return nil, nil, &lacksError{err.Error()}
+		}
+	} else if err := c.checkKappa(nil); err != nil {
+		return nil, nil, &lacksError{err.Error()}
+	}
 	for i, sp := range c.Conditions {
 		field := fmt.Sprintf("conditions[%d]", i)
 		refs, err := sp.Refs()
@@ -137,7 +144,7 @@ func (c *Campaign) checkSubject(caps netenv.Capabilities) ([]corpus.ConditionSpe
 		for _, m := range []struct {
 			prefix string
 			names  []string
-		}{{"prev.", refs.Prev}, {"first.", refs.First}, {"rtt_ago./rtt_max.", refs.Window}} {
+		}{{"prev.", refs.Prev}, {"first.", refs.First}, {"rtt_ago./rtt_max./held.", refs.Window}} {
 			for _, v := range m.names {
 				if !schema.Has(v) {
 					return nil, nil, fail([]string{"conditions"}, field, "condition %q reads %s%s: %s", sp.Name, m.prefix, v, lacks(v))
@@ -155,8 +162,9 @@ func (c *Campaign) checkSubject(caps netenv.Capabilities) ([]corpus.ConditionSpe
 	}
 	conds, skips := oracle.Select(c.Oracles, caps, c.CCAI, c.Profile)
 	for _, sp := range conds {
-		if slices.ContainsFunc(c.Conditions, func(u corpus.ConditionSpec) bool { return u.Name == sp.Name }) {
-			return nil, nil, fail([]string{"conditions"}, "conditions", "condition %q has the name of an oracle: rename it, or leave the oracle out with oracles: [...]", sp.Name)
+		// The same file name is the same findings directory.
+		if i := slices.IndexFunc(c.Conditions, func(u corpus.ConditionSpec) bool { return corpus.FileKey(u.Name) == corpus.FileKey(sp.Name) }); i >= 0 {
+			return nil, nil, fail([]string{"conditions"}, fmt.Sprintf("conditions[%d].name", i), "condition %q has the name of oracle %q (both would write findings/%s/): rename it, or leave the oracle out with oracles: [...]", c.Conditions[i].Name, sp.Name, corpus.FileName(sp.Name))
 		}
 	}
 	return conds, skips, nil

@@ -602,7 +602,7 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 	}
 	for _, h := range out.Hits {
 		w.hits++
-		key := h.Condition + "|" + regionKey(s.c.Space, h.State)
+		key := hitKey(s.c.Space, h)
 		if in, err := known(key); err != nil {
 			return err
 		} else if in {
@@ -636,7 +636,7 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 		w.findings = append(w.findings, symFinding{key: key, seed: ws, branch: pin.Branch})
 	}
 	if f := out.Fault; f != nil {
-		key := "fault|" + f.Kind
+		key := faultKey(f)
 		if in, err := known(key); err != nil {
 			return err
 		} else if in {

@@ -73,7 +73,12 @@ func (r *Report) Triage(program string) []TriageCondition {
 	for _, g := range r.Findings {
 		f := g.Seed.Finding
 		name := f.Condition
-		if f.Kind != "condition" {
+		switch f.Kind {
+		case "condition":
+		case corpus.FaultCondition:
+			// One entry a faulty condition: its name and expression.
+			name = "fault-" + f.Kind + ": " + f.Condition
+		default:
 			name = "fault-" + f.Kind
 		}
 		tc, ok := byCond[name]
@@ -91,9 +96,9 @@ func (r *Report) Triage(program string) []TriageCondition {
 			tg.CCAI = g.Seed.CCAI[f.Flow]
 		}
 		if g.Path != "" {
-			tg.Replay = program + " replay " + g.Path
+			tg.Replay = program + " replay " + shellQuote(g.Path)
 			if f.Kind == "condition" {
-				tg.Minimize = program + " minimize " + g.Path
+				tg.Minimize = program + " minimize " + shellQuote(g.Path)
 			}
 		}
 		tc.Hits += g.Count
@@ -126,50 +131,150 @@ func (r *Report) writeTriage(dir string) error {
 	return corpus.WriteFileAtomic(filepath.Join(dir, "findings.md"), []byte(triageMarkdown(r.Method, r.Sims, tr)))
 }
 
+// triageMarkdown is findings.md. Everything in it that a campaign file,
+// a seed or a subject named (conditions, sources, CCAIs, expressions,
+// paths) is written so that it renders as the text it is: a condition
+// named <script>…</script> or "><img src=x onerror=…> shows as that
+// text in any Markdown viewer, and cannot add a heading, a link or a
+// table row.
 func triageMarkdown(method string, sims int, tr []TriageCondition) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Findings (%s, %d simulations)\n\n", method, sims)
+	fmt.Fprintf(&b, "# Findings (%s, %d simulations)\n\n", mdText(method), sims)
 	if len(tr) == 0 {
 		b.WriteString("None yet.\n")
 		return b.String()
 	}
 	b.WriteString("| condition | source | groups | hits |\n|---|---|---|---|\n")
 	for _, tc := range tr {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", tc.Condition, mdCell(tc.Source), len(tc.Groups), tc.Hits)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", mdText(tc.Condition), mdText(tc.Source), len(tc.Groups), tc.Hits)
 	}
 	for _, tc := range tr {
-		fmt.Fprintf(&b, "\n## %s\n\n", tc.Condition)
+		fmt.Fprintf(&b, "\n## %s\n\n", mdText(tc.Condition))
 		switch {
 		case tc.Oracle == string(oracle.Performance):
-			fmt.Fprintf(&b, "performance oracle (the flows kept their rules and still fared badly): %s — %s\n\n", tc.Statement, tc.Source)
+			fmt.Fprintf(&b, "performance oracle (the flows kept their rules and still fared badly): %s — %s\n\n", mdText(tc.Statement), mdText(tc.Source))
 		case tc.Oracle != "":
-			fmt.Fprintf(&b, "oracle: %s — %s\n\n", tc.Statement, tc.Source)
+			fmt.Fprintf(&b, "oracle: %s — %s\n\n", mdText(tc.Statement), mdText(tc.Source))
 		case tc.Source != "":
-			fmt.Fprintf(&b, "source: %s\n\n", tc.Source)
+			fmt.Fprintf(&b, "source: %s\n\n", mdText(tc.Source))
 		}
 		if tc.When != "" {
-			fmt.Fprintf(&b, "`%s`: %s, %s\n\n", tc.When, plural(len(tc.Groups), "group"), plural(tc.Hits, "hit"))
+			fmt.Fprintf(&b, "%s: %s, %s\n\n", mdCode(tc.When), plural(len(tc.Groups), "group"), plural(tc.Hits, "hit"))
 		}
 		b.WriteString("| # | hits | first hit: sim, wall | step | flow | CCAI | subject | at (sim time) | seed |\n|---|---|---|---|---|---|---|---|---|\n")
 		for i, g := range tc.Groups {
-			fmt.Fprintf(&b, "| %d | %d | %d, %.1f s | %s | %d | %s | %s | %.3f s | %s |\n", i+1, g.Hits, g.FirstSim, g.FirstWallS, g.Step, g.Flow, g.CCAI, g.Subject, g.AtS, g.Seed)
+			fmt.Fprintf(&b, "| %d | %d | %d, %.1f s | %s | %d | %s | %s | %.3f s | %s |\n", i+1, g.Hits, g.FirstSim, g.FirstWallS, mdText(g.Step), g.Flow, mdText(g.CCAI), mdText(g.Subject), g.AtS, mdCell(g.Seed))
 		}
-		b.WriteString("\n```sh\n")
+		var cmds strings.Builder
 		for _, g := range tc.Groups {
 			if g.Replay != "" {
-				fmt.Fprintf(&b, "%s\n", g.Replay)
+				fmt.Fprintf(&cmds, "%s\n", oneLine(g.Replay))
 			}
 			if g.Minimize != "" {
-				fmt.Fprintf(&b, "%s\n", g.Minimize)
+				fmt.Fprintf(&cmds, "%s\n", oneLine(g.Minimize))
 			}
 		}
-		b.WriteString("```\n")
+		fence := mdFence(cmds.String())
+		fmt.Fprintf(&b, "\n%ssh\n%s%s\n", fence, cmds.String(), fence)
 	}
 	return b.String()
 }
 
-// mdCell is s in a Markdown table cell: its pipes escaped.
-func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// mdText is s as Markdown text that renders as itself: <, > and & as
+// entities (so no viewer sees a tag), the ASCII punctuation that can open
+// or close a Markdown construct backslash-escaped (CommonMark §2.4:
+// emphasis, code, links, images, table cells, heading closers, GFM's
+// strikethrough and autolinks: the ':' of ://, an address's '@', the '.'
+// of www.), and line breaks as spaces. Hyphens, dots, colons, quotes and
+// parentheses otherwise stay as they are: no construct starts with them
+// in the middle of a line, and sources read as written.
+func mdText(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '&':
+			b.WriteString("&amp;")
+		case r < ' ' || r == 0x7f:
+			b.WriteByte(' ')
+		case strings.ContainsRune("\\`*_[]|!#~@{}", r),
+			r == ':' && strings.HasPrefix(string(rs[i+1:]), "//"),
+			r == '.' && i >= 3 && strings.EqualFold(string(rs[i-3:i]), "www"):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCell is a path in a table cell: a code span (shown literally, never
+// a link) whose pipes are escaped, as GFM tables split cells on them
+// even inside code spans.
+func mdCell(s string) string {
+	if s == "" {
+		return ""
+	}
+	return strings.ReplaceAll(mdCode(s), "|", `\|`)
+}
+
+// mdCode is s as an inline code span, whose content Markdown shows
+// literally: delimited by one backtick more than its longest run of them
+// (CommonMark §6.1), on one line.
+func mdCode(s string) string {
+	s = oneLine(s)
+	tick := strings.Repeat("`", longestRun(s, '`')+1)
+	// Spaces inside the delimiters keep a backtick at either end from
+	// joining them; CommonMark strips one from each side.
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || len(s) > 1 && s[0] == ' ' && s[len(s)-1] == ' ' {
+		return tick + " " + s + " " + tick
+	}
+	return tick + s + tick
+}
+
+// mdFence is the fence of a code block that holds s: three backticks, or
+// one more than its longest run of them.
+func mdFence(s string) string { return strings.Repeat("`", max(3, longestRun(s, '`')+1)) }
+
+// longestRun is the length of s's longest run of c.
+func longestRun(s string, c rune) int {
+	best, n := 0, 0
+	for _, r := range s {
+		if r == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// oneLine replaces line breaks and other control characters by spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// shellQuote quotes a path for a shell when it needs it, so that a
+// printed command runs as printed.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:=@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // plural is "1 hit", "2 hits".
 func plural(n int, noun string) string {

@@ -27,6 +27,7 @@
 #   BUDGET=20000 EVERY=30 SEED=7 bench/cluster-chaos.sh
 #   ACTIONS="host coord" bench/cluster-chaos.sh
 #   ACTIONS= BUDGET=60000 RSS=/tmp/rss.tsv bench/cluster-chaos.sh   # a soak
+#   STRICT=1 LOGS=-v KEEP=1 bench/cluster-chaos.sh   # no exit 3, logs kept
 #
 # RSS=FILE samples every 10 s the resident memory (kB) of each process by
 # its role (coord, host-I, store-J-N, nats) into FILE, one line a sample:
@@ -34,8 +35,11 @@
 # It prints each action with its time, a stall (no simulation merged for
 # STALL, 120, seconds), then the cluster's wall time, the actions taken,
 # the longest time without a merge, and the comparison. Logs are kept in a directory it names
-# when it fails (KEEP=1: always). Exit status: 0 same results, 1 other
-# results, 2 bad input, 3 a run failed.
+# when it fails (KEEP=1: always). A coordinator that exits 3 is resumed and
+# counted (exit3=N in the summary); with STRICT=1 the script stops there
+# (exit 3): the failures above are all to be waited out.
+# It ends the processes it started, by their PIDs, and no other.
+# Exit status: 0 same results, 1 other results, 2 bad input, 3 a run failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CAMPAIGN=${CAMPAIGN:-examples/make-run.yaml}
@@ -48,6 +52,8 @@ EVERY=${EVERY:-20}
 SEED=${SEED:-1}
 ACTIONS=${ACTIONS-host stop store server kill9 coord}
 PORT=${PORT:-14290}
+# LOGS: how much the cluster's processes log into their files (-v, --debug).
+LOGS=${LOGS:---quiet}
 NATS=${NATS:-$(go env GOPATH)/bin/nats-server}
 [ -x "$NATS" ] || { echo "bench/cluster-chaos.sh: no $NATS: run make nats" >&2; exit 2; }
 for a in $ACTIONS; do
@@ -64,20 +70,43 @@ out=$tmp/cluster
 URL=nats://127.0.0.1:$PORT
 declare -A host_pid store_pids store_role
 nats_pid= coord_pid=
+# started: every process this script started (servers, hosts, store
+# processes, coordinators), helpers: its background subshells (a host's
+# SIGCONT after a stop). cleanup ends these, by PID, and nothing else.
+started=() helpers=()
 status=3
+# ours PID: PID is still a process this script started, not a PID the
+# system gave to another process since (its command line names this
+# run's server URL or directory).
+ours() { { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qF -e "$URL" -e "$tmp"; }
 cleanup() {
-  local p
-  # Unquoted: a part's entry lists its processes.
-  # shellcheck disable=SC2068
-  for p in $nats_pid $coord_pid ${host_pid[@]} ${store_pids[@]+${store_pids[@]}}; do
+  local p alive running
+  # A helper still running (a job of this shell: not a PID reused since),
+  # its sleep first, then the helper.
+  running=" $(jobs -rp | tr '\n' ' ') "
+  for p in ${helpers[@]+"${helpers[@]}"}; do
+    [[ $running == *" $p "* ]] || continue
+    # shellcheck disable=SC2046 # one PID a word
+    kill $(ps -o pid= --ppid "$p") "$p" 2>/dev/null || true
+  done
+  for p in ${started[@]+"${started[@]}"}; do
+    ours "$p" || continue
     kill -CONT "$p" 2>/dev/null || true
     kill "$p" 2>/dev/null || true
   done
+  # Most were disowned, and wait does not wait for them: wait until they
+  # are gone before their logs go (one left would join the next run on
+  # this port), then kill -9 what is left of them.
+  for _ in $(seq 50); do
+    alive=
+    for p in ${started[@]+"${started[@]}"}; do ours "$p" && alive=1 && break; done
+    [ -n "$alive" ] || break
+    sleep 0.1
+  done
+  for p in ${started[@]+"${started[@]}"}; do
+    if ours "$p"; then kill -9 "$p" 2>/dev/null || true; fi
+  done
   wait 2>/dev/null || true
-  # The disowned processes: wait until they are gone before their logs go;
-  # one left would join the next run on this port.
-  for _ in $(seq 50); do pgrep -f -- "--nats $URL" >/dev/null || break; sleep 0.1; done
-  pkill -9 -f -- "--nats $URL( |$)" 2>/dev/null || true
   if [ "$status" -ne 0 ] || [ -n "${KEEP:-}" ]; then echo "bench/cluster-chaos.sh: logs in $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
@@ -86,6 +115,7 @@ printf 'listen: 127.0.0.1:%s\nmax_payload: 8MB\njetstream { store_dir: "%s/js" }
 start_nats() {
   "$NATS" -c "$tmp/nats.conf" >>"$tmp/nats.log" 2>&1 &
   nats_pid=$!
+  started+=("$!")
   disown # no "Killed" line from bash when an action kills it
   for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && return 0; sleep 0.1; done
   echo "bench/cluster-chaos.sh: the nats-server did not start; its log: $tmp/nats.log" >&2
@@ -94,15 +124,17 @@ start_nats() {
 hosts_started=0
 start_host() {
   hosts_started=$((hosts_started + 1))
-  "$BIN" worker --nats "$URL" --procs "$PROCS" --quiet 2>>"$tmp/host-$hosts_started.log" &
+  "$BIN" worker --nats "$URL" --procs "$PROCS" "$LOGS" 2>>"$tmp/host-$hosts_started.log" &
   host_pid[$1]=$!
+  started+=("$!")
   disown
 }
 stores_started=0
 start_store() {
   stores_started=$((stores_started + 1))
-  "$BIN" store --nats "$URL" --part "$1" --quiet 2>>"$tmp/store-$1-$stores_started.log" &
+  "$BIN" store --nats "$URL" --part "$1" "$LOGS" 2>>"$tmp/store-$1-$stores_started.log" &
   store_pids[$1]="${store_pids[$1]:-} $!"
+  started+=("$!")
   store_role[$!]=store-$1-$stores_started
   disown
 }
@@ -114,8 +146,9 @@ start_coord() {
   [ "$coord_runs" -gt 0 ] && resume=(--resume)
   coord_runs=$((coord_runs + 1))
   "$BIN" run "$CAMPAIGN" --budget "$BUDGET" --lag "$LAG" --nats "$URL" --store-parts "$PARTS" \
-    "${resume[@]}" --quiet --json --out "$out" >"$tmp/cluster.json" 2>>"$tmp/coord-$coord_runs.log" &
+    "${resume[@]}" "$LOGS" --json --out "$out" >"$tmp/cluster.json" 2>>"$tmp/coord-$coord_runs.log" &
   coord_pid=$!
+  started+=("$!")
   say "coordinator started${resume:+ with --resume}"
 }
 # holder J: the oldest live store process of part J, which holds its lease
@@ -211,7 +244,9 @@ while :; do
       d=$((5 + RANDOM % 21))
       say "host $i: stopped for ${d}s"
       kill -STOP "${host_pid[$i]}" 2>/dev/null || true
-      (sleep "$d" && kill -CONT "${host_pid[$i]}" 2>/dev/null) &
+      p=${host_pid[$i]}
+      (sleep "$d" && ours "$p" && kill -CONT "$p" 2>/dev/null) &
+      helpers+=("$!")
       ;;
     store)
       j=$((RANDOM % PARTS))

@@ -109,8 +109,11 @@ for n in "$@"; do
 	end=$(date +%s.%N)
 	[ -n "$KEEP" ] || cat "$clog" >&2
 	# The hosts leave on SIGINT (GNU time passes it on to none: signal
-	# each host, the child of its time process).
-	for p in "${hp[@]}" "${sp[@]}"; do pkill -INT -P "$p" 2>/dev/null || true; done
+	# each host, the child of its time process, by its PID).
+	for p in "${hp[@]}" "${sp[@]}"; do
+		# shellcheck disable=SC2046 # one PID a word
+		kill -INT $(ps -o pid= --ppid "$p") 2>/dev/null || true
+	done
 	scpu=0
 	for j in $(seq 0 $((PARTS - 1))); do
 		wait "${sp[$j]}" 2>/dev/null || true

@@ -29,6 +29,13 @@ var hyblaFraction = [8]uint32{128, 139, 152, 165, 181, 197, 215, 234}
 // the initial window alone when SRTT is still 0 and computes ρ on the first
 // sample.
 //
+// Like Linux's hybla_cong_avoid (net/ipv4/tcp_hybla.c), Hybla asks
+// [Sock.IsCwndLimited] once an ACK and then adds its whole increment,
+// clamped only to ssthresh in slow start and to the clamp: one ACK of a
+// window in which the sender was cwnd-limited can take cwnd far past twice
+// what is in flight, and the window's next ACKs grow it again (the
+// cwnd-validation oracle reports that, a departure of Linux's own).
+//
 // Profile differences:
 //   - Undo: ProfileLinux310 has no undo of its own and gets the kernel's
 //     fallback max(cwnd, 2·ssthresh); see [RenoUndoCwnd].

@@ -84,3 +84,42 @@ func TestHyblaNoSRTTAtInit(t *testing.T) {
 		t.Errorf("rho = %d cwnd = %d, want 8 and 265", h.rho, s.Cwnd)
 	}
 }
+
+// TestHyblaGrowsThroughCwndLimitedWindow: like Linux's hybla_cong_avoid,
+// Hybla asks IsCwndLimited once an ACK, and IsCwndLimited holds on every
+// ACK of a window in which the sender filled cwnd (tcp_is_cwnd_limited
+// since 6.1): the window's second ACK grows cwnd again though the first
+// took it to 8 times what was in flight (the cwnd-validation oracle's
+// documented departure; a native Hybla campaign hit cwnd 2 → 17 → 19).
+func TestHyblaGrowsThroughCwndLimitedWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ssthresh uint32
+		want     []uint32
+	}{
+		// ρ = 5.5 (ρ·8 = 44), ρ²·128 = 3872: congestion avoidance adds
+		// 3872/2 = 1936/128 = 15 + 16/128 at cwnd 2, then 3872/17 =
+		// 227/128 = 1 + 99/128.
+		{"congestion avoidance", 2, []uint32{17, 18}},
+		// Slow start adds 2^5.5 − 1 = 32·181/128 − 1 = 44.25 an ACK.
+		{"slow start", 1000, []uint32{46, 90}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &Hybla{}
+			s := fakeSock(ProfileLinux)
+			s.SRTT = 137500 * time.Microsecond
+			h.Init(s)
+			s.Cwnd, s.SSThresh = 2, tc.ssthresh
+			// The sender filled the window of 2, then the application
+			// had nothing more: 1 and then 0 in flight.
+			s.CwndLimited, s.MaxPacketsOut = true, 2
+			for i, want := range tc.want {
+				s.PriorInFlight = 2 - uint32(i)
+				h.CongAvoid(s, 1)
+				if s.Cwnd != want {
+					t.Errorf("ACK %d of the window: cwnd %d, want %d", i+1, s.Cwnd, want)
+				}
+			}
+		})
+	}
+}

@@ -37,9 +37,9 @@ type Sock struct {
 
 	Delivered     uint64        // packets delivered (acked or SACKed) so far
 	DeliveredTime time.Duration // time of the last delivery
-	MaxPacketsOut uint32        // in-flight high-water mark of the last window
+	MaxPacketsOut uint32        // packets_out high-water mark of the current window (max_packets_out)
 	PriorInFlight uint32        // in-flight before the ACK being processed
-	CwndLimited   bool          // the sender was cwnd-limited in the last window
+	CwndLimited   bool          // the sender was cwnd-limited in the current window (is_cwnd_limited)
 	AppLimited    bool          // the sender is application-limited now
 
 	SndUna uint64 // first unacknowledged byte
@@ -79,8 +79,11 @@ func (s *Sock) InSlowStart() bool {
 }
 
 // IsCwndLimited reports whether the window is the limit on sending, so that
-// growing it makes sense (Linux's tcp_is_cwnd_limited, RFC 7661): in slow
-// start it is enough to have used half of it.
+// growing it makes sense (Linux's tcp_is_cwnd_limited, RFC 7661): the
+// sender was cwnd-limited in the current window (CwndLimited, kept by the
+// sender as tcp_cwnd_validate does), or in slow start it has used half of
+// it. CwndLimited counts in slow start too since commit f4ce91ce12a7
+// ("tcp: fix tcp_cwnd_validate() to not forget is_cwnd_limited", 6.1).
 //
 // ProfileLinux310 uses 3.10's per-ACK test instead: the window counts as
 // limiting when in-flight before the ACK was within tcp_max_burst (3
@@ -90,10 +93,13 @@ func (s *Sock) IsCwndLimited() bool {
 	if s.Profile == ProfileLinux310 {
 		return s.PriorInFlight >= s.Cwnd || s.Cwnd-s.PriorInFlight <= 3
 	}
+	if s.CwndLimited {
+		return true
+	}
 	if s.InSlowStart() {
 		return s.Cwnd < 2*s.MaxPacketsOut
 	}
-	return s.CwndLimited
+	return false
 }
 
 // SlowStart grows cwnd by acked packets without passing ssthresh and returns

@@ -255,7 +255,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  %-16s %s\n", p.Name, doc)
 	}
-	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record, first.X at the start of a for: stretch, rtt_ago.X X one srtt before this record, rtt_max.X its largest over the last two srtt, p.X the parameter X in force; a subject with a state: line above reports only those):")
+	fmt.Fprintln(stdout, "\nState variables (conditions, S; prev.X is X before this record, first.X at the start of a for: stretch, rtt_ago.X X one srtt before this record, rtt_max.X its largest over the last two srtt, held.X how long (s) X's previous value had held at this record, p.X the parameter X in force; a subject with a state: line above reports only those):")
 	printVars := func(vars []listVar) {
 		for _, v := range vars {
 			doc := v.Doc

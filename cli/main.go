@@ -36,6 +36,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/actfuzz/actfuzz/corpus"
@@ -165,6 +166,16 @@ func progName() string {
 		return "actfuzz"
 	}
 	return filepath.Base(os.Args[0])
+}
+
+// invokedAs is the program as the user ran it (bin/actfuzz), so that a
+// command printed with it runs as printed; progName when it was found on
+// PATH.
+func invokedAs() string {
+	if len(os.Args) > 0 && strings.ContainsRune(os.Args[0], filepath.Separator) {
+		return os.Args[0]
+	}
+	return progName()
 }
 
 // runSym is `actfuzz sym` (package symbolic) with seeds written by corpus.

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/bounded"
 )
 
 func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -19,13 +21,18 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	out := fs.String("out", "", "write the minimized seed here (default: SEED.min.json)")
 	runs := fs.Int("runs", 400, "at most this many simulations")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	watchdog := fs.Duration("watchdog", 60*time.Second, "wall-clock limit of each simulation: a candidate whose run goes past it does not hit (0: none)")
 	_ = addVerbosityFlags(fs)
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
 		return code
 	}
 	if len(positional) != 1 || *runs <= 0 {
-		fmt.Fprintln(stderr, "usage: actfuzz minimize SEED.json [--out FILE] [--runs N]")
+		fmt.Fprintln(stderr, "usage: actfuzz minimize SEED.json [--out FILE] [--runs N] [--watchdog D]")
+		return exitUsage
+	}
+	if *watchdog < 0 {
+		fmt.Fprintln(stderr, "actfuzz minimize: --watchdog must be ≥ 0")
 		return exitUsage
 	}
 	seed, subj, ok := openSeed(positional[0], "minimize", stderr)
@@ -56,7 +63,21 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "actfuzz minimize: %s: the seed's finding is a hang of a symbolic window, which replays of its configuration do not show; actfuzz replay explores the window again\n", positional[0])
 		return exitUsage
 	}
-	min, rep, err := corpus.Minimize(ctx, subj, seed, *runs)
+	// Each simulation under --watchdog; the whole under the signals,
+	// even if a run never looks at its context (internal/bounded).
+	type minimized struct {
+		seed *corpus.Seed
+		rep  *corpus.MinimizeReport
+	}
+	m, err := bounded.Run(ctx, 0, func(ctx context.Context) (minimized, error) {
+		s, r, err := corpus.MinimizeWith(ctx, subj, seed, *runs, *watchdog)
+		return minimized{s, r}, err
+	})
+	min, rep := m.seed, m.rep
+	if errors.Is(err, bounded.ErrAbandoned) {
+		fmt.Fprintf(stderr, "actfuzz minimize: a simulation %v: stopped (actfuzz replay %s --watchdog D shows it)\n", err, positional[0])
+		return exitFound
+	}
 	if errors.Is(err, corpus.ErrNoHit) {
 		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
 		return exitFound
@@ -65,7 +86,9 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "actfuzz minimize: %v\n", err)
 		return exitInternal
 	}
-	if err := corpus.WriteArtifacts(ctx, subj, min, path); err != nil {
+	if _, err := bounded.Run(ctx, *watchdog, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, corpus.WriteArtifacts(ctx, subj, min, path)
+	}); err != nil {
 		fmt.Fprintf(stderr, "actfuzz minimize: --out: %v\n", err)
 		return exitInternal
 	}
@@ -79,6 +102,9 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		rep.Runs, rep.PhasesFrom, rep.PhasesTo, float64(rep.HitFromNS)/1e9, float64(rep.HitToNS)/1e9, rep.BytesFrom, rep.BytesTo)
 	for _, s := range rep.Simplified {
 		fmt.Fprintf(stdout, "  %s\n", s)
+	}
+	if rep.Hung > 0 {
+		fmt.Fprintf(stdout, "  %d candidates went past --watchdog %v and counted as not hitting\n", rep.Hung, *watchdog)
 	}
 	fmt.Fprintf(stdout, "seed: %s\nreplay: %s replay %s\n", path, progName(), path)
 	return 0

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/corpus"
 )
 
 // statusWidth is the most a status line takes: it fits 80 columns.
@@ -49,6 +50,42 @@ func (p *progress) update(st act.Status) {
 	if now := time.Now(); p.last.IsZero() || now.Sub(p.last) >= p.every {
 		p.last = now
 		fmt.Fprintln(p.w, statusText(st))
+	}
+}
+
+// note prints a line of its own: on a terminal over the status line,
+// which the next update draws again below it.
+func (p *progress) note(line string) {
+	if p.shown {
+		fmt.Fprintf(p.w, "\r%-*s\r", statusWidth, "")
+		p.shown = false
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// firstHits says, once per condition or oracle (and once per kind of
+// fault), where its first finding is and what it checks: the terminal's
+// grouping of findings by oracle; the status line counts the rest.
+func firstHits(p *progress, prog string) func(*act.FindingGroup) {
+	seen := map[string]bool{}
+	return func(g *act.FindingGroup) {
+		f := g.Seed.Finding
+		what := f.Condition
+		if f.Kind != "condition" {
+			what = "fault " + f.Kind
+		}
+		if f.Kind == corpus.FaultCondition {
+			what += " " + f.Condition // one line a faulty condition
+		}
+		if seen[what] {
+			return
+		}
+		seen[what] = true
+		line := fmt.Sprintf("actfuzz run: first hit of %s at simulation %d: %s replay %s", what, g.FirstSim, prog, g.Path)
+		if f.Source != "" {
+			line += "\n  checks " + f.Source
+		}
+		p.note(line)
 	}
 }
 

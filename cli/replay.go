@@ -14,6 +14,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/bounded"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -61,7 +62,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return confirmSeed(ctx, "replay", positional[0], seed, subj, *runs, 1, *asJSON, stdout, stderr)
 	}
 	if seed.Witness != nil {
-		return replayWitness(ctx, seed, *tracePath, *plotPath, *asJSON, stdout, stderr)
+		return replayWitness(ctx, seed, iso.Watchdog, *tracePath, *plotPath, *asJSON, stdout, stderr)
 	}
 	if seed.SymWindow != nil && seed.Finding != nil && seed.Finding.Kind == corpus.FaultHang {
 		// A hang of a window of ACT's symbolic step: the window, not
@@ -97,7 +98,19 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		obs = trace
 	}
-	res, err := corpus.ReplayWith(ctx, subj, seed, obs)
+	// Under --watchdog and the signals, whatever the seed makes the run
+	// do (internal/bounded): a run past the watchdog is a hang, not a
+	// reproduction.
+	res, err := bounded.Run(ctx, iso.Watchdog, func(ctx context.Context) (*corpus.ReplayResult, error) {
+		return corpus.ReplayWith(ctx, subj, seed, obs)
+	})
+	if errors.Is(err, bounded.ErrWatchdog) {
+		return replayHung(seed, iso.Watchdog, *asJSON, stdout)
+	}
+	if errors.Is(err, bounded.ErrAbandoned) {
+		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
+		return exitInternal // interrupted: dispatch exits 130
+	}
 	if trace != nil {
 		_ = trace.Flush()
 	}
@@ -140,6 +153,23 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return exitOK
 }
 
+// replayHung reports a replay that went past --watchdog: not reproduced
+// (exit 1), as a hang.
+func replayHung(seed *corpus.Seed, watchdog time.Duration, asJSON bool, stdout io.Writer) int {
+	what := "the run"
+	if seed.Finding != nil {
+		what = seed.Finding.Condition
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"reproduced": false, "diff": []string{fmt.Sprintf("the run went past --watchdog %v", watchdog)}})
+		return exitFound
+	}
+	fmt.Fprintf(stdout, "NOT reproduced: %s\n  the run went past --watchdog %v (a hang; a longer --watchdog gives it more time)\n", what, watchdog)
+	return exitFound
+}
+
 // plotExt says whether path names a plot format: PNG or SVG.
 func plotExt(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -150,9 +180,14 @@ func plotExt(path string) bool {
 }
 
 // replayWitness replays a seed written by actfuzz sym --seeds.
-func replayWitness(ctx context.Context, seed *corpus.Seed, tracePath, plotPath string, asJSON bool, stdout, stderr io.Writer) int {
+func replayWitness(ctx context.Context, seed *corpus.Seed, watchdog time.Duration, tracePath, plotPath string, asJSON bool, stdout, stderr io.Writer) int {
 	art := corpus.NewWitnessArtifacts(seed)
-	res, err := corpus.ReplayWitness(ctx, seed, art.Tracing())
+	res, err := bounded.Run(ctx, watchdog, func(ctx context.Context) (*corpus.ReplayResult, error) {
+		return corpus.ReplayWitness(ctx, seed, art.Tracing())
+	})
+	if errors.Is(err, bounded.ErrWatchdog) {
+		return replayHung(seed, watchdog, asJSON, stdout)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
 		return exitInternal

@@ -23,6 +23,7 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/fuzz"
+	"github.com/actfuzz/actfuzz/internal/capread"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/report"
 )
@@ -205,6 +206,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer closeSubject(subj)
+	if *nf.url != "" && !subj.Capabilities().Deterministic {
+		// The coordinator takes a host's finding only once its own
+		// replay shows it (act's verifier): a subject that does not
+		// repeat itself cannot be checked so.
+		fmt.Fprintf(stderr, "actfuzz run: --nats: the %s subject's runs do not repeat bit for bit, so the coordinator could not check a host's finding by replaying it; run this campaign without --nats\n", subj.Name())
+		return exitUsage
+	}
 	c, ok := loadCampaign(positional, subj, stderr, "run")
 	if !ok {
 		return exitUsage
@@ -245,6 +253,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update
+		opt.OnFinding = firstHits(pr, invokedAs())
 	}
 	if *storeParts == 0 || c.GivenMemory(mem) > 0 {
 		// With store parts a budget given caps the index at the store's
@@ -295,6 +304,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printStore(stdout, rep.Store)
 		if rep.NoneInS() && rep.Sims > 0 {
 			fmt.Fprintln(stdout, "coverage is zero: no state landed inside S (each was outside a range of the campaign's state:); widen S or narrow P")
+		}
+		if rep.PhasesCapped > 0 {
+			fmt.Fprintf(stdout, "capped: %d schedules were not extended, at %d phases (max_phases)\n", rep.PhasesCapped, netenv.MaxPhases)
+		}
+		if rep.Unreproduced > 0 {
+			fmt.Fprintf(stdout, "rejected: %d results from the cluster's hosts whose findings did not reproduce here (replaced by this coordinator's own run; -v logs them)\n", rep.Unreproduced)
 		}
 		if rep.StatesDropped > 0 {
 			fmt.Fprintf(stdout, "capped: the states of %d simulations were not merged (their results were over the cluster's max_result)\n", rep.StatesDropped)
@@ -372,8 +387,8 @@ func lockOut(cmd, out string, info, stderr io.Writer) (unlock func(), code int) 
 // checkOut refuses an output directory that holds a campaign, unless it is
 // being resumed, and one resumed with another campaign file: both bad input.
 func checkOut(cmd, out string, c *act.Campaign, resume bool, stderr io.Writer) int {
-	old, err := os.ReadFile(filepath.Join(out, "campaign.yaml"))
-	held := err == nil
+	old, err := capread.ReadFile(filepath.Join(out, "campaign.yaml"), act.MaxCampaignBytes, "max_campaign_bytes", false)
+	held := err == nil || errors.Is(err, capread.ErrCapped)
 	for _, d := range []string{"findings", "coverage"} {
 		if ents, err := os.ReadDir(filepath.Join(out, d)); err == nil && len(ents) > 0 {
 			held = true
@@ -410,6 +425,9 @@ func printFindings(w io.Writer, rep *act.Report, out string) {
 		what := fd.Condition
 		if fd.Kind != "condition" {
 			what = "fault: " + fd.Kind
+		}
+		if fd.Kind == corpus.FaultCondition {
+			what += " " + fd.Condition
 		}
 		cca := "?"
 		if fd.Flow >= 0 && fd.Flow < len(f.Seed.CCAI) {
@@ -508,6 +526,10 @@ type methodJSON struct {
 	// the coordinator's max_result).
 	Capped        int `json:"capped,omitempty"`
 	StatesDropped int `json:"states_dropped,omitempty"`
+	// PhasesCapped counts schedules not extended at max_phases;
+	// Unreproduced, cluster results whose findings did not replay.
+	PhasesCapped int `json:"phases_capped,omitempty"`
+	Unreproduced int `json:"unreproduced,omitempty"`
 }
 
 func methodReport(rep *act.Report) methodJSON {
@@ -521,6 +543,7 @@ func methodReport(rep *act.Report) methodJSON {
 	m.Findings = len(rep.Findings)
 	m.Symbolic = rep.Symbolic
 	m.Capped, m.StatesDropped = rep.Capped, rep.StatesDropped
+	m.PhasesCapped, m.Unreproduced = rep.PhasesCapped, rep.Unreproduced
 	st := rep.Store
 	m.Store = &storeJSON{Bytes: st.Bytes(), Budget: st.Options().Memory, FloorK: st.FloorK(), PoolK: st.PoolK(), OverBudget: st.OverBudget()}
 	for s, n := range rep.StepSims {

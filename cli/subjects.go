@@ -98,7 +98,7 @@ func checkSeed(seed *corpus.Seed, subj netenv.Subject) error {
 	if err := caps.CheckConfig(&cfg); err != nil {
 		return err
 	}
-	if f := seed.Finding; f != nil && f.Kind == "condition" && f.Flow >= 0 && f.Flow < len(seed.CCAI) {
+	if f := seed.Finding; f != nil && (f.Kind == "condition" || f.Kind == corpus.FaultCondition) && f.Flow >= 0 && f.Flow < len(seed.CCAI) {
 		if _, err := corpus.Compile([]corpus.ConditionSpec{f.Spec()}, corpus.SchemaOf(caps, seed.CCAI[f.Flow])); err != nil {
 			return fmt.Errorf("finding: %w (the %s subject provides %v)", err, caps.Name, corpus.SchemaOf(caps, seed.CCAI[f.Flow]).Names())
 		}

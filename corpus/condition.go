@@ -14,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/actfuzz/actfuzz/internal/exprcheck"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -131,9 +132,22 @@ func (st Stretch) nanoseconds(srttMS float64) float64 {
 }
 
 // Check validates the spec's own fields (not its variables, which need a
-// schema): For parses, While comes with For, first.X only in When and only
-// with While. Errors name the field.
+// schema): the name (CheckName), the expressions' cost (exprcheck.Check:
+// no loops, let or ranges, within max_expr_bytes and max_expr_nodes), For
+// parses, While comes with For, first.X only in When and only with While.
+// Errors name the field.
 func (sp ConditionSpec) Check() error {
+	if err := CheckName(sp.Name); err != nil {
+		return err
+	}
+	if err := exprcheck.Check(sp.When); err != nil {
+		return fmt.Errorf("condition %q: when: %w", sp.Name, err)
+	}
+	if sp.While != "" {
+		if err := exprcheck.Check(sp.While); err != nil {
+			return fmt.Errorf("condition %q: while: %w", sp.Name, err)
+		}
+	}
 	_, hasFor, err := ParseStretch(sp.For)
 	if err != nil {
 		return fmt.Errorf("condition %q: for: %w", sp.Name, err)
@@ -174,6 +188,7 @@ type condProg struct {
 	param []int       // parameter table indices referenced as p.X
 	ago   []int       // schema indices referenced as rtt_ago.X
 	max   []int       // schema indices referenced as rtt_max.X
+	held  []int       // schema indices referenced as held.X
 	// conj, when the expression is a chain a && b && …, holds each
 	// operand compiled on its own: evaluated in order with a cache of
 	// its own, the chain stops at the first false one, and an oracle's
@@ -183,10 +198,29 @@ type condProg struct {
 	// fast evaluates the whole expression without the VM (fasteval.go),
 	// nil when it holds something only the VM can say.
 	fast fastNode
+	// gates are the categorical tests the expression requires
+	// (fasteval.go): when one fails, the expression is false; onlyGates:
+	// when they all pass, it is true (ca_state == "open").
+	gates     []gate
+	onlyGates bool
+}
+
+// gatesPass says whether every gate of p admits the records.
+func (p *condProg) gatesPass(cur, prev []float64) bool {
+	for _, g := range p.gates {
+		vals := cur
+		if g.kind == opPrev {
+			vals = prev
+		}
+		if !g.pass(vals) {
+			return false
+		}
+	}
+	return true
 }
 
 func compileProg(src string, sample map[string]any, schema Schema) (condProg, error) {
-	prog, err := expr.Compile(src, expr.Env(sample), expr.AsBool())
+	prog, err := expr.Compile(src, append([]expr.Option{expr.Env(sample), expr.AsBool()}, exprcheck.Options()...)...)
 	if err != nil {
 		return condProg{}, err
 	}
@@ -197,11 +231,12 @@ func compileProg(src string, sample map[string]any, schema Schema) (condProg, er
 	if rc.err != nil {
 		return condProg{}, rc.err
 	}
-	for _, l := range []*[]int{&p.cur, &p.prev, &p.first, &p.param, &p.ago, &p.max} {
+	for _, l := range []*[]int{&p.cur, &p.prev, &p.first, &p.param, &p.ago, &p.max, &p.held} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
 	if tree, err := parser.Parse(src); err == nil {
+		p.gates, p.onlyGates = gatesOf(tree.Node, schema)
 		if p.fast = fastCompile(tree.Node, schema); p.fast != nil {
 			return p, nil
 		}
@@ -236,6 +271,8 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 		if sp.Name == "" {
 			return nil, fmt.Errorf("conditions[%d]: name is empty", i)
 		}
+		// Check bounds what compiling and evaluating can cost: before
+		// anything is compiled.
 		if err := sp.Check(); err != nil {
 			return nil, err
 		}
@@ -244,8 +281,8 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 		if c.when, err = compileProg(sp.When, sample, schema); err != nil {
 			return nil, fmt.Errorf("condition %q: %w", sp.Name, err)
 		}
-		if refs := slices.Concat(c.when.ago, c.when.max); len(refs) > 0 && c.timeIdx < 0 {
-			return nil, fmt.Errorf("condition %q: rtt_ago and rtt_max need time, which the subject does not record", sp.Name)
+		if refs := slices.Concat(c.when.ago, c.when.max, c.when.held); len(refs) > 0 && c.timeIdx < 0 {
+			return nil, fmt.Errorf("condition %q: rtt_ago, rtt_max and held need time, which the subject does not record", sp.Name)
 		}
 		if st, ok, _ := ParseStretch(sp.For); ok {
 			if c.timeIdx < 0 || (st.RTTs > 0 && c.srttIdx < 0) {
@@ -268,9 +305,9 @@ func Compile(specs []ConditionSpec, schema Schema) ([]*Condition, error) {
 // reads lists the schema indices the condition reads, as X, prev.X or
 // first.X, in either expression.
 func (c *Condition) reads() []int {
-	out := slices.Concat(c.when.cur, c.when.prev, c.when.first, c.when.ago, c.when.max)
+	out := slices.Concat(c.when.cur, c.when.prev, c.when.first, c.when.ago, c.when.max, c.when.held)
 	if c.while != nil {
-		out = append(out, slices.Concat(c.while.cur, c.while.prev, c.while.ago, c.while.max)...)
+		out = append(out, slices.Concat(c.while.cur, c.while.prev, c.while.ago, c.while.max, c.while.held)...)
 	}
 	if c.stretch != nil {
 		out = append(out, c.timeIdx)
@@ -336,6 +373,18 @@ func (r *refCollector) Visit(n *ast.Node) {
 		}
 		if id, ok := v.Node.(*ast.IdentifierNode); ok {
 			if s, ok := v.Property.(*ast.StringNode); ok {
+				// prev.X, first.X and the windows' X must be state
+				// variables of the schema, as a bare X must (expr-lang's
+				// checker lets a missing key of these maps through, to
+				// nil at run time: a condition error on every record);
+				// rtt_max.X a numeric one (its largest value).
+				switch i := r.schema.Index(s.Value); {
+				case r.err != nil:
+				case i < 0 && slices.Contains([]string{"prev", "first", "rtt_ago", "rtt_max", "held"}, id.Value):
+					r.err = fmt.Errorf("unknown name %s in %s.%s: not a state variable of this subject and congestion control", s.Value, id.Value, s.Value)
+				case i >= 0 && id.Value == "rtt_max" && len(r.schema[i].Values) > 0:
+					r.err = fmt.Errorf("rtt_max.%s: %s is categorical and has no largest value", s.Value, s.Value)
+				}
 				if i := r.schema.Index(s.Value); i >= 0 {
 					switch id.Value {
 					case "prev":
@@ -346,6 +395,8 @@ func (r *refCollector) Visit(n *ast.Node) {
 						r.p.ago = append(r.p.ago, i)
 					case "rtt_max":
 						r.p.max = append(r.p.max, i)
+					case "held":
+						r.p.held = append(r.p.held, i)
 					}
 				}
 			}
@@ -359,6 +410,7 @@ func envFor(schema Schema) map[string]any {
 	first := map[string]any{}
 	ago := map[string]any{}
 	mx := map[string]any{}
+	held := map[string]any{}
 	for _, v := range schema {
 		var zero any = 0.0
 		if len(v.Values) > 0 {
@@ -368,6 +420,7 @@ func envFor(schema Schema) map[string]any {
 		prev[v.Name] = zero
 		first[v.Name] = zero
 		ago[v.Name] = zero
+		held[v.Name] = 0.0
 		if len(v.Values) == 0 {
 			mx[v.Name] = zero // a largest value has a meaning for numbers only
 		}
@@ -376,6 +429,7 @@ func envFor(schema Schema) map[string]any {
 	env["first"] = first
 	env["rtt_ago"] = ago
 	env["rtt_max"] = mx
+	env["held"] = held
 	ps := map[string]any{}
 	for _, p := range netenv.Params() {
 		var zero any = 0.0
@@ -400,6 +454,7 @@ type Evaluator struct {
 	p      map[string]any
 	ago    map[string]any
 	mx     map[string]any
+	held   map[string]any
 	// win follows the variables read as rtt_ago.X and rtt_max.X (nil
 	// when no condition reads them); timeIdx and srttIdx place time and
 	// srtt in the schema.
@@ -416,6 +471,11 @@ type Evaluator struct {
 	// observation at its first record.
 	open     []bool
 	firstObs [][]float64
+	// faulted marks the conditions that failed to run in this
+	// simulation: they are not evaluated again until Reset, so that one
+	// faulty condition neither repeats its error at every record nor
+	// keeps the others from being checked.
+	faulted []bool
 }
 
 // progCache remembers an expression's last inputs and result.
@@ -434,25 +494,30 @@ func NewEvaluator(schema Schema, conds []*Condition) *Evaluator {
 	e.p = e.env["p"].(map[string]any)
 	e.ago = e.env["rtt_ago"].(map[string]any)
 	e.mx = e.env["rtt_max"].(map[string]any)
-	var agoIdx, maxIdx []int
+	e.held = e.env["held"].(map[string]any)
+	var agoIdx, maxIdx, heldIdx []int
 	for _, c := range conds {
 		for _, p := range []*condProg{&c.when, c.while} {
 			if p != nil {
 				agoIdx = append(agoIdx, p.ago...)
 				maxIdx = append(maxIdx, p.max...)
+				heldIdx = append(heldIdx, p.held...)
 			}
 		}
 	}
 	e.timeIdx, e.srttIdx = schema.Index("time"), schema.Index("srtt")
-	if len(agoIdx)+len(maxIdx) > 0 && e.timeIdx >= 0 {
-		slices.Sort(agoIdx)
-		slices.Sort(maxIdx)
-		e.win = newRTTWindows(len(schema), slices.Compact(agoIdx), slices.Compact(maxIdx))
+	if len(agoIdx)+len(maxIdx)+len(heldIdx) > 0 && e.timeIdx >= 0 {
+		for _, l := range []*[]int{&agoIdx, &maxIdx, &heldIdx} {
+			slices.Sort(*l)
+			*l = slices.Compact(*l)
+		}
+		e.win = newRTTWindows(len(schema), agoIdx, maxIdx, heldIdx)
 	}
 	e.when = make([]progCache, len(conds))
 	e.while = make([]progCache, len(conds))
 	e.open = make([]bool, len(conds))
 	e.firstObs = make([][]float64, len(conds))
+	e.faulted = make([]bool, len(conds))
 	return e
 }
 
@@ -477,6 +542,7 @@ func (e *Evaluator) Reset() {
 		e.while[i].forget()
 		e.open[i] = false
 	}
+	clear(e.faulted)
 	if e.win != nil {
 		e.win.reset()
 	}
@@ -485,7 +551,9 @@ func (e *Evaluator) Reset() {
 func (e *Evaluator) value(i int, x float64) any {
 	v := e.schema[i]
 	if len(v.Values) > 0 {
-		if k := int(x); x >= 0 && k < len(v.Values) {
+		// An index that is not a whole number names no category (as in
+		// the fast path's gates).
+		if k := int(x); x >= 0 && k < len(v.Values) && float64(k) == x {
 			return v.Values[k]
 		}
 		return "?"
@@ -496,7 +564,7 @@ func (e *Evaluator) value(i int, x float64) any {
 func paramValue(i int, x float64) any {
 	p := netenv.ParamAt(i)
 	if p.Kind == netenv.Categorical {
-		if k := int(x); x >= 0 && k < len(p.Values) {
+		if k := int(x); x >= 0 && k < len(p.Values) && float64(k) == x {
 			return p.Values[k]
 		}
 		return "?"
@@ -512,10 +580,12 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 		return false, errors.New("reads p.X, but the environment is not known (internal: SetEnv was not called)")
 	}
 	if p.fast != nil {
+		// Eval set cur, prev and the parameters for every condition.
 		vs := &e.fv
-		vs[opCur], vs[opPrev], vs[opFirst], vs[opParam] = cur, prev, first, e.params
-		if e.win != nil {
-			vs[opAgo], vs[opMax] = e.win.agoVals, e.win.maxVals
+		vs[opFirst] = first
+		if e.win != nil && len(p.ago)+len(p.max)+len(p.held) > 0 {
+			e.win.resolve()
+			vs[opAgo], vs[opMax], vs[opHeld] = e.win.agoVals, e.win.maxVals, e.win.heldVals
 		}
 		return p.fast(vs) != 0, nil
 	}
@@ -530,16 +600,17 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 		}
 		return true, nil
 	}
-	// The six kinds of operand, in the order of pc.last.
-	idx := [6][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max}
-	vals := [6][]float64{cur, prev, first, e.params, nil, nil}
-	if e.win != nil {
-		vals[4], vals[5] = e.win.agoVals, e.win.maxVals
+	// The kinds of operand (opCur…), in the order of pc.last.
+	idx := [numOperandKinds][]int{p.cur, p.prev, p.first, p.param, p.ago, p.max, p.held}
+	vals := [numOperandKinds][]float64{cur, prev, first, e.params, nil, nil, nil}
+	if e.win != nil && len(p.ago)+len(p.max)+len(p.held) > 0 {
+		e.win.resolve()
+		vals[opAgo], vals[opMax], vals[opHeld] = e.win.agoVals, e.win.maxVals, e.win.heldVals
 	}
 	if pc.seen && pc.same(idx, vals) {
 		return pc.result, nil
 	}
-	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param) + len(p.ago) + len(p.max)
+	n := len(p.cur) + len(p.prev) + len(p.first) + len(p.param) + len(p.ago) + len(p.max) + len(p.held)
 	if cap(pc.last) < n {
 		pc.last = make([]float64, n)
 	}
@@ -551,23 +622,25 @@ func (e *Evaluator) run(p *condProg, pc *progCache, cur, prev, first []float64) 
 			pc.last[k] = x
 			k++
 			switch g {
-			case 0:
+			case opCur:
 				e.env[e.schema[i].Name] = e.value(i, x)
-			case 1:
+			case opPrev:
 				e.prev[e.schema[i].Name] = e.value(i, x)
-			case 2:
+			case opFirst:
 				e.first[e.schema[i].Name] = e.value(i, x)
-			case 3:
+			case opParam:
 				e.p[netenv.ParamAt(i).Name] = paramValue(i, x)
-			case 4:
+			case opAgo:
 				e.ago[e.schema[i].Name] = e.value(i, x)
-			default:
+			case opMax:
 				e.mx[e.schema[i].Name] = x
+			default:
+				e.held[e.schema[i].Name] = x
 			}
 		}
 	}
 	pc.seen = true
-	out, err := vm.Run(p.prog, e.env)
+	out, err := exprcheck.Run(p.prog, e.env)
 	if err != nil {
 		pc.seen = false
 		return false, err
@@ -585,7 +658,7 @@ func (pc *progCache) forget() {
 }
 
 // same says whether the operands hold the values of the last run.
-func (pc *progCache) same(idx [6][]int, vals [6][]float64) bool {
+func (pc *progCache) same(idx [numOperandKinds][]int, vals [numOperandKinds][]float64) bool {
 	k := 0
 	for g, is := range idx {
 		for _, i := range is {
@@ -600,8 +673,10 @@ func (pc *progCache) same(idx [6][]int, vals [6][]float64) bool {
 
 // Eval evaluates every condition on the current and previous observations
 // (vectors aligned with the schema) and appends the indices of the
-// conditions that hold to hits. A condition that fails to run (for example
-// a type error at run time) is reported as an error naming it.
+// conditions that hold to hits. A condition that fails to run (a type
+// error at run time, its memory budget) is returned as a *ConditionFault
+// naming it, the first of the call's, and is not evaluated again until
+// Reset; the other conditions are evaluated as if it did not exist.
 func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 	if e.win != nil {
 		srtt := 0.0
@@ -610,20 +685,35 @@ func (e *Evaluator) Eval(cur, prev []float64, hits []int) ([]int, error) {
 		}
 		e.win.observe(cur, cur[e.timeIdx], srtt)
 	}
+	e.fv[opCur], e.fv[opPrev], e.fv[opParam] = cur, prev, e.params
+	var fault error
 	for ci, c := range e.conds {
+		if e.faulted[ci] {
+			continue
+		}
 		ok, err := e.holds(ci, c, cur, prev)
 		if err != nil {
-			return hits, fmt.Errorf("condition %q: %w", c.Name, err)
+			e.faulted[ci] = true
+			if fault == nil {
+				fault = &ConditionFault{Spec: c.ConditionSpec, Err: err}
+			}
+			continue
 		}
 		if ok {
 			hits = append(hits, ci)
 		}
 	}
-	return hits, nil
+	return hits, fault
 }
 
 func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, error) {
 	if c.stretch == nil {
+		if !c.when.gatesPass(cur, prev) {
+			return false, nil
+		}
+		if c.when.onlyGates {
+			return true, nil
+		}
 		return e.run(&c.when, &e.when[ci], cur, prev, nil)
 	}
 	// The stretch predicate: While, else When itself.
@@ -631,7 +721,11 @@ func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, erro
 	if c.while != nil {
 		p, pc = c.while, &e.while[ci]
 	}
-	in, err := e.run(p, pc, cur, prev, nil)
+	in := p.gatesPass(cur, prev)
+	var err error
+	if in && !p.onlyGates {
+		in, err = e.run(p, pc, cur, prev, nil)
+	}
 	if err != nil || !in {
 		e.open[ci] = false
 		return false, err
@@ -651,6 +745,12 @@ func (e *Evaluator) holds(ci int, c *Condition, cur, prev []float64) (bool, erro
 		return false, nil
 	}
 	if c.while == nil {
+		return true, nil
+	}
+	if !c.when.gatesPass(cur, prev) {
+		return false, nil
+	}
+	if c.when.onlyGates {
 		return true, nil
 	}
 	return e.run(&c.when, &e.when[ci], cur, prev, first)
@@ -712,7 +812,7 @@ func (r refNames) Visit(n *ast.Node) {
 	}
 	switch v := (*n).(type) {
 	case *ast.IdentifierNode:
-		if !slices.Contains([]string{"prev", "first", "p", "rtt_ago", "rtt_max"}, v.Value) {
+		if !slices.Contains([]string{"prev", "first", "p", "rtt_ago", "rtt_max", "held"}, v.Value) {
 			add(&r.r.Cur, v.Value)
 		}
 	case *ast.MemberNode:
@@ -725,7 +825,7 @@ func (r refNames) Visit(n *ast.Node) {
 					add(&r.r.First, s.Value)
 				case "p":
 					add(&r.r.Params, s.Value)
-				case "rtt_ago", "rtt_max":
+				case "rtt_ago", "rtt_max", "held":
 					add(&r.r.Window, s.Value)
 				}
 			}

@@ -222,3 +222,29 @@ func TestDistanceParams(t *testing.T) {
 		t.Errorf("a categorical parameter against a string: %v", err)
 	}
 }
+
+// TestConditionUnknownMember: prev.X, rtt_ago.X, rtt_max.X and
+// held.X name a state variable of the schema, as a bare X does; expr-lang
+// compiles a missing key of these maps to nil, which failed on every
+// record at run time (cubic-reno-friendly's rtt_ago.w_est on ns-3, whose
+// CUBIC reports no w_est: a condition-error fault per simulation). And
+// rtt_max.X needs a number.
+func TestConditionUnknownMember(t *testing.T) {
+	schema := SchemaFor("reno")
+	for _, tc := range []struct{ when, want string }{
+		{"rtt_ago.w_est > rtt_ago.cwnd + 2", "unknown name w_est in rtt_ago.w_est"},
+		{"prev.w_max > cwnd", "unknown name w_max in prev.w_max"},
+		{"rtt_max.nosuch > 1", "unknown name nosuch"},
+		{"held.mode > 0.2", "unknown name mode in held.mode"},
+		{`rtt_max.ca_state == "open"`, "categorical"},
+	} {
+		if _, err := Compile([]ConditionSpec{{Name: "c", When: tc.when}}, schema); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.when, err, tc.want)
+		}
+	}
+	for _, when := range []string{"rtt_ago.cwnd > 2 * prev.cwnd", "rtt_max.in_flight < prev.cwnd", `held.ca_state > 1 && prev.ca_state == "open"`} {
+		if _, err := Compile([]ConditionSpec{{Name: "c", When: when}}, schema); err != nil {
+			t.Errorf("%s: %v", when, err)
+		}
+	}
+}

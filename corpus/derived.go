@@ -22,17 +22,21 @@ var DerivedVars = Schema{
 	{Name: "since_reduction", Src: -5},
 	{Name: "share", Src: -6},
 	{Name: "srtt_min", Src: -7},
+	{Name: "reduction_left", Src: -8},
+	{Name: "rtt_floor", Src: -9},
 }
 
 // DerivedDocs describe DerivedVars, in order, for `actfuzz list`.
 var DerivedDocs = []string{
-	"why the record was emitted: ack|state|rto|idle (rto: a retransmission timeout fired)",
+	"why the record was emitted: ack|state|rto|idle (rto: a retransmission timeout fired; idle: the sender shrank cwnd after idle or after an RTO of application-limited sending, RFC 2861 §3)",
 	"retransmission timeouts in a row: in one stay in Loss without data delivered (RFC 6298 §5.5's backoff count)",
 	"rto (ms) recorded at the previous of those timeouts (0 before the second)",
-	"seconds since delivered last grew (0 at the record that delivered)",
+	"seconds since delivered last grew (0 at the record that delivered), or, if later, since the first record with data in flight after one in open with none (a flow waiting on its application is not waiting on the network)",
 	"seconds since the flow last entered a window reduction that reduced (cwr or recovery with ssthresh below prior_cwnd, or loss), before this record; -1 if none, or if that reduction was undone",
 	"this flow's delivery rate over the last 10 s over the highest of the active flows' (1 with one flow or before 11 s)",
-	"the smallest srtt (ms) the flow has had (0 before its first RTT sample): a round trip can take no less, whatever queue srtt has since seen",
+	"the smallest srtt (ms) the flow has had (0 before its first RTT sample): what the flow's smoothed round trip has been at least; one round trip can take less when per-packet delays vary (random queuing delay), as srtt averages them",
+	"packets in flight at the record that entered the reduction since_reduction counts from, less the packets delivered since, at least 0, before this record; -1 with since_reduction: a full acknowledgment of that reduction's recovery point delivers at least them (RFC 6582 §3.2 step 3)",
+	"twice the smallest one-way delay p.delay (ms) of the phases in force since the flow's first record (0 without a schedule): no round trip of the flow took less, whatever it queued",
 }
 
 // shareWindow is the span over which share compares delivery rates.
@@ -43,12 +47,17 @@ type flowHistory struct {
 	started       bool
 	delivered     float64
 	progressAt    time.Duration
+	idle          bool // the last record had nothing in flight in open
 	timeouts      float64
 	timeoutRTO    float64 // rto at the last timeout of the run
 	lastTimeout   float64 // last_timeout_rto as reported
 	reductionAt   time.Duration
-	reducedTo     uint32 // ssthresh at the record that entered the reduction
+	reducedTo     uint32  // ssthresh at the record that entered the reduction
+	reducedFlight float64 // in_flight at that record
+	reducedDeliv  float64 // delivered at that record
 	srttMin       time.Duration
+	rttFloor      float64 // ms; -1 before the first record with a schedule
+	phase         int     // the schedule's phase at the last record
 	caState       ccai.CAState
 	lastRecord    time.Duration
 	deliveredAt   []float64 // delivered at each whole second (bucket k: at k s)
@@ -62,7 +71,7 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	d := cur[len(cur)-len(DerivedVars):]
 	delivered := float64(r.Delivered)
 	if !h.started {
-		*h = flowHistory{started: true, delivered: delivered, progressAt: r.Time, caState: r.CAState, reductionAt: -1, deliveredAt: h.deliveredAt[:0]}
+		*h = flowHistory{started: true, delivered: delivered, progressAt: r.Time, caState: r.CAState, reductionAt: -1, rttFloor: -1, deliveredAt: h.deliveredAt[:0]}
 	}
 	// Buckets of whole seconds passed since the last record hold the
 	// delivered count in force then (it is constant between records).
@@ -75,6 +84,17 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	if progressed {
 		h.delivered, h.progressAt = delivered, r.Time
 	}
+	// A flow with nothing in flight in Open has nothing to deliver: it
+	// waits on its application (RFC 7661's application-limited period),
+	// and what it sends next was sent after that record, at the latest at
+	// the next record with data in flight, where the wait for delivery
+	// starts (an application writing a segment every 12 s, one of them
+	// lost, is not 12 s without progress). In Loss or recovery nothing in
+	// flight can mean everything is marked lost: that wait goes on.
+	if h.idle && r.InFlight > 0 {
+		h.progressAt = max(h.progressAt, r.Time)
+	}
+	h.idle = r.InFlight == 0 && r.CAState == ccai.StateOpen
 	// A run of timeouts ends with progress (an RTT sample may collapse
 	// the backoff, RFC 6298 §5.7) or when the flow leaves Loss (an undo
 	// may reinitialize the RTO, RFC 4015 §2).
@@ -90,9 +110,10 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	d[1] = h.timeouts
 	d[2] = h.lastTimeout
 	d[3] = (r.Time - h.progressAt).Seconds()
-	d[4] = -1
+	d[4], d[7] = -1, -1
 	if h.reductionAt >= 0 {
 		d[4] = (r.Time - h.reductionAt).Seconds()
+		d[7] = max(h.reducedFlight-(delivered-h.reducedDeliv), 0)
 	}
 	prev, st := h.caState, r.CAState
 	switch {
@@ -113,6 +134,7 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	}
 	if h.reductionAt == r.Time {
 		h.reducedTo = r.SSThresh
+		h.reducedFlight, h.reducedDeliv = float64(r.InFlight), delivered
 	}
 	h.caState = st
 	d[5] = w.share(f, r.Time)
@@ -120,6 +142,21 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 		h.srttMin = r.SRTT
 	}
 	d[6] = float64(h.srttMin) / 1e6
+	// Every packet of the flow crossed the path under the phases in
+	// force since its first record (those between two records
+	// included), each way at least their delay.
+	if len(w.sched) > 0 {
+		if h.rttFloor < 0 {
+			h.phase = w.phase
+		}
+		for k := h.phase; k <= w.phase; k++ {
+			if f := 2 * w.sched[k].Env.Delay; h.rttFloor < 0 || f < h.rttFloor {
+				h.rttFloor = f
+			}
+		}
+		h.phase = w.phase
+	}
+	d[8] = max(h.rttFloor, 0)
 }
 
 // share is flow f's delivery rate over the last shareWindow seconds over

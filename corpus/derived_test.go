@@ -124,6 +124,7 @@ type dRec struct {
 	state          string
 	cwnd, ssthresh uint32
 	prior          uint32
+	inFlight       uint32
 	delivered      uint64
 	srttMS, rtoMS  float64
 }
@@ -155,7 +156,7 @@ func derived(t *testing.T, flows int, recs []dRec) []map[string]float64 {
 			t.Fatal(err)
 		}
 		sr := tcp.StateRecord{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, Reason: r.reason, CAState: st,
-			Cwnd: r.cwnd, SSThresh: r.ssthresh, PriorCwnd: r.prior, Delivered: r.delivered,
+			Cwnd: r.cwnd, SSThresh: r.ssthresh, PriorCwnd: r.prior, Delivered: r.delivered, InFlight: r.inFlight,
 			SRTT: time.Duration(r.srttMS * float64(time.Millisecond)), RTO: time.Duration(r.rtoMS * float64(time.Millisecond))}
 		w.Observe(&sr)
 	}
@@ -195,6 +196,25 @@ func TestDerivedTimeouts(t *testing.T) {
 	check(t, "reason", got, []float64{0, 2, 2, 2, 0, 2, 0, 2, 2})
 	// since_progress: seconds since delivered last grew.
 	check(t, "since_progress", got, []float64{0, 0.3, 0.9, 2.1, 0, 2.4, 2.5, 5.8, 6.4})
+}
+
+// since_progress restarts where data is in flight again after a record in
+// Open with none: an application-limited flow (one segment every 12 s, as
+// ns-3's TcpNewReno at 1 kbit/s, whose segment was lost and timed out) is
+// not waiting on the network while it has nothing to send. In Loss,
+// nothing in flight (everything marked lost) does not restart it.
+func TestDerivedSinceProgressAfterIdle(t *testing.T) {
+	const rto, ack = tcp.ReasonRTO, tcp.ReasonAck
+	got := derived(t, 1, []dRec{
+		{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, inFlight: 1, delivered: 10, rtoMS: 300},
+		{ms: 1100, reason: ack, state: "open", cwnd: 21, ssthresh: 50, inFlight: 0, delivered: 11, rtoMS: 300},  // idle from here
+		{ms: 12700, reason: rto, state: "loss", cwnd: 1, ssthresh: 10, inFlight: 1, delivered: 11, rtoMS: 600},  // the next segment timed out
+		{ms: 13300, reason: rto, state: "loss", cwnd: 1, ssthresh: 10, inFlight: 0, delivered: 11, rtoMS: 1200}, // all marked lost
+		{ms: 14500, reason: rto, state: "loss", cwnd: 1, ssthresh: 10, inFlight: 1, delivered: 11, rtoMS: 2400},
+		{ms: 14600, reason: ack, state: "open", cwnd: 2, ssthresh: 10, inFlight: 0, delivered: 12, rtoMS: 2400},
+		{ms: 20000, reason: ack, state: "open", cwnd: 2, ssthresh: 10, inFlight: 0, delivered: 12, rtoMS: 2400}, // still nothing to send
+	})
+	check(t, "since_progress", got, []float64{0, 0, 0, 0.6, 1.8, 0, 5.4})
 }
 
 // since_reduction: seconds since the last entry into a reduction that
@@ -310,4 +330,60 @@ func TestDerivedSRTTMin(t *testing.T) {
 		{ms: 950, state: "open", srttMS: 36},
 	})
 	check(t, "srtt_min", got, []float64{0, 40, 35, 35, 35})
+}
+
+// reduction_left: in_flight at the entry into the reduction
+// since_reduction counts from, less what was delivered since, before the
+// record; -1 when since_reduction is.
+func TestDerivedReductionLeft(t *testing.T) {
+	got := derived(t, 1, []dRec{
+		{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, inFlight: 20, delivered: 100},
+		{ms: 1100, state: "recovery", cwnd: 20, ssthresh: 10, prior: 20, inFlight: 18, delivered: 100}, // enters: -1 before it
+		{ms: 1200, state: "recovery", cwnd: 12, ssthresh: 10, prior: 20, inFlight: 12, delivered: 105},
+		{ms: 1300, state: "open", cwnd: 10, ssthresh: 10, prior: 20, inFlight: 10, delivered: 117}, // 18 − 17
+		{ms: 1400, state: "open", cwnd: 10, ssthresh: 10, prior: 20, inFlight: 10, delivered: 130}, // all delivered: 0
+		{ms: 1500, state: "recovery", cwnd: 10, ssthresh: 5, prior: 10, inFlight: 9, delivered: 130},
+		{ms: 1600, state: "open", cwnd: 12, ssthresh: 5, prior: 10, inFlight: 9, delivered: 131}, // undone
+		{ms: 1700, state: "open", cwnd: 12, ssthresh: 5, prior: 10, inFlight: 9, delivered: 132},
+	})
+	check(t, "reduction_left", got, []float64{-1, -1, 13, 1, 0, 0, 8, -1})
+}
+
+// rtt_floor: twice the smallest one-way delay of the phases in force since
+// the flow's first record, a phase between two records included; 0
+// without a schedule.
+func TestDerivedRTTFloor(t *testing.T) {
+	at := func(ms float64, delay float64) netenv.Phase {
+		e := netenv.DefaultEnv()
+		e.Delay = delay
+		return netenv.Phase{Env: e, Until: time.Duration(ms * float64(time.Millisecond))}
+	}
+	// 30 ms until 1 s, 5 ms until 1.1 s (no record in it), 50 ms after.
+	sched := netenv.Schedule{at(1000, 30), at(1100, 5), at(0, 50)}
+	w, err := NewWatcher([]string{"reno", "reno"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	w.OnObservation = func(f int, obs []float64, _ time.Duration) {
+		got = append(got, obs[w.Schemas[f].Index("rtt_floor")])
+	}
+	w.Start(sched)
+	for _, r := range []struct {
+		flow int32
+		ms   float64
+	}{{0, 500}, {0, 900}, {0, 2000}, {1, 3000}, {0, 4000}} {
+		w.Observe(&tcp.StateRecord{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, CAState: ccai.StateOpen})
+	}
+	want := []float64{60, 60, 10, 100, 10} // flow 1 began in the 50 ms phase
+	if !slices.Equal(got, want) {
+		t.Errorf("rtt_floor %v, want %v", got, want)
+	}
+	check(t, "rtt_floor", derived(t, 1, []dRec{{ms: 10, state: "open"}}), []float64{40}) // the default 20 ms
+	w.Reset()                                                                            // no schedule
+	got = nil
+	w.Observe(&tcp.StateRecord{Time: time.Second, CAState: ccai.StateOpen})
+	if !slices.Equal(got, []float64{0}) {
+		t.Errorf("rtt_floor without a schedule %v, want [0]", got)
+	}
 }

@@ -26,6 +26,7 @@ const (
 	opParam
 	opAgo
 	opMax
+	opHeld
 	numOperandKinds
 )
 
@@ -124,6 +125,8 @@ func operand(n ast.Node, schema Schema) (int, int, []string) {
 			if schema[i].Values == nil {
 				return opMax, i, nil
 			}
+		case "held":
+			return opHeld, i, nil
 		}
 	}
 	return -1, 0, nil
@@ -135,9 +138,16 @@ func fastBinary(v *ast.BinaryNode, schema Schema) fastNode {
 	if kind, i, cats := operand(v.Left, schema); kind >= 0 && cats != nil {
 		return fastCategorical(v, kind, i, cats)
 	}
+	switch v.Operator {
+	case "&&", "and", "||", "or":
+		return fastChain(v, schema)
+	}
 	l, r := fastCompile(v.Left, schema), fastCompile(v.Right, schema)
 	if l == nil || r == nil {
 		return nil
+	}
+	if f := fastCompare(v.Operator, v.Left, v.Right, schema); f != nil {
+		return f
 	}
 	switch v.Operator {
 	case "+":
@@ -162,33 +172,125 @@ func fastBinary(v *ast.BinaryNode, schema Schema) fastNode {
 		return func(vs *fastVals) float64 { return b2f(l(vs) == r(vs)) }
 	case "!=":
 		return func(vs *fastVals) float64 { return b2f(l(vs) != r(vs)) }
-	case "&&", "and":
-		return func(vs *fastVals) float64 { return b2f(l(vs) != 0 && r(vs) != 0) }
-	case "||", "or":
-		return func(vs *fastVals) float64 { return b2f(l(vs) != 0 || r(vs) != 0) }
 	}
 	return nil
+}
+
+// fastChain is a chain of && (or of ||) run as one loop over its
+// operands, which stops at the first that decides it: one call per
+// operand instead of a nest of them.
+func fastChain(v *ast.BinaryNode, schema Schema) fastNode {
+	and := v.Operator == "&&" || v.Operator == "and"
+	var parts []ast.Node
+	if and {
+		parts = conjuncts(v)
+	} else {
+		parts = disjuncts(v)
+	}
+	fs := make([]fastNode, len(parts))
+	for k, part := range parts {
+		if fs[k] = fastCompile(part, schema); fs[k] == nil {
+			return nil
+		}
+	}
+	if and {
+		return func(vs *fastVals) float64 {
+			for _, f := range fs {
+				if f(vs) == 0 {
+					return 0
+				}
+			}
+			return 1
+		}
+	}
+	return func(vs *fastVals) float64 {
+		for _, f := range fs {
+			if f(vs) != 0 {
+				return 1
+			}
+		}
+		return 0
+	}
+}
+
+// disjuncts flattens a chain of || (or or) into its operands.
+func disjuncts(n ast.Node) []ast.Node {
+	if b, ok := n.(*ast.BinaryNode); ok && (b.Operator == "||" || b.Operator == "or") {
+		return append(disjuncts(b.Left), disjuncts(b.Right)...)
+	}
+	return []ast.Node{n}
+}
+
+// fastCompare is a comparison of a numeric variable with a constant, the
+// commonest operand of an oracle's chain, read without a call for either
+// side; nil for any other comparison.
+func fastCompare(op string, left, right ast.Node, schema Schema) fastNode {
+	kind, i, cats := operand(left, schema)
+	if kind < 0 || cats != nil {
+		return nil
+	}
+	c, ok := constant(right)
+	if !ok {
+		return nil
+	}
+	switch op {
+	case "<":
+		return func(vs *fastVals) float64 { return b2f(vs[kind][i] < c) }
+	case "<=":
+		return func(vs *fastVals) float64 { return b2f(vs[kind][i] <= c) }
+	case ">":
+		return func(vs *fastVals) float64 { return b2f(vs[kind][i] > c) }
+	case ">=":
+		return func(vs *fastVals) float64 { return b2f(vs[kind][i] >= c) }
+	case "==":
+		return func(vs *fastVals) float64 { return b2f(vs[kind][i] == c) }
+	case "!=":
+		return func(vs *fastVals) float64 { return b2f(vs[kind][i] != c) }
+	}
+	return nil
+}
+
+// constant is the value of a number literal.
+func constant(n ast.Node) (float64, bool) {
+	switch v := n.(type) {
+	case *ast.IntegerNode:
+		return float64(v.Value), true
+	case *ast.FloatNode:
+		return v.Value, true
+	}
+	return 0, false
 }
 
 // fastCategorical is x == "name", x != "name" or x in ["a", "b"] for a
 // categorical variable x. A name that is not one of x's categories never
 // matches, as in the VM, where x is then some other string.
 func fastCategorical(v *ast.BinaryNode, kind, i int, cats []string) fastNode {
+	set, negate, ok := categorySet(v, cats)
+	if !ok {
+		return nil
+	}
+	g := gate{kind: kind, idx: i, set: set, negate: negate}
+	return func(vs *fastVals) float64 { return b2f(g.pass(vs[kind])) }
+}
+
+// categorySet is the set of category indices x == "name", x != "name" or
+// x in [names] admits (negate for !=).
+func categorySet(v *ast.BinaryNode, cats []string) (set uint64, negate, ok bool) {
 	var names []string
 	switch r := v.Right.(type) {
 	case *ast.StringNode:
 		if v.Operator != "==" && v.Operator != "!=" {
-			return nil
+			return 0, false, false
 		}
 		names = []string{r.Value}
 	case *ast.ArrayNode:
 		if v.Operator != "in" {
-			return nil
+			return 0, false, false
 		}
 		for _, e := range r.Nodes {
 			s, ok := e.(*ast.StringNode)
 			if !ok {
-				return nil
+				return 0, false, false
 			}
 			names = append(names, s.Value)
 		}
@@ -196,33 +298,62 @@ func fastCategorical(v *ast.BinaryNode, kind, i int, cats []string) fastNode {
 		// An optimized constant list of names.
 		l, ok := r.Value.([]any)
 		if !ok || v.Operator != "in" {
-			return nil
+			return 0, false, false
 		}
 		for _, e := range l {
 			s, ok := e.(string)
 			if !ok {
-				return nil
+				return 0, false, false
 			}
 			names = append(names, s)
 		}
 	default:
-		return nil
+		return 0, false, false
 	}
-	var set uint64
 	for _, n := range names {
 		if k := slices.Index(cats, n); k >= 0 && k < 64 {
 			set |= 1 << k
 		}
 	}
-	in := func(vs *fastVals) bool {
-		x := vs[kind][i]
-		k := int(x)
-		return x >= 0 && k < 64 && float64(k) == x && set&(1<<k) != 0
+	return set, v.Operator == "!=", true
+}
+
+// A gate is a categorical test of the current or previous record (ca_state
+// == "recovery", prev.reason in ["ack", "sack"]) that an expression's
+// chain of && requires. Most oracles start with one, and on most records
+// it fails: Evaluator.holds tests a condition's gates, a few bit
+// operations, before it runs anything (oracle.BenchmarkOracles).
+type gate struct {
+	kind, idx int // opCur or opPrev, and the schema index
+	set       uint64
+	negate    bool
+}
+
+func (g gate) pass(vals []float64) bool {
+	x := vals[g.idx]
+	k := int(x)
+	in := x >= 0 && k < 64 && float64(k) == x && g.set&(1<<k) != 0
+	return in != g.negate
+}
+
+// gatesOf lists the gates among the operands of n's chain of &&; all
+// says whether they are every operand (the gates decide the expression).
+func gatesOf(n ast.Node, schema Schema) (gates []gate, all bool) {
+	parts := conjuncts(n)
+	for _, part := range parts {
+		b, ok := part.(*ast.BinaryNode)
+		if !ok {
+			continue
+		}
+		kind, i, cats := operand(b.Left, schema)
+		if (kind != opCur && kind != opPrev) || cats == nil {
+			continue
+		}
+		if set, negate, ok := categorySet(b, cats); ok {
+			gates = append(gates, gate{kind: kind, idx: i, set: set, negate: negate})
+		}
 	}
-	if v.Operator == "!=" {
-		return func(vs *fastVals) float64 { return b2f(!in(vs)) }
-	}
-	return func(vs *fastVals) float64 { return b2f(in(vs)) }
+	return gates, len(gates) == len(parts)
 }
 
 func fastCall(name string, args []ast.Node, schema Schema) fastNode {

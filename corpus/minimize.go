@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
+	"github.com/actfuzz/actfuzz/internal/bounded"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -19,6 +21,8 @@ type MinimizeReport struct {
 	BytesFrom  uint64   `json:"bytes_from"`
 	BytesTo    uint64   `json:"bytes_to"`
 	Simplified []string `json:"simplified"`
+	// Hung counts the candidates whose run went past the watchdog.
+	Hung int `json:"hung,omitempty"`
 }
 
 // ErrNoHit (wrapped) is Minimize's error for a seed that does not hit its
@@ -34,6 +38,16 @@ var ErrNoHit = errors.New("the seed does not hit")
 // still reaches the hit. Every candidate is one simulation; maxRuns bounds
 // them. The returned seed's finding records the new hit.
 func Minimize(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int) (*Seed, *MinimizeReport, error) {
+	return MinimizeWith(ctx, subj, s, maxRuns, 0)
+}
+
+// MinimizeWith is Minimize with a watchdog on each simulation (0: none):
+// a candidate whose run goes past it does not hit (MinimizeReport.Hung
+// counts them; a hang is not a simpler reproduction), the seed's own
+// first run going past it is ErrNoHit, and a run that does not even stop
+// when told to (internal/bounded's ErrAbandoned) ends the minimization
+// with that error, as nothing more can run beside it.
+func MinimizeWith(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int, watchdog time.Duration) (*Seed, *MinimizeReport, error) {
 	if s.Finding == nil || s.Finding.Kind != "condition" {
 		return nil, nil, errors.New("minimize needs a seed with a condition finding")
 	}
@@ -51,10 +65,14 @@ func Minimize(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int) (*
 		if err := c.Validate(); err != nil {
 			return -1, nil, nil
 		}
-		r, err := ReplayWith(ctx, subj, c, nil)
+		r, err := bounded.Run(ctx, watchdog, func(ctx context.Context) (*ReplayResult, error) { return ReplayWith(ctx, subj, c, nil) })
 		if err != nil {
 			var fault *netenv.Fault
-			if errors.As(err, &fault) {
+			switch {
+			case errors.As(err, &fault):
+				return -1, nil, nil
+			case errors.Is(err, bounded.ErrWatchdog) && !errors.Is(err, bounded.ErrAbandoned):
+				rep.Hung++
 				return -1, nil, nil
 			}
 			return -1, nil, err
@@ -66,6 +84,9 @@ func Minimize(ctx context.Context, subj netenv.Subject, s *Seed, maxRuns int) (*
 		return nil, nil, err
 	}
 	if at < 0 {
+		if rep.Hung > 0 {
+			return nil, nil, fmt.Errorf("%w %q to begin with: its run went past the watchdog (%v)", ErrNoHit, s.Finding.Condition, watchdog)
+		}
 		return nil, nil, fmt.Errorf("%w %q to begin with", ErrNoHit, s.Finding.Condition)
 	}
 	accept := func(c *Seed, t int64, st map[string]any) {

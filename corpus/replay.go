@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -150,17 +151,20 @@ func (w *Watcher) Observe(r *tcp.StateRecord) {
 	if w.started[f] {
 		copy(prev, cur)
 	}
+	w.followSchedule(r.Time)
 	w.Schemas[f].Observe(r, cur)
 	w.derive(f, r, cur)
 	if !w.started[f] {
 		copy(prev, cur)
 		w.started[f] = true
 	}
-	w.followSchedule(r.Time)
 	if len(w.conds[f]) > 0 {
 		var err error
 		w.hits, err = w.evals[f].Eval(cur, prev, w.hits[:0])
 		if err != nil && w.Err == nil {
+			if cf, ok := AsConditionFault(err); ok {
+				cf.Flow, cf.At, cf.State = f, r.Time, StateMap(w.Schemas[f], cur)
+			}
 			w.Err = err
 		}
 		if w.OnHit != nil {
@@ -207,7 +211,7 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 	}
 	cfg.HashTrace = true
 	var specs []ConditionSpec
-	if s.Finding != nil && s.Finding.Kind == "condition" {
+	if s.Finding != nil && (s.Finding.Kind == "condition" || s.Finding.Kind == FaultCondition) {
 		specs = []ConditionSpec{s.Finding.Spec()}
 	}
 	w, err := NewWatcherFor(subj.Capabilities(), s.CCAI, specs)
@@ -238,7 +242,10 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 		return nil, err
 	}
 	out.Result = res
-	if w.Err != nil {
+	// A condition that faults is what a campaign records as a
+	// condition-fault finding: the replay's outcome, not its error.
+	cf, condFault := AsConditionFault(w.Err)
+	if w.Err != nil && !condFault {
 		return nil, w.Err
 	}
 	if s.Finding == nil {
@@ -247,7 +254,20 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 	}
 	f := s.Finding
 	switch f.Kind {
+	case FaultCondition:
+		if condFault {
+			out.HitTimeNS = int64(cf.At)
+		}
+		switch {
+		case !condFault:
+			out.Diff = append(out.Diff, fmt.Sprintf("condition %q did not fault (recorded at %v: %s)", f.Condition, time.Duration(f.TimeNS), f.Detail))
+		case int64(cf.At) != f.TimeNS:
+			out.Diff = append(out.Diff, fmt.Sprintf("condition %q faulted at %v, recorded %v", f.Condition, cf.At, time.Duration(f.TimeNS)))
+		}
 	case "condition":
+		if condFault {
+			out.Diff = append(out.Diff, fmt.Sprintf("condition %q faulted at %v on flow %d: %v", f.Condition, cf.At, cf.Flow, cf.Err))
+		}
 		switch {
 		case out.HitTimeNS < 0:
 			out.Diff = append(out.Diff, fmt.Sprintf("condition %q never held (recorded at %v)", f.Condition, time.Duration(f.TimeNS)))
@@ -274,7 +294,15 @@ func (t tee) Observe(r *tcp.StateRecord) { t.a.Observe(r); t.b.Observe(r) }
 
 // WriteArtifacts writes a finding's seed to jsonPath and, beside it, the
 // CSV state trace and the PNG plot of a replay.
+//
+// A file at jsonPath that holds another finding is not written over: the
+// error says so (a campaign's findings are named by condition and
+// simulation, so only another campaign's file can be there; a resumed
+// campaign writes its own again).
 func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath string) error {
+	if err := checkNotOther(jsonPath, s); err != nil {
+		return err
+	}
 	if err := s.Write(jsonPath); err != nil {
 		return err
 	}
@@ -282,8 +310,10 @@ func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath 
 	if s.Witness != nil {
 		return writeWitnessArtifacts(ctx, s, base)
 	}
-	if s.Finding != nil && ProcessFault(s.Finding.Kind) {
-		return nil // replaying it here would hang or kill this process
+	if s.Finding != nil && (ProcessFault(s.Finding.Kind) || s.Finding.Kind == "refused") {
+		// Replaying a process fault here would hang or kill this
+		// process; a refused configuration has no run to trace.
+		return nil
 	}
 	var csv bytes.Buffer
 	tr := netenv.NewCSVTrace(&csv, subj.Capabilities(), s.CCAI[0])
@@ -300,6 +330,38 @@ func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath 
 		return err
 	}
 	return pl.Save(base+".png", PlotTitle(s), s.Schedule, time.Duration(res.HitTimeNS), hitCwnd(res))
+}
+
+// ErrOtherSeed is the error of a write over a file that holds another
+// seed.
+var ErrOtherSeed = errors.New("holds another finding: not written over")
+
+// checkNotOther refuses a path where a file holds anything but the same
+// finding of the same configuration as s (a resumed campaign's, possibly
+// from an earlier build: the program is not compared).
+func checkNotOther(path string, s *Seed) error {
+	old, err := readSeedFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil && sameFinding(old, s) {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", path, ErrOtherSeed)
+}
+
+// sameFinding says whether two seeds record the same finding of the same
+// configuration.
+func sameFinding(a, b *Seed) bool {
+	if a.Seed != b.Seed || a.Subject != b.Subject || !slices.Equal(a.CCAI, b.CCAI) || a.Bytes != b.Bytes ||
+		!slices.Equal(a.Schedule, b.Schedule) || (a.Finding == nil) != (b.Finding == nil) {
+		return false
+	}
+	if a.Finding == nil {
+		return true
+	}
+	fa, fb := a.Finding, b.Finding
+	return fa.Condition == fb.Condition && fa.Kind == fb.Kind && fa.TimeNS == fb.TimeNS && fa.Flow == fb.Flow
 }
 
 // PlotTitle is a seed's plot title: the CCAIs, the subject and profile,

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/internal/capread"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -87,7 +87,7 @@ type Finding struct {
 	// or paper it checks (an oracle's).
 	Only   []string    `json:"only,omitempty"`
 	Source string      `json:"source,omitempty"`
-	Kind   string      `json:"kind"` // "condition", or a subject fault: "panic", "hang", "oom", "crash", "zero-cwnd", "nan", "event-cap", "condition-error", "refused" (the subject refused a configuration ACT chose)
+	Kind   string      `json:"kind"` // "condition", or a subject fault: "panic", "hang", "oom", "crash", "zero-cwnd", "nan", "event-cap", "refused" (the subject refused a configuration ACT chose), or "condition-fault" (the condition named failed to run)
 	TimeNS int64       `json:"time_ns"`
 	Flow   int         `json:"flow"`
 	State  StateValues `json:"state,omitempty"`
@@ -221,8 +221,15 @@ func (s *Seed) Validate() error {
 			}
 		}
 	}
-	if s.Finding != nil && s.Finding.Kind == "condition" && s.Finding.When == "" {
-		return errors.New("finding.when: missing")
+	if f := s.Finding; f != nil && (f.Kind == "condition" || f.Kind == FaultCondition) {
+		if f.When == "" {
+			return errors.New("finding.when: missing")
+		}
+		// A seed's condition runs at every record of its replay: its
+		// name and cost are checked as a campaign's are.
+		if err := f.Spec().Check(); err != nil {
+			return fmt.Errorf("finding: %w", err)
+		}
 	}
 	if s.Finding != nil && s.Finding.TimeNS < 0 {
 		return fmt.Errorf("finding.time_ns: %d: want a time ≥ 0", s.Finding.TimeNS)
@@ -242,9 +249,28 @@ func (s *Seed) Validate() error {
 	return err
 }
 
-// ReadSeed loads and validates a seed file.
+// MaxSeedBytes (max_seed_bytes) caps a seed file. A seed is a
+// configuration and a finding, a few kilobytes, plus its user trace files
+// compressed (netenv.MaxLinkTraceFiles of at most netenv.MaxLinkTraceBytes
+// each, which compress four- to tenfold, in base64): 128 MiB holds four
+// traces at their cap.
+const MaxSeedBytes = 128 << 20
+
+// ReadSeed loads and validates a seed file (at most MaxSeedBytes).
 func ReadSeed(path string) (*Seed, error) {
-	b, err := os.ReadFile(path)
+	s, err := readSeedFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// readSeedFile reads and decodes a seed file, without validating it.
+func readSeedFile(path string) (*Seed, error) {
+	b, err := capread.ReadFile(path, MaxSeedBytes, "max_seed_bytes", false)
 	if err != nil {
 		return nil, err
 	}
@@ -253,9 +279,6 @@ func ReadSeed(path string) (*Seed, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: malformed seed file: %w", path, err)
-	}
-	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &s, nil
 }

@@ -62,7 +62,7 @@ type maxWindow struct {
 	head int
 }
 
-func (w *maxWindow) push(t int64, v float64, srttNS int64) float64 {
+func (w *maxWindow) push(t int64, v float64, srttNS int64) {
 	for len(w.pts) > w.head && w.pts[len(w.pts)-1].v <= v {
 		w.pts = w.pts[:len(w.pts)-1]
 	}
@@ -76,25 +76,61 @@ func (w *maxWindow) push(t int64, v float64, srttNS int64) float64 {
 		w.pts = append(w.pts[:0], w.pts[w.head:]...)
 		w.head = 0
 	}
-	// The deque decreases from its head: the first point inside the
-	// window is its largest value.
+}
+
+// max is the largest value of the records since t − 2·srtt. The deque
+// decreases from its head: the first point inside the window is its
+// largest value.
+func (w *maxWindow) max(t int64, srttNS int64) float64 {
 	live := w.pts[w.head:]
 	return live[sort.Search(len(live)-1, func(i int) bool { return live[i].t >= t-2*srttNS })].v
 }
 
-// rttWindows follows the variables a set of conditions reads through
-// rtt_ago and rtt_max, for one flow.
-type rttWindows struct {
-	agoIdx, maxIdx []int // schema indices read as rtt_ago.X, rtt_max.X
-	ago            []agoWindow
-	max            []maxWindow
-	agoVals        []float64 // by schema index: the current rtt_ago.X
-	maxVals        []float64 // by schema index: the current rtt_max.X
+// heldRun follows how long one variable has held a value: held.X is the
+// time (seconds) the value X had at the previous record had lasted at this
+// record, from the record where X took it. On a record where X changes it
+// is the length of the run that just ended (ProbeRTT lasted held.mode when
+// prev.mode == "probe_rtt" && mode != "probe_rtt"); on any other, how long
+// the current value has held so far. 0 at a simulation's first record.
+type heldRun struct {
+	start   int64 // ns: the record where the current value began
+	last    float64
+	started bool
 }
 
-func newRTTWindows(n int, agoIdx, maxIdx []int) *rttWindows {
-	return &rttWindows{agoIdx: agoIdx, maxIdx: maxIdx, ago: make([]agoWindow, len(agoIdx)), max: make([]maxWindow, len(maxIdx)),
-		agoVals: make([]float64, n), maxVals: make([]float64, n)}
+// push adds a record at t (ns) with value v and returns held.X.
+func (h *heldRun) push(t int64, v float64) float64 {
+	if !h.started {
+		h.start, h.last, h.started = t, v, true
+	}
+	held := float64(t-h.start) / 1e9
+	if !same(h.last, v) {
+		h.start, h.last = t, v
+	}
+	return held
+}
+
+// rttWindows follows the variables a set of conditions reads through
+// rtt_ago, rtt_max and held, for one flow.
+type rttWindows struct {
+	agoIdx, maxIdx, heldIdx []int // schema indices read as rtt_ago.X, rtt_max.X, held.X
+	ago                     []agoWindow
+	max                     []maxWindow
+	held                    []heldRun
+	agoVals                 []float64 // by schema index: the current rtt_ago.X
+	maxVals                 []float64 // by schema index: the current rtt_max.X
+	heldVals                []float64 // by schema index: the current held.X
+	// t and srtt (ns) of the last record, and whether agoVals and maxVals
+	// are its values yet: the look-ups run only when a condition reads a
+	// window at that record (most records stop at a gate before).
+	t, srtt  int64
+	resolved bool
+}
+
+func newRTTWindows(n int, agoIdx, maxIdx, heldIdx []int) *rttWindows {
+	return &rttWindows{agoIdx: agoIdx, maxIdx: maxIdx, heldIdx: heldIdx,
+		ago: make([]agoWindow, len(agoIdx)), max: make([]maxWindow, len(maxIdx)), held: make([]heldRun, len(heldIdx)),
+		agoVals: make([]float64, n), maxVals: make([]float64, n), heldVals: make([]float64, n)}
 }
 
 func (w *rttWindows) reset() {
@@ -104,18 +140,35 @@ func (w *rttWindows) reset() {
 	for i := range w.max {
 		w.max[i].pts, w.max[i].head = w.max[i].pts[:0], 0
 	}
+	clear(w.held)
 }
 
-// observe adds the record cur at time (seconds) with srtt (ms) and sets
-// the window values.
+// observe adds the record cur at time (seconds) with srtt (ms).
 func (w *rttWindows) observe(cur []float64, timeS, srttMS float64) {
-	t := int64(timeS*1e9 + 0.5)
-	srtt := int64(srttMS*1e6 + 0.5)
+	w.t = int64(timeS*1e9 + 0.5)
+	w.srtt = int64(srttMS*1e6 + 0.5)
+	w.resolved = false
 	for k, i := range w.agoIdx {
-		w.ago[k].push(t, cur[i], srtt)
-		w.agoVals[i] = w.ago[k].at(t - srtt)
+		w.ago[k].push(w.t, cur[i], w.srtt)
 	}
 	for k, i := range w.maxIdx {
-		w.maxVals[i] = w.max[k].push(t, cur[i], srtt)
+		w.max[k].push(w.t, cur[i], w.srtt)
+	}
+	for k, i := range w.heldIdx {
+		w.heldVals[i] = w.held[k].push(w.t, cur[i])
+	}
+}
+
+// resolve sets agoVals and maxVals for the last record observed.
+func (w *rttWindows) resolve() {
+	if w.resolved {
+		return
+	}
+	w.resolved = true
+	for k, i := range w.agoIdx {
+		w.agoVals[i] = w.ago[k].at(w.t - w.srtt)
+	}
+	for k, i := range w.maxIdx {
+		w.maxVals[i] = w.max[k].max(w.t, w.srtt)
 	}
 }

@@ -93,10 +93,21 @@ type Phase struct {
 // (ACT §2.3, parameter concatenation).
 type Schedule []Phase
 
-// Validate checks every phase and that switch times increase.
+// MaxPhases (max_phases) caps a schedule's phases. ACT's concatenation
+// and directed steps add one phase to a schedule each time they extend it
+// (the selector stops there and says so); a seed's schedule is read from
+// a file and each phase is an event of the simulation and a label of the
+// finding's plot.
+const MaxPhases = 1000
+
+// Validate checks the number of phases (MaxPhases), every phase and that
+// switch times increase.
 func (s Schedule) Validate() error {
 	if len(s) == 0 {
 		return fmt.Errorf("schedule is empty")
+	}
+	if len(s) > MaxPhases {
+		return fmt.Errorf("schedule: %d phases, over the cap of %d (max_phases)", len(s), MaxPhases)
 	}
 	var last time.Duration
 	for i := range s {

@@ -5,12 +5,12 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/actfuzz/actfuzz/internal/capread"
 	"github.com/actfuzz/actfuzz/netenv/linktrace"
 )
 
@@ -38,15 +38,24 @@ type LinkTraceFile struct {
 	err   error
 }
 
-// ReadLinkTraceFile reads and parses a trace file.
+// MaxLinkTraceBytes (max_trace_bytes) caps a user's trace file, as read
+// and as a seed or a cluster's header carries it decompressed: 64 MiB is
+// about linktrace.MaxPoints lines of up to eight characters.
+const MaxLinkTraceBytes = 64 << 20
+
+// ReadLinkTraceFile reads and parses a trace file. Its path comes from a
+// campaign file, which can come from anyone: it must be a regular file
+// (not /dev/zero, not a FIFO that blocks), at most MaxLinkTraceBytes, and
+// a parse error gives the path and a position (path:line:column), never
+// what the file holds (it may be /proc/self/environ).
 func ReadLinkTraceFile(path string) (*LinkTraceFile, error) {
-	b, err := os.ReadFile(path)
+	b, err := capread.ReadFile(path, MaxLinkTraceBytes, "max_trace_bytes", true)
 	if err != nil {
 		return nil, err
 	}
 	tr, err := linktrace.Parse(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, atPosition(path, err)
 	}
 	var z bytes.Buffer
 	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
@@ -71,22 +80,36 @@ func (f *LinkTraceFile) Load() error {
 }
 
 func (f *LinkTraceFile) load() (*linktrace.Trace, error) {
+	// The name and the hash come from a seed or a header: quoted, and
+	// the hash cut short, so that neither can write into a terminal.
+	name := fmt.Sprintf("link trace %.64q", f.Name)
 	r, err := gzip.NewReader(bytes.NewReader(f.Gzip))
 	if err != nil {
-		return nil, fmt.Errorf("link trace %s: %w", f.Name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	b, err := io.ReadAll(io.LimitReader(r, 1<<30))
+	// Decompressed under the cap: a few kilobytes of gzip can expand
+	// to gigabytes.
+	b, err := capread.Read(r, name, MaxLinkTraceBytes, "max_trace_bytes")
 	if err != nil {
-		return nil, fmt.Errorf("link trace %s: %w", f.Name, err)
+		return nil, err
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
-		return nil, fmt.Errorf("link trace %s: content does not match its sha256 %s", f.Name, f.SHA256)
+		return nil, fmt.Errorf("%s: content does not match its sha256 %.64q", name, f.SHA256)
 	}
 	tr, err := linktrace.Parse(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("link trace %s: %w", f.Name, err)
+		return nil, atPosition(name, err)
 	}
 	return tr, nil
+}
+
+// atPosition prefixes a parse error with the file: file:line:column: …
+func atPosition(file string, err error) error {
+	var pe *linktrace.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s:%w", file, err)
+	}
+	return fmt.Errorf("%s: %w", file, err)
 }
 
 // Trace is the parsed trace (nil before a successful Load).

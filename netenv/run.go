@@ -15,7 +15,12 @@ import (
 const (
 	DefaultMaxTime   = 4 * time.Hour
 	DefaultMaxEvents = 20_000_000
-	DefaultBytes     = 15_000_000 // ACT §4.1: 15 MB per flow
+	// MaxFlows (max_flows) caps the flows of a configuration (a
+	// campaign's ccai: list, a seed's): each flow is a sender, a
+	// receiver and their buffers, allocated before the first event, so
+	// the event cap does not bound them. Fairness studies run tens.
+	MaxFlows     = 256
+	DefaultBytes = 15_000_000 // ACT §4.1: 15 MB per flow
 )
 
 // Flow is one TCP flow of a run.
@@ -133,6 +138,9 @@ func (f *Fault) Error() string { return fmt.Sprintf("subject fault (%s): %s", f.
 func (c *Config) Validate() error {
 	if len(c.Flows) == 0 {
 		return fmt.Errorf("flows: at least one flow is needed")
+	}
+	if len(c.Flows) > MaxFlows {
+		return fmt.Errorf("flows: %d, over the cap of %d (max_flows)", len(c.Flows), MaxFlows)
 	}
 	for i, f := range c.Flows {
 		if f.CCA == "" {

@@ -6,7 +6,7 @@
 // An oracle is a corpus.ConditionSpec (the condition language of
 // campaigns: state variables, prev.X, first.X, p.X, stretches, and the
 // observer's derived variables and round-trip windows, corpus.DerivedVars
-// and rtt_ago.X / rtt_max.X) with what makes it traceable: a statement, its
+// and rtt_ago.X / rtt_max.X / held.X) with what makes it traceable: a statement, its
 // source, the congestion controls and families (ccai.Info.Family) it
 // applies to, and, where Linux deliberately departs from the RFC, the
 // kernel file and function it follows instead.

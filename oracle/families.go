@@ -40,7 +40,12 @@ func cubicFamily() []Oracle {
 			// emits the change of state before the ACK's growth, and that
 			// ACK (a recovery's last, which may acknowledge a whole
 			// repaired hole at once) is counted in delivered already.
-			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason != "state"`, For: "1ns", When: `cwnd - first.cwnd > (delivered - first.delivered) / 2 + 2 + SLACK`},
+			// A rise of ssthresh is an undo (RFC 5682 §3.1; Linux's
+			// tcp_undo_cwnd_reduction restores prior_ssthresh, a DSACK
+			// undo in Open included), which restores cwnd at once: it
+			// ends the stretch, and the next one starts after it
+			// (measured on the kernel: cwnd 9 → 13 with ssthresh 9 → 13).
+			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason != "state" && ssthresh <= prev.ssthresh`, For: "1ns", When: `cwnd - first.cwnd > (delivered - first.delivered) / 2 + 2 + SLACK`},
 		},
 		{
 			Name:      "cubic-target-bound",
@@ -50,7 +55,53 @@ func cubicFamily() []Oracle {
 			Families:  []string{ccai.FamilyCubic},
 			Linux:     "3.10's CUBIC neither clamps bic_target nor caps the growth (cnt ≥ 1, divided by the delayed-ACK ratio), so a target above 1.5·cwnd is growth faster than RFC 9438 allows: the ACT paper's §4.4 case, checked on the native linux-3.10 profile",
 			NotOn:     map[string]string{"native/linux": nativeTarget},
-			Spec:      corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd >= ssthresh && target > 1.5 * cwnd + 1`},
+			// On gVisor target is W_cubic(t+srtt) as getCwnd grows cwnd
+			// toward it, bounded below by cwnd (cubic.go getCwnd,
+			// google/gvisor#13958) and not above: the oracle reports
+			// that. The subject reports target only where gVisor's
+			// update uses it (not in fast recovery, slow start or the
+			// TCP-friendly region: netenv/gvisor cubicVars.grows), and
+			// the oracle reads it in Open congestion avoidance only (gVisor
+			// runs the update in RTO recovery too, with Loss's own
+			// records: not checked).
+			Spec: corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && cwnd >= ssthresh && target > 1.5 * cwnd + 1`},
+		},
+		{
+			Name:      "cubic-reno-friendly",
+			Statement: "in CUBIC's Reno-friendly region (W_est above cwnd) cwnd grows toward W_est within a round trip in which a window was delivered",
+			Source:    "RFC 9438 §4.3 (cwnd SHOULD be set to W_est when W_cubic(t) < W_est; W_est grows by α_cubic per round trip, §4.3 eq. 4)",
+			Kind:      Conformance,
+			Families:  []string{ccai.FamilyCubic},
+			Linux:     "Linux approaches W_est (ca->tcp_cwnd) rather than jumping to it: net/ipv4/tcp_cubic.c bictcp_update sets cnt ≤ cwnd / (tcp_cwnd − cwnd), one segment per cnt ACKed, and never below 2 (growth at most ½ per ACKed segment); the oracle asks for half that growth in the round trip: min(W_est − cwnd, cwnd/2)/2",
+			// One srtt of congestion avoidance in Open after two
+			// (the windows are full), in which the window of a round
+			// trip ago was delivered and filled (cwnd-limited, RFC 7661
+			// §4.3, Linux's tcp_is_cwnd_limited: in flight reached cwnd
+			// but for a delayed ACK's two segments; measured: an
+			// application at 0.6 Mbit/s delivered cwnd's 74 segments in a
+			// 1.39 s round trip with 71 in flight, and Linux rightly did
+			// not grow). ACK records only: an idle record is RFC 2861's
+			// decay (or restart) of a window that did not limit the
+			// sender for an RTO, which starts the stretch anew (its
+			// in_flight, taken after sending, is not one an ACK left).
+			Spec: corpus.ConditionSpec{While: `ca_state == "open" && cwnd >= ssthresh && reason == "ack"`, For: "2rtt",
+				When: `rtt_ago.w_est > rtt_ago.cwnd + 2 && delivered - rtt_ago.delivered >= rtt_ago.cwnd && rtt_max.in_flight + 2 >= rtt_ago.cwnd && cwnd - rtt_ago.cwnd < 0.5 * min(rtt_ago.w_est - rtt_ago.cwnd, rtt_ago.cwnd / 2) - 1 - SLACK`},
+		},
+		{
+			Name:      "hystart-exit",
+			Statement: "a slow-start exit on delay (ssthresh lowered in Open, with no loss or ECN) sets ssthresh to cwnd",
+			Source:    "RFC 9406 §4.2 (leaving slow start for congestion avoidance: ssthresh = cwnd); Ha & Rhee, \"Taming the elephants\", Computer Networks 2011, §3 (HyStart's exit, the one Linux runs)",
+			Kind:      Conformance,
+			Families:  []string{ccai.FamilyCubic},
+			Linux:     "Linux runs HyStart (2011), not HyStart++: net/ipv4/tcp_cubic.c hystart_update sets snd_ssthresh = snd_cwnd on an ACK train or a delay rise, only from 16 packets (hystart_low_window) and not only in the initial slow start (RFC 9406 §4.2 says SHOULD); its exits in recovery are ssthresh-steady's",
+			// The exit comes before the ACK's growth (pkts_acked runs
+			// before cong_avoid), which at cwnd = ssthresh is congestion
+			// avoidance's: at most half the segments the ACK delivered
+			// (CUBIC's cnt ≥ 2), and one more from the count of ACKed
+			// segments that slow start left behind (tcp_cong_avoid_ai's
+			// snd_cwnd_cnt is not reset by tcp_slow_start; measured: cwnd
+			// 44 → 45 on the exit ACK of one segment).
+			Spec: corpus.ConditionSpec{When: `ca_state == "open" && prev.ca_state == "open" && prev.cwnd < prev.ssthresh && ssthresh < prev.ssthresh && (ssthresh > cwnd + SLACK || cwnd - ssthresh > (delivered - prev.delivered) / 2 + 1 + SLACK)`},
 		},
 		{
 			Name:      "cubic-beta",
@@ -102,6 +153,17 @@ func bbrFamily() []Oracle {
 			Families:  fam,
 			Linux:     "net/ipv4/tcp_bbr.c bbr_set_cwnd: min(cwnd, bbr_cwnd_min_target) in BBR_PROBE_RTT",
 			Spec:      corpus.ConditionSpec{When: `mode == "probe_rtt" && prev.mode == "probe_rtt" && cwnd > 4`},
+		},
+		{
+			Name:      "bbr-probe-rtt-duration",
+			Statement: "BBR stays in ProbeRTT for at least 200 ms",
+			Source:    "draft-ietf-ccwg-bbr-02 §4.3.4.4 (ProbeRTTDuration = 200 ms, at least one round trip, counted from when inflight reaches BBRMinPipeCwnd); Cardwell et al., ACM Queue 2016 (ProbeRTT for 200 ms every 10 s)",
+			Kind:      Conformance,
+			Families:  fam,
+			Linux:     "net/ipv4/tcp_bbr.c bbr_update_min_rtt and bbr_check_probe_rtt_done: probe_rtt_done_stamp = now + bbr_probe_rtt_mode_ms (200) once inflight ≤ 4, in jiffies: on subjects other than the native one the bound is 4 ms short (one jiffy at HZ=250)",
+			// held.mode on the record that leaves ProbeRTT is how long
+			// it lasted, from the record that entered it.
+			Spec: corpus.ConditionSpec{When: `prev.mode == "probe_rtt" && mode != "probe_rtt" && held.mode * 1000 < 200 - 4 * SLACK`},
 		},
 		{
 			Name:      "bbr-cwnd-target",

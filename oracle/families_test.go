@@ -1,6 +1,8 @@
 package oracle
 
 import (
+	"time"
+
 	"testing"
 
 	"github.com/actfuzz/actfuzz/ccai"
@@ -20,6 +22,12 @@ type (
 	// fastCubic grows by every segment ACKed in congestion avoidance
 	// (slow start that never ends).
 	fastCubic struct{ ccai.Cubic }
+	// unfriendlyCubic ignores the Reno-friendly region: below its cubic
+	// target it does not grow toward W_est.
+	unfriendlyCubic struct{ ccai.Cubic }
+	// lateHyStartCubic leaves slow start on delay with ssthresh at ¾ of
+	// cwnd rather than cwnd.
+	lateHyStartCubic struct{ ccai.Cubic }
 	// halfCubic halves the window on a loss (Reno's β, not CUBIC's 0.7).
 	halfCubic struct{ ccai.Cubic }
 	// nofcCubic keeps W_max at the window of the last loss, without fast
@@ -38,6 +46,14 @@ type (
 	overBBR struct{ ccai.BBR }
 	// fatProbeBBR does not drain cwnd to 4 packets in ProbeRTT.
 	fatProbeBBR struct{ ccai.BBR }
+	// shortProbeBBR leaves ProbeRTT 50 ms after entering it: it goes
+	// back to the state it had before (which, its RTprop still expired,
+	// enters ProbeRTT again at once: short ProbeRTTs one after another).
+	shortProbeBBR struct {
+		ccai.BBR
+		before  ccai.BBR
+		enterAt time.Duration
+	}
 	// quarterDCTCP reduces by α/4 of the window rather than α/2. Not
 	// named "dctcp", it gets the classic ECN echo (tcp.EchoFor keys on
 	// the name, not on the family), so its α follows ECE latched until
@@ -51,6 +67,24 @@ func (c *fastCubic) CongAvoid(s *ccai.Sock, acked uint32) {
 	c.Cubic.CongAvoid(s, acked)
 	if s.Cwnd >= s.SSThresh && s.IsCwndLimited() {
 		s.Cwnd += acked
+	}
+}
+
+func (c *unfriendlyCubic) CongAvoid(s *ccai.Sock, acked uint32) {
+	before := s.Cwnd
+	c.Cubic.CongAvoid(s, acked)
+	var v [8]float64
+	c.ReadVars(s, v[:len(c.Vars())])
+	if target, wEst := v[0], v[3]; s.Cwnd > before && before >= s.SSThresh && wEst > float64(before) && target <= float64(before) {
+		s.Cwnd = before
+	}
+}
+
+func (c *lateHyStartCubic) PktsAcked(s *ccai.Sock, a ccai.AckSample) {
+	before := s.SSThresh
+	c.Cubic.PktsAcked(s, a)
+	if s.SSThresh < before && s.CAState == ccai.StateOpen {
+		s.SSThresh = max(s.Cwnd*3/4, 2)
 	}
 }
 
@@ -117,6 +151,23 @@ func (b *fatProbeBBR) CongControl(s *ccai.Sock, rs *ccai.RateSample) {
 	}
 }
 
+func (b *shortProbeBBR) CongControl(s *ccai.Sock, rs *ccai.RateSample) {
+	if bbrVar(&b.BBR, s, bbrMode) != bbrProbeRTT {
+		b.before = b.BBR
+		b.enterAt = -1
+	}
+	b.BBR.CongControl(s, rs)
+	if bbrVar(&b.BBR, s, bbrMode) != bbrProbeRTT {
+		return
+	}
+	if b.enterAt < 0 {
+		b.enterAt = s.Now
+	}
+	if s.Now-b.enterAt > 50*time.Millisecond {
+		b.BBR = b.before
+	}
+}
+
 func (d *quarterDCTCP) SSThresh(s *ccai.Sock) uint32 {
 	d.DCTCP.SSThresh(s) // the window to undo to
 	var alpha [1]float64
@@ -132,12 +183,15 @@ func init() {
 	}{
 		{"test-reno-3q", ccai.FamilyReno, 0.5, func() ccai.Algorithm { return &threeQuarterReno{} }},
 		{"test-cubic-fast", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &fastCubic{} }},
+		{"test-cubic-unfriendly", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &unfriendlyCubic{} }},
+		{"test-cubic-latehystart", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &lateHyStartCubic{} }},
 		{"test-cubic-half", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &halfCubic{} }},
 		{"test-cubic-nofc", ccai.FamilyCubic, 0.7, func() ccai.Algorithm { return &nofcCubic{} }},
 		{"test-bbr-low", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &lowBBR{} }},
 		{"test-bbr-nopace", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &nopaceBBR{} }},
 		{"test-bbr-over", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &overBBR{} }},
 		{"test-bbr-fatprobe", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &fatProbeBBR{} }},
+		{"test-bbr-shortprobe", ccai.FamilyBBR, 0, func() ccai.Algorithm { return &shortProbeBBR{} }},
 		{"test-dctcp-quarter", ccai.FamilyDCTCP, 0.5, func() ccai.Algorithm { return &quarterDCTCP{} }},
 	} {
 		ccai.Register(ccai.Info{Name: r.name, Description: "a native algorithm with a planted bug (oracle tests)", Family: r.family, Beta: r.beta, New: r.new})
@@ -149,6 +203,12 @@ func TestFamilyOraclesSimulated(t *testing.T) {
 		{oracle: "reno-half", bug: "test-reno-3q", good: "reno", run: simRun{env: env("loss", 0.002)}, need: "recoveries"},
 		{oracle: "cubic-growth", bug: "test-cubic-fast", good: "cubic", run: simRun{env: env("loss", 0.001), bytes: 3 << 20},
 			premise: `ca_state == "open" && cwnd > ssthresh + 10`},
+		// A short round trip: CUBIC's curve is slower than Reno there.
+		{oracle: "cubic-reno-friendly", bug: "test-cubic-unfriendly", good: "cubic", run: simRun{env: env("loss", 0.002, "delay", 2), bytes: 3 << 20},
+			premise: `ca_state == "open" && cwnd >= ssthresh && w_est > cwnd + 2`},
+		// A deep buffer and no loss: the queue's delay ends slow start.
+		{oracle: "hystart-exit", bug: "test-cubic-latehystart", good: "cubic", run: simRun{env: env("loss", 0, "bw", 10, "delay", 20, "buffer", 1000), bytes: 3 << 20},
+			premise: `ca_state == "open" && prev.ca_state == "open" && prev.cwnd < prev.ssthresh && ssthresh < prev.ssthresh`},
 		{oracle: "cubic-beta", bug: "test-cubic-half", good: "cubic", run: simRun{env: env("loss", 0.002)}, need: "recoveries"},
 		// Random losses close together: the second comes below the
 		// W_max of the first.
@@ -162,6 +222,8 @@ func TestFamilyOraclesSimulated(t *testing.T) {
 		// at 10 Mbit/s take 12 s.
 		{oracle: "bbr-probe-rtt-cwnd", bug: "test-bbr-fatprobe", good: "bbr", run: simRun{env: env("loss", 0), bytes: 15_000_000},
 			premise: `mode == "probe_rtt" && prev.mode == "probe_rtt"`},
+		{oracle: "bbr-probe-rtt-duration", bug: "test-bbr-shortprobe", good: "bbr", run: simRun{env: env("loss", 0), bytes: 15_000_000},
+			premise: `prev.mode == "probe_rtt" && mode != "probe_rtt"`},
 		// ECN marks at a queue of 20 packets; no random loss.
 		{oracle: "dctcp-reduction", bug: "test-dctcp-quarter", good: "dctcp", run: simRun{env: env("loss", 0, "ecn", 1, "ecn_k", 20), bytes: 3 << 20}, need: "ecn"},
 	} {
@@ -198,6 +260,31 @@ func TestFamilyOraclesRecords(t *testing.T) {
 		{name: "target 2x cwnd in recovery", fire: false, recs: cubicRecs("recovery", 100, 70, 203)},
 	})
 
+	// cubic-growth on records: an undo in Open (ssthresh and cwnd
+	// restored at once, as a DSACK undo does on the kernel) is no growth.
+	growthRecs := func(undo bool) []tcp.StateRecord {
+		second := rec{ms: 1010, state: "open", cwnd: 13, ssthresh: 9, srttMS: 12, delivered: 101, vars: cubicVars(14)}
+		if undo {
+			second.ssthresh = 13
+		}
+		return records(
+			rec{ms: 1000, state: "open", cwnd: 9, ssthresh: 9, srttMS: 12, delivered: 100, vars: cubicVars(10)},
+			second,
+			rec{ms: 1020, state: "open", cwnd: 13, ssthresh: second.ssthresh, srttMS: 12, delivered: 103, vars: cubicVars(14)})
+	}
+	runRecCases(t, "cubic-growth", other, []string{"cubic"}, []recCase{
+		{name: "4 segments more on 1 delivered", fire: true, recs: growthRecs(false)},
+		{name: "an undo restoring cwnd and ssthresh", fire: false, recs: growthRecs(true)},
+	})
+
+	// cubic-reno-friendly stays silent on an application-limited flow
+	// (the seed a 2,000-simulation native campaign hit before the oracle
+	// asked for a filled window: 0.6 Mbit/s over a 1.4 s round trip).
+	hits, res := simulate(t, "cubic-reno-friendly", simRun{ccas: []string{"cubic"},
+		env: env("loss", 0.00035, "bw", 7402.7, "delay", 681, "qshape", 12.21, "qscale", 0.65, "app", 0.601, "buffer", 781), bytes: 15_000_000, seed: 15888402694542676019})
+	logRun(t, "cubic", hits, res)
+	expect(t, "cubic-reno-friendly", "cubic", hits, false)
+
 	// dctcp-alpha-range: α out of [0, 1] at any record.
 	alphaRecs := func(alphas ...float64) []tcp.StateRecord {
 		var rs []rec
@@ -212,7 +299,7 @@ func TestFamilyOraclesRecords(t *testing.T) {
 		{name: "alpha from 1 to 0", fire: false, recs: alphaRecs(1, 0.5, 0.0625, 0)},
 	})
 	// And on the native DCTCP, whose α the simulation keeps in range.
-	hits, res := simulate(t, "dctcp-alpha-range", simRun{ccas: []string{"dctcp"}, env: env("loss", 0, "ecn", 1, "ecn_k", 20), bytes: 3 << 20, seed: 1})
+	hits, res = simulate(t, "dctcp-alpha-range", simRun{ccas: []string{"dctcp"}, env: env("loss", 0, "ecn", 1, "ecn_k", 20), bytes: 3 << 20, seed: 1})
 	logRun(t, "dctcp", hits, res)
 	expect(t, "dctcp-alpha-range", "dctcp", hits, false)
 

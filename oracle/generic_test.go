@@ -249,23 +249,66 @@ func TestGenericOraclesRecords(t *testing.T) {
 		{name: "progress between timeouts", fire: false, recs: timeouts(true, 1000, 1000, 1000)},
 	})
 
-	// one-reduction-per-window: srtt_min 100 ms; a second recovery 20 ms
-	// after the first is within its window.
-	twoReductions := func(gapMS float64, undone bool) []tcp.StateRecord {
+	// one-reduction-per-window: srtt_min 100 ms, the default path's
+	// propagation round trip 40 ms (p.delay 20), 20 packets in flight at
+	// the first recovery; a second one 10 ms later, 10 packets
+	// delivered since, is within its window.
+	twoReductions := func(gapMS float64, undone bool, deliveredSince uint64) []tcp.StateRecord {
 		exitCwnd := uint32(10)
 		if undone {
 			exitCwnd = 20 // restored: the first reduction is undone
 		}
 		return records(
-			rec{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, srttMS: 100, delivered: 100},
-			rec{ms: 1010, reason: state, state: "recovery", cwnd: 20, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100},
-			rec{ms: 1015, reason: state, state: "open", cwnd: exitCwnd, ssthresh: 10, prior: 20, srttMS: 100, delivered: 110},
-			rec{ms: 1010 + gapMS, reason: state, state: "recovery", cwnd: exitCwnd, ssthresh: 5, prior: exitCwnd, srttMS: 100, delivered: 110})
+			rec{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, srttMS: 100, delivered: 100, inFlight: 20},
+			rec{ms: 1010, reason: state, state: "recovery", cwnd: 20, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100, inFlight: 20},
+			rec{ms: 1015, reason: state, state: "open", cwnd: exitCwnd, ssthresh: 10, prior: 20, srttMS: 100, delivered: 100 + deliveredSince, inFlight: 10},
+			rec{ms: 1010 + gapMS, reason: state, state: "recovery", cwnd: exitCwnd, ssthresh: 5, prior: exitCwnd, srttMS: 100, delivered: 100 + deliveredSince, inFlight: 10})
 	}
 	runRecCases(t, "one-reduction-per-window", native, reno, []recCase{
-		{name: "second recovery after 20 ms", fire: true, recs: twoReductions(20, false)},
-		{name: "second recovery after 200 ms", fire: false, recs: twoReductions(200, false)},
-		{name: "after an undone recovery", fire: false, recs: twoReductions(20, true)},
+		{name: "second recovery after 10 ms", fire: true, recs: twoReductions(10, false, 10)},
+		{name: "second recovery after 200 ms", fire: false, recs: twoReductions(200, false, 10)},
+		// 30 ms is within half srtt_min, not within half the
+		// propagation round trip: a jittery path's srtt_min is no
+		// round trip's lower bound.
+		{name: "second recovery after 30 ms", fire: false, recs: twoReductions(30, false, 10)},
+		{name: "after an undone recovery", fire: false, recs: twoReductions(10, true, 10)},
+		// Random queuing delay (mean 250 ms) kept srtt at 100 ms and
+		// more, but on a 5 ms path one packet can make the round trip in
+		// 10: the recovery ended and a new loss came 15 ms after it.
+		{name: "second recovery after 15 ms on a 5 ms path", env: env("delay", 5, "qshape", 10, "qscale", 25), fire: false, recs: twoReductions(15, false, 10)},
+		// Everything in flight at the first recovery was delivered: its
+		// recovery point may have been acknowledged (a sender that had
+		// stalled sent it long before).
+		{name: "in-flight window delivered", fire: false, recs: twoReductions(10, false, 20)},
+		{name: "all but 3 delivered", fire: true, recs: twoReductions(10, false, 17)},
+	})
+
+	// And the records of the seed a 2,000-simulation native Hybla
+	// campaign hit before the bound took the path's round trip (its run
+	// moved since, with tcp_cwnd_validate as Linux has it since 6.1, and
+	// no longer goes there): the delay fell from 149 ms one way to 6 ms
+	// behind a queue of seconds, srtt_min 203 ms; a timeout at 9.888 s
+	// with 4 packets out ended at 9.934 s (recovery point acknowledged),
+	// and a loss in the next window began a recovery at 9.975 s, 86 ms
+	// after the timeout.
+	hybla1031 := records(
+		rec{ms: 4100, state: "open", cwnd: 300, ssthresh: 938, delivered: 4000, srttMS: 202.81},
+		rec{ms: 7018.55, reason: state, state: "recovery", cwnd: 685, ssthresh: 342, prior: 685, inFlight: 472, delivered: 5648, srttMS: 3493.52},
+		rec{ms: 8884.86, state: "recovery", cwnd: 123, ssthresh: 342, prior: 685, inFlight: 4, delivered: 6116, srttMS: 2878.17},
+		rec{ms: 9888.08, reason: rto, state: "loss", cwnd: 1, ssthresh: 342, prior: 685, delivered: 6116, srttMS: 2878.17},
+		rec{ms: 9903.40, state: "loss", cwnd: 2, ssthresh: 342, prior: 685, delivered: 6117, srttMS: 2520.31},
+		rec{ms: 9918.71, state: "loss", cwnd: 3, ssthresh: 342, prior: 685, inFlight: 1, delivered: 6118, srttMS: 2207.18},
+		rec{ms: 9921.85, state: "loss", cwnd: 4, ssthresh: 342, prior: 685, inFlight: 2, delivered: 6119, srttMS: 1933.59},
+		rec{ms: 9933.98, reason: state, state: "open", cwnd: 4, ssthresh: 342, prior: 685, inFlight: 3, delivered: 6120, srttMS: 1693.80},
+		rec{ms: 9933.98, state: "open", cwnd: 342, ssthresh: 342, prior: 685, inFlight: 3, delivered: 6120, srttMS: 1693.80},
+		rec{ms: 9961.90, state: "open", cwnd: 345, ssthresh: 342, prior: 685, inFlight: 344, delivered: 6128, srttMS: 596.25},
+		rec{ms: 9968.21, reason: state, state: "disorder", cwnd: 345, ssthresh: 342, prior: 685, inFlight: 344, delivered: 6129, srttMS: 526.00},
+		rec{ms: 9974.53, reason: state, state: "recovery", cwnd: 345, ssthresh: 172, prior: 345, inFlight: 344, delivered: 6131, srttMS: 411.89})
+	runRecCases(t, "one-reduction-per-window", native, reno, []recCase{
+		{name: "Hybla seed: recovery 86 ms after a timeout on a 6 ms path", env: env("delay", 6), fire: false, recs: hybla1031},
+		// And on a 149 ms path too: the timeout's 4 packets in flight
+		// were delivered before the recovery (reduction_left).
+		{name: "Hybla seed's records on a 149 ms path", env: env("delay", 149), fire: false, recs: hybla1031},
 	})
 }
 
@@ -288,5 +331,26 @@ func TestUndoRestoresInSlowStart(t *testing.T) {
 			"as each undo restores an ssthresh above the doubled window (2147483647 in slow start; the first: recovery -> open at 49.6 ms, cwnd 10 -> 22, prior_cwnd 11); "+
 			"window-overflow fired first at %v (cwnd %v)",
 			res.Flows[0].Undos, overflow[0].at, overflow[0].state["cwnd"])
+	}
+}
+
+// TestCwndValidationAfterDecay: cwnd-validation stays silent on an
+// application-limited Hybla flow whose window RFC 2861 decays (the seed a
+// 2,000-simulation native campaign hit while the decay went unrecorded):
+// 0.5 Mbit/s over a 1.9 s round trip keeps about 80 packets in flight;
+// the decay takes cwnd 174 → 128, below 2·max_packets_out, so slow start
+// is cwnd-limited again and Hybla's one increment (2^ρ − 1 per ACK, ρ =
+// 40, at most 65535) takes it to ssthresh, 618, on the next ACK. The
+// premise is that growth from a recorded decay.
+func TestCwndValidationAfterDecay(t *testing.T) {
+	seed211 := simRun{ccas: []string{"hybla"}, bytes: 15_000_000, seed: 14004472123628638790, sched: netenv.Schedule{
+		{Env: env("loss", 0.09108899999999999, "bw", 9130.400000000001, "delay", 505, "qshape", 7.96, "qscale", 0.32, "app", 3090.7010000000005, "buffer", 2655), Until: 14378007271},
+		{Env: env("loss", 0.000011, "bw", 9406.7, "delay", 930, "qshape", 11.42, "qscale", 0.03, "app", 0.501, "buffer", 1927)},
+	}}
+	hits, res := simulate(t, "cwnd-validation", seed211)
+	logRun(t, "hybla", hits, res)
+	expect(t, "cwnd-validation", "hybla", hits, false)
+	if !holds(t, seed211, `ca_state == "open" && prev.reason == "idle" && reason == "ack" && cwnd > prev.cwnd && 2 * (rtt_max.in_flight + 4) < rtt_ago.cwnd`) {
+		t.Error("the Hybla seed no longer grows its window from an RFC 2861 decay below the window of a round trip ago: its silence says nothing")
 	}
 }

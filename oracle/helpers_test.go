@@ -235,8 +235,8 @@ func containsName(specs []corpus.ConditionSpec, name string) bool {
 var tested = []string{
 	"cwnd-floor", "window-overflow", "stall", "rto-backoff", "cwnd-validation", "reduction-bound",
 	"one-reduction-per-window", "ssthresh-steady", "recovery-exit", "undo-restores",
-	"reno-half", "cubic-growth", "cubic-target-bound", "cubic-beta", "cubic-fast-convergence",
-	"bbr-min-cwnd", "bbr-pacing-rate", "bbr-probe-rtt-cwnd", "bbr-cwnd-target",
+	"reno-half", "cubic-growth", "cubic-target-bound", "cubic-reno-friendly", "hystart-exit", "cubic-beta", "cubic-fast-convergence",
+	"bbr-min-cwnd", "bbr-pacing-rate", "bbr-probe-rtt-cwnd", "bbr-probe-rtt-duration", "bbr-cwnd-target",
 	"dctcp-alpha-range", "dctcp-reduction", "starvation",
 }
 

@@ -53,22 +53,37 @@ type Oracle struct {
 	// needs at least that many of them (0: any flow).
 	MinFlows int
 	// Spec is the check. Its expressions may hold placeholders that
-	// Select fills for the subject and the flow's congestion control:
-	// SLACK (0 on the native subject, whose records are emitted at the
-	// change itself; 1 on the others, whose records are rebuilt after
-	// the whole ACK, growth included), ENTRY (the record that enters a
-	// window reduction, with the reduced ssthresh), BETA (the congestion control's
-	// ccai.Info.Beta) and REDUCED (the states a window reduction enters
-	// whose prior_cwnd the subject reports: cwr as well on the native
-	// subject).
+	// Select fills for the subject and the flow's congestion control
+	// (fill says how for each subject): SLACK (0 on the native subject,
+	// whose records are emitted at the change itself; 1 on the others,
+	// whose records are rebuilt after the whole ACK, growth included),
+	// ENTRY (the record that enters a window reduction, with the reduced
+	// ssthresh), BETA (the congestion control's ccai.Info.Beta), REDUCED
+	// (the states a window reduction enters whose prior_cwnd the subject
+	// reports: cwr as well on the native and ns-3 subjects), DEEPER
+	// (ssthresh below ⌊β·W⌋ − 1 and 2 segments, W the window the reduction
+	// is a fraction of: prior_cwnd, or on ns-3 the flight ns-3 computes
+	// ssthresh from if that is less) and RESTORED (the window was
+	// restored by an undo: false on ns-3, which undoes nothing).
 	Spec corpus.ConditionSpec
 }
 
 // Needs lists the state variables the oracle reads (X, prev.X, first.X,
-// rtt_ago.X and rtt_max.X), in order of appearance.
+// rtt_ago.X, rtt_max.X and held.X), in order of appearance.
 func (o *Oracle) Needs() []string {
 	sp := o.Spec
-	sp.When, sp.While = fill(sp.When, 0.5, true), fill(sp.While, 0.5, true)
+	// The variables of every subject's version of the check.
+	union := func(src string) string {
+		if src == "" {
+			return ""
+		}
+		var alts []string
+		for _, subj := range []string{"native", "ns3", "linux", ""} {
+			alts = append(alts, "("+fill(src, 0.5, subj)+")")
+		}
+		return strings.Join(alts, " || ")
+	}
+	sp.When, sp.While = union(sp.When), union(sp.While)
 	r, err := sp.Refs()
 	if err != nil {
 		return nil
@@ -189,7 +204,6 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 			return nil, fmt.Sprintf("not on %s: %s", key, why)
 		}
 	}
-	native := caps.Name == "native"
 	byBeta := map[float64][]string{}
 	var betas []float64
 	var whys []string
@@ -201,12 +215,16 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 			continue
 		}
 		applied = true
-		if strings.Contains(o.Spec.When, "BETA") && beta == 0 {
+		if usesBeta(o.Spec.When) && beta == 0 {
 			continue // no β declared: nothing to bound
 		}
-		spec := o.specFor(native, beta)
-		if _, err := corpus.Compile([]corpus.ConditionSpec{spec}, corpus.SchemaOf(caps, cca)); err != nil {
+		spec := o.specFor(caps.Name, beta)
+		schema := corpus.SchemaOf(caps, cca)
+		if _, err := corpus.Compile([]corpus.ConditionSpec{spec}, schema); err != nil {
 			w := fmt.Sprintf("cannot run on %s flows: %v", cca, err)
+			if missing := lacking(spec, schema); len(missing) > 0 {
+				w = fmt.Sprintf("needs %s, which %s's %s flows do not report", strings.Join(missing, ", "), caps.Name, cca)
+			}
 			if !slices.Contains(whys, w) {
 				whys = append(whys, w)
 			}
@@ -224,11 +242,34 @@ func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai
 	}
 	var out []corpus.ConditionSpec
 	for _, b := range betas {
-		spec := o.specFor(native, b)
+		spec := o.specFor(caps.Name, b)
 		spec.Only = byBeta[b]
 		out = append(out, spec)
 	}
 	return out, strings.Join(whys, "; ")
+}
+
+// lacking lists the state variables spec reads that schema lacks.
+func lacking(spec corpus.ConditionSpec, schema corpus.Schema) []string {
+	r, err := spec.Refs()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range [][]string{r.Cur, r.Prev, r.First, r.Window} {
+		for _, n := range l {
+			if !schema.Has(n) && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// usesBeta says whether a condition holds a β placeholder (BETA, or DEEPER,
+// which is filled with β).
+func usesBeta(src string) bool {
+	return strings.Contains(src, "BETA") || strings.Contains(src, "DEEPER")
 }
 
 func countOf(l []string, s string) int {
@@ -241,28 +282,71 @@ func countOf(l []string, s string) int {
 	return n
 }
 
-// specFor is the oracle's condition with its placeholders filled.
-func (o *Oracle) specFor(native bool, beta float64) corpus.ConditionSpec {
+// specFor is the oracle's condition with its placeholders filled for
+// subject (netenv.Capabilities.Name).
+func (o *Oracle) specFor(subject string, beta float64) corpus.ConditionSpec {
 	sp := o.Spec
 	sp.Name = o.Name
 	sp.Source = o.Source
-	sp.When = fill(sp.When, beta, native)
-	sp.While = fill(sp.While, beta, native)
+	sp.When = fill(sp.When, beta, subject)
+	sp.While = fill(sp.While, beta, subject)
 	return sp
 }
 
-func fill(src string, beta float64, native bool) string {
-	// ENTRY: the record that enters a reduction. The native subject
-	// emits it with the reduced ssthresh; the others' records are
-	// rebuilt after the ACK and may show the new state one record before
-	// the new ssthresh, so their first quarter round trip counts.
+// fill fills the placeholders of src (Oracle.Spec) for a subject:
+//
+//   - "native" emits a record at the change itself (SLACK 0), the record
+//     that enters a reduction with the reduced ssthresh (ENTRY: the first
+//     record in the new state), and prior_cwnd on cwr too;
+//   - "ns3" rebuilds its records after the whole ACK (SLACK 1), but its
+//     driver emits the record that enters a reduction at the reduction
+//     itself, with the reduced ssthresh, the cwnd before it and in
+//     in_flight the bytes ns-3 computed ssthresh from (netenv/ns3's doc,
+//     "State records"), and reports prior_cwnd on cwr: ENTRY and REDUCED
+//     as natively. ns-3 hands every congestion control that flight
+//     (TcpSocketBase::EnterRecovery and EnterCwr pass BytesInFlight(), RFC
+//     6675's pipe; ReTxTimeout the flight before the timeout), and
+//     TcpNewReno and the models built on it halve it, as RFC 5681 eq. (4)
+//     and RFC 9438 §4.6 say (FlightSize), where Linux halves cwnd: DEEPER
+//     bounds ssthresh by β of the lesser of prior_cwnd and that flight
+//     (in_flight at a recovery or cwr entry; at a loss entry, taken after
+//     the timeout marked everything lost, the flight of the record before,
+//     which the timeout's flight is at least: only sending happens between
+//     two records). ns-3.37 undoes no reduction (no D-SACK, Eifel or F-RTO
+//     undo: TcpSocketBase::ProcessAck leaves CA_RECOVERY and CA_LOSS only
+//     on a cumulative ACK past m_recover, restoring nothing), so RESTORED
+//     is false;
+//   - "linux" rebuilds its other records after the ACK (SLACK 1), but
+//     its record of a change of ca_state is taken in tcp_set_ca_state
+//     (netenv/linux/bpf.go), which tcp_enter_recovery, tcp_enter_loss
+//     and tcp_enter_cwr (net/ipv4/tcp_input.c) call after
+//     tcp_init_cwnd_reduction or their own ssthresh update: ENTRY and
+//     REDUCED as natively;
+//   - the others (gvisor) rebuild their records after the whole ACK
+//     (SLACK 1) and may show the new state one record before the new
+//     ssthresh, so their first quarter round trip counts as the entry,
+//     and report prior_cwnd on recovery and loss only.
+func fill(src string, beta float64, subject string) string {
+	b := strconv.FormatFloat(beta, 'g', -1, 64)
 	slack, reduced := "1", `["recovery", "loss"]`
 	entry := `prev_ca_state in ` + calm + ` && (prev.ca_state in ` + calm + ` || prev.ca_state == ca_state && since_reduction * 1000 < srtt / 4)`
-	if native {
+	below := func(w string) string { return `ssthresh < max(floor(` + b + ` * ` + w + `) - 1, 2)` }
+	deeper := below("prior_cwnd")
+	restored := func(slack string) string { return `cwnd + ` + slack + ` >= max(prev.cwnd, prior_cwnd)` }
+	switch subject {
+	case "native":
 		slack, reduced = "0", `["recovery", "cwr", "loss"]`
 		entry = `prev.ca_state in ` + calm
+	case "linux":
+		reduced = `["recovery", "cwr", "loss"]`
+		entry = `prev.ca_state in ` + calm
+	case "ns3":
+		reduced = `["recovery", "cwr", "loss"]`
+		entry = `prev.ca_state in ` + calm
+		deeper = `(ca_state == "loss" && ` + below("min(prior_cwnd, prev.in_flight)") + ` || ca_state != "loss" && ` + below("min(prior_cwnd, in_flight)") + `)`
+		restored = func(string) string { return "false" }
 	}
-	r := strings.NewReplacer("SLACK", slack, "BETA", strconv.FormatFloat(beta, 'g', -1, 64), "REDUCED", reduced, "ENTRY", entry)
+	r := strings.NewReplacer("SLACK", slack, "BETA", b, "REDUCED", reduced, "ENTRY", entry, "DEEPER", deeper, "RESTORED", restored(slack))
 	return r.Replace(src)
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
 )
@@ -422,6 +423,9 @@ func finding(out, dir string, g *act.FindingGroup, program string) findingInfo {
 	fi.Title = f.Condition
 	if f.Kind != "condition" {
 		fi.Title = "fault: " + f.Kind
+	}
+	if f.Kind == corpus.FaultCondition {
+		fi.Title += " " + f.Condition // one group a faulty condition
 	}
 	fi.ID = fmt.Sprintf("f-%s-%d", anchor(fi.Title), g.FirstSim)
 	if g.Path != "" {

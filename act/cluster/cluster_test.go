@@ -95,18 +95,29 @@ func hostMain(args []string) int {
 	return 0
 }
 
-// coordinatorMain is "coordinator URL OUT": testCampaign through a
-// cluster, checkpointed after every batch (to be killed).
+// coordinatorMain is "coordinator URL OUT [ID LEASE]": testCampaign
+// through a cluster, checkpointed after every batch (to be killed or
+// stopped), as campaign ID (default "killed") with that lease, logging
+// to stderr.
 func coordinatorMain(args []string) int {
 	nc, err := Connect(ConnectOptions{URL: args[0], Name: "test coordinator"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
+	opt := Options{ID: "killed"}
+	if len(args) == 4 {
+		opt.ID = args[2]
+		if opt.Lease, err = time.ParseDuration(args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
 	c := testCampaign(nil)
 	_, err = act.Run(context.Background(), c, act.Options{Budget: testBudget, Lag: testLag, Out: args[1], CheckpointEvery: 1,
 		Executor: func(ctx context.Context, h act.CampaignHeader) (act.Executor, error) {
-			return NewExecutor(ctx, nc, c, h, Options{ID: "killed"})
+			return NewExecutor(ctx, nc, c, h, opt)
 		}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -669,8 +680,10 @@ func TestCoordinatorResume(t *testing.T) {
 	sameAsLocal(t, "resumed", ref, rep, refDir, dir)
 }
 
-// The NATS server restarts (file storage) in the middle of a campaign:
-// the coordinator and the worker hosts reconnect, and the campaign ends
+// The NATS server restarts (file storage) in the middle of a campaign,
+// away for three times the coordinator's lease: the coordinator and the
+// worker hosts reconnect, the coordinator renews its lease (nobody took
+// it meanwhile) instead of giving the campaign up, and the campaign ends
 // as the reference.
 func TestServerRestart(t *testing.T) {
 	srv := startRestartable(t)
@@ -682,7 +695,7 @@ func TestServerRestart(t *testing.T) {
 	var restarted sync.Once
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	rep, ex := clusterRun(t, context.Background(), c, connect(t, url), dir, Options{ID: "restart", AckWait: 3 * time.Second}, nil,
+	rep, ex := clusterRun(t, context.Background(), c, connect(t, url), dir, Options{ID: "restart", AckWait: 3 * time.Second, Lease: time.Second}, nil,
 		act.Options{Progress: func(st act.Status) {
 			if st.Sims >= 128 {
 				restarted.Do(func() {
@@ -691,7 +704,7 @@ func TestServerRestart(t *testing.T) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						srv.restart(500 * time.Millisecond)
+						srv.restart(3 * time.Second)
 						t.Log("server restarted")
 					}()
 				})
@@ -888,6 +901,11 @@ func TestDeadLetterChargesOneConfiguration(t *testing.T) {
 	const guilty = 100
 	var mu sync.Mutex
 	seeds := map[uint64]map[int]bool{} // of every configuration the hosts saw
+	// The coordinator replays a crash in a worker process of its own
+	// before it keeps it (act's verifier: a finding must replay), so the
+	// guilty configuration's seed crashes that process too: set before
+	// the hosts charge it, inherited by the process the verifier starts.
+	t.Setenv(crashSeedEnv, "")
 	startHosts(t, s.ClientURL(), 2, 1, "", func(w *Worker) {
 		w.dies = func(it act.WorkItem) bool {
 			mu.Lock()
@@ -896,6 +914,9 @@ func TestDeadLetterChargesOneConfiguration(t *testing.T) {
 				seeds[it.Config.Seed] = map[int]bool{}
 			}
 			seeds[it.Config.Seed][it.Index] = true
+			if it.Index == guilty {
+				os.Setenv(crashSeedEnv, strconv.FormatUint(it.Config.Seed, 10))
+			}
 			return it.Index == guilty
 		}
 	})

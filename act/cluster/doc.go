@@ -269,10 +269,24 @@
 // a process of this host that is gone, else once the lease has not
 // changed for Lease (a lost machine; a fresh run always waits that long,
 // since a holder of its id is another machine's, whose host name may be
-// this one's). A coordinator that loses its lease
-// (not renewed for 3/4 of Lease: a partition, a stopped process; or taken)
-// stops with ErrCampaignTaken (exit 3) and leaves the campaign's header,
-// streams and objects to the new holder (TestCoordinatorLease). On one
+// this one's). A coordinator whose lease went stale (not renewed for
+// 3/4 of Lease by its own clock: starved of CPU, stopped, its machine
+// suspended, its server away) acts on nothing (no chunk published, no
+// message acked, no store part asked: Executor.acting, checked before
+// each) until it has renewed the lease by a compare-and-set on the
+// revision it last wrote: that succeeds only if nobody took the lease
+// meanwhile, and it carries on (TestCoordinatorStopped, a coordinator
+// SIGSTOPped for three leases; TestServerRestart, a server away for
+// three). One that finds its lease another's stops with ErrCampaignTaken
+// (exit 3) and leaves the campaign's header, streams and objects to the
+// new holder (TestCoordinatorLease, TestCoordinatorStopped). The
+// decisions are a state machine of their own (leasestate.go), tested
+// without a network or a clock against random schedules of stops,
+// outages and takeovers (TestLeaseNeverTwoHolders). Durations are read
+// from CLOCK_BOOTTIME, which counts a suspended machine's sleep (Go's
+// monotonic clock does not). What is left: a process stopped between
+// its check of the lease and the sending of an act (microseconds) sends
+// it once continued; closing that needs fencing by the server. On one
 // machine, the output directory's lock keeps a second `run` of the same
 // --out out before it connects (corpus.LockDir).
 //
@@ -608,19 +622,23 @@
 // holder's name in its lease ends with its period (host/pid/nonce/10s),
 // so that a standby started with a shorter --lease does not take a live
 // holder's part between two of its renewals (TestStoreLeaseLongerHeld;
-// a coordinator's lease is kept the same way). A holder that finds its
-// lease taken, or could not renew it for 3/4 of Lease by its own clock,
-// counted from the sending of its last renewal (a partition), stops
-// serving the part and becomes a standby itself. A taker cannot see that
-// renewal before it was sent, and waits Lease after it saw it: only
-// durations measured on one machine are compared, never two machines'
-// clocks, and two processes never serve one part. Until then a failed
+// a coordinator's lease is kept the same way). A holder that could not
+// renew its lease for 3/4 of Lease by its own clock, counted from the
+// sending of its last renewal (a partition, a stopped or starved process),
+// answers nothing and acks nothing until it has renewed it; a taker
+// cannot see that renewal before it was sent, and waits Lease after it
+// saw it: only durations measured on one machine are compared, never two
+// machines' clocks, and two processes never serve one part. A failed
 // renewal is tried again every Lease/16 (each try lasting Lease/8 at
-// most), so that a nats-server restarted, even after a kill -9, costs no
-// lease (TestLeaseSurvivesServerRestart: three outages of 1.5 s with Lease
-// 4 s; a holder gave up at Lease/2 before, and a coordinator exited 3 in
-// a bench/cluster-chaos.sh run), and a renewal written whose answer was
-// lost is recognised by the holder's name in the key. The standby then answers the coordinator that it has no part,
+// most), however long the server is away, each a compare-and-set on the
+// revision the holder last wrote, so that a nats-server restarted, even
+// after a kill -9 and for longer than the lease, costs no lease that
+// nobody took (TestLeaseSurvivesServerRestart; a holder gave the lease up
+// at Lease/2, then at 3/4 of Lease, before, and a coordinator exited 3 in
+// bench/cluster-chaos.sh runs and when a server took 6–7 s to restart),
+// and a renewal written whose answer was lost is recognised by the
+// holder's name in the key. A holder that finds its lease taken stops
+// serving the part and becomes a standby itself. The standby then answers the coordinator that it has no part,
 // and `run` continues from its checkpoint as above: the part moves to the
 // standby without anyone restarting a process (TestStorePartStandby,
 // TestStoreLease; cli's TestRunStorePartRestarted with a standby). The
@@ -641,7 +659,24 @@
 // A store process that stops serving a
 // campaign gives back the shares it held (nak), and a coordinator makes
 // the part consumers again when it starts, so a share held for a dead
-// coordinator is delivered again at once. A store process's parts can be
+// coordinator is delivered again at once. A part acks a merge's shares
+// only when the next merge comes, by when the coordinator has acked their
+// results (settle.go): acked at the merge, they were gone when the
+// coordinator died before its acks, or lost another part in that merge,
+// and the coordinator that continued from its checkpoint found the
+// results in their stream and waited for shares no longer in theirs
+// ("64 of 64 shares not received yet", exit 3 in bench/cluster-chaos.sh;
+// TestStorePartsKilledBeforeAcks). Nor does a part ack a share of a
+// simulation it merged as it arrives: one that did not see its consumer
+// made again (away from a restarting server) acked shares a coordinator
+// gone back to its checkpoint needed again
+// (TestStorePartKeepsStaleLookingShare). And when a merge's shares stay
+// missing for 20 s, the coordinator makes the part's consumer again
+// (shares delivered to a process that died or gave the part up, or on a
+// connection a server restart cut, would come back only after the
+// consumer's AckWait, 10 minutes), then, 20 s later, publishes the
+// merge's configurations again alone, whose hosts publish the same shares
+// (redeliver.go; TestStorePartSharesRedelivered). A store process's parts can be
 // capped (StoreOptions.Memory, `actfuzz store --memory`): a part cannot
 // coarsen as a whole store does, so the merge that takes it over the cap
 // is its last, and its answer says so (partReply.Capped); Run ends the

@@ -110,6 +110,7 @@ type Stats struct {
 	// HolderChanges counts the store parts' leases that changed hands
 	// (a standby took a part over, or its holder stopped).
 	HolderChanges int
+	Remade        int // part consumers made again: a merge's shares stayed missing (redeliver.go)
 	// Reissued counts the configurations published again alone because
 	// a result of theirs was rejected for its content after its host
 	// acked its chunk (a host's bug), or none came (a result lost;
@@ -161,6 +162,7 @@ type chunk struct {
 	// times it was: its message id differs from the last one's, which
 	// the server would drop as a duplicate.
 	attempt int
+	again   bool // published even though its configurations have results: their shares are lost (redeliver.go)
 }
 
 // retryBit marks the BatchID of a configuration retried alone
@@ -348,50 +350,6 @@ func NewExecutor(ctx context.Context, nc *nats.Conn, c *act.Campaign, h act.Camp
 		return nil, err
 	}
 	return e, nil
-}
-
-// ErrCampaignHeld is the error of a coordinator started while another one
-// coordinates its campaign (a lease renewed by its holder): two would
-// delete or consume each other's streams. `run` exits 2 with it.
-var ErrCampaignHeld = errors.New("another coordinator coordinates this campaign")
-
-// ErrCampaignTaken ends a coordinator whose lease on its campaign was
-// lost: it could not renew it for half its period (a partition, a
-// stopped process), and another coordinator may have taken the campaign
-// over.
-var ErrCampaignTaken = errors.New("the coordinator lost its lease on the campaign")
-
-// coordinatorKey is the key of a campaign's coordinator lease in the
-// leases bucket (beside its parts' ID.J).
-func coordinatorKey(id string) string { return id + ".coordinator" }
-
-// holdCampaign takes the coordinator's lease on its campaign, before
-// anything of the campaign's is deleted or consumed: one coordinator a
-// campaign, as one process an output directory (corpus.LockDir) on one
-// machine. A coordinator killed and resumed takes it over at once on the
-// same host, else after Options.Lease; one started while the holder
-// renews it fails with ErrCampaignHeld.
-func (e *Executor) holdCampaign(ctx context.Context) error {
-	id := e.opt.ID
-	leases, err := leasesBucket(ctx, e.js, true)
-	if err != nil {
-		return fmt.Errorf("KV bucket %s: %w", LeasesBucket, err)
-	}
-	sp := &leaseSpec{kv: leases, key: coordinatorKey(id), holder: holderName(e.opt.Lease), period: e.opt.Lease, poll: e.opt.Lease / 8,
-		what: "campaign", log: e.log,
-		// A resume after a kill -9 on the same host need not wait for
-		// the dead one's lease to expire. A fresh run never takes a
-		// lease over at once: its id came from an --out no one resumes,
-		// so a holder is another machine's (which may share this one's
-		// host name and not its pids).
-		takeGone: e.opt.Resume,
-		lost:     func() { e.failWith(fmt.Errorf("campaign %s: %w", id, ErrCampaignTaken)) }}
-	e.lease, err = takeLease(ctx, e.ctx, sp, false)
-	var held *LeaseHeldError
-	if errors.As(err, &held) {
-		return fmt.Errorf("campaign %s is coordinated by %s, which renews its lease: %w", id, held.Holder, ErrCampaignHeld)
-	}
-	return err
 }
 
 func (e *Executor) setup(ctx context.Context) error {
@@ -594,6 +552,7 @@ func (e *Executor) publish() {
 			_, ok := e.got[i]
 			have = ok || i < e.merged
 		}
+		have = have && !c.again
 		if have {
 			e.stats.Skipped++
 		}
@@ -605,6 +564,9 @@ func (e *Executor) publish() {
 		m.Header.Set(hdrCampaign, e.opt.ID)
 		var ack *jetstream.PubAck
 		err := retry(e.ctx, func() error {
+			if !e.acting() {
+				return errLeaseLost // the lease lost or closing: e.ctx has ended
+			}
 			pctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 			defer cancel()
 			var err error
@@ -678,6 +640,9 @@ func (e *Executor) consume() {
 					e.log.Warn("receiving results", "err", err)
 				}
 				break
+			}
+			if !e.acting() {
+				break // e.ctx has ended
 			}
 			md, mdErr := m.Metadata()
 			e.receive(m)
@@ -755,6 +720,9 @@ func (e *Executor) holdResults() {
 		}
 		e.mu.Unlock()
 		for _, m := range held {
+			if !e.acting() {
+				return
+			}
 			_ = m.InProgress() // a message already acked (merged meanwhile) answers nothing
 		}
 	}
@@ -787,8 +755,10 @@ func (e *Executor) receive(m jetstream.Msg) {
 		if data, part, parts, reason = e.assemble(m); reason == "" && data == nil {
 			return // more parts to come
 		}
-		if reason == deferPart {
+		if reason == deferPart && e.acting() {
 			_ = m.NakWithDelay(deferFor)
+		}
+		if reason == deferPart {
 			return
 		}
 		if parts != nil {
@@ -802,7 +772,9 @@ func (e *Executor) receive(m jetstream.Msg) {
 		if reason != "duplicate" && reason != "stale" {
 			e.noteRejected(reason, len(data))
 		}
-		_ = ack.Ack()
+		if e.acting() {
+			_ = ack.Ack()
+		}
 		return
 	}
 	select {
@@ -1057,6 +1029,9 @@ func (e *Executor) deadLetter(m *nats.Msg) {
 		e.log.Warn("dead letter: chunk given up, its configurations without a result published again one by one",
 			"first", c.first, "deliveries", adv.Deliveries, "retried", len(again))
 	}
+	if !e.acting() {
+		return
+	}
 	dctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	_ = e.work.DeleteMsg(dctx, adv.StreamSeq)
 	cancel()
@@ -1104,16 +1079,23 @@ func (e *Executor) Failed() <-chan error { return e.fail }
 // Merged acks the results of the configurations below upto: Run has
 // merged them.
 func (e *Executor) Merged(upto int) {
+	// Each ack once the lease is fresh; none once it is lost: the
+	// results are the new holder's.
+	ack := func(a acker) {
+		if e.acting() {
+			_ = a.Ack()
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i := e.merged; i < upto; i++ {
 		if m := e.got[i]; m != nil {
-			_ = m.Ack()
+			ack(m)
 		}
 		delete(e.got, i)
 		// Parts of a result that came whole too (a redelivery).
 		if p := e.parts[i]; p != nil {
-			_ = p.msgs.Ack()
+			ack(p.msgs)
 			e.partB -= p.size
 			delete(e.parts, i)
 		}
@@ -1150,13 +1132,11 @@ func (e *Executor) Close() {
 	e.wg.Wait()
 	if e.lease != nil {
 		// Released last, once the campaign's header and streams are
-		// settled; a lease lost means another coordinator may hold the
-		// campaign now, and they are its.
+		// settled, and only if they are still this coordinator's.
 		defer e.lease.release(false)
-		if <-e.lease.done; e.lease.lost {
-			e.log.Warn("the campaign's lease was lost: its header, streams and objects are left to the coordinator that holds it")
-			return
-		}
+	}
+	if !e.stillHeld() {
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -1224,22 +1204,11 @@ func (e *Executor) setupParts(ctx context.Context) error {
 		Description: "actfuzz: the shares of the store parts of campaign " + id}); err != nil {
 		return fmt.Errorf("states stream: %w", err)
 	}
-	sts, err := e.js.Stream(ctx, statesStream(id))
-	if err != nil {
-		return fmt.Errorf("states stream: %w", err)
-	}
 	for j := range e.opt.Parts {
 		// A fresh consumer: what a store process held unmerged for an
-		// earlier coordinator is delivered again at once. A share waits
-		// in its store process until its simulation is merged (the lag):
-		// AckWait only brings back what a store process that died held.
-		if err := sts.DeleteConsumer(ctx, partConsumer(j)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			return fmt.Errorf("store part %d consumer: %w", j, err)
-		}
-		if _, err := e.js.CreateOrUpdateConsumer(ctx, statesStream(id), jetstream.ConsumerConfig{Durable: partConsumer(j),
-			FilterSubject: statesSubject(id, j), AckPolicy: jetstream.AckExplicitPolicy, AckWait: 10 * time.Minute, MaxAckPending: -1,
-			Description: fmt.Sprintf("actfuzz store part %d", j)}); err != nil {
-			return fmt.Errorf("store part %d consumer: %w", j, err)
+		// earlier coordinator is delivered again at once.
+		if err := e.remakePartConsumer(ctx, j); err != nil {
+			return err
 		}
 	}
 	if _, err := partsStore(ctx, e.nc, e.js, true); err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -92,6 +93,9 @@ type leaseSpec struct {
 	what   string        // what is held, for the log: "store part", "campaign"
 	log    *slog.Logger
 	frozen func() bool // tests: a frozen process neither takes nor renews (nil: never)
+	// clock is the lease clock (nil: leaseClock; tests move it on, as a
+	// suspended machine's).
+	clock func() time.Duration
 	// takeGone takes a key held by a process of this host that is gone
 	// over at once, without waiting for period (holderGone).
 	takeGone bool
@@ -99,16 +103,31 @@ type leaseSpec struct {
 	tookOver, lost func()
 }
 
+func (sp *leaseSpec) now() time.Duration {
+	if sp.clock != nil {
+		return sp.clock()
+	}
+	return leaseClock()
+}
+
 // lease is a process's hold on a key of the leases bucket: a store
 // process's on one part of one campaign, a coordinator's on its campaign.
+// Its holder acts on what the lease guards only once await says the
+// lease is fresh (leasestate.go).
 type lease struct {
 	ctx  context.Context // ends when the lease is lost or released
 	stop context.CancelFunc
 	done chan struct{} // the renewing goroutine has ended
 	sp   *leaseSpec
-	rev  uint64 // the revision last written (valid once done is closed)
-	lost bool   // the lease was lost, not released (valid once done is closed)
+
+	mu      sync.Mutex
+	h       holding       // the decisions (leasestate.go)
+	changed chan struct{} // closed and made again when h changes
+	poke    chan struct{} // a process about to act found the lease stale: renew now
 }
+
+// errLeaseLost is await's answer once another process took the key.
+var errLeaseLost = errors.New("lease lost: another process took it over")
 
 // LeaseHeldError is the error of a process that found the lease it needs
 // held by a process that renews it: a second coordinator of one campaign.
@@ -123,34 +142,18 @@ func (e *LeaseHeldError) Error() string {
 
 // takeLease waits until this process holds sp.key and returns the lease,
 // renewed every period/4 until life ends or release. A key found held is
-// taken over once it has not changed for period by this process's clock
-// (its holder died: kill -9, a lost machine), or at once when its holder
-// deletes it (it stopped), or at once when sp.takeGone and its holder was
-// a process of this host that is gone (a coordinator killed and started
-// again). A standby waits however long the holder renews; otherwise the
-// first renewal seen ends the wait with a *LeaseHeldError. A holder that
-// has not renewed for 3/4 of its period, counted from the sending of its
-// last renewal, or finds the key taken, loses the lease (keepLease): only
-// durations are compared, never clocks of two machines, so two processes
-// never hold the key at once. ctx bounds the wait.
+// taken over (a compare-and-set on the revision seen) once it has not
+// changed for period by this process's clock (its holder died: kill -9,
+// a lost machine; or it is stopped, and will find the key taken before
+// it acts), or at once when its holder deletes it (it stopped), or at
+// once when sp.takeGone and its holder was a process of this host that
+// is gone (a coordinator killed and started again). A standby waits
+// however long the holder renews; otherwise the first renewal seen ends
+// the wait with a *LeaseHeldError (waiting.observe). ctx bounds the wait.
 func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, error) {
-	var seen uint64
-	var seenAt time.Time
-	frozen := func() bool { return sp.frozen != nil && sp.frozen() }
-	takeOver := func(rev uint64, holder, why string) (*lease, bool) {
-		sent := time.Now()
-		nrev, err := sp.kv.Update(ctx, sp.key, []byte(sp.holder), rev)
-		if err != nil {
-			return nil, false
-		}
-		sp.log.Warn("taking the "+sp.what+" over: "+why, "key", sp.key, "holder", holder)
-		if sp.tookOver != nil {
-			sp.tookOver()
-		}
-		return keepLease(life, sp, nrev, sent), true
-	}
+	w := waiting{period: sp.period, standby: standby}
 	for {
-		if frozen() {
+		if sp.frozen != nil && sp.frozen() {
 			// A frozen process (tests: a stopped or partitioned one)
 			// takes no lease either: a store process that did would
 			// pull shares it never merges, which come back only after
@@ -158,7 +161,7 @@ func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, 
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}
-		sent := time.Now()
+		sent := sp.now()
 		rev, err := sp.kv.Create(ctx, sp.key, []byte(sp.holder))
 		if err == nil {
 			return keepLease(life, sp, rev, sent), nil
@@ -170,27 +173,28 @@ func takeLease(ctx, life context.Context, sp *leaseSpec, standby bool) (*lease, 
 			e, gerr := sp.kv.Get(ctx, sp.key)
 			switch {
 			case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
-				// Deleted meanwhile: Create again at once.
-				continue
+				continue // deleted meanwhile: Create again at once
 			case gerr != nil:
 				sp.log.Warn("reading the "+sp.what+"'s lease", "key", sp.key, "err", gerr)
-			case e.Revision() != seen:
-				if seen != 0 && !standby {
-					return nil, &LeaseHeldError{Key: sp.key, Holder: string(e.Value())}
-				}
-				if seen == 0 && sp.takeGone && holderGone(string(e.Value())) {
-					if l, ok := takeOver(e.Revision(), string(e.Value()), "its holder, a process of this host, is gone"); ok {
-						return l, nil
+			default:
+				holder := string(e.Value())
+				v, first, why := w.observe(sp.now(), e.Revision(), holder, func() bool { return sp.takeGone && holderGone(holder) })
+				switch v {
+				case heldByOther:
+					return nil, &LeaseHeldError{Key: sp.key, Holder: holder}
+				case takeIt:
+					sent := sp.now()
+					if nrev, err := sp.kv.Update(ctx, sp.key, []byte(sp.holder), e.Revision()); err == nil {
+						sp.log.Warn("taking the "+sp.what+" over: "+why, "key", sp.key, "holder", holder)
+						if sp.tookOver != nil {
+							sp.tookOver()
+						}
+						return keepLease(life, sp, nrev, sent), nil
 					}
 				}
-				if seen == 0 {
+				if first {
 					sp.log.Info("another process holds the "+sp.what+"; taking it over if it stops renewing its lease",
-						"key", sp.key, "holder", string(e.Value()), "lease", max(sp.period, heldPeriod(string(e.Value()))))
-				}
-				seen, seenAt = e.Revision(), time.Now()
-			case time.Since(seenAt) >= max(sp.period, heldPeriod(string(e.Value()))):
-				if l, ok := takeOver(seen, string(e.Value()), "its holder left its lease unrenewed for "+time.Since(seenAt).Round(time.Millisecond).String()); ok {
-					return l, nil
+						"key", sp.key, "holder", holder, "lease", w.patience())
 				}
 			}
 		} else {
@@ -225,100 +229,199 @@ func holderGone(holder string) bool {
 }
 
 // keepLease renews the lease of sp.key, written at revision rev by a
-// request sent at sent, until life ends, the lease is released or it is
-// lost.
-//
-// The holder stops (the lease is lost) once 3/4 of its period have passed
-// since it sent its last renewal that succeeded. A process waiting for the
-// key takes it over only after it has seen that renewal unchanged for the
-// whole period, and it cannot see it before it was sent: so the holder has
-// stopped at least period/4 before, with no clocks of two machines
-// compared. Within that time a failed renewal is tried again every
-// period/16, not at the next tick: a nats-server restarted after a kill -9
-// is back within a few seconds, and a holder that waited for its next tick
-// and gave up at period/2, as it did before, lost its lease to one such
-// restart (a coordinator exited 3 in bench/cluster-chaos.sh's SEED=6 run).
-func keepLease(life context.Context, sp *leaseSpec, rev uint64, sent time.Time) *lease {
+// request sent at sent (lease clock), until life ends, the lease is
+// released or it is lost (renew).
+func keepLease(life context.Context, sp *leaseSpec, rev uint64, sent time.Duration) *lease {
 	lctx, stop := context.WithCancel(life)
-	l := &lease{ctx: lctx, stop: stop, done: make(chan struct{}), sp: sp, rev: rev}
-	go func() {
-		defer close(l.done)
-		period := sp.period
-		deadline := sent.Add(period * 3 / 4)
-		wait := period / 4
-		thawed := false
-		var lastErr error // of the last renewal that failed
-		for {
-			select {
-			case <-lctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			if sp.frozen != nil && sp.frozen() {
-				// A frozen process (tests: a stopped one, all of whose
-				// goroutines stop) renews nothing; once thawed, its next
-				// renewal says whether the lease is still its own, as
-				// for a process continued after SIGSTOP.
-				wait, thawed = period/4, true
-				continue
-			}
-			sent := time.Now()
-			if thawed && !sent.Before(deadline) {
-				deadline = sent.Add(period / 4)
-			}
-			thawed = false
-			if sent.Before(deadline) {
-				// An attempt lasts period/8 at most: a request sent
-				// while the server went away may never be answered.
-				rctx, cancel := context.WithDeadline(lctx, minTime(deadline, sent.Add(period/8)))
-				nrev, err := sp.kv.Update(rctx, sp.key, []byte(sp.holder), l.rev)
-				cancel()
-				switch {
-				case err == nil:
-					l.rev, deadline, wait = nrev, sent.Add(period*3/4), period/4
-					continue
-				case lctx.Err() != nil:
-					return
-				case casConflict(err):
-					// A renewal whose answer was lost (a server restarted
-					// between writing it and answering) wrote the key:
-					// it is still this process's if it names it.
-					r, mine, gerr := l.ownRevision(lctx)
-					switch {
-					case lctx.Err() != nil:
-						return
-					case mine:
-						// Renewed with it at once; the deadline stays,
-						// since which send wrote it is not known.
-						l.rev, wait = r, 0
-						continue
-					case gerr == nil:
-						sp.log.Error(sp.what+" lease lost: another process took it over", "key", sp.key)
-						l.lose()
-						return
-					}
-					err = gerr // unread: tried again, as a failed renewal
-				}
-				lastErr = err
-				if time.Now().Before(deadline) {
-					sp.log.Warn("renewing the "+sp.what+"'s lease", "key", sp.key, "err", err)
-					wait = period / 16
-					continue
-				}
-			}
-			sp.log.Error(sp.what+" lease lost: not renewed in time", "key", sp.key, "lease", period, "err", lastErr)
-			l.lose()
-			return
-		}
-	}()
+	l := &lease{ctx: lctx, stop: stop, done: make(chan struct{}), sp: sp, h: newHolding(sp.period, rev, sent),
+		changed: make(chan struct{}), poke: make(chan struct{}, 1)}
+	go l.renew()
 	return l
 }
 
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
+// staleLogEvery spaces the lines of a lease that stays stale (a server
+// away for long): its renewals are tried every period/16.
+const staleLogEvery = time.Minute
+
+// renew renews the lease every period/4, a failed renewal again every
+// period/16 (holding.failed), and at once when a process about to act
+// found it stale (await), each with a compare-and-set on the revision
+// this process last wrote. The lease is lost only when the key is found
+// another's; a renewal that fails, however long, leaves it stale, and
+// the holder acts on nothing meanwhile (package doc, "A standby store
+// process"; leasestate.go).
+func (l *lease) renew() {
+	defer close(l.done)
+	sp := l.sp
+	wait := sp.period / 4
+	var nextStaleLog time.Duration // lease clock: when a stale lease's failure is logged again
+	for {
+		timer := time.NewTimer(wait)
+		select {
+		case <-l.ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-l.poke:
+			timer.Stop()
+		}
+		if sp.frozen != nil && sp.frozen() {
+			// A frozen process (tests: a stopped one, all of whose
+			// goroutines stop) renews nothing; once thawed, its next
+			// renewal says whether the lease is still its own, as for
+			// a process continued after SIGSTOP.
+			wait = sp.period / 4
+			continue
+		}
+		l.mu.Lock()
+		rev, timeout := l.h.rev, l.h.attemptTimeout()
+		l.mu.Unlock()
+		sent := sp.now()
+		rctx, cancel := context.WithTimeout(l.ctx, timeout)
+		nrev, err := sp.kv.Update(rctx, sp.key, []byte(sp.holder), rev)
+		cancel()
+		switch {
+		case err == nil:
+			var lapsed time.Duration
+			l.update(func(h *holding) { wait, lapsed = h.renewed(sent, nrev) })
+			if lapsed > 0 {
+				sp.log.Warn(sp.what+" lease renewed after it had gone unrenewed for longer than 3/4 of its period: nobody took it meanwhile, carrying on",
+					"key", sp.key, "unrenewed", lapsed.Round(time.Millisecond), "lease", sp.period)
+			}
+			nextStaleLog = 0
+			continue
+		case l.ctx.Err() != nil:
+			return
+		case casConflict(err):
+			// A renewal whose answer was lost (a server restarted
+			// between writing it and answering) wrote the key: it is
+			// still this process's if it names it.
+			r, mine, gerr := l.ownRevision(l.ctx)
+			switch {
+			case l.ctx.Err() != nil:
+				return
+			case mine:
+				l.update(func(h *holding) { wait = h.foundMine(r) })
+				continue
+			case gerr == nil:
+				sp.log.Error(sp.what+" lease lost: another process took it over", "key", sp.key)
+				l.update((*holding).foundOther)
+				l.lose()
+				return
+			}
+			err = gerr // unread: tried again, as a failed renewal
+		}
+		now := sp.now()
+		var nowStale, fresh bool
+		l.update(func(h *holding) { wait, nowStale = h.failed(now); fresh = h.fresh(now) })
+		switch {
+		case nowStale:
+			sp.log.Warn(sp.what+" lease not renewed for 3/4 of its period: this process acts on nothing until it renews it (nobody took it) or finds it taken",
+				"key", sp.key, "lease", sp.period, "err", err)
+			nextStaleLog = now + staleLogEvery
+		case fresh:
+			sp.log.Warn("renewing the "+sp.what+"'s lease", "key", sp.key, "err", err)
+		case now >= nextStaleLog:
+			sp.log.Warn(sp.what+" lease still not renewed: trying again", "key", sp.key, "lease", sp.period, "err", err)
+			nextStaleLog = now + staleLogEvery
+		}
 	}
-	return b
+}
+
+// update changes the lease's state under its lock and wakes the
+// processes waiting for it (await).
+func (l *lease) update(f func(*holding)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f(&l.h)
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// await returns nil once this process may act on what the lease guards:
+// the lease is fresh (holding.fresh). A stale one (its holder was
+// starved of CPU, stopped, suspended, or cut off from the server) is
+// renewed at once, and await waits for the answer: nil if nobody took
+// the key meanwhile, errLeaseLost if another did. It also ends with ctx,
+// or with the lease released (its context's error).
+func (l *lease) await(ctx context.Context) error {
+	for {
+		l.mu.Lock()
+		now := l.sp.now()
+		fresh, lost, news, changed := l.h.fresh(now), l.h.lost, l.h.checked(now), l.changed
+		l.mu.Unlock()
+		switch {
+		case lost:
+			return errLeaseLost
+		case fresh:
+			return nil
+		case news:
+			l.sp.log.Warn(l.sp.what+" lease found stale by this process before it acted (starved of CPU, stopped or suspended?): renewing it first",
+				"key", l.sp.key, "lease", l.sp.period)
+		}
+		select {
+		case l.poke <- struct{}{}:
+		default:
+		}
+		select {
+		case <-changed:
+		case <-l.ctx.Done():
+			if l.isLost() {
+				return errLeaseLost
+			}
+			return l.ctx.Err()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// isLost reports whether the key was found another's.
+func (l *lease) isLost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.h.lost
+}
+
+// confirm reports, once the renewing goroutine has stopped (a closing
+// coordinator about to remove its campaign's header and streams),
+// whether the lease is still this process's and fresh: a stale one is
+// renewed once, within ctx.
+func (l *lease) confirm(ctx context.Context) bool {
+	<-l.done
+	for range 2 {
+		l.mu.Lock()
+		fresh, lost, rev := l.h.fresh(l.sp.now()), l.h.lost, l.h.rev
+		l.mu.Unlock()
+		switch {
+		case lost:
+			return false
+		case fresh:
+			return true
+		}
+		sent := l.sp.now()
+		nrev, err := l.sp.kv.Update(ctx, l.sp.key, []byte(l.sp.holder), rev)
+		if err == nil {
+			l.update(func(h *holding) { h.renewed(sent, nrev) })
+			continue
+		}
+		if !casConflict(err) {
+			return false // unknown: the campaign's state is left as it is
+		}
+		r, mine, gerr := l.ownRevision(ctx)
+		switch {
+		case gerr != nil:
+			return false
+		case mine:
+			l.update(func(h *holding) { h.foundMine(r) })
+		default:
+			l.update((*holding).foundOther)
+			return false
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.h.fresh(l.sp.now())
 }
 
 // ownRevision reads the lease's key: its revision, and whether this
@@ -337,9 +440,8 @@ func (l *lease) ownRevision(ctx context.Context) (rev uint64, mine bool, err err
 	return e.Revision(), string(e.Value()) == l.sp.holder, nil
 }
 
-// lose marks the lease lost and ends it.
+// lose ends a lease found another's.
 func (l *lease) lose() {
-	l.lost = true
 	if l.sp.lost != nil {
 		l.sp.lost()
 	}
@@ -348,17 +450,22 @@ func (l *lease) lose() {
 
 // release stops renewing the lease and, unless it was lost, deletes it, so
 // that a standby takes over at once. abandon (tests) leaves the key as a
-// killed process would.
+// killed process would. The delete is a compare-and-set on the revision
+// this process last wrote: a stale lease that another took is not
+// deleted.
 func (l *lease) release(abandon bool) {
 	l.stop()
 	<-l.done
-	if l.lost || abandon {
+	if l.isLost() || abandon {
 		return
 	}
 	sp := l.sp
+	l.mu.Lock()
+	rev := l.h.rev
+	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := sp.kv.Delete(ctx, sp.key, jetstream.LastRevision(l.rev))
+	err := sp.kv.Delete(ctx, sp.key, jetstream.LastRevision(rev))
 	if casConflict(err) {
 		// A renewal stopped in flight may have been written: the key is
 		// still this process's if it names it.

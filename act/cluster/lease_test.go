@@ -1,11 +1,15 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,4 +130,208 @@ func TestCoordinatorLease(t *testing.T) {
 		t.Errorf("a fresh run took a gone holder's lease over after %v, before its period %v", waited, lease)
 	}
 	f.Close()
+}
+
+// TestLeaseSuspended: a holder whose machine was suspended for longer
+// than its lease (its lease clock, CLOCK_BOOTTIME, moved on while its
+// timers stood still) finds its lease stale before it acts: await renews
+// it first, by a compare-and-set on the revision it last wrote, and lets
+// it act once that succeeds (nobody took the key). Suspended again while
+// another process takes the key, it is told errLeaseLost, and the key
+// stays the taker's.
+func TestLeaseSuspended(t *testing.T) {
+	s := startServer(t, t.TempDir(), -1)
+	js, err := jetstream.New(connect(t, s.ClientURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv, err := leasesBucket(ctx, js, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skew atomic.Int64
+	// A period of an hour: no renewal comes but those await asks for.
+	const period = time.Hour
+	sp := &leaseSpec{kv: kv, key: "suspended.0", holder: holderName(period), period: period, poll: time.Second, what: "test", log: testLogger(t),
+		clock: func() time.Duration { return leaseClock() + time.Duration(skew.Load()) }}
+	l, err := takeLease(ctx, ctx, sp, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.release(false)
+	rev := func() uint64 {
+		e, err := kv.Get(ctx, sp.key)
+		if err != nil || string(e.Value()) != sp.holder {
+			t.Fatalf("the key: %v, %v", e, err)
+		}
+		return e.Revision()
+	}
+	r0 := rev()
+	if err := l.await(ctx); err != nil || rev() != r0 {
+		t.Fatalf("a fresh lease: %v, or renewed by await", err)
+	}
+	skew.Add(int64(2 * period)) // suspended
+	if err := l.await(ctx); err != nil {
+		t.Fatalf("after a suspension nobody used: %v", err)
+	}
+	if r1 := rev(); r1 == r0 {
+		t.Fatal("a stale lease let its holder act without renewing it")
+	}
+	skew.Add(int64(2 * period))
+	if _, err := kv.Put(ctx, sp.key, []byte("elsewhere/1/x/1h")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.await(ctx); !errors.Is(err, errLeaseLost) {
+		t.Fatalf("after a suspension in which another took the key: %v, want errLeaseLost", err)
+	}
+	<-l.ctx.Done()
+	l.release(false)
+	if e, err := kv.Get(ctx, sp.key); err != nil || string(e.Value()) != "elsewhere/1/x/1h" {
+		t.Fatalf("the taker's key after the lost lease's release: %v, %v", e, err)
+	}
+}
+
+// TestCoordinatorStopped: a coordinator process stopped (SIGSTOP) for
+// three times its lease, while its worker hosts go on, carries on once
+// continued if nobody took its campaign over: it finds its lease stale
+// before it acts, renews it (the key unchanged) and the campaign ends as
+// the local run. If another process took the lease meanwhile, it stops
+// (exit 3, ErrCampaignTaken) without acting on the campaign: no chunk
+// published, no result acked, the lease, header and streams left to the
+// taker. (A process stopped between its check of the lease and the
+// sending of an act, a few microseconds, would still send it: fencing
+// that needs the server's help.)
+func TestCoordinatorStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stops a coordinator process for seconds")
+	}
+	c := testCampaign(t)
+	ref, refDir := reference(t, c)
+	s := startServer(t, t.TempDir(), -1)
+	startHosts(t, s.ClientURL(), 2, 1, "")
+	js, err := jetstream.New(connect(t, s.ClientURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lease = time.Second
+	for _, taken := range []bool{false, true} {
+		t.Run(fmt.Sprintf("taken=%v", taken), func(t *testing.T) {
+			id, dir := fmt.Sprintf("stopped-%v", taken), t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			coord := exec.Command(exe, "coordinator", s.ClientURL(), dir, id, lease.String())
+			log := &syncWriter{w: &bytes.Buffer{}}
+			coord.Stderr = log
+			if err := coord.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- coord.Wait() }()
+			ended := false
+			defer func() {
+				if !ended {
+					_ = coord.Process.Signal(syscall.SIGCONT)
+					_ = coord.Process.Kill()
+					<-exited
+				}
+			}()
+			for {
+				if info, err := act.ReadCheckpoint(dir, "act"); err == nil && info.Sims >= 128 {
+					break
+				}
+				select {
+				case err := <-exited:
+					ended = true
+					t.Fatalf("the coordinator ended before its checkpoint of 128 simulations: %v\n%s", err, log)
+				case <-ctx.Done():
+					t.Fatalf("no checkpoint of 128 simulations\n%s", log)
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			if err := coord.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * lease)
+			leases, err := leasesBucket(ctx, js, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const taker = "elsewhere/1/x/1s"
+			if taken {
+				if _, err := leases.Put(ctx, coordinatorKey(id), []byte(taker)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := campaignActs(ctx, t, js, id)
+			if err := coord.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			var werr error
+			select {
+			case werr = <-exited:
+				ended = true
+			case <-ctx.Done():
+				t.Fatalf("the continued coordinator did not end\n%s", log)
+			}
+			if !taken {
+				if werr != nil || !strings.Contains(log.String(), "lease renewed after it had gone unrenewed") {
+					t.Fatalf("continued, its lease untaken: %v; want exit 0 and the lease renewed after its lapse\n%s", werr, log)
+				}
+				rep, err := act.LoadReport(dir, "act")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameAsLocal(t, "coordinator stopped past its lease", ref, rep, refDir, dir)
+				return
+			}
+			var ee *exec.ExitError
+			if !errors.As(werr, &ee) || ee.ExitCode() != 3 || !strings.Contains(log.String(), ErrCampaignTaken.Error()) {
+				t.Fatalf("continued, its lease taken: %v; want exit 3 with ErrCampaignTaken\n%s", werr, log)
+			}
+			if after := campaignActs(ctx, t, js, id); after != before {
+				t.Fatalf("the coordinator acted on its campaign after its lease was taken: %s, then %s\n%s", before, after, log)
+			}
+			if e, err := leases.Get(ctx, coordinatorKey(id)); err != nil || string(e.Value()) != taker {
+				t.Fatalf("the taker's lease: %v, %v", e, err)
+			}
+			kv, err := js.KeyValue(ctx, Bucket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kv.Get(ctx, id); err != nil {
+				t.Fatalf("the campaign's header after the stopped coordinator ended: %v", err)
+			}
+		})
+	}
+}
+
+// campaignActs sums up what a coordinator did to campaign id's streams:
+// the chunks it published (the work stream's last sequence) and the
+// results it acked (gone from the results stream, which keeps a result
+// until its ack: its first sequence and interior deletions).
+func campaignActs(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, name := range []string{workStream(id), resultsStream(id)} {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == workStream(id) {
+			fmt.Fprintf(&b, "work: last %d; ", info.State.LastSeq)
+		} else {
+			fmt.Fprintf(&b, "results: first %d, deleted %d", info.State.FirstSeq, info.State.NumDeleted)
+		}
+	}
+	return b.String()
 }

@@ -134,3 +134,19 @@ func (p *pacedReader) Read(b []byte) (int, error) {
 	p.n += int64(n)
 	return n, err
 }
+
+// sizedReader reads an object of known size, and says how much of it is
+// left (Len), so that the part's decoder sizes its tables from it.
+type sizedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	return n, err
+}
+
+// Len is the number of bytes not yet read.
+func (s *sizedReader) Len() int { return int(max(s.left, 0)) }

@@ -48,7 +48,13 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 		timeout = 10 * time.Minute
 	}
 	start, logged := time.Now(), time.Now()
+	missing := missingShares{since: start, remade: start}
 	for {
+		// Only a coordinator that holds its campaign asks its parts
+		// (coordlease.go): one stopped past its lease finds out first.
+		if !e.acting() {
+			return partReply{}, fmt.Errorf("store part %d: %s: %w", j, req.Op, e.notActing())
+		}
 		// A request in flight when the connection to the server was lost
 		// is asked again once it is restored: its answer went with the
 		// connection (reconnect.go).
@@ -90,8 +96,8 @@ func (e *Executor) callPart(ctx context.Context, j int, req partRequest) (partRe
 				}
 				return rep, nil
 			}
-			if time.Since(start) > e.opt.PartTimeout {
-				return rep, fmt.Errorf("store part %d: %s: %s after %v", j, req.Op, rep.Err, e.opt.PartTimeout)
+			if err := e.stillMissing(ctx, j, req, rep, &missing); err != nil {
+				return rep, err
 			}
 		case ctx.Err() != nil:
 			return rep, ctx.Err()

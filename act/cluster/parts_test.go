@@ -522,8 +522,10 @@ func TestStoreLeaseLongerHeld(t *testing.T) {
 
 // TestLeaseSurvivesServerRestart: a holder whose server is down for a
 // while shorter than 3/4 of its lease keeps the lease (it tries again
-// every Lease/16 until the server is back), and a holder whose renewal
-// was written but not answered keeps it too (the key still names it).
+// every Lease/16 until the server is back), one whose server is down for
+// longer renews it once the server is back (nobody took it), and a
+// holder whose renewal was written but not answered keeps it too (the
+// key still names it).
 // With Lease 4 s the holder gave up at 2 s before: one renewal timed out
 // (1 s) after a tick (1 s) and the lease was lost to a 1.5 s outage.
 func TestLeaseSurvivesServerRestart(t *testing.T) {
@@ -543,6 +545,12 @@ func TestLeaseSurvivesServerRestart(t *testing.T) {
 	time.Sleep(2 * time.Second) // a renewal after the last restart
 	if l.ctx.Err() != nil || st.Stats().LeasesLost != 0 {
 		t.Fatalf("the lease after three outages: %v, %+v", l.ctx.Err(), st.Stats())
+	}
+	// Away for longer than the lease: stale meanwhile, renewed once the
+	// server is back (nobody took it), not lost.
+	srv.restart(6 * time.Second)
+	if err := l.await(ctx); err != nil || st.Stats().LeasesLost != 0 {
+		t.Fatalf("the lease after a 6 s outage (lease 4 s): %v, %+v", err, st.Stats())
 	}
 	// A renewal written but unanswered: the key moved on to a revision
 	// this process did not see, and still names it.

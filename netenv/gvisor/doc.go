@@ -28,15 +28,26 @@
 // CcState, mapped to ca_state (Open→open, Disorder→disorder,
 // FastRecovery/SACKRecovery→recovery, RTORecovery→loss; gVisor has no
 // CWR). Records are emitted after every ACK (reason ack, or state when
-// ca_state changed), on the connection's establishment, and after sender
+// ca_state changed), on the connection's establishment, after sender
 // timers that change ca_state, cwnd or ssthresh (reason state, and rto
-// when the stack counted a timeout). The probe does not run on timers, so
-// for those records the sender and CUBIC state are read directly
-// (peekSender). Fields gVisor has no counterpart for: pacing_rate is 0;
-// prior_cwnd is derived as Linux sets it (the last cwnd recorded before
-// entering recovery, or loss from open/disorder); delivered is the
-// cumulatively acked bytes / MaxPayloadSize plus SACKed segments;
-// in_flight is Outstanding − SackedOut. See Vars for CUBIC's variables.
+// when the stack counted a timeout), and after a rate-limited
+// application's write that changed them (sendData's restart of an idle
+// connection at the initial window). An ACK that acknowledges the
+// recovery point of the recovery (or timeout) in force first records the
+// Open state gVisor's leaveRecovery leaves (cwnd = ssthresh), before the
+// ACK's own growth, and before a new recovery the same ACK may enter
+// (passOpen). The probe does not run on timers or writes, so for those
+// records the sender and CUBIC state are read directly (peekSender).
+// Fields gVisor has no counterpart for, or whose counterpart is not what
+// the field means: pacing_rate is 0; prior_cwnd is derived as Linux sets
+// it (the last cwnd recorded before entering recovery, or loss from
+// open/disorder), for CUBIC the cwnd gVisor reduced from (WLastMax);
+// delivered counts the packets the receiver's ACKs report, cumulatively
+// or by SACK, each once (ackBoard: gVisor's SackedOut is no such count);
+// in_flight is gVisor's Outstanding (RFC 6675's pipe) in recovery and
+// after a timeout, elsewhere the packets sent and not cumulatively
+// acknowledged less those SACKed (gVisor's Outstanding there keeps
+// SACKed packets, google/gvisor#14092). See Vars for CUBIC's variables.
 //
 // Consequences of one-event-at-a-time processing: every arriving packet is
 // processed on its own, so gVisor's receiver, which acknowledges after each

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"runtime/debug"
 	"sync/atomic"
@@ -90,6 +91,8 @@ type harness struct {
 	pendBuf  []buffer.Buffer
 	probeBuf []snapshot
 	hdr      [60]byte
+	inHdr    [120]byte  // an arriving packet's IP and TCP headers
+	sackBuf  []seqRange // its SACK blocks
 }
 
 // flow is one TCP connection from the sender host to the receiver host.
@@ -117,6 +120,7 @@ type flow struct {
 	lastUna     seqnum.Value
 	acked       uint64
 	maxSent     seqnum.Value
+	board       ackBoard // what the receiver's ACKs report: delivered
 	done        bool
 	doneAt      time.Duration
 	aborted     bool // gVisor reset the connection
@@ -372,15 +376,21 @@ func (h *harness) afterSenderTimer() {
 		f.peek(&info)
 		st := caState(info.CcState)
 		rto := fired && (len(h.flows) == 1 || info.RTO > f.rec.RTO)
-		changed := st != f.rec.CAState || clampWindow(int(info.SndCwnd)) != f.rec.Cwnd ||
+		// One record per change: the state record of a new ca_state
+		// (and an rto record after it), or one for cwnd or ssthresh
+		// alone. (moved is taken before emitInfo moves the record:
+		// testing f.rec.CAState after it emitted every timer-entered
+		// recovery twice.)
+		moved := st != f.rec.CAState
+		changed := moved || clampWindow(int(info.SndCwnd)) != f.rec.Cwnd ||
 			clampWindow(int(info.SndSsthresh)) != f.rec.SSThresh
-		if st != f.rec.CAState {
+		if moved {
 			f.emitInfo(tcp.ReasonState, &info)
 		}
 		if rto {
 			f.stRTO++
 			f.emitInfo(tcp.ReasonRTO, &info)
-		} else if changed && st == f.rec.CAState {
+		} else if changed && !moved {
 			f.emitInfo(tcp.ReasonState, &info)
 		}
 	}
@@ -463,6 +473,7 @@ func (h *harness) inspect(b *buffer.Buffer) {
 			f.issKnown = true
 			f.lastUna = seq + 1
 			f.maxSent = seq + 1
+			f.board.start(seq + 1)
 		}
 		return
 	}
@@ -633,6 +644,7 @@ func (f *flow) pump() {
 		// last ACK: gVisor, without Nagle, would send each as a runt.
 		target = f.written + (target-min(f.written, target))/appMSS*appMSS
 	}
+	before := f.written
 	for f.written < target && f.writable.Load() {
 		n := min(target-f.written, writeChunk)
 		f.rd.Reset(zeros[:n])
@@ -650,6 +662,9 @@ func (f *flow) pump() {
 			break
 		}
 	}
+	if f.appRate > 0 && f.written > before {
+		f.afterWrite()
+	}
 	if f.appRate > 0 && f.written < target && !f.writable.Load() {
 		f.blocked = true
 		f.appBase, f.appSince = f.written, now
@@ -658,6 +673,22 @@ func (f *flow) pump() {
 	if f.appRate > 0 && f.written < f.bytes && f.written >= target {
 		f.h.sim.ScheduleAt(f.appEv, f.appTimeFor(min(f.written+appMSS, f.bytes)))
 	}
+}
+
+// afterWrite records what a write of a rate-limited application changed:
+// gVisor's sendData, run by the write, restarts an idle connection's cwnd
+// at the initial window (RFC 5681 §4.1, snd.go sendData: no segment sent
+// for an RTO). No probe runs then, and without a record the next ACK's
+// record showed the window grow from the old one (an unlimited
+// application writes on every ACK and never idles).
+func (f *flow) afterWrite() {
+	info := f.info()
+	if caState(info.CcState) == f.rec.CAState && clampWindow(int(info.SndCwnd)) == f.rec.Cwnd &&
+		clampWindow(int(info.SndSsthresh)) == f.rec.SSThresh {
+		return
+	}
+	f.peek(&info)
+	f.emitInfo(tcp.ReasonState, &info)
 }
 
 // fail ends the run with a fault: the stack refused what a healthy stack
@@ -685,22 +716,29 @@ func (f *flow) onAck(s *snapshot) {
 		f.h.hooks.afterAck(f, s)
 	}
 	info := f.info()
+	prev, hadSnap := f.last, f.hasSnap
 	f.last, f.hasSnap = *s, true
 	if f.lastUna.LessThan(s.una) {
 		f.acked += uint64(uint32(s.una - f.lastUna))
 		f.lastUna = s.una
 	}
 	st := caState(info.CcState)
+	r := &f.rec
+	switch {
+	case r.CAState == ccai.StateRecovery && (st == ccai.StateOpen || st == ccai.StateDisorder),
+		hadSnap && st == ccai.StateRecovery && (r.CAState == ccai.StateRecovery || r.CAState == ccai.StateLoss) &&
+			prev.recLast.LessThan(s.una):
+		f.passOpen(s)
+	}
 	reason := tcp.ReasonAck
-	if f.hasRec && st != f.rec.CAState {
+	if f.hasRec && st != r.CAState {
 		reason = tcp.ReasonState
 	}
-	r := &f.rec
 	f.transition(st)
 	r.Cwnd = clampWindow(s.cwnd)
 	r.SSThresh = clampWindow(s.ssthresh)
 	r.SRTT, r.RTTVar, r.RTO = s.srtt, s.rttvar, s.rto
-	r.InFlight = uint32(max(s.outstanding-s.sackedOut, 0))
+	r.InFlight = f.inFlight(s, st)
 	f.emit(reason)
 	if f.acked >= f.bytes {
 		f.done = true
@@ -708,6 +746,37 @@ func (f *flow) onAck(s *snapshot) {
 		f.h.sim.Cancel(f.appEv)
 		f.h.flowDone()
 	}
+}
+
+// passOpen records the Open state that an ACK acknowledging the recovery
+// point of the recovery or timeout in force (RFC 6582 §3.2 step 3, full
+// acknowledgment) puts the sender in before the rest of the ACK's
+// processing, which no probe shows (the probe runs after the whole ACK).
+// gVisor's handleRcvdSegment leaves a fast recovery with leaveRecovery
+// (SndCwnd = Ssthresh: the reduction completed), then grows cwnd by
+// cc.Update for every packet the ACK acknowledged (a full ACK after a
+// recovery acknowledges the repaired hole and all that was SACKed above
+// it: several packets of growth, 2 to 49 in the campaign's recovery-exit
+// hits), and may enter a new recovery on the same ACK (RACK or the
+// duplicate-ACK count: HandleLossDetected, enterRecovery). The record is
+// the state the native subject records at the change itself: ca_state
+// open, ssthresh and cwnd as leaveRecovery leaves them, or, after a
+// timeout (no deflation), the last recorded cwnd; the CCA's variables
+// stay as last recorded. The ACK's own record follows (reason ack, or
+// state when it entered a new recovery). Without it the grown cwnd looked
+// like a recovery ending half-way (recovery-exit), and two recoveries
+// like one whose ssthresh fell twice (ssthresh-steady) whose second
+// reduction was never checked as an entry from Open.
+func (f *flow) passOpen(s *snapshot) {
+	r := &f.rec
+	cwnd := r.Cwnd
+	if r.CAState == ccai.StateRecovery {
+		cwnd = r.SSThresh
+	}
+	f.transition(ccai.StateOpen)
+	r.Cwnd = cwnd
+	r.InFlight = f.inFlight(s, ccai.StateOpen)
+	f.emitKeepVars(tcp.ReasonState)
 }
 
 // peek refreshes the flow's latest snapshot from the sender's state
@@ -719,7 +788,8 @@ func (f *flow) peek(info *tcpip.TCPInfoOption) {
 		return
 	}
 	s := snapshot{
-		port: f.port, una: snd.SndUna, cwnd: snd.SndCwnd, ssthresh: snd.Ssthresh,
+		port: f.port, una: snd.SndUna, nxt: snd.SndNxt, recovering: snd.FastRecovery.Active, recLast: snd.FastRecovery.Last,
+		cwnd: snd.SndCwnd, ssthresh: snd.Ssthresh,
 		srtt: info.RTT, rttvar: info.RTTVar, rto: snd.RTO,
 		outstanding: snd.Outstanding, sackedOut: snd.SackedOut, mss: snd.MaxPayloadSize,
 	}
@@ -731,7 +801,38 @@ func (f *flow) peek(info *tcpip.TCPInfoOption) {
 		}
 	}
 	f.last, f.hasSnap = s, true
-	f.rec.InFlight = uint32(max(s.outstanding-s.sackedOut, 0))
+	f.rec.InFlight = f.inFlight(&s, caState(info.CcState))
+}
+
+// inFlight is the packets in flight as Linux counts them
+// (tcp_packets_in_flight: packets_out − sacked_out − lost_out +
+// retrans_out), from gVisor's state in state st.
+//
+// In gVisor's fast or SACK recovery and in RTO recovery it is gVisor's own
+// Outstanding: RFC 6675's pipe, which SetPipe recomputes on every ACK of
+// a recovery (pkg/tcpip/transport/tcp/snd.go SetPipe), and after a
+// timeout the segments sent since (retransmitTimerExpired sets it to 0:
+// everything outstanding is taken as lost, as Linux's tcp_enter_loss marks
+// it). Elsewhere gVisor marks nothing lost, and in_flight is the segments
+// sent and not cumulatively acknowledged less those SACKed, from the
+// sequence numbers and the harness's own SACK scoreboard (ackBoard):
+// gVisor's Outstanding there still holds SACKed segments, and segments
+// SACKed outside a recovery stay in it after their cumulative ACK
+// (handleRcvdSegment takes a SACKed segment off SackedOut, not off
+// Outstanding; only SetPipe, in a recovery, and an ACK of everything
+// recompute it), and SackedOut is no count of SACKed segments (see
+// ackBoard): Outstanding − SackedOut, used before, double-counted SACKs in
+// recovery and could exceed what was sent.
+func (f *flow) inFlight(s *snapshot, st ccai.CAState) uint32 {
+	if s.recovering || st == ccai.StateLoss {
+		return uint32(max(s.outstanding, 0))
+	}
+	mss := uint64(max(s.mss, 1))
+	out := uint64(s.una.Size(s.nxt))
+	if s.una.LessThan(s.nxt) && f.board.sbytes < out {
+		return uint32((out - f.board.sbytes + mss - 1) / mss)
+	}
+	return 0
 }
 
 // emitInfo records the state read from TCP_INFO, with in-flight and the
@@ -746,21 +847,41 @@ func (f *flow) emitInfo(reason tcp.Reason, info *tcpip.TCPInfoOption) {
 }
 
 // transition moves the record to ca_state st (tcp.StateRecord's
-// ObserveTransition), counting recoveries.
+// ObserveTransition), counting recoveries. Where ObserveTransition sets
+// prior_cwnd (entering recovery, or loss from open or disorder), a CUBIC
+// flow's is the cwnd gVisor reduced from: WLastMax, which
+// HandleLossDetected and HandleRTOExpired set to SndCwnd (cubic.go
+// fastConvergence). The last recorded cwnd may be lower: gVisor grows
+// cwnd on a cumulative ACK (cc.Update) before RACK detects a loss on the
+// same ACK (snd.go handleRcvdSegment), and CUBIC's growth on one ACK can
+// be several segments.
 func (f *flow) transition(st ccai.CAState) {
-	if f.rec.ObserveTransition(st, !f.hasRec) && st == ccai.StateRecovery {
+	from := f.rec.CAState
+	if !f.rec.ObserveTransition(st, !f.hasRec) {
+		return
+	}
+	if st == ccai.StateRecovery {
 		f.stRecover++
+	}
+	sets := st == ccai.StateRecovery || st == ccai.StateLoss && (from == ccai.StateOpen || from == ccai.StateDisorder)
+	if sets && f.vars != nil && f.hasSnap && f.last.cubic.wLastMax >= 1 {
+		f.rec.PriorCwnd = clampWindow(int(math.Round(f.last.cubic.wLastMax)))
 	}
 }
 
-func (f *flow) emit(reason tcp.Reason) {
+func (f *flow) emit(reason tcp.Reason) { f.emitRecord(reason, true) }
+
+// emitKeepVars emits a record whose CCA variables stay as last recorded.
+func (f *flow) emitKeepVars(reason tcp.Reason) { f.emitRecord(reason, false) }
+
+func (f *flow) emitRecord(reason tcp.Reason, vars bool) {
 	r := &f.rec
 	r.Time = f.h.sim.Now()
 	r.Reason = reason
 	if f.hasSnap {
-		r.Delivered = f.acked/uint64(max(f.last.mss, 1)) + uint64(max(f.last.sackedOut, 0))
-		if f.vars != nil {
-			f.last.cubic.fill(f.vars, r.SRTT, r.Cwnd >= r.SSThresh)
+		r.Delivered = f.board.delivered
+		if f.vars != nil && vars {
+			f.last.cubic.fill(f.vars, r.SRTT, f.last.cubic.grows(&f.last, r))
 		}
 	}
 	f.hasRec = true

@@ -128,6 +128,9 @@ func (ho *host) quiesce() {
 
 // deliver injects an arriving packet and settles the host.
 func (ho *host) deliver(buf buffer.Buffer) {
+	if ho == ho.h.snd {
+		ho.h.onSenderInbound(&buf)
+	}
 	pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buf})
 	ho.nic.InjectInbound(ipv4.ProtocolNumber, pkt)
 	pkt.DecRef()

@@ -9,6 +9,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	ntcp "github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // snapshot is what the harness keeps of one TCP probe call: the sender's
@@ -16,6 +17,9 @@ import (
 type snapshot struct {
 	port        uint16 // local port: which flow
 	una         seqnum.Value
+	nxt         seqnum.Value // SndNxt
+	recovering  bool         // FastRecovery.Active: gVisor's fast (or SACK) recovery
+	recLast     seqnum.Value // FastRecovery.Last: the recovery point (RFC 6582 recover) of the last fast recovery or timeout
 	cwnd        int
 	ssthresh    int
 	srtt        time.Duration
@@ -41,6 +45,9 @@ func snapshotOf(s *tcp.TCPEndpointState) snapshot {
 	return snapshot{
 		port:        s.ID.LocalPort,
 		una:         snd.SndUna,
+		nxt:         snd.SndNxt,
+		recovering:  snd.FastRecovery.Active,
+		recLast:     snd.FastRecovery.Last,
 		cwnd:        snd.SndCwnd,
 		ssthresh:    snd.Ssthresh,
 		srtt:        snd.RTTState.SRTT,
@@ -98,7 +105,7 @@ func Vars(cca string) []ccai.VarDesc {
 }
 
 var cubicVarDescs = []ccai.VarDesc{
-	{Name: "target", Doc: "W_cubic(t+srtt): the cubic curve one smoothed RTT ahead, as gVisor's getCwnd computes it before bounding it below by cwnd (packets; 0 in slow start)"},
+	{Name: "target", Doc: "W_cubic(t+srtt): the cubic curve one smoothed RTT ahead, as gVisor's getCwnd computes it before bounding it below by cwnd (packets); 0 where gVisor does not grow cwnd toward it (slow start, fast recovery, the TCP-friendly region)"},
 	{Name: "w_max", Doc: "gVisor WMax: cwnd at the last congestion event, after fast convergence (packets)"},
 	{Name: "k", Doc: "gVisor K: time from the epoch start to reach w_max (seconds)"},
 	{Name: "w_est", Doc: "gVisor WEst: the TCP-friendly window as of the last update (packets)"},
@@ -107,18 +114,34 @@ var cubicVarDescs = []ccai.VarDesc{
 	{Name: "w_last_max", Doc: "gVisor WLastMax: the previous w_max (packets)"},
 }
 
+// grows reports whether gVisor's CUBIC update grows cwnd toward the cubic
+// curve one RTT ahead in the state of snapshot s and record r: in
+// congestion avoidance (cwnd ≥ ssthresh) outside fast recovery, where
+// cubicState.Update calls getCwnd (snd.go handleRcvdSegment calls
+// cc.Update only when fast recovery is not active), and outside the
+// TCP-friendly region, where getCwnd returns ⌊W_est⌋ instead (W_cubic(t)
+// < W_est and cwnd < W_est before the update; after it, cwnd ≤ W_est).
+// WC and WEst are those of the last getCwnd.
+func (cv *cubicVars) grows(s *snapshot, r *ntcp.StateRecord) bool {
+	if s.recovering || r.Cwnd < r.SSThresh {
+		return false
+	}
+	return !(cv.wc < cv.wEst && float64(r.Cwnd) <= cv.wEst)
+}
+
 // fill writes the cubic variables into dst (len(cubicVarDescs)). target
-// is what gVisor's getCwnd computes on an ACK in congestion avoidance
-// (cwnd ≥ ssthresh): W_cubic(t + srtt) = C·(t + srtt − K)³ + WMax with t
-// the time since the epoch T, before bounding it below by cwnd. In slow
-// start gVisor does not compute it, and it is reported as 0. Note that T is
+// is what gVisor's getCwnd computes on an ACK in congestion avoidance and
+// grows cwnd toward: W_cubic(t + srtt) = C·(t + srtt − K)³ + WMax with t
+// the time since the epoch T, before bounding it below by cwnd. It is
+// reported only where gVisor uses it (grows: uses); elsewhere (slow
+// start, fast recovery, the TCP-friendly region) it is 0. Note that T is
 // the connection's start until the first congestion event (or slow start
 // ending by crossing ssthresh), so after a HyStart exit WMax is 0 and the
 // curve starts at the connection's start.
-func (cv *cubicVars) fill(dst []float64, srtt time.Duration, inCA bool) {
+func (cv *cubicVars) fill(dst []float64, srtt time.Duration, uses bool) {
 	since := cv.sinceEpoch.Seconds()
 	target := 0.0
-	if inCA {
+	if uses {
 		t := since + srtt.Seconds() - cv.k
 		target = cv.c*(t*t*t) + cv.wMax
 	}

@@ -68,10 +68,20 @@
 // tcp_probe and tcp_cong_state_set read struct tcp_sock directly (offsets
 // from the kernel's BTF) and pass cwnd, ssthresh, srtt (at a probe) or
 // prior_cwnd (at a change of ca_state), with bpf_ktime_get_ns, through a
-// ring buffer; they filter on the run's socket cookies. TCP_INFO, read when
-// a record is processed (normally within a millisecond; later on a loaded
-// machine), gives rttvar, rto, in-flight (unacked − sacked − lost +
-// retrans), delivered and the pacing rate. tcp_probe fires before the
+// ring buffer; they filter on the run's socket cookies. They also read,
+// at the same moment, icsk_rto (jiffies, converted with the kernel's
+// CONFIG_HZ from /proc/config.gz) and what in-flight and delivered are
+// made of (packets_out − sacked_out − lost_out + retrans_out, as
+// tcp_packets_in_flight; delivered). An RTO's record is taken inside
+// tcp_enter_loss, before tcp_retransmit_timer doubles icsk_rto
+// (net/ipv4/tcp_timer.c), so its rto is the timeout that expired, as on
+// every RTO in a row. TCP_INFO, read when a record is processed
+// (normally within a millisecond; tens of milliseconds on a loaded
+// machine), gives rttvar and the pacing rate, and rto, in-flight and
+// delivered only where BPF does not: read that late they may belong to
+// a later ACK than the window (the kernel hits of rto-backoff, 0 of 20
+// confirmed on replay, and of cwnd-validation, 0 of 10, read them from
+// TCP_INFO). tcp_probe fires before the
 // kernel processes the segment, so an ACK record is the state after the
 // previous ACK, time-stamped with the next one's arrival. A change of
 // ca_state is recorded as the kernel makes it, inside tcp_set_ca_state,

@@ -166,6 +166,24 @@ type event struct {
 	// at the change and the kernel's prior_cwnd.
 	prior     uint32
 	hasWindow bool
+	// icsk_rto at the tracepoint (BPF with a known HZ only).
+	rto    time.Duration
+	hasRTO bool
+	// tcp_packets_in_flight and delivered at the tracepoint (BPF).
+	inFlight  uint32
+	delivered uint64
+	hasFlight bool
+}
+
+// fromTracepoint overrides TCP_INFO's values, read when the record is
+// processed, with those the BPF programs read when the tracepoint fired.
+func (ev *event) fromTracepoint(r *tcp.StateRecord) {
+	if ev.hasRTO {
+		r.RTO = ev.rto
+	}
+	if ev.hasFlight {
+		r.InFlight, r.Delivered = ev.inFlight, ev.delivered
+	}
 }
 
 // parseLine parses one line of trace_pipe; t0 is the run's start
@@ -330,6 +348,7 @@ func (t *tracer) onProbe(f *traceFlow, ev *event) {
 	if info, err := unix.GetsockoptTCPInfo(f.fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
 		fillInfo(r, info, false)
 	}
+	ev.fromTracepoint(r)
 	t.emit(f, ev.at, reason)
 }
 
@@ -366,6 +385,7 @@ func (t *tracer) onState(f *traceFlow, ev *event) {
 		if info, err := unix.GetsockoptTCPInfo(f.fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
 			fillInfo(r, info, false)
 		}
+		ev.fromTracepoint(r)
 		t.emit(f, ev.at, reason)
 		return
 	}

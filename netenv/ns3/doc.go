@@ -41,9 +41,11 @@
 // app_bps (0 = unlimited), buffer, aqm (droptail, red or codel),
 // codel_target_ns and codel_interval_ns (RFC 8289's 5 ms and 100 ms
 // resolved by the Go side when the table's value is 0) and ecn (0 or 1).
-// The driver requires every key once and refuses any other (protocol 3;
-// protocol 2 lacked the last four keys and DONE's last two fields,
-// protocol 1 had positional fields). DONE's drops are the buffer's (the
+// The driver requires every key once and refuses any other (protocol 4;
+// protocol 3 emitted the record that enters a recovery or CWR after the
+// whole ACK rather than at the reduction (below), protocol 2 lacked the
+// last four keys and DONE's last two fields, protocol 1 had positional
+// fields). DONE's drops are the buffer's (the
 // device queues' and the queue disc's limit), aqm_drops RED's and CoDel's
 // own drops, marks the packets they marked CE instead (netenv.Result's
 // Drops, AQMDrops and Marks).
@@ -239,8 +241,30 @@
 // recorded in bytes/s as natively). prior_cwnd is not an ns-3
 // variable: the driver records cwnd when the state becomes recovery, loss
 // or cwr (ns-3 sets the state before reducing cwnd), which is Linux's
-// prior_cwnd. prev_ca_state is the state before the last change. The
-// CCAI's own variables (Vars: CUBIC's target, W_max, …) are private in
+// prior_cwnd. prev_ca_state is the state before the last change.
+//
+// The record that enters a window reduction is emitted at the reduction
+// itself, as the native subject emits it, not after the ACK: ns-3 goes on
+// in the same ACK (PRR sets cwnd, the congestion control's PktsAcked
+// runs; TcpCubic's HyStart may lower ssthresh again, tcp-cubic.cc
+// TcpCubic::PktsAcked → HystartUpdate), and a record after all of it
+// would show those as the reduction's own. Entering CWR
+// (TcpSocketBase::EnterCwr sets ssthresh first) it is emitted at the
+// state change; entering recovery (TcpSocketBase::EnterRecovery sets the
+// state, then ssthresh = GetSsThresh(tcb, BytesInFlight()), then PRR's
+// cwnd, then retransmits) at the first of these that shows: ssthresh
+// changing (SlowStartThreshold trace), cwnd changing (CongestionWindow),
+// the retransmission (Tx), or after the ACK if none did. So
+// that record carries the reduced ssthresh, cwnd from before the
+// reduction (= prior_cwnd) and in flight the bytes ssthresh was computed
+// from (RFC 6675's pipe, which TcpNewReno and the models derived from it
+// halve; with SACK off ns-3 adds one segment to it); the ACK's own record
+// follows at the same time. The record entering loss follows the timeout
+// (TcpSocketBase::ReTxTimeout sets ssthresh, the state and cwnd together,
+// everything outstanding marked lost). The oracles rely on this (package
+// oracle, subject "ns3": the entry is exact, as natively).
+//
+// The CCAI's own variables (Vars: CUBIC's target, W_max, …) are private in
 // ns-3 and are not reported. Times are ns-3's absolute simulated time, so
 // schedule switches and visit times t_n mean the same as natively.
 //
@@ -307,6 +331,68 @@
 //     recovery; an RTO resets W_max, delay_min and HyStart, as in Linux.
 //   - Its TypeId names TcpSocketBase as parent (a 3.37 quirk), so ns-3's
 //     own list of TcpCongestionOps children misses it; Models lists it.
+//
+// # What the oracles report on ns-3.37
+//
+// Campaigns with every oracle on (issue 46's false-positive proof; the
+// figures are in the commit messages) leave these hits, each a behaviour
+// of ns-3.37 itself, read in its source (src/internet/model/):
+//
+//   - cwnd-validation (TcpCubic, TcpLinuxReno, TcpNewReno): cwnd grows
+//     while the application keeps the window far from full (one segment
+//     per ACK at 1 kbit/s): IncreaseWindow never asks whether cwnd limited
+//     the sender (RFC 7661 §4.3; Linux's tcp_is_cwnd_limited). ns-3 bug
+//     #966, fixed in ns-3.42 for TcpCubic and TcpLinuxReno (commit
+//     f75345fa0: TcpSocketBase::SendDataPacket sets m_isCwndLimited,
+//     which they check); TcpNewReno (tcp-congestion-ops.cc
+//     TcpNewReno::IncreaseWindow) still grows in ns-3-dev.
+//   - recovery-exit (TcpLinuxReno): the ACK that ends a fast recovery
+//     takes cwnd past ssthresh by several segments. TcpSocketBase::
+//     ProcessAck, leaving CA_RECOVERY, sets cwnd = ssthresh and then calls
+//     IncreaseWindow with segsAcked = (ackNumber − oldHeadSequence) /
+//     segmentSize: every segment between snd_una and the ACK, the ones
+//     SACKed during the recovery included (its comment says "from
+//     m_recover to ackNumber"; merge !289 of 2020 made the exit ACK grow
+//     cwnd, as Linux does, but Linux grows by what that ACK newly
+//     delivered, acked_sacked in tcp_cong_control), and
+//     TcpLinuxReno::m_cWndCnt keeps its credit over the reduction (Linux
+//     zeroes snd_cwnd_cnt in tcp_init_cwnd_reduction and tcp_enter_loss).
+//     Observed: ssthresh 4 and cwnd 7 after an exit ACK that acknowledged
+//     11 segments, 1 of them newly delivered. Unchanged in ns-3-dev (the fix of
+//     #1126 in ns-3.43 counts newly delivered bytes on other ACKs, but
+//     this branch recomputes segsAcked from oldHeadSequence).
+//   - cubic-growth (TcpCubic): after a recovery or a timeout cwnd grows by
+//     one segment per ACK of one segment, twice a round trip (RFC 9438 §4.2
+//     allows 1.5×): TcpCubic::IncreaseWindow adds every segment acked to
+//     m_cWndCnt and takes off cnt (≥ 2) once per ACK, so credit piles up
+//     on stretch ACKs (the exit ACK above) and while cnt is large, is
+//     never cleared (not on a reduction, not when cnt falls: Linux's
+//     tcp_cong_avoid_ai applies credit accumulated at a higher w at once
+//     and resets it), and is then spent one segment per ACK (observed: 8
+//     to 256 segments of credit). Unchanged in ns-3-dev.
+//   - cwnd-floor and the zero-cwnd fault (TcpNewReno, PRR): cwnd 0 in
+//     recovery, then a timeout. TcpPrrRecovery::DoRecovery runs on an ACK
+//     that delivered nothing and sets cwnd = pipe + sendCount with pipe 0
+//     and the reduction bound's limit = deliveredBytes = 0 (Linux's
+//     tcp_cwnd_reduction returns when newly_acked_sacked ≤ 0). Fixed in
+//     ns-3.43 (commit f8e45bf7a, PRR aligned with RFC 6937bis: it returns
+//     when deliveredBytes is 0).
+//   - ssthresh-steady (TcpCubic): HyStart lowers ssthresh during a
+//     recovery (TcpCubic::PktsAcked calls HystartUpdate whenever cWnd ≤
+//     ssThresh, which PRR's cwnd is): Linux's CUBIC does the same
+//     (tcp_cubic.c cubictcp_acked), and the oracle reports it there too.
+//   - window-overflow (TcpBbr): cwnd of millions of packets after a
+//     recovery, the ns-3.37 BBR bug issue 46 asks the oracles to find.
+//
+// The harness's own share, fixed: the record entering a recovery came
+// after the whole ACK (HyStart's fall read as a wrong β: cubic-beta,
+// reduction-bound); reduction-bound took TcpNewReno's halved pipe for a
+// reduction below β of cwnd (RFC 5681 eq. (4) halves FlightSize);
+// undo-restores and recovery-exit allowed an undo ns-3 never makes;
+// stall counted an application-limited idle time as a stall;
+// one-reduction-per-window took the smallest srtt for the shortest round
+// trip under random queuing delay; cubic-reno-friendly read w_est, which
+// ns-3 does not report, and failed on every record.
 //
 // # Differential check
 //

@@ -16,7 +16,7 @@ import (
 
 // ProtocolVersion is the version of the line protocol in the driver's
 // HELLO line; a driver speaking another version must be rebuilt.
-const ProtocolVersion = 3
+const ProtocolVersion = 4
 
 // DriverName is the driver binary's file name (bin/actfuzz-ns3).
 const DriverName = "actfuzz-ns3"

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -350,4 +351,69 @@ func TestSimCommandTraceStable(t *testing.T) {
 	}
 	_ = s
 	t.Logf("trace_sha256 %s", hashes[0])
+}
+
+// TestReductionEntryRecord: the record that enters a recovery or CWR is
+// emitted at the reduction itself (doc.go, "State records"): a state
+// record with the model's own reduced ssthresh, cwnd still the window
+// before it (= prior_cwnd) and in flight the pipe ssthresh was computed
+// from, before the ACK's own record at the same time. TcpCubic keeps 0.7
+// of cwnd, TcpLinuxReno half of it, TcpNewReno half of the pipe (each
+// within a packet: bytes are rounded to packets). Before protocol 4 the
+// record came after the whole ACK, where TcpCubic's HyStart may already
+// have lowered ssthresh to the cwnd PRR left. CWR comes from RED's ECN
+// marks (TcpSocketBase::EnterCwr sets ssthresh before the state).
+func TestReductionEntryRecord(t *testing.T) {
+	s := realSubject(t)
+	want := map[string]func(r tcp.StateRecord) int{
+		"TcpCubic":     func(r tcp.StateRecord) int { return max(int(float64(r.PriorCwnd)*0.7), 2) },
+		"TcpLinuxReno": func(r tcp.StateRecord) int { return max(int(r.PriorCwnd)/2, 2) },
+		"TcpNewReno":   func(r tcp.StateRecord) int { return max(int(r.InFlight)/2, 2) },
+	}
+	for _, tc := range []struct {
+		model string
+		state ccai.CAState
+		env   netenv.Env
+	}{
+		{"TcpCubic", ccai.StateRecovery, netenv.Env{Loss: 0.01, BW: 10, Delay: 10, App: 10000, Buffer: 50}},
+		{"TcpCubic", ccai.StateRecovery, netenv.Env{Loss: 0.002, BW: 50, Delay: 40, App: 10000, Buffer: 300}},
+		{"TcpLinuxReno", ccai.StateRecovery, netenv.Env{Loss: 0.01, BW: 10, Delay: 10, App: 10000, Buffer: 50}},
+		{"TcpNewReno", ccai.StateRecovery, netenv.Env{Loss: 0.01, BW: 10, Delay: 10, App: 10000, Buffer: 50}},
+		{"TcpLinuxReno", ccai.StateCWR, netenv.Env{BW: 10, Delay: 10, App: 10000, Buffer: 100, AQM: netenv.AQMRED, ECN: netenv.ECNOn}},
+		{"TcpCubic", ccai.StateCWR, netenv.Env{BW: 10, Delay: 10, App: 10000, Buffer: 100, AQM: netenv.AQMRED, ECN: netenv.ECNOn}},
+	} {
+		t.Run(tc.model+"/"+tc.state.String(), func(t *testing.T) {
+			cfg := shortConfig(tc.model, 11)
+			cfg.Schedule = netenv.Constant(tc.env)
+			cfg.Flows[0].Bytes = 3_000_000
+			var c collect
+			if _, err := s.Run(context.Background(), cfg, &c); err != nil {
+				t.Fatal(err)
+			}
+			entries := 0
+			for i, r := range c.recs {
+				calm := r.PrevCAState == ccai.StateOpen || r.PrevCAState == ccai.StateDisorder
+				if r.Reason != tcp.ReasonState || r.CAState != tc.state || !calm {
+					continue
+				}
+				entries++
+				if r.Cwnd != r.PriorCwnd {
+					t.Errorf("entry at %v: cwnd %d, want prior_cwnd %d (the window before the reduction)", r.Time, r.Cwnd, r.PriorCwnd)
+				}
+				if w := want[tc.model](r); int(r.SSThresh) < w-1 || int(r.SSThresh) > w+1 {
+					t.Errorf("entry at %v: ssthresh %d, want %d ± 1 (prior_cwnd %d, in flight %d)", r.Time, r.SSThresh, w, r.PriorCwnd, r.InFlight)
+				}
+				if i+1 >= len(c.recs) || c.recs[i+1].Time != r.Time || c.recs[i+1].Reason != tcp.ReasonAck {
+					t.Errorf("entry at %v is not followed by its ACK's record", r.Time)
+				}
+				if i > 0 && c.recs[i-1].Time == r.Time && c.recs[i-1].CAState == tc.state {
+					t.Errorf("entry at %v comes after a record of the same ACK in the new state", r.Time)
+				}
+			}
+			if entries == 0 {
+				t.Fatalf("no %v entry: the test says nothing", tc.state)
+			}
+			t.Logf("%s: %d %v entries", tc.model, entries, tc.state)
+		})
+	}
 }

@@ -2,6 +2,7 @@ package ns3
 
 import (
 	"bufio"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestDriverRefusesUnknownPhaseKeys(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	rd := bufio.NewReader(out)
-	if hello, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(hello, "HELLO actfuzz-ns3 3 ") {
+	if hello, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(hello, fmt.Sprintf("HELLO actfuzz-ns3 %d ", ProtocolVersion)) {
 		t.Fatalf("HELLO: %q, %v", hello, err)
 	}
 	good := "loss=0 bw_bps=10000000 delay_ns=20000000 qshape=0 qscale_ms=0 app_bps=0 buffer=100 aqm=red codel_target_ns=5000000 codel_interval_ns=100000000 ecn=0"

@@ -12,6 +12,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/internal/exprcheck"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/sim"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
@@ -340,7 +341,11 @@ func (c *compiled) compileMetrics(flows int) error {
 		if cs.Name == "" {
 			return fmt.Errorf("conditions[%d].name: empty", i)
 		}
-		prog, err := expr.Compile(cs.When, expr.Env(env), expr.AsBool())
+		// Bounded before it is compiled: one evaluation a branch.
+		if err := exprcheck.Check(cs.When); err != nil {
+			return fmt.Errorf("condition %q: when: %w", cs.Name, err)
+		}
+		prog, err := expr.Compile(cs.When, append([]expr.Option{expr.Env(env), expr.AsBool()}, exprcheck.Options()...)...)
 		if err != nil {
 			return fmt.Errorf("condition %q: %w", cs.Name, err)
 		}

@@ -6,8 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/expr-lang/expr"
-
+	"github.com/actfuzz/actfuzz/internal/exprcheck"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/sim"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
@@ -200,7 +199,7 @@ func (r *scRun) finish(ctx context.Context) (*outcome, error) {
 			env[k] = m
 		}
 		for i, prog := range c.conds {
-			v, err := expr.Run(prog, env)
+			v, err := exprcheck.Run(prog, env)
 			if err != nil {
 				return nil, fmt.Errorf("condition %q: %w", c.sc.Conditions[i].Name, err)
 			}

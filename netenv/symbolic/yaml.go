@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+	"reflect"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/internal/capread"
+	"github.com/actfuzz/actfuzz/internal/names"
+	"github.com/actfuzz/actfuzz/internal/yamlerr"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -67,13 +71,23 @@ type yamlWindow struct {
 
 func msDur(v float64) time.Duration { return time.Duration(math.Round(v * 1e6)) }
 
-// LoadScenario reads a YAML scenario file.
+// MaxScenarioBytes (max_scenario_bytes) caps a scenario file: the
+// examples are under 2 kB.
+const MaxScenarioBytes = 4 << 20
+
+// LoadScenario reads a YAML scenario file (at most MaxScenarioBytes).
+// Errors name the file, and the line and the field of a value of the
+// wrong type (s.yaml:2: end_s: want a number, not "ten").
 func LoadScenario(path string) (*Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := capread.ReadFile(path, MaxScenarioBytes, "max_scenario_bytes", false)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := ParseScenario(b)
+	y, err := decodeScenario(path, b)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := y.scenario()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -83,13 +97,45 @@ func LoadScenario(path string) (*Scenario, error) {
 // ParseScenario parses a YAML scenario. Unknown keys are errors that name
 // the field.
 func ParseScenario(b []byte) (*Scenario, error) {
+	y, err := decodeScenario("scenario", b)
+	if err != nil {
+		return nil, err
+	}
+	return y.scenario()
+}
+
+// decodeScenario decodes a scenario file; errors name path, the line and
+// the field.
+func decodeScenario(path string, b []byte) (*yamlScenario, error) {
+	if len(b) > MaxScenarioBytes {
+		return nil, fmt.Errorf("%s: %d bytes, over the cap of %d (max_scenario_bytes)", path, len(b), MaxScenarioBytes)
+	}
 	var y yamlScenario
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&y); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, yamlerr.Rewrite(path, b, err, scenarioKeys)
 	}
-	return y.scenario()
+	return &y, nil
+}
+
+// scenarioKeys are the keys of a scenario file, for "did you mean"
+// suggestions: the top level's, or those of nested mappings.
+func scenarioKeys(nested bool) []string {
+	types := []any{yamlScenario{}}
+	if nested {
+		types = []any{yamlTopology{}, yamlCBR{}, yamlTCP{}, yamlWindow{}, ConditionSpec{}, netenv.Env{}, netenv.Flow{}, netenv.TopoLink{}}
+	}
+	var keys []string
+	for _, v := range types {
+		t := reflect.TypeOf(v)
+		for i := range t.NumField() {
+			if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
 }
 
 // ParseScenarioJSON parses the JSON form of a scenario (the same keys as
@@ -123,6 +169,14 @@ func (y *yamlScenario) scenario() (*Scenario, error) {
 	sc := &Scenario{Name: y.Name, End: time.Duration(math.Round(y.EndS * 1e9)), Metrics: y.Metrics, Conditions: y.Conditions}
 	if sc.Name == "" {
 		sc.Name = "scenario"
+	}
+	if err := names.Check(sc.Name); err != nil {
+		return nil, err
+	}
+	for i, cs := range sc.Conditions {
+		if err := names.Check(cs.Name); err != nil {
+			return nil, fmt.Errorf("conditions[%d].%w", i, err)
+		}
 	}
 	if y.EndS <= 0 {
 		return nil, errors.New("end_s: the end of the simulation (s) must be given and > 0")

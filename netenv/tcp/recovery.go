@@ -274,6 +274,17 @@ func (s *Sender) mayUndo(p *sim.Packet) bool {
 // the end of loss recovery, then undo. It reports whether the ACK is done.
 func (s *Sender) processLoss(p *sim.Packet, a *ackInfo) bool {
 	recovered := s.sndUna >= s.highSeq
+	// Since Linux 5.1 (commit da34ac7626b5, "tcp: only undo on partial
+	// ACKs in CA_Loss") D-SACK or timestamp evidence undoes a timeout
+	// only on an ACK that advances snd_una, and before F-RTO: a
+	// duplicate ACK echoing an original's timestamp no longer does, so a
+	// path that keeps delivering old duplicates cannot undo every RTO
+	// and stall the flow with its backoff reset each time. 3.10 tried
+	// the undo on every ACK, after F-RTO (below).
+	modern := s.cfg.Profile != ccai.ProfileLinux310
+	if modern && a.unaAdvanced && s.tryUndoLoss(p, false) {
+		return true
+	}
 	if s.frto {
 		if a.origAcked {
 			// Step 3.b: never-retransmitted data was delivered, so not
@@ -304,7 +315,7 @@ func (s *Sender) processLoss(p *sim.Packet, a *ackInfo) bool {
 		}
 		return true
 	}
-	if s.tryUndoLoss(p, false) {
+	if !modern && s.tryUndoLoss(p, false) {
 		return true
 	}
 	if !s.cfg.SACK && a.unaAdvanced {

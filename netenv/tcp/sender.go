@@ -233,6 +233,11 @@ func (s *Sender) output() {
 		return
 	}
 	now := s.sim.Now()
+	// sent is tcp_write_xmit's sent_pkts: new data sent by this call.
+	// Linux validates the window at its end only when it sent something
+	// or found the window full (commit 299bcb55ecd1, 5.11); a call that
+	// finds nothing to send leaves the window's record alone.
+	sent := false
 	for {
 		inFlight := s.sock.InFlight()
 		if inFlight >= s.sock.Cwnd {
@@ -240,6 +245,9 @@ func (s *Sender) output() {
 			return
 		}
 		if s.sock.PacingRate > 0 && s.paceWait(now) {
+			if sent {
+				s.validateCwnd(false)
+			}
 			return
 		}
 		if !s.frtoNewData {
@@ -260,7 +268,9 @@ func (s *Sender) output() {
 			// Application-limited (or Nagle, RFC 896, holding a
 			// runt while data is in flight).
 			s.markAppLimited()
-			s.validateCwnd(false)
+			if sent {
+				s.validateCwnd(false)
+			}
 			// A rate-limited application that is not blocked on the
 			// send buffer writes the next segment at appTimeFor; a
 			// blocked one writes when an ACK frees the buffer.
@@ -274,6 +284,7 @@ func (s *Sender) output() {
 			s.noteAppCut()
 		}
 		s.sendNew(size)
+		sent = true
 	}
 }
 
@@ -397,10 +408,22 @@ func (s *Sender) currentSSThresh() uint32 {
 // validateCwnd tracks whether the window limits sending (Linux's
 // tcp_cwnd_validate, RFC 7661) and, after an RTO of application-limited
 // sending, decays cwnd toward what was used (RFC 2861 §3.2,
-// tcp_cwnd_application_limited).
+// tcp_cwnd_application_limited). The decay is recorded (ReasonIdle): it
+// happens while sending, after an ACK's record or on no ACK at all, and
+// without a record of its own the next ACK's record would show the
+// window's growth from the undecayed one (a decayed window below
+// 2·max_packets_out is cwnd-limited in slow start, which Hybla's one
+// increment of 2^ρ − 1 per ACK takes to ssthresh).
 func (s *Sender) validateCwnd(cwndLimited bool) {
 	now := s.sim.Now()
-	if s.sndUna >= s.cwndUsageSeq || (cwndLimited && !s.sock.CwndLimited) {
+	// The strongest signal of how fully the window is used, per window
+	// (from snd_nxt at its start until snd_una passes it): that the
+	// sender was cwnd-limited in it, which a cwnd-limited call renews
+	// (the window then starts again at snd_nxt); else the largest
+	// packets_out seen in it (tcp_cwnd_validate since commit
+	// f4ce91ce12a7, 6.1: before it a larger packets_out could clear
+	// is_cwnd_limited).
+	if s.sndUna >= s.cwndUsageSeq || cwndLimited || (!s.sock.CwndLimited && s.sock.PacketsOut > s.sock.MaxPacketsOut) {
 		s.sock.CwndLimited = cwndLimited
 		s.sock.MaxPacketsOut = s.sock.PacketsOut
 		s.cwndUsageSeq = s.sndNxt
@@ -411,13 +434,20 @@ func (s *Sender) validateCwnd(cwndLimited bool) {
 		return
 	}
 	s.cwndUsed = max(s.cwndUsed, s.sock.PacketsOut)
-	if s.cc == nil && now-s.cwndStamp >= s.RTO() && s.sock.CAState == ccai.StateOpen {
-		used := max(s.cwndUsed, s.cfg.InitCwnd)
-		if used < s.sock.Cwnd {
-			s.sock.SSThresh = s.currentSSThresh()
-			s.sock.Cwnd = (s.sock.Cwnd + used) >> 1
+	if s.cc == nil && now-s.cwndStamp >= s.RTO() {
+		// tcp_cwnd_application_limited: in Open, and not when the
+		// application is blocked on the send buffer (SOCK_NOSPACE),
+		// halve the way to what was used; in any state, start the
+		// next RTO.
+		if s.sock.CAState == ccai.StateOpen && !s.appBlocked {
+			used := max(s.cwndUsed, s.cfg.InitCwnd)
+			if used < s.sock.Cwnd {
+				s.sock.SSThresh = s.currentSSThresh()
+				s.sock.Cwnd = (s.sock.Cwnd + used) >> 1
+				s.emit(ReasonIdle)
+			}
+			s.cwndUsed = 0
 		}
-		s.cwndUsed = 0
 		s.cwndStamp = now
 	}
 }

@@ -13,7 +13,7 @@ const (
 	ReasonAck   Reason = iota // an ACK was processed
 	ReasonState               // ca_state changed (within an ACK: before CongAvoid)
 	ReasonRTO                 // the retransmission timer fired (and ca_state became Loss)
-	ReasonIdle                // the window was restarted after idle
+	ReasonIdle                // the window was restarted after idle, or decayed after an RTO of application-limited sending (RFC 2861 §3)
 )
 
 func (r Reason) String() string {

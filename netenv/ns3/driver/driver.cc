@@ -55,7 +55,7 @@ using namespace ns3;
 namespace
 {
 
-constexpr int kProtocolVersion = 3;
+constexpr int kProtocolVersion = 4;
 constexpr uint32_t kMSS = 1448; // netenv/tcp.DefaultMSS
 // kSndBuf is the send buffer: Linux's tcp_wmem[2] (4 MB, netenv/tcp's
 // DefaultSndBuf) rounded up to whole segments, as the native sender's
@@ -308,6 +308,9 @@ struct Flow
     // state
     int prevCa = 0;
     uint32_t priorCwnd = 0;
+    // entryPending: the state became recovery and the record that enters
+    // it waits for the reduced ssthresh (see OnCongState).
+    bool entryPending = false;
     EventId retx;
     uint64_t countedRetxUid = 0;
     bool haveHighTx = false;
@@ -457,8 +460,12 @@ enum Reason
     kReasonRTO = 2,
 };
 
+// EmitWith emits a record of the socket's state, with the congestion state
+// ca and ssthresh in bytes as given when they are not negative: a traced
+// value's callback runs before the new value is stored (TracedValue::Set),
+// so a record emitted from one passes the new value.
 void
-Emit(Flow* f, int reason)
+EmitWith(Flow* f, int reason, int ca, int64_t ssthresh)
 {
     TcpSocketBase* s = PeekPointer(f->sock);
     Ptr<TcpSocketState> tcb = Peek::Tcb(s);
@@ -469,17 +476,24 @@ Emit(Flow* f, int reason)
     PutU(f->idx);
     PutU(reason);
     PutU(tcb->m_cWnd.Get());
-    PutU(tcb->m_ssThresh.Get());
+    PutU(ssthresh >= 0 ? static_cast<uint64_t>(ssthresh) : tcb->m_ssThresh.Get());
     PutI(sampled ? rtt->GetEstimate().GetNanoSeconds() : 0);
     PutI(sampled ? rtt->GetVariation().GetNanoSeconds() : 0);
     PutI(Peek::Rto(s).GetNanoSeconds());
-    PutU(static_cast<uint64_t>(tcb->m_congState.Get()));
+    PutU(static_cast<uint64_t>(ca >= 0 ? ca : static_cast<int>(tcb->m_congState.Get())));
     PutU(f->prevCa);
     PutU(f->priorCwnd);
     PutU(s->GetTxBuffer()->BytesInFlight());
     PutU(Peek::Rate(s)->GetConnectionRate().m_delivered);
     PutU(tcb->m_pacing ? tcb->m_pacingRate.Get().GetBitRate() : 0);
     EndLine();
+}
+
+// Emit emits a record of the socket's state as it is.
+void
+Emit(Flow* f, int reason)
+{
+    EmitWith(f, reason, -1, -1);
 }
 
 // PollRetx notices that the retransmission timer fired (it expired
@@ -497,9 +511,12 @@ PollRetx(Flow* f)
     f->retx = Peek::RetxEvent(PeekPointer(f->sock));
 }
 
+void EmitEntry(Flow* f);
+
 void
 OnTx(Flow* f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
 {
+    EmitEntry(f); // a recovery's retransmission, ssthresh and cwnd unchanged
     PollRetx(f);
     if (p->GetSize() == 0)
     {
@@ -529,6 +546,37 @@ OnRx(Flow* f, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
     Simulator::ScheduleNow(&Emit, f, static_cast<int>(kReasonAck));
 }
 
+// EmitEntry emits the record that enters a recovery if it is still
+// pending: at the end of the ACK, when ssthresh did not change.
+void
+EmitEntry(Flow* f)
+{
+    if (f->entryPending)
+    {
+        f->entryPending = false;
+        Emit(f, kReasonState);
+    }
+}
+
+// OnCongState records a change of congestion state. The record that
+// enters a window reduction is emitted at the reduction itself, as the
+// native subject emits it, with the reduced ssthresh, the cwnd from before
+// it and the flight ssthresh was computed from; the rest of the ACK
+// (PRR's cwnd, what the congestion control's PktsAcked does, e.g.
+// TcpCubic's HyStart lowering ssthresh again) shows in the ACK's own
+// record after it:
+//   - CWR: TcpSocketBase::EnterCwr sets ssthresh before the state, so the
+//     record is emitted now (with the new state: this callback runs
+//     before it is stored);
+//   - recovery: TcpSocketBase::EnterRecovery sets the state, then ssthresh
+//     = GetSsThresh(tcb, BytesInFlight()), then PRR's cwnd
+//     (TcpPrrRecovery::EnterRecovery), then retransmits the head: the
+//     record is emitted at the first of these that shows, ssthresh
+//     changing (OnSsThresh), cwnd changing (OnCwnd, before PRR's value
+//     is stored) or the retransmission (OnTx), and at the end of the ACK
+//     if none did;
+//   - loss, open, disorder: at the end of the event (TcpSocketBase::
+//     ReTxTimeout sets ssthresh, the state and cwnd = 1 segment together).
 void
 OnCongState(Flow* f, TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to)
 {
@@ -536,6 +584,9 @@ OnCongState(Flow* f, TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCon
     {
         return;
     }
+    // An entry still pending (a recovery whose ssthresh did not change)
+    // is emitted before the next change is recorded.
+    EmitEntry(f);
     Ptr<TcpSocketState> tcb = Peek::Tcb(PeekPointer(f->sock));
     if (to == TcpSocketState::CA_RECOVERY || to == TcpSocketState::CA_LOSS ||
         to == TcpSocketState::CA_CWR)
@@ -549,7 +600,37 @@ OnCongState(Flow* f, TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCon
         f->recoveries++;
     }
     f->prevCa = static_cast<int>(from);
+    if (to == TcpSocketState::CA_CWR)
+    {
+        EmitWith(f, kReasonState, static_cast<int>(to), -1);
+        return;
+    }
+    if (to == TcpSocketState::CA_RECOVERY)
+    {
+        f->entryPending = true;
+        Simulator::ScheduleNow(&EmitEntry, f);
+        return;
+    }
     Simulator::ScheduleNow(&Emit, f, static_cast<int>(kReasonState));
+}
+
+// OnSsThresh emits a pending recovery entry once ssthresh is reduced (the
+// trace runs before the new value is stored). OnCwnd emits it when PRR
+// sets cwnd and ssthresh kept its value (cwnd is still the old one).
+void
+OnSsThresh(Flow* f, uint32_t, uint32_t ssthresh)
+{
+    if (f->entryPending)
+    {
+        f->entryPending = false;
+        EmitWith(f, kReasonState, -1, ssthresh);
+    }
+}
+
+void
+OnCwnd(Flow* f, uint32_t, uint32_t)
+{
+    EmitEntry(f);
 }
 
 void
@@ -938,6 +1019,8 @@ RunOne(const Request& q)
         s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, &f));
         s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnRx, &f));
         s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, &f));
+        s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsThresh, &f));
+        s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, &f));
         s->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnHighestRxAck, &f));
         s->SetConnectCallback(MakeBoundCallback(&OnConnected, &f),
                               MakeBoundCallback(&OnConnectFailed, &f));
