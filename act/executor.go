@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/actfuzz/actfuzz/coverage"
@@ -200,6 +201,7 @@ type inProcess struct {
 	drainOnce  sync.Once
 	cancelRuns context.CancelFunc
 	watchdog   time.Duration
+	abandoned  atomic.Bool // the drain gave up waiting for the workers
 }
 
 func newInProcess(ctx context.Context, c *Campaign, space coverage.Space, subj netenv.Subject, n int, watchdog time.Duration) *inProcess {
@@ -246,10 +248,24 @@ func newInProcess(ctx context.Context, c *Campaign, space coverage.Space, subj n
 func (e *inProcess) drain() <-chan struct{} {
 	e.drainOnce.Do(func() {
 		close(e.draining)
-		t := time.AfterFunc(e.watchdog, e.cancelRuns)
+		ended := make(chan struct{})
 		go func() {
 			e.workers.Wait()
-			t.Stop()
+			close(ended)
+		}()
+		go func() {
+			t := time.NewTimer(e.watchdog)
+			defer t.Stop()
+			select {
+			case <-ended:
+			case <-t.C:
+				// A simulation that ignores its context (a CCAI that
+				// loops) cannot be stopped in this process: it is
+				// abandoned without a result, so that the campaign
+				// still ends one watchdog after its Duration.
+				e.cancelRuns()
+				e.abandoned.Store(true)
+			}
 			close(e.drained)
 		}()
 	})
@@ -287,7 +303,9 @@ func (e *inProcess) close() {
 	close(e.done)
 	e.queue.Wait()
 	close(e.jobs)
-	e.workers.Wait()
+	if !e.abandoned.Load() {
+		e.workers.Wait()
+	}
 }
 
 // StoreParts is an Executor whose worker hosts send each simulation's

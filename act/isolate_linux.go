@@ -62,3 +62,13 @@ func readSmall(path string, buf []byte) []byte {
 	n, _ := f.Read(buf)
 	return buf[:n]
 }
+
+// resetPeakRSS makes this process's peak RSS (VmHWM) its current RSS
+// (clear_refs 5, Linux ≥ 4.0), so that VmHWM read at the end of a
+// simulation is the peak of that simulation. It says whether it could.
+func resetPeakRSS() bool {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// peakRSS is this process's peak RSS since resetPeakRSS.
+func peakRSS() (int64, error) { return statusBytes("/proc/self/status", "VmHWM:") }

@@ -91,20 +91,14 @@ func TestIsolatedFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		cca, kind, detail string
-	}{
-		{"test-hang", corpus.FaultHang, "watchdog"},
-		{"test-oom", corpus.FaultOOM, "memory limit"},
-		{"test-crash", corpus.FaultCrash, "test-crash: a panic on another goroutine"},
-		{"test-poison", "", ""},
-		{"test-retain", "", ""},
-	} {
-		name := tc.kind
-		if name == "" {
-			name = tc.cca
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range append([]faultCase{
+		{"hang", "test-hang", corpus.FaultHang, "watchdog"},
+		{"oom", "test-oom", corpus.FaultOOM, "memory limit"},
+		{"crash", "test-crash", corpus.FaultCrash, "test-crash: a panic on another goroutine"},
+		{"test-poison", "test-poison", "", ""},
+		{"test-retain", "test-retain", "", ""},
+	}, platformFaults...) {
+		t.Run(tc.name, func(t *testing.T) {
 			c := campaignWith(t, tc.cca)
 			want := outcome(ref, map[string]string{"panic": tc.kind})
 			if tc.kind == "" {
@@ -123,7 +117,7 @@ func TestIsolatedFaults(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%d workers: %v", w, err)
 				}
-				t.Logf("%s, %d workers: %d sims in %v", name, w, rep.Sims, time.Since(start).Round(time.Millisecond))
+				t.Logf("%s, %d workers: %d sims in %v", tc.name, w, rep.Sims, time.Since(start).Round(time.Millisecond))
 				if got := outcome(rep, nil); got != want {
 					t.Fatalf("%d workers:\n%s\nwant (the reference):\n%s", w, got, want)
 				}
@@ -153,6 +147,13 @@ func TestIsolatedFaults(t *testing.T) {
 		})
 	}
 }
+
+// faultCase is a CCAI of TestIsolatedFaults and the fault kind charged
+// where test-panic panics (none: charged to none).
+type faultCase struct{ name, cca, kind, detail string }
+
+// platformFaults are the cases of this platform's own (faults_linux_test.go).
+var platformFaults []faultCase
 
 // An isolated campaign stopped part-way (its workers killed mid-batch)
 // resumes, in process, to the uninterrupted result.

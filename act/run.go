@@ -432,16 +432,18 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	elapsed := func() time.Duration { return prior + time.Since(start) }
 	// The end of Duration (over every resume) closes stop: the wait for
 	// results then drains the executor, and the prefix of the batch that
-	// arrived is merged (wait.go). A symbolic window still running one
-	// watchdog after it is cancelled, and stays pending for a resume.
+	// arrived is merged (wait.go). boundCtx ends one watchdog after it:
+	// a symbolic window still running then is cancelled, and stays
+	// pending for a resume; so is the check of a batch's findings by
+	// replay (verify.go), and the batch stays unmerged.
 	stop := make(chan struct{})
-	symCtx := ctx
+	boundCtx := ctx
 	if opt.Duration > 0 {
 		stopAt := start.Add(opt.Duration - prior)
 		t := time.AfterFunc(time.Until(stopAt), func() { close(stop) })
 		defer t.Stop()
 		var cancel context.CancelFunc
-		symCtx, cancel = context.WithDeadline(ctx, stopAt.Add(cmp.Or(opt.Watchdog, defaultWatchdog)))
+		boundCtx, cancel = context.WithDeadline(ctx, stopAt.Add(cmp.Or(opt.Watchdog, defaultWatchdog)))
 		defer cancel()
 	}
 	rep.elapsed, rep.program, rep.onCheckpoint = elapsed, cmp.Or(opt.Program, "actfuzz"), opt.OnCheckpoint
@@ -617,8 +619,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	if sym != nil {
 		// A window an interrupted campaign left pending runs first, as
 		// it would have before the next batch was chosen.
-		if err := sym.runPending(symCtx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
-			if symCtx.Err() == nil {
+		if err := sym.runPending(boundCtx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
+			if boundCtx.Err() == nil {
 				return rep, err
 			}
 			interrupted = true
@@ -704,8 +706,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			whole, n = m == n, m
 		}
 		if vf != nil {
-			if err := vf.batch(ctx, arrived, base, n, pending, groups); err != nil {
-				if ctx.Err() != nil {
+			if err := vf.batch(boundCtx, arrived, base, n, pending, groups); err != nil {
+				if boundCtx.Err() != nil {
 					interrupted = true
 					break
 				}
@@ -805,8 +807,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			break
 		}
 		if sym != nil {
-			if err := sym.afterBatch(symCtx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
-				if symCtx.Err() != nil {
+			if err := sym.afterBatch(boundCtx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
+				if boundCtx.Err() != nil {
 					interrupted = true
 					break
 				}

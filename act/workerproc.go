@@ -53,11 +53,8 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// cut short here could be merged before the coordinator sees it).
 	signal.Ignore(os.Interrupt)
 	go watchHeap(*limit, stderr)
-	// The heap is checked at the end of each simulation too, before its
-	// result: an overrun that the periodic check sees only once the next
-	// simulation has begun is charged to the one that made it.
-	afterSim := func() { checkHeap(*limit, stderr) }
-	if err := serveWorker(ctx, stdin, stdout, open, afterSim); err != nil {
+	mem := &memCheck{limit: *limit, stderr: stderr}
+	if err := serveWorker(ctx, stdin, stdout, open, mem); err != nil {
 		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)
 		return 3
 	}
@@ -83,15 +80,52 @@ func checkHeap(limit int64, stderr io.Writer) {
 	}
 }
 
+// memCheck accounts a worker's memory per simulation. The periodic checks
+// (watchHeap here, the supervisor's RSS samples) see an overrun only if
+// one falls while it lasts, and may see the one a simulation left (RSS
+// not yet given back) once the next has begun: which configuration is
+// charged, if any, would depend on timing. So at the end of each
+// simulation, before its result is sent, the heap is checked and so is
+// the peak RSS of that simulation alone (the kernel's VmHWM, reset as it
+// starts): an overrun, however brief, is charged to the simulation that
+// made it, whenever the samples fall. (The supervisor charges a fault
+// only to a fresh process's first configuration, so what earlier
+// simulations left in the process does not count either.)
+type memCheck struct {
+	limit  int64
+	stderr io.Writer
+	peak   bool // the peak was reset at the simulation's start
+}
+
+func (m *memCheck) before() {
+	if m != nil {
+		m.peak = resetPeakRSS()
+	}
+}
+
+func (m *memCheck) after() {
+	if m == nil {
+		return
+	}
+	checkHeap(m.limit, m.stderr)
+	if !m.peak {
+		return
+	}
+	if hwm, err := peakRSS(); err == nil && hwm > m.limit {
+		fmt.Fprintf(m.stderr, "actfuzz worker: peak RSS of the simulation %d bytes over the memory limit of %d bytes\n", hwm, m.limit)
+		os.Exit(ExitWorkerOOM)
+	}
+}
+
 // ServeWorker answers Work messages read from in with Results and Done
 // written to out, until in ends (nil) or a read or write fails.
 func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, open func(name string) (netenv.Subject, error)) error {
 	return serveWorker(ctx, in, out, open, nil)
 }
 
-// serveWorker is ServeWorker, calling afterSim (if set) after each
+// serveWorker is ServeWorker, checking mem (if set) around each
 // simulation, before its result is sent.
-func serveWorker(ctx context.Context, in io.Reader, out io.Writer, open func(name string) (netenv.Subject, error), afterSim func()) error {
+func serveWorker(ctx context.Context, in io.Reader, out io.Writer, open func(name string) (netenv.Subject, error), mem *memCheck) error {
 	bw := bufio.NewWriter(out)
 	send := func(m Message) error {
 		if err := WriteMessage(bw, m); err != nil {
@@ -130,11 +164,10 @@ func serveWorker(ctx context.Context, in io.Reader, out io.Writer, open func(nam
 		}
 		for _, it := range w.Items {
 			before := runtime.NumGoroutine()
+			mem.before()
 			r := sv.wk.run(ctx, job{idx: it.Index, g: it.Config})
 			settle(before)
-			if afterSim != nil {
-				afterSim()
-			}
+			mem.after()
 			msg, err := r.message(w.BatchID)
 			if err != nil {
 				return err
