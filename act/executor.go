@@ -1,10 +1,13 @@
 package act
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -25,6 +28,12 @@ type executor interface {
 	failed() <-chan error
 	// recycle hands back a merged (reset) batch for reuse.
 	recycle(b *coverage.Batch)
+	// drain starts no more simulations (Run at the end of
+	// Options.Duration): those running end with their result (or a fault
+	// of their own) or, one watchdog after the drain, are cancelled and
+	// give none. The channel closes when none is running any more and
+	// every result given is in results().
+	drain() <-chan struct{}
 	// close stops the workers. Results not yet received are discarded.
 	close()
 }
@@ -37,12 +46,12 @@ func newExecutor(ctx context.Context, c *Campaign, space coverage.Space, opt Opt
 		if err != nil {
 			return nil, fmt.Errorf("executor: %w", err)
 		}
-		return newExternal(x, space), nil
+		return newExternal(x, space, cmp.Or(opt.Watchdog, defaultWatchdog)), nil
 	}
 	if opt.Isolate {
 		return newIsolated(ctx, c, opt), nil
 	}
-	return newInProcess(ctx, c, space, opt.Subject, opt.Workers), nil
+	return newInProcess(ctx, c, space, opt.Subject, opt.Workers, cmp.Or(opt.Watchdog, defaultWatchdog)), nil
 }
 
 // Executor runs simulations somewhere else than this process's own
@@ -86,11 +95,16 @@ type external struct {
 	batches chan *coverage.Batch
 	done    chan struct{}
 	wg      sync.WaitGroup
+	// watchdog bounds the drain: what runs elsewhere cannot be
+	// cancelled from here, so drained closes one watchdog after drain.
+	watchdog  time.Duration
+	drained   chan struct{}
+	drainOnce sync.Once
 }
 
-func newExternal(x Executor, space coverage.Space) *external {
+func newExternal(x Executor, space coverage.Space, watchdog time.Duration) *external {
 	e := &external{x: x, space: space, res: make(chan result, 2*batchSize), fail: make(chan error, 1),
-		batches: make(chan *coverage.Batch, 2*batchSize), done: make(chan struct{})}
+		batches: make(chan *coverage.Batch, 2*batchSize), done: make(chan struct{}), watchdog: watchdog, drained: make(chan struct{})}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -146,6 +160,11 @@ func (e *external) results() <-chan result         { return e.res }
 func (e *external) failed() <-chan error           { return e.fail }
 func (e *external) merged(upto int)                { e.x.Merged(upto) }
 
+func (e *external) drain() <-chan struct{} {
+	e.drainOnce.Do(func() { time.AfterFunc(e.watchdog, func() { close(e.drained) }) })
+	return e.drained
+}
+
 func (e *external) recycle(b *coverage.Batch) {
 	if rc, ok := e.x.(BatchRecycler); ok {
 		rc.Recycle(b)
@@ -174,19 +193,48 @@ type inProcess struct {
 	queue   sync.WaitGroup       // feeders
 	workers sync.WaitGroup
 	done    chan struct{}
+	// The drain: draining is closed by drain, drained once the workers
+	// have stopped; cancelRuns cancels the simulations running one
+	// watchdog after it (a subject that checks its context stops).
+	draining   chan struct{}
+	drained    chan struct{}
+	drainOnce  sync.Once
+	cancelRuns context.CancelFunc
+	watchdog   time.Duration
+	abandoned  atomic.Bool // the drain gave up waiting for the workers
 }
 
-func newInProcess(ctx context.Context, c *Campaign, space coverage.Space, subj netenv.Subject, n int) *inProcess {
+func newInProcess(ctx context.Context, c *Campaign, space coverage.Space, subj netenv.Subject, n int, watchdog time.Duration) *inProcess {
 	ctx, cancel := context.WithCancel(ctx)
+	runCtx, cancelRuns := context.WithCancel(ctx)
 	e := &inProcess{cancel: cancel, jobs: make(chan job), res: make(chan result, 2*batchSize),
-		batches: make(chan *coverage.Batch, 2*batchSize), done: make(chan struct{})}
+		batches: make(chan *coverage.Batch, 2*batchSize), done: make(chan struct{}),
+		draining: make(chan struct{}), drained: make(chan struct{}), cancelRuns: cancelRuns, watchdog: watchdog}
 	for range n {
 		e.workers.Add(1)
 		go func() {
 			defer e.workers.Done()
 			wk := newWorker(c, space, subj, e.batches)
-			for j := range e.jobs {
-				r := wk.run(ctx, j)
+			for {
+				var j job
+				select {
+				case next, ok := <-e.jobs:
+					if !ok {
+						return
+					}
+					j = next
+				case <-e.draining:
+					return
+				}
+				select {
+				case <-e.draining:
+					return // taken as the drain began: not started
+				default:
+				}
+				r := wk.run(runCtx, j)
+				if runCtx.Err() != nil {
+					return // cancelled: no result
+				}
 				select {
 				case e.res <- r:
 				case <-e.done:
@@ -195,6 +243,33 @@ func newInProcess(ctx context.Context, c *Campaign, space coverage.Space, subj n
 		}()
 	}
 	return e
+}
+
+func (e *inProcess) drain() <-chan struct{} {
+	e.drainOnce.Do(func() {
+		close(e.draining)
+		ended := make(chan struct{})
+		go func() {
+			e.workers.Wait()
+			close(ended)
+		}()
+		go func() {
+			t := time.NewTimer(e.watchdog)
+			defer t.Stop()
+			select {
+			case <-ended:
+			case <-t.C:
+				// A simulation that ignores its context (a CCAI that
+				// loops) cannot be stopped in this process: it is
+				// abandoned without a result, so that the campaign
+				// still ends one watchdog after its Duration.
+				e.cancelRuns()
+				e.abandoned.Store(true)
+			}
+			close(e.drained)
+		}()
+	})
+	return e.drained
 }
 
 func (e *inProcess) dispatch(base int, gs []Config) {
@@ -224,10 +299,13 @@ func (e *inProcess) recycle(b *coverage.Batch) {
 
 func (e *inProcess) close() {
 	e.cancel()
+	e.cancelRuns()
 	close(e.done)
 	e.queue.Wait()
 	close(e.jobs)
-	e.workers.Wait()
+	if !e.abandoned.Load() {
+		e.workers.Wait()
+	}
 }
 
 // StoreParts is an Executor whose worker hosts send each simulation's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +52,50 @@ func (f *faulty) CongAvoid(s *ccai.Sock, acked uint32) {
 
 var sink [][]byte
 
+// Test-only CCAIs whose faults come from state a simulation leaves in its
+// worker process, so that only a later simulation of the same process
+// fails, while each configuration alone runs like Reno: no configuration
+// caused the fault, and none may be charged with it. test-poison marks
+// the process on its trigger, and the next simulation that starts there
+// dies (a panic on another goroutine); test-retain keeps retainSize
+// bytes of heap for good on its trigger, so that a process's second
+// trigger takes it over the test's 512 MB limit.
+var (
+	poisoned atomic.Bool
+	retained [][]byte
+)
+
+const retainSize = 300 << 20
+
+// once is Reno that misbehaves once, at the first CongAvoid after the
+// faulty trigger (see faulty), or at start (onInit).
+type once struct {
+	ccai.Reno
+	misbehave func()
+	onInit    func()
+	done      bool
+}
+
+func (o *once) Init(s *ccai.Sock) {
+	if o.onInit != nil {
+		o.onInit()
+	}
+	o.Reno.Init(s)
+}
+
+func (o *once) CongAvoid(s *ccai.Sock, acked uint32) {
+	if !o.done && o.misbehave != nil && s.Now >= time.Second && s.SRTT >= faultyRTT {
+		o.done = true
+		o.misbehave()
+	}
+	o.Reno.CongAvoid(s, acked)
+}
+
+func crashProcess() {
+	go func() { panic("a panic on another goroutine") }()
+	time.Sleep(time.Hour)
+}
+
 func init() {
 	for name, misbehave := range map[string]func(){
 		"test-hang": func() {
@@ -67,9 +112,31 @@ func init() {
 			time.Sleep(time.Hour)
 		},
 		"test-panic": func() { panic("test-panic: the reference fault") },
+		// test-stall hangs asleep: no CPU time, which unstarved time
+		// (not CPU time) sees passing at any load.
+		"test-stall": func() { time.Sleep(time.Hour) },
 	} {
 		ccai.Register(ccai.Info{Name: name, Description: "test only: " + name, New: func() ccai.Algorithm { return &faulty{misbehave: misbehave} }})
 	}
+	ccai.Register(ccai.Info{Name: "test-poison", Description: "test only: test-poison", New: func() ccai.Algorithm {
+		return &once{misbehave: func() { poisoned.Store(true) }, onInit: func() {
+			if poisoned.Load() {
+				crashProcess()
+			}
+		}}
+	}})
+	ccai.Register(ccai.Info{Name: "test-retain", Description: "test only: test-retain", New: func() ccai.Algorithm {
+		return &once{misbehave: func() { retained = append(retained, make([]byte, retainSize)) }}
+	}})
+	// test-reno is Reno under a test name: the campaign of the two above
+	// when nothing is charged (the oracles a campaign checks depend on
+	// the CCAI's name).
+	ccai.Register(ccai.Info{Name: "test-reno", Description: "test only: test-reno", New: func() ccai.Algorithm { return &once{} }})
+	// test-block hangs every simulation from its start, asleep: no CPU
+	// time, which only unstarved time, not CPU time, sees passing.
+	ccai.Register(ccai.Info{Name: "test-block", Description: "test only: test-block", New: func() ccai.Algorithm {
+		return &once{onInit: func() { time.Sleep(time.Hour) }}
+	}})
 }
 
 // lostOnFault is the native subject, except that a run that faults shows

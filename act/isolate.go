@@ -1,17 +1,13 @@
 package act
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,9 +17,10 @@ import (
 
 // IsolateOptions configure the supervision of worker processes.
 type IsolateOptions struct {
-	// Watchdog is the wall-clock time after which a simulation counts as
-	// hung; 0: 60 s or 50× the median simulation time, whichever is
-	// larger.
+	// Watchdog is the time after which a simulation counts as hung, in
+	// the worker's unstarved time (procClock: wall time less the time it
+	// waited for a CPU, so that a loaded machine does not make hangs);
+	// 0: 60 s or 50× the median simulation time, whichever is larger.
 	Watchdog time.Duration
 	// WorkerMemory is the memory limit of a worker process in bytes; 0:
 	// 1 GB.
@@ -38,7 +35,10 @@ const (
 	defaultWatchdog = 60 * time.Second
 	watchdogFactor  = 50 // × the median simulation time
 	rssPoll         = 100 * time.Millisecond
-	helloTimeout    = 30 * time.Second
+	// helloTimeout and deathWait are in the worker's unstarved time:
+	// how long it may take to start, and to exit once its output ended.
+	helloTimeout = 30 * time.Second
+	deathWait    = 5 * time.Second
 )
 
 func (o IsolateOptions) memory() int64 {
@@ -62,13 +62,18 @@ func (o IsolateOptions) command() ([]string, error) {
 // isolated is the executor of worker processes. Each of Options.Workers
 // supervisors owns one process at a time and feeds it chunks of a batch
 // as Work messages. It forwards each Result as it comes, and watches the
-// process: a simulation with no Result within the watchdog, a process over
-// its memory limit (its own heap check exits with ExitWorkerOOM; the
-// supervisor polls VmRSS) and a process that dies are faults of the
-// configuration being run (hang, oom, crash). The process is killed, the
-// fault becomes that configuration's result (no states), and the rest of
-// the chunk goes to a fresh process. Each index is forwarded once, so
-// nothing is merged twice, and results do not depend on where they ran.
+// process: a simulation with no Result within the watchdog (unstarved
+// time), a process over its memory limit (its own heap check exits with
+// ExitWorkerOOM, also at the end of each simulation; the supervisor polls
+// VmRSS) and a process that dies are faults (hang, oom, crash). The
+// process is killed, and the rest of the chunk goes to a fresh process.
+// A fault is charged only to a configuration that a fresh process was
+// running first: otherwise an earlier configuration may have caused it
+// (a goroutine or memory it left behind, a process that died after its
+// result), so the configuration runs again, first in a fresh process,
+// and what it does there is its result. Each index is forwarded once,
+// so nothing is merged twice, and results do not depend on where, when
+// or after what they ran.
 type isolated struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -83,8 +88,16 @@ type isolated struct {
 	sups    sync.WaitGroup
 	times   simTimes
 	nextID  uint64
-	idMu    sync.Mutex
-	log     *slog.Logger
+	// draining is closed by drain; drained once every supervisor has
+	// stopped after it. stopped is done one watchdog after the drain
+	// (or when ctx is): what still runs then is cancelled.
+	draining  chan struct{}
+	drained   chan struct{}
+	drainOnce sync.Once
+	stopped   context.Context
+	stop      context.CancelFunc
+	idMu      sync.Mutex
+	log       *slog.Logger
 	// keepEncoded: results keep their states' encoding (result.encoded)
 	// besides the decoded batch, for a WorkerPool to pass on.
 	keepEncoded bool
@@ -102,7 +115,9 @@ func startIsolated(ctx context.Context, h CampaignHeader, space coverage.Space, 
 	}
 	e := &isolated{ctx: ctx, cancel: cancel, opt: opt, space: space, header: h, log: log,
 		work: make(chan []job), res: make(chan result, 2*batchSize), fail: make(chan error, 1),
-		batches: make(chan *coverage.Batch, 2*batchSize), keepEncoded: keepEncoded}
+		batches: make(chan *coverage.Batch, 2*batchSize), keepEncoded: keepEncoded,
+		draining: make(chan struct{}), drained: make(chan struct{})}
+	e.stopped, e.stop = context.WithCancel(ctx)
 	for range workers {
 		e.sups.Add(1)
 		go e.supervise()
@@ -143,6 +158,7 @@ func (e *isolated) recycle(b *coverage.Batch) {
 
 func (e *isolated) close() {
 	e.cancel()
+	e.stop()
 	e.queue.Wait()
 	e.sups.Wait()
 }
@@ -182,6 +198,10 @@ func (e *isolated) watchdog() time.Duration {
 	return max(defaultWatchdog, watchdogFactor*e.times.median())
 }
 
+// errStopped says that a supervisor stopped because of drain: the
+// simulation it was running, if any, has no result.
+var errStopped = errors.New("stopped by the drain")
+
 func (e *isolated) supervise() {
 	defer e.sups.Done()
 	var p *proc
@@ -196,44 +216,129 @@ func (e *isolated) supervise() {
 		case chunk = <-e.work:
 		case <-e.ctx.Done():
 			return
+		case <-e.draining:
+			return
 		}
-		for len(chunk) > 0 {
-			if p == nil {
-				var err error
-				if p, err = e.start(); err != nil {
-					if e.ctx.Err() == nil {
-						e.failWith(err)
-					}
-					return
-				}
-			}
-			done, fault, err := e.runChunk(p, chunk)
-			chunk = chunk[done:]
-			if p.gone && fault == nil && err == nil {
-				p.kill()
-				p = nil
-			}
-			switch {
-			case err != nil:
-				if e.ctx.Err() == nil {
-					e.failWith(err)
-				}
-				return
-			case fault != nil:
-				e.log.Warn("worker fault", "config", chunk[0].idx, "kind", fault.Kind, "pid", p.pid(), "detail", fault.Detail)
-				p.kill()
-				p = nil
-				if !e.emit(result{idx: chunk[0].idx, batch: e.batch(), fault: fault}) {
-					return
-				}
-				chunk = chunk[1:]
-			}
+		var ok bool
+		if p, ok = e.runAll(p, chunk); !ok {
+			return
 		}
 	}
 }
 
+// runAll runs chunk to its end in p and the processes that replace it,
+// and returns the process left (nil: none); false when the supervisor
+// stops (the executor's failure, close or drain).
+//
+// A fault is charged only to a configuration that a fresh process ran
+// first. In a process that ran others before, the fault may be theirs: a
+// goroutine or memory one left behind, a process that died after its
+// last result and is found dead only now, RSS not yet given back. So the
+// configuration runs again, first in a fresh process, and what it does
+// there is its result: the verdict is the configuration's own, whatever
+// ran before it, at any worker count or chunking. A fault that no
+// configuration makes alone is charged to none.
+func (e *isolated) runAll(p *proc, chunk []job) (*proc, bool) {
+	suspect := -1 // the configuration running again alone (-1: none)
+	for len(chunk) > 0 {
+		if e.isDraining() {
+			return p, false // nothing starts after the drain
+		}
+		if p == nil {
+			var err error
+			if p, err = e.start(); err != nil {
+				if e.ctx.Err() == nil && e.stopped.Err() == nil {
+					e.failWith(err)
+				}
+				return nil, false
+			}
+			if e.isDraining() {
+				return p, false
+			}
+		}
+		done, fault, err := e.runChunk(p, chunk)
+		if done > 0 && chunk[0].idx == suspect {
+			e.log.Info("worker fault not made by the configuration alone: charged to none (state left in the process by earlier configurations)", "config", suspect)
+		}
+		if done > 0 {
+			suspect = -1
+		}
+		chunk = chunk[done:]
+		if p.gone && fault == nil && err == nil {
+			p.kill()
+			p = nil
+		}
+		switch {
+		case err != nil:
+			if e.ctx.Err() == nil && !errors.Is(err, errStopped) {
+				e.failWith(err)
+			}
+			return p, false
+		case fault != nil:
+			pid, fresh := p.pid(), p.ran == 0
+			now := time.Now()
+			p.clock.poll(now)
+			ran := p.clock.elapsed(now).Round(time.Millisecond)
+			p.kill()
+			p = nil
+			if !fresh {
+				if e.isDraining() {
+					return nil, false // no run alone after the drain: no result
+				}
+				e.log.Info("worker fault after other configurations: running the configuration again alone before charging it", "config", chunk[0].idx, "kind", fault.Kind, "pid", pid, "unstarved", ran)
+				suspect = chunk[0].idx
+				continue
+			}
+			e.log.Warn("worker fault", "config", chunk[0].idx, "kind", fault.Kind, "pid", pid, "unstarved", ran, "detail", fault.Detail)
+			if !e.emit(result{idx: chunk[0].idx, batch: e.batch(), fault: fault}) {
+				return nil, false
+			}
+			suspect = -1
+			chunk = chunk[1:]
+		}
+	}
+	return p, true
+}
+
+// drain stops the start of simulations (Run at the end of
+// Options.Duration): each one running ends with its result or its own
+// fault, or is cancelled without a result once one watchdog has passed
+// since the drain; a fault that needs a run alone to be charged (see
+// runAll) is not charged. The channel closes when every supervisor has
+// stopped, so every result they gave is in results().
+func (e *isolated) drain() <-chan struct{} {
+	e.drainOnce.Do(func() {
+		close(e.draining)
+		time.AfterFunc(e.watchdog(), e.stop)
+		go func() {
+			e.sups.Wait()
+			close(e.drained)
+		}()
+	})
+	return e.drained
+}
+
+func (e *isolated) isDraining() bool {
+	select {
+	case <-e.draining:
+		return true
+	default:
+		return false
+	}
+}
+
 // runChunk sends chunk to p and forwards its results. It returns how many
-// configurations completed and, if p failed on the next one, the fault.
+// configurations completed and, if p failed on the next one, the fault
+// (errStopped: the drain stopped it).
+//
+// The watchdog runs on p's unstarved time (procclock.go): the time it ran
+// or slept, not the time it waited for a CPU on a loaded machine, so a
+// starved simulation is not taken for a hung one and a memory hog that a
+// loaded machine slows reaches its limit before the watchdog, as it does
+// on an idle one. Each simulation's time starts when the result before
+// it arrives, and stops while a result is arriving or waits to be read:
+// a worker blocked writing to a supervisor that is starved or busy
+// forwarding is not simulating.
 func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) {
 	e.idMu.Lock()
 	e.nextID++
@@ -243,15 +348,13 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 	for _, j := range chunk {
 		w.Items = append(w.Items, WorkItem{Index: j.idx, Config: j.g})
 	}
+	p.clock.next(time.Now(), 0)
 	if err := p.send(w); err != nil {
 		return 0, p.death(e.opt.memory()), nil
 	}
 	wd := e.watchdog()
-	timer := time.NewTimer(wd)
-	defer timer.Stop()
 	poll := time.NewTicker(rssPoll)
 	defer poll.Stop()
-	started := time.Now()
 	done := 0
 	// killed is the fault for which p was killed. The results p wrote
 	// before are still read: they are complete, and the fault belongs to
@@ -260,7 +363,6 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 	kill := func(f *corpus.Finding) {
 		killed = f
 		_ = p.cmd.Process.Kill()
-		timer.Stop()
 		poll.Stop()
 	}
 	for {
@@ -278,234 +380,93 @@ func (e *isolated) runChunk(p *proc, chunk []job) (int, *corpus.Finding, error) 
 				}
 				return done, p.death(e.opt.memory()), nil
 			}
-			switch m := m.(type) {
-			case Result:
-				if done >= len(chunk) || m.Index != chunk[done].idx || m.BatchID != id {
-					return done, nil, fmt.Errorf("worker %d: result for configuration %d, expected %d", p.pid(), m.Index, chunk[min(done, len(chunk)-1)].idx)
-				}
-				// Decoded even when kept encoded: the decoding checks
-				// the worker process's states before a host sends them.
-				r, err := fromMessage(m, e.batch())
-				if err != nil {
-					return done, nil, fmt.Errorf("worker %d: configuration %d: %w", p.pid(), m.Index, err)
-				}
-				if e.keepEncoded && len(m.States) > 0 {
-					r.encoded = m.States
-				}
-				if !e.emit(r) {
-					return done, nil, e.ctx.Err()
-				}
-				done++
-				if killed != nil {
-					continue
-				}
-				now := time.Now()
-				e.times.add(now.Sub(started))
-				started = now
-				wd = e.watchdog()
-				timer.Reset(wd)
-			case Done:
-				if killed != nil {
-					continue
-				}
-				if done != len(chunk) {
-					return done, nil, fmt.Errorf("worker %d: done after %d of %d results", p.pid(), done, len(chunk))
-				}
-				return done, nil, nil
-			case Failure:
-				return done, nil, fmt.Errorf("worker %d: %s", p.pid(), m.Text)
-			default:
-				return done, nil, fmt.Errorf("worker %d: unexpected %T", p.pid(), m)
+			end, err := e.received(p, chunk, done, id, m, killed != nil)
+			if err != nil || end {
+				return done, nil, err
 			}
-		case <-timer.C:
-			kill(&corpus.Finding{Kind: corpus.FaultHang, Detail: fmt.Sprintf("no result within the watchdog of %v (wall clock); worker killed", wd)})
-		case <-poll.C:
+			if _, isResult := m.(Result); !isResult {
+				continue
+			}
+			done++
+			if killed != nil {
+				continue
+			}
+			if e.isDraining() && done < len(chunk) {
+				return done, nil, errStopped // the next one started after the drain
+			}
+			wd = e.watchdog()
+		case now := <-poll.C:
+			p.clock.poll(now)
+			// A message on its way defers the verdict, for at most one
+			// more watchdog (a frame torn by a CCAI that writes to
+			// stdout, then hangs, must still end as a hang).
+			if d := p.clock.elapsed(now); d >= wd && (!p.arrivingOrQueued() || d >= 2*wd) {
+				kill(&corpus.Finding{Kind: corpus.FaultHang, Detail: fmt.Sprintf("no result within the watchdog of %v (unstarved time: the worker's wall time less its waits for a CPU); worker killed", wd)})
+				continue
+			}
 			if rss, err := p.rss(); err == nil && rss > e.opt.memory() {
-				kill(&corpus.Finding{Kind: corpus.FaultOOM, Detail: fmt.Sprintf("worker RSS %d bytes over the limit of %d bytes; worker killed", rss, e.opt.memory())})
+				kill(&corpus.Finding{Kind: corpus.FaultOOM, Detail: fmt.Sprintf("worker RSS %d bytes over the memory limit of %d bytes; worker killed", rss, e.opt.memory())})
 			}
-		case <-e.ctx.Done():
-			return done, nil, e.ctx.Err()
+		case <-e.stopped.Done():
+			if e.ctx.Err() != nil {
+				return done, nil, e.ctx.Err()
+			}
+			return done, nil, errStopped // cancelled: one watchdog after the drain
 		}
 	}
 }
 
-// start launches a worker process and waits for its Hello.
+// received handles message m of p, the reply to chunk after done
+// results, in batch id: a Result is forwarded (unless the process was
+// killed: its results are read to find where it stopped, and forwarded
+// too, being complete), and starts the clock of the next simulation.
+// end: the chunk is complete (Done).
+func (e *isolated) received(p *proc, chunk []job, done int, id uint64, m Message, killed bool) (end bool, err error) {
+	switch m := m.(type) {
+	case Result:
+		if done >= len(chunk) || m.Index != chunk[done].idx || m.BatchID != id {
+			return false, fmt.Errorf("worker %d: result for configuration %d, expected %d", p.pid(), m.Index, chunk[min(done, len(chunk)-1)].idx)
+		}
+		if !killed {
+			e.times.add(p.clock.next(time.Now(), rssPoll))
+		}
+		// Decoded even when kept encoded: the decoding checks the
+		// worker process's states before a host sends them.
+		r, err := fromMessage(m, e.batch())
+		if err != nil {
+			return false, fmt.Errorf("worker %d: configuration %d: %w", p.pid(), m.Index, err)
+		}
+		if e.keepEncoded && len(m.States) > 0 {
+			r.encoded = m.States
+		}
+		if !e.emit(r) {
+			return false, e.ctx.Err()
+		}
+		p.ran++
+		return false, nil
+	case Done:
+		if killed {
+			return false, nil
+		}
+		if done != len(chunk) {
+			return false, fmt.Errorf("worker %d: done after %d of %d results", p.pid(), done, len(chunk))
+		}
+		return true, nil
+	case Failure:
+		return false, fmt.Errorf("worker %d: %s", p.pid(), m.Text)
+	default:
+		return false, fmt.Errorf("worker %d: unexpected %T", p.pid(), m)
+	}
+}
+
+// start launches a worker process and waits for its Hello; the drain's
+// end (stopped) abandons the wait.
 func (e *isolated) start() (*proc, error) {
 	cmd, err := e.opt.command()
 	if err != nil {
 		return nil, err
 	}
-	return startProc(e.ctx, append(slices.Clip(cmd), "--memory-limit", strconv.FormatInt(e.opt.memory(), 10)))
-}
-
-// proc is one worker process.
-type proc struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	bw     *bufio.Writer
-	msgs   chan Message // closed when stdout ends
-	stderr *tailBuffer
-	waited chan struct{}
-	werr   error
-	gone   bool // its output ended
-}
-
-func startProc(ctx context.Context, argv []string) (*proc, error) {
-	p := &proc{cmd: exec.Command(argv[0], argv[1:]...), msgs: make(chan Message, 16), stderr: &tailBuffer{max: 64 << 10}, waited: make(chan struct{})}
-	p.cmd.Stderr = p.stderr
-	orphanProof(p.cmd)
-	var err error
-	if p.in, err = p.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	// Our own pipe, not StdoutPipe: Wait closes StdoutPipe's read end as
-	// soon as the process has exited, and Wait runs concurrently with the
-	// reader below, so the last results a dying worker wrote (complete,
-	// flushed) could be lost and its fault charged to a configuration it
-	// had finished. This pipe ends only when the reader has read all.
-	out, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	p.cmd.Stdout = outW
-	if err := p.cmd.Start(); err != nil {
-		out.Close()
-		outW.Close()
-		return nil, fmt.Errorf("starting worker %q: %w", argv[0], err)
-	}
-	outW.Close() // the worker holds its own copy
-	p.bw = bufio.NewWriter(p.in)
-	go func() {
-		defer close(p.msgs)
-		defer out.Close()
-		br := bufio.NewReader(out)
-		for {
-			m, err := ReadMessage(br)
-			if err != nil {
-				return // EOF or a torn frame: the process is dying
-			}
-			p.msgs <- m
-		}
-	}()
-	go func() { p.werr = p.cmd.Wait(); close(p.waited) }()
-	select {
-	case m, ok := <-p.msgs:
-		h, isHello := m.(Hello)
-		switch {
-		case !ok:
-			p.kill()
-			return nil, fmt.Errorf("worker %q exited at start: %v: %s", argv[0], p.werr, p.stderr.String())
-		case !isHello:
-			p.kill()
-			return nil, fmt.Errorf("worker %q: first message %T, want Hello", argv[0], m)
-		case h.Proto != ProtocolVersion:
-			p.kill()
-			return nil, fmt.Errorf("worker %q speaks protocol %d, want %d", argv[0], h.Proto, ProtocolVersion)
-		}
-	case <-time.After(helloTimeout):
-		p.kill()
-		return nil, fmt.Errorf("worker %q: no Hello within %v", argv[0], helloTimeout)
-	case <-ctx.Done():
-		p.kill()
-		return nil, ctx.Err()
-	}
-	return p, nil
-}
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-func (p *proc) send(m Message) error {
-	if err := WriteMessage(p.bw, m); err != nil {
-		return err
-	}
-	return p.bw.Flush()
-}
-
-// kill stops the process and reaps it.
-func (p *proc) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.waited
-	for range p.msgs { // let the reader finish
-	}
-}
-
-// death waits for a process whose output ended and says why it died.
-func (p *proc) death(limit int64) *corpus.Finding {
-	select {
-	case <-p.waited:
-	case <-time.After(5 * time.Second):
-		p.kill()
-	}
-	var ee *exec.ExitError
-	if errors.As(p.werr, &ee) && ee.ExitCode() == ExitWorkerOOM {
-		return &corpus.Finding{Kind: corpus.FaultOOM, Detail: fmt.Sprintf("worker over its memory limit of %d bytes: %s", limit, strings.TrimSpace(p.stderr.String()))}
-	}
-	return &corpus.Finding{Kind: corpus.FaultCrash, Detail: fmt.Sprintf("worker died (%v): %s", p.werr, panicText(p.stderr.String()))}
-}
-
-// rss is the resident set size of the process (Linux /proc).
-func (p *proc) rss() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 2 && f[1] == "kB" {
-				kb, err := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10, err
-			}
-		}
-	}
-	return 0, errors.New("no VmRSS")
-}
-
-// panicText is the panic (or fatal error) of a Go process's stderr with
-// the first lines of its stack, or the end of stderr.
-func panicText(s string) string {
-	const maxDetail = 4 << 10
-	for _, mark := range []string{"panic: ", "fatal error: "} {
-		if i := strings.Index(s, mark); i >= 0 {
-			s = s[i:]
-			break
-		}
-	}
-	s = strings.TrimSpace(s)
-	if len(s) > maxDetail {
-		s = s[:maxDetail] + " …"
-	}
-	return s
-}
-
-// tailBuffer keeps the first and last bytes written to it (a process's
-// stderr): the head holds a panic's message, the tail the latest output.
-type tailBuffer struct {
-	mu   sync.Mutex
-	max  int
-	head []byte
-	tail []byte
-}
-
-func (t *tailBuffer) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	written := len(b)
-	if n := min(len(b), t.max-len(t.head)); n > 0 {
-		t.head = append(t.head, b[:n]...)
-		b = b[n:]
-	}
-	t.tail = append(t.tail, b...)
-	if len(t.tail) > t.max {
-		t.tail = append(t.tail[:0], t.tail[len(t.tail)-t.max:]...)
-	}
-	return written, nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.head) + string(t.tail)
+	return startProc(e.stopped, append(slices.Clip(cmd), "--memory-limit", strconv.FormatInt(e.opt.memory(), 10)))
 }
 
 // simTimes keeps recent simulation wall times for the watchdog's median.

@@ -101,6 +101,10 @@ type Options struct {
 	onSymWindow func([]*coverage.Batch)
 	// symNoSnapshot runs symbolic branches from time zero (tests).
 	symNoSnapshot bool
+	// stopAfter, if set, ends the run as the end of Duration does once a
+	// result for which it returns true arrives (tests: a stop at a chosen
+	// configuration).
+	stopAfter func(idx int) bool
 }
 
 // DefaultLag is the lag between selection and merge, in batches, of a
@@ -426,6 +430,22 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	lastStatus := time.Now()
 	start := time.Now()
 	elapsed := func() time.Duration { return prior + time.Since(start) }
+	// The end of Duration (over every resume) closes stop: the wait for
+	// results then drains the executor, and the prefix of the batch that
+	// arrived is merged (wait.go). boundCtx ends one watchdog after it:
+	// a symbolic window still running then is cancelled, and stays
+	// pending for a resume; so is the check of a batch's findings by
+	// replay (verify.go), and the batch stays unmerged.
+	stop := make(chan struct{})
+	boundCtx := ctx
+	if opt.Duration > 0 {
+		stopAt := start.Add(opt.Duration - prior)
+		t := time.AfterFunc(time.Until(stopAt), func() { close(stop) })
+		defer t.Stop()
+		var cancel context.CancelFunc
+		boundCtx, cancel = context.WithDeadline(ctx, stopAt.Add(cmp.Or(opt.Watchdog, defaultWatchdog)))
+		defer cancel()
+	}
 	rep.elapsed, rep.program, rep.onCheckpoint = elapsed, cmp.Or(opt.Program, "actfuzz"), opt.OnCheckpoint
 	// With store parts, store is their index: a checkpoint writes it with
 	// the parts' snapshots, which read as the whole store of the merged
@@ -599,14 +619,17 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	if sym != nil {
 		// A window an interrupted campaign left pending runs first, as
 		// it would have before the next batch was chosen.
-		if err := sym.runPending(ctx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
-			return rep, err
+		if err := sym.runPending(boundCtx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
+			if boundCtx.Err() == nil {
+				return rep, err
+			}
+			interrupted = true
 		}
 		if symErr != nil {
 			return rep, symErr
 		}
 	}
-	for {
+	for !interrupted {
 		if storeCapped != nil {
 			// The merge that took a part over its cap (a batch's, or
 			// the symbolic step's) was its last.
@@ -617,7 +640,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		// between two merges is one: its draws from pools are read at
 		// once (selector.nextBatch), which with store parts is one
 		// request a part.
-		if n := min(opt.Budget-charged(), rep.Sims+opt.Lag*batchSize) - cl.len(); n > 0 {
+		// From the start of the batch: a run stopped by Duration may
+		// have merged part of one (its prefix), and batch k+Lag is
+		// still chosen after batch k.
+		if n := min(opt.Budget-charged(), rep.Sims-rep.Sims%batchSize+opt.Lag*batchSize) - cl.len(); n > 0 {
 			chosen = sel.nextBatch(chosen[:0], n)
 			rep.PhasesCapped = sel.phasesCapped
 			if sel.err != nil {
@@ -647,8 +673,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			interrupted = true
 			break
 		}
-		base, n := rep.Sims, min(batchSize, opt.Budget-charged()-rep.Sims)
-		if err := wait(ctx, ex, arrived, base, n, checkpoint); err != nil {
+		base, n := rep.Sims, min(batchSize-rep.Sims%batchSize, opt.Budget-charged()-rep.Sims)
+		drained, err := wait(ctx, ex, arrived, base, n, checkpoint, stop, opt.stopAfter)
+		if err != nil {
 			return rep, err
 		}
 		if ctx.Err() != nil {
@@ -657,9 +684,30 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			interrupted = true
 			break
 		}
+		// whole: the batch is complete. Stopped by Duration, the run
+		// merges the prefix of it that arrived, in order, as far as the
+		// first configuration without a result, and ends there: the
+		// merge is the one that simulation after simulation gives, and a
+		// resume merges the rest before what follows the batch (the
+		// symbolic step, the saturation window, the next selection).
+		whole := true
+		if drained {
+			interrupted = true
+			m := 0
+			for m < n {
+				if _, ok := arrived[base+m]; !ok {
+					break
+				}
+				m++
+			}
+			if m == 0 {
+				break
+			}
+			whole, n = m == n, m
+		}
 		if vf != nil {
-			if err := vf.batch(ctx, arrived, base, n, pending, groups); err != nil {
-				if ctx.Err() != nil {
+			if err := vf.batch(boundCtx, arrived, base, n, pending, groups); err != nil {
+				if boundCtx.Err() != nil {
 					interrupted = true
 					break
 				}
@@ -755,9 +803,12 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if m, ok := ex.(interface{ merged(int) }); ok {
 			m.merged(rep.Sims)
 		}
+		if !whole {
+			break
+		}
 		if sym != nil {
-			if err := sym.afterBatch(ctx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
-				if ctx.Err() != nil {
+			if err := sym.afterBatch(boundCtx, rep, rep.Sims, opt.Budget, commitSym); err != nil {
+				if boundCtx.Err() != nil {
 					interrupted = true
 					break
 				}

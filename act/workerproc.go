@@ -53,29 +53,79 @@ func WorkerMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// cut short here could be merged before the coordinator sees it).
 	signal.Ignore(os.Interrupt)
 	go watchHeap(*limit, stderr)
-	if err := ServeWorker(ctx, stdin, stdout, open); err != nil {
+	mem := &memCheck{limit: *limit, stderr: stderr}
+	if err := serveWorker(ctx, stdin, stdout, open, mem); err != nil {
 		fmt.Fprintf(stderr, "actfuzz worker: %v\n", err)
 		return 3
 	}
 	return 0
 }
 
-// watchHeap exits the process when the heap exceeds limit. A read of
-// runtime/metrics does not stop the world.
+// watchHeap exits the process when the heap exceeds limit.
 func watchHeap(limit int64, stderr io.Writer) {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	for range time.Tick(20 * time.Millisecond) {
-		metrics.Read(s)
-		if h := s[0].Value.Uint64(); h > uint64(limit) {
-			fmt.Fprintf(stderr, "actfuzz worker: heap of %d bytes over the memory limit of %d bytes\n", h, limit)
-			os.Exit(ExitWorkerOOM)
-		}
+		checkHeap(limit, stderr)
+	}
+}
+
+// checkHeap exits the process with ExitWorkerOOM when the heap (its
+// objects, live or not yet swept) exceeds limit. A read of
+// runtime/metrics does not stop the world.
+func checkHeap(limit int64, stderr io.Writer) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if h := s[0].Value.Uint64(); h > uint64(limit) {
+		fmt.Fprintf(stderr, "actfuzz worker: heap of %d bytes over the memory limit of %d bytes\n", h, limit)
+		os.Exit(ExitWorkerOOM)
+	}
+}
+
+// memCheck accounts a worker's memory per simulation. The periodic checks
+// (watchHeap here, the supervisor's RSS samples) see an overrun only if
+// one falls while it lasts, and may see the one a simulation left (RSS
+// not yet given back) once the next has begun: which configuration is
+// charged, if any, would depend on timing. So at the end of each
+// simulation, before its result is sent, the heap is checked and so is
+// the peak RSS of that simulation alone (the kernel's VmHWM, reset as it
+// starts): an overrun, however brief, is charged to the simulation that
+// made it, whenever the samples fall. (The supervisor charges a fault
+// only to a fresh process's first configuration, so what earlier
+// simulations left in the process does not count either.)
+type memCheck struct {
+	limit  int64
+	stderr io.Writer
+	peak   bool // the peak was reset at the simulation's start
+}
+
+func (m *memCheck) before() {
+	if m != nil {
+		m.peak = resetPeakRSS()
+	}
+}
+
+func (m *memCheck) after() {
+	if m == nil {
+		return
+	}
+	checkHeap(m.limit, m.stderr)
+	if !m.peak {
+		return
+	}
+	if hwm, err := peakRSS(); err == nil && hwm > m.limit {
+		fmt.Fprintf(m.stderr, "actfuzz worker: peak RSS of the simulation %d bytes over the memory limit of %d bytes\n", hwm, m.limit)
+		os.Exit(ExitWorkerOOM)
 	}
 }
 
 // ServeWorker answers Work messages read from in with Results and Done
 // written to out, until in ends (nil) or a read or write fails.
 func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, open func(name string) (netenv.Subject, error)) error {
+	return serveWorker(ctx, in, out, open, nil)
+}
+
+// serveWorker is ServeWorker, checking mem (if set) around each
+// simulation, before its result is sent.
+func serveWorker(ctx context.Context, in io.Reader, out io.Writer, open func(name string) (netenv.Subject, error), mem *memCheck) error {
 	bw := bufio.NewWriter(out)
 	send := func(m Message) error {
 		if err := WriteMessage(bw, m); err != nil {
@@ -114,8 +164,10 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, open func(nam
 		}
 		for _, it := range w.Items {
 			before := runtime.NumGoroutine()
+			mem.before()
 			r := sv.wk.run(ctx, job{idx: it.Index, g: it.Config})
 			settle(before)
+			mem.after()
 			msg, err := r.message(w.BatchID)
 			if err != nil {
 				return err
@@ -208,19 +260,32 @@ func fromMessage(m Result, b *coverage.Batch) (result, error) {
 }
 
 // settleFor bounds how long a worker waits, after a simulation, for the
-// goroutines a CCAI started during it.
+// goroutines a CCAI started during it, in the process's unstarved time.
 const settleFor = 2 * time.Second
 
 // settle waits until the goroutines started during a simulation have
-// ended (the count is back to before), or settleFor has passed. A CCAI
-// that panics on a goroutine of its own then kills the worker before the
-// result of the simulation that started it is sent, so the crash is
-// charged to that configuration and not to the next one, however late the
-// scheduler runs the goroutine. Goroutines that outlive settleFor are left
-// running: a crash they cause later lands on a later configuration.
+// ended (the count is back to before), or settleFor of the process's
+// unstarved time (procClock) has passed: a loaded machine that runs the
+// goroutine late does not shorten the wait. A CCAI that panics on a
+// goroutine of its own then kills the worker before the result of the
+// simulation that started it is sent, so the crash is charged to that
+// configuration. Goroutines that outlive settleFor are left running: a
+// crash they cause later kills the worker during a later configuration,
+// which the supervisor then runs again alone before charging it (so it
+// is charged to none).
 func settle(before int) {
-	deadline := time.Now().Add(settleFor)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+	if runtime.NumGoroutine() <= before {
+		return
+	}
+	clock := newSimClock(os.Getpid(), time.Now())
+	for i := 1; runtime.NumGoroutine() > before; i++ {
 		time.Sleep(time.Millisecond)
+		// A sample reads a file per thread: every 16 ms.
+		if i%16 == 0 {
+			now := time.Now()
+			if clock.poll(now); clock.elapsed(now) >= settleFor {
+				return
+			}
+		}
 	}
 }
