@@ -30,8 +30,8 @@ import (
 //
 // So chunks are at most objectChunk (both 1 MB and 128 KB passed where 8
 // MB and 32 KB failed), and a Put the server could not keep up with is
-// retried, up to putAttempts times, from the start, its reader held to
-// half the rate of the attempt that failed.
+// retried from the start, its reader held to half the rate of the attempt
+// that failed (down to minPutRate), until the object's deadline.
 
 // objectTimeout bounds the transfer of one object when the caller's
 // context has no deadline. Without one, nats.go bounds the whole call by
@@ -61,9 +61,13 @@ func digestIs(info *jetstream.ObjectInfo, sum []byte) bool {
 // objectChunk is the largest chunk of an object put.
 const objectChunk = 1 << 20
 
-// putAttempts is how many times an object is put before its overload is
-// an error.
-const putAttempts = 5
+// minPutRate is the slowest pace (bytes a second) an overloaded put is
+// slowed to. A starved server (a machine at load 20 took less than
+// 1.5 MB/s, issue 47) is waited out by halving the pace at each refusal
+// down to this floor; only the object's deadline (objectTimeout, or the
+// caller's) ends the attempts, so a busy machine slows a put and never
+// fails it.
+const minPutRate = 64 << 10
 
 // overloaded reports whether err is the server's or the client's refusal
 // of more chunks in flight.
@@ -76,7 +80,7 @@ func overloaded(err error) bool {
 // putObject puts the object that open reads (each call a new reader of
 // the same bytes; closing it stops whatever produces them) into obs as
 // meta, in chunks of at most min(payload, objectChunk) bytes; retry is
-// how long to wait before attempt i+1 (nil: i seconds). A put that nc's
+// how long to wait before attempt i+1 (nil: i seconds, at most 10). A put that nc's
 // reconnection cut short is put again at once.
 func putObject(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, meta jetstream.ObjectMeta, payload int,
 	open func() io.ReadCloser, retry func(i int) time.Duration) (*jetstream.ObjectInfo, error) {
@@ -84,7 +88,7 @@ func putObject(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, me
 	defer cancel()
 	meta.Opts = &jetstream.ObjectMetaOptions{ChunkSize: uint32(max(1, min(payload, objectChunk)))}
 	if retry == nil {
-		retry = func(i int) time.Duration { return time.Duration(i) * time.Second }
+		retry = func(i int) time.Duration { return time.Duration(min(i, 10)) * time.Second }
 	}
 	var rate float64 // bytes a second the reader is held to (0: as fast as it goes)
 	for attempt := 1; ; attempt++ {
@@ -103,13 +107,16 @@ func putObject(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, me
 		if err == nil || !overloaded(err) {
 			return info, err
 		}
-		if attempt == putAttempts {
-			return nil, fmt.Errorf("%w (the server could not keep up %d times; the last time at %.1f MB/s)", err, attempt, rate/1e6)
+		// Half the pace the refused attempt reached, and never faster
+		// than the pace refused before: the pace only falls.
+		reached := float64(r.n) / max(time.Since(r.start).Seconds(), 1e-3)
+		if rate > 0 {
+			reached = min(reached, rate)
 		}
-		rate = max(float64(r.n)/time.Since(r.start).Seconds()/2, 1<<20)
+		rate = max(reached/2, minPutRate)
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, fmt.Errorf("%w (the server could not keep up %d times, the last time at %.2f MB/s, until %w)", err, attempt, rate/1e6, context.Cause(ctx))
 		case <-time.After(retry(attempt)):
 		}
 	}
