@@ -4,12 +4,24 @@ import "strings"
 
 // Parsing of the actions: packet_spec and syscall_spec (syntax.md).
 
-// packetUnsupportedPrefix are packet_prefix encapsulations and non-TCP
+// packetUnsupportedPrefix names packet_prefix encapsulations and non-TCP
 // packet kinds: parsed (skipped to the end of their line) and named.
-var packetUnsupportedPrefix = map[string]string{
-	"ipv4": "IPv4 encapsulation prefix", "ipv6": "IPv6 encapsulation prefix",
-	"gre": "GRE encapsulation", "mpls": "MPLS encapsulation",
-	"udp": "UDP packet", "icmp": "ICMP packet",
+func packetUnsupportedPrefix(word string) (string, bool) {
+	switch strings.ToLower(word) {
+	case "ipv4":
+		return "IPv4 encapsulation prefix", true
+	case "ipv6":
+		return "IPv6 encapsulation prefix", true
+	case "gre":
+		return "GRE encapsulation", true
+	case "mpls":
+		return "MPLS encapsulation", true
+	case "udp":
+		return "UDP packet", true
+	case "icmp":
+		return "ICMP packet", true
+	}
+	return "", false
 }
 
 // skipLine consumes the rest of the tokens on line (a construct parsed
@@ -26,7 +38,7 @@ func (p *parser) packet() (*Packet, error) {
 	dir := p.advance()
 	pk := &Packet{Inbound: dir.text == "<"}
 	if t := p.peek(); t.kind == tWord {
-		if what, ok := packetUnsupportedPrefix[strings.ToLower(t.text)]; ok {
+		if what, ok := packetUnsupportedPrefix(t.text); ok {
 			pk.Unsupported = what
 			p.skipLine(dir.line)
 			return pk, nil
@@ -34,7 +46,10 @@ func (p *parser) packet() (*Packet, error) {
 	}
 	// opt_ip_info: '(' ip_info ')' | '[' ip_info ']'.
 	if p.isPunct("(") || p.isPunct("[") {
-		closer := map[string]string{"(": ")", "[": "]"}[p.advance().text]
+		closer := ")"
+		if p.advance().text == "[" {
+			closer = "]"
+		}
 		for !p.isPunct(closer) {
 			t := p.advance()
 			switch {
