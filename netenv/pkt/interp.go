@@ -131,9 +131,8 @@ type interp struct {
 	out  []outPkt
 	sent []sentRec
 
-	state  tcpState
-	nextFD int64
-	line   int
+	state tcpState
+	line  int
 
 	// Negotiated in the handshake (conn.go).
 	mss          uint32
@@ -159,7 +158,7 @@ type interp struct {
 
 // Run runs a parsed script against the model.
 func Run(s *Script, cfg Config) Result {
-	in := &interp{cfg: cfg, set: defaultSettings(), clk: newClock(), nextFD: 3, peerWScale: -1}
+	in := &interp{cfg: cfg, set: defaultSettings(), clk: newClock(), peerWScale: -1}
 	in.sim = sim.New(nil, sim.Limits{MaxEvents: 50_000_000})
 	res := Result{Status: Pass}
 	err := in.options(s.Options)

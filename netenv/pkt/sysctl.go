@@ -50,6 +50,7 @@ func unsupported(format string, a ...any) error {
 // command runs a shell command of the script: its sysctls and the shell
 // scripts it sources (defaults.sh), resolved against dir.
 func (st *settings) command(text, dir string, strict bool, depth int) error {
+	text = strings.ReplaceAll(text, "\\\n", " ") // continuation lines
 	for _, line := range strings.Split(text, "\n") {
 		if i := strings.Index(line, "#"); i >= 0 {
 			line = line[:i]
@@ -72,6 +73,18 @@ func (st *settings) command(text, dir string, strict bool, depth int) error {
 					return unsupported("sysctl read %s", kv)
 				}
 				if err := st.sysctl(name, val, strict); err != nil {
+					return err
+				}
+			}
+		case strings.HasSuffix(f[0], "set_sysctls.py"):
+			// The suite's helper: each argument is /proc/sys/<path>=value.
+			for _, kv := range f[1:] {
+				path, val, ok := strings.Cut(kv, "=")
+				name, isProc := strings.CutPrefix(path, "/proc/sys/")
+				if !ok || !isProc {
+					return unsupported("set_sysctls.py argument %q", kv)
+				}
+				if err := st.sysctl(strings.ReplaceAll(name, "/", "."), val, strict); err != nil {
 					return err
 				}
 			}
