@@ -58,6 +58,9 @@ func runPkt(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if st.IsDir() {
 		return pktSummary(ctx, path, cfg, *vf.verbose, stdout, stderr)
 	}
+	if *vf.debug {
+		cfg.Trace = stdout
+	}
 	r := pkt.RunFile(path, cfg)
 	printPktResult(stdout, path, r, *vf.verbose)
 	return pktExit(r.Status)

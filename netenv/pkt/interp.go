@@ -3,6 +3,7 @@ package pkt
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,6 +23,9 @@ type Config struct {
 	// Strict makes a sysctl the model only approximates (RACK, TLP, TSO
 	// deferral) unsupported instead of listed in Result.Approx.
 	Strict bool
+	// Trace, when set, receives a line per script event and per packet
+	// our side sends, with the model's cwnd, ssthresh and ca_state.
+	Trace io.Writer
 }
 
 // Status is a script's outcome.
@@ -172,6 +176,7 @@ func Run(s *Script, cfg Config) Result {
 		}
 		in.line = ev.Line
 		err = in.event(ev)
+		in.tracef("line %d done", ev.Line)
 		if err == nil && in.rwndHit != "" {
 			err = unsupported("%s", in.rwndHit)
 		}
@@ -266,6 +271,7 @@ func (in *interp) Send(p *sim.Packet) {
 			o.seq, o.end, in.rwnd)
 	}
 	in.sent = append(in.sent, sentRec{seq: o.seq, tsval: p.TSVal})
+	in.tracef("sent %v retx=%v", o, o.retx)
 	in.out = append(in.out, o)
 	in.sim.FreePacket(p)
 }
@@ -304,4 +310,18 @@ func (in *interp) ensureSender() error {
 	})
 	in.snd.Established(in.handshakeRTT)
 	return nil
+}
+
+// tracef writes a trace line with the model's window state.
+func (in *interp) tracef(format string, a ...any) {
+	if in.cfg.Trace == nil {
+		return
+	}
+	state := ""
+	if in.snd != nil {
+		sk := in.snd.Sock()
+		state = fmt.Sprintf("  [cwnd %d ssthresh %d ca %d una %d nxt %d out %d sacked %d lost %d retrans %d]",
+			sk.Cwnd, sk.SSThresh, sk.CAState, sk.SndUna+1, sk.SndNxt+1, sk.PacketsOut, sk.SackedOut, sk.LostOut, sk.RetransOut)
+	}
+	fmt.Fprintf(in.cfg.Trace, "%.6f %s%s\n", in.sim.Now().Seconds(), fmt.Sprintf(format, a...), state)
 }

@@ -94,6 +94,9 @@ func (in *interp) syscall(sc *Syscall) error {
 		if in.finSeq != 0 {
 			return unsupported("%s after close", sc.Name)
 		}
+		if f := sc.Args; sc.Name == "send" && len(f) > 3 && !(f[3].Kind == ExprInt && f[3].Int == 0) {
+			return unsupported("send flags (MSG_EOR and the like are not modelled)")
+		}
 		if err := in.ensureSender(); err != nil {
 			return err
 		}
