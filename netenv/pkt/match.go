@@ -14,7 +14,12 @@ import (
 //     super-segments ("1:10001(10000)" is ten MSS on the wire); the model
 //     sends MSS-sized segments, so consecutive contiguous segments of the
 //     same kind (new data or retransmission) are coalesced to match one
-//     expected packet, each of them within the time window;
+//     expected packet, each of them within the time window. How Linux
+//     cuts a burst into super-segments (tcp_tso_autosize, TSO deferral)
+//     is not modelled, so a burst's cut is not checked: an expected
+//     packet may end inside what the model sent at one instant, and the
+//     rest is matched by the next expected packets. As with packetdrill,
+//     packets sent after the last expected one are not checked;
 //   - flags: S, F, R, E (ECE), W (CWR) and the ACK '.' exactly; P (PSH)
 //     is ignored: Linux sets it at the end of a write (tcp_push), which
 //     says nothing about congestion control;

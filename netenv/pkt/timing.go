@@ -43,10 +43,10 @@ type window struct {
 // resolve computes an event's window; now is the simulated time, the
 // anchor after a "*" event.
 func (c *clock) resolve(et EventTime, now time.Duration) window {
-	base := c.last
 	if !c.lastAnchored {
-		base = now
+		c.last = now
 	}
+	base := c.last
 	var w window
 	switch et.Kind {
 	case TimeAny:
@@ -61,6 +61,8 @@ func (c *clock) resolve(et EventTime, now time.Duration) window {
 		w.t, w.hi = base+et.Start, base+et.End
 	}
 	if w.any {
+		// The next event's time, gap and tolerance count from when
+		// this one happened (resolve's now then).
 		c.lastAnchored = false
 		return w
 	}
