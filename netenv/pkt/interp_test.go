@@ -115,6 +115,14 @@ func TestScripts(t *testing.T) {
 			"+0 < . 1:1(0) ack 1 win 257 <sack 1001:4001,nop,nop>\n+0 > . 1:1001(1000) ack 1\n" +
 			"+0 %{ assert tcpi_ca_state == TCP_CA_Recovery and tcpi_lost == 1 and tcpi_sacked == 3 }%\n" +
 			"+.1 < . 1:1(0) ack 5001 win 257\n+.1 close(4) = 0\n+0 > F. 5001:5001(0) ack 1\n", Pass, 0, ""},
+		// tcp_slow_start_after_idle=0 (server's preamble) keeps cwnd over
+		// 2 s of idle (tcp.SenderConfig.NoIdleRestart); =1 restarts it
+		// from the initial window (RFC 5681 §4.1).
+		{"no idle restart", "+0 write(4, ..., 10000) = 10000\n+0 > P. 1:10001(10000) ack 1\n+.1 < . 1:1(0) ack 10001 win 257\n" +
+			"+2 write(4, ..., 20000) = 20000\n+0 > P. 10001:30001(20000) ack 1\n+0 %{ assert tcpi_snd_cwnd == 20, tcpi_snd_cwnd }%\n", Pass, 0, ""},
+		{"idle restart", "+0 `sysctl -q net.ipv4.tcp_slow_start_after_idle=1`\n+0 write(4, ..., 10000) = 10000\n+0 > P. 1:10001(10000) ack 1\n" +
+			"+.1 < . 1:1(0) ack 10001 win 257\n+2 write(4, ..., 20000) = 20000\n+0 > P. 10001:20001(10000) ack 1\n" +
+			"+0 %{ assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd }%\n", Pass, 0, ""},
 		{"wrong range", "+0 write(4, ..., 10000) = 10000\n+0 > P. 1:12001(12000) ack 1\n", Fail, 10, "the model sent . 1:10001(10000)"},
 		{"late", "+0 write(4, ..., 1000) = 1000\n+.05 > P. 1:1001(1000) ack 1\n", Fail, 10, "at 0.150000 s"},
 		{"nothing sent", "+.01 > P. 1:1001(1000) ack 1\n", Fail, 9, "sent nothing"},
