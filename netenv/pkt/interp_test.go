@@ -201,3 +201,26 @@ func TestSuiteReport(t *testing.T) {
 		t.Logf("%-20s pass %d fail %d unsupported %d", topic, c[Pass], c[Fail], c[Unsupported])
 	}
 }
+
+// FuzzRun: a script that parses never panics the interpreter, and its
+// outcome is one of the four.
+func FuzzRun(f *testing.F) {
+	f.Add(server + "+0 write(4, ..., 5000) = 5000\n+0 > P. 1:5001(5000) ack 1\n+.1 < . 1:1(0) ack 1 win 257 <sack 1001:3001,nop,nop>\n")
+	f.Add(server + "+0 close(4) = 0\n+0 > F. 1:1(0) ack 1\n+.1 < F. 1:1(0) ack 2 win 257\n* > . 2:2(0) ack 2\n")
+	f.Add("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 connect(3, ..., ...) = -1\n+0 > SEW 0:0(0)\n+.01 < SE. 0:0(0) ack 1 win 100 <mss 100,TS val 1 ecr 0>\n+0 write(3, ..., 300) = 300\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src)
+		if err != nil {
+			return
+		}
+		for _, ev := range s.Events {
+			// Bound the simulated span so that one input stays fast.
+			if ev.Time.Start > 10*time.Second || ev.Time.End > 10*time.Second {
+				return
+			}
+		}
+		if r := Run(s, Config{}); r.Status < Pass || r.Status > Unsupported {
+			t.Fatalf("status %d", r.Status)
+		}
+	})
+}
