@@ -17,6 +17,7 @@
 //	actfuzz minimize SEED.json   shrink a finding's seed
 //	actfuzz diff SEED.json       one configuration on two subjects
 //	actfuzz confirm SEED.json    re-run a finding N times on a subject
+//	actfuzz pkt SCRIPT.pkt       a packetdrill script against the native model
 //	actfuzz sym                  symbolic exploration of uncertain delays
 //	actfuzz worker --nats URL    a worker host of a cluster (without --nats: a
 //	                             worker process, started by run and compare)
@@ -93,6 +94,7 @@ func commands() []command {
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
 		{"confirm", "re-run a finding N times on a subject (the kernel: --subject linux) and count how often it held", runConfirm},
+		{"pkt", "run a packetdrill script (or every script under a directory) against the native model: actfuzz pkt SCRIPT.pkt|DIR [--profile linux]", runPkt},
 		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", runSym},
 		{"store", "keep a part of a cluster campaign's coverage store: actfuzz store --nats URL --part J (run --store-parts N)", runStore},
 		{"worker", "a cluster's worker host (--nats URL), or a campaign's worker process on stdin/stdout (started by run and compare)", runWorker},

@@ -47,6 +47,10 @@ type SenderConfig struct {
 	// ECN: the connection negotiated ECN (ecn.go): new data is ECT, and
 	// an ACK with ECE starts a reduction (CWR).
 	ECN bool
+	// NoIdleRestart is Linux's net.ipv4.tcp_slow_start_after_idle=0: no
+	// cwnd restart after an idle period (tcp_cwnd_restart is skipped;
+	// the algorithm still sees CA_EVENT_TX_START).
+	NoIdleRestart bool
 }
 
 // Stats are a sender's counters.
@@ -309,7 +313,7 @@ func (s *Sender) nextLost() int {
 func (s *Sender) beforeTransmit(now time.Duration) {
 	if s.sock.PacketsOut == 0 {
 		// Restart after idle (RFC 5681 §4.1, Linux's tcp_cwnd_restart).
-		if idle := now - s.sock.LastSend; s.sock.LastSend > 0 && idle > s.RTO() && s.cc == nil {
+		if idle := now - s.sock.LastSend; s.sock.LastSend > 0 && idle > s.RTO() && s.cc == nil && !s.cfg.NoIdleRestart {
 			s.cwndRestart(idle)
 		}
 		s.ca.CwndEvent(&s.sock, ccai.EventTxStart)

@@ -1,0 +1,92 @@
+// Package pkt reads packetdrill scripts (Google's packetdrill, with which
+// Linux's TCP developers specify behaviour) and runs them against the
+// native subject's simulated TCP (netenv/tcp), issue 49: `actfuzz pkt
+// SCRIPT.pkt [--profile linux]`.
+//
+// A script plays the remote peer. Its inbound packets ('<') enter our TCP
+// at the script's times; its outbound packets ('>') are what our TCP must
+// send, in order and on time; its %{ assert ... }% blocks check our
+// TCP_INFO equivalents. The grammar is packetdrill's syntax.md; the parser
+// is written from it and from the suite's scripts (gtests/net/tcp), not
+// from packetdrill's source.
+//
+// # Outcomes
+//
+// Pass: every outbound packet matched and every assert held. Fail: the
+// first mismatch, expected vs seen, with the script line and simulated
+// time. BadScript: a syntax error, naming its line. Unsupported: a
+// construct the model cannot run, named (a syscall, setsockopt, sysctl,
+// TCP_INFO field, packet form, inbound data, a transmission beyond the
+// peer's receive window); an unsupported script is never a pass. `actfuzz
+// pkt` exits 0, 1, 2 and 4 for them.
+//
+// # The seam
+//
+// The interpreter drives a sim.Sim with RunUntil, the seam the Linux
+// subject's real-time driver uses: the model's sender (tcp.Sender) is the
+// local TCP, its packets are collected by the interpreter (tcp.Output),
+// and the script's ACKs are delivered to it as packet events. The sender
+// is built at the first write (tcp.Sender.Write appends to the transfer)
+// with what the handshake negotiated: the MSS (the peer's, at most 1460,
+// less 12 with timestamps), SACK, ECN, and the handshake's RTT sample
+// (tcp.Sender.Established). The handshake and the teardown are the
+// interpreter's (conn.go): the model has no passive open, FIN or receive
+// path; their packets are matched but test the interpreter.
+//
+// # Matching (match.go)
+//
+// Sequence numbers are relative, as packetdrill prints them: our SYN is
+// 0, data byte i of the transfer is i+1. An expected TSO super-segment
+// ("1:10001(10000)") matches consecutive contiguous MSS segments of the
+// model. Flags are compared exactly but for PSH, which Linux sets at a
+// write's end and which says nothing about congestion control. The ack
+// field is compared; win and TCP options are not (mss, wscale, sackOK,
+// TS and nop are negotiation and padding the handshake applies; an
+// outbound sack option cannot match, the model acknowledges no data);
+// the ECN codepoint is compared when the script writes one. Times follow
+// packetdrill: max(4 ms, 12.5% of the gap to the previous event), or a
+// written range (timing.go).
+//
+// # TCP_INFO in the model (tcpinfo.go)
+//
+//   - tcpi_snd_cwnd, tcpi_snd_ssthresh: ccai.Sock's Cwnd and SSThresh in
+//     packets (ssthresh 2147483647 before the first reduction, as Linux);
+//   - tcpi_ca_state: ccai.Sock.CAState (Open 0, Disorder 1, CWR 2,
+//     Recovery 3, Loss 4, Linux's numbering);
+//   - tcpi_rto: tcp.Sender.RTO() with backoff, µs; tcpi_rtt, tcpi_rttvar,
+//     tcpi_min_rtt: srtt, the mean deviation and the minimum RTT, µs;
+//   - tcpi_retransmits, tcpi_backoff: tcp.Sender.Backoff(), the timeouts
+//     in a row (the model keeps one counter for icsk_retransmits and
+//     icsk_backoff);
+//   - tcpi_unacked, tcpi_sacked, tcpi_lost, tcpi_retrans: packets_out,
+//     sacked_out, lost_out, retrans_out of the scoreboard;
+//   - tcpi_total_retrans: retransmissions so far; tcpi_data_segs_out:
+//     data segments sent;
+//   - tcpi_delivered: packets delivered, plus one for the handshake, as
+//     Linux counts the SYN (tcp_rcv_state_process);
+//   - tcpi_snd_mss, tcpi_advmss: the negotiated MSS and ours;
+//   - tcpi_reordering: 3, the model's fixed DupThresh (Linux raises it
+//     when it sees reordering);
+//   - tcpi_state: the interpreter's connection state, Linux's numbering.
+//
+// Any other field is unsupported, named.
+//
+// # Sysctls (sysctl.go)
+//
+// The preamble's sysctls (and those of ../common/defaults.sh and
+// set_sysctls.py it runs) are mapped (tcp_sack, tcp_timestamps, tcp_ecn,
+// tcp_congestion_control, tcp_wmem, tcp_slow_start_after_idle), fixed
+// (tcp_reordering=3, tcp_dsack=1, tcp_frto=2: another value is
+// unsupported), approximated (tcp_recovery's RACK, tcp_early_retrans's
+// TLP, tcp_tso_win_divisor: the script runs and the result lists them;
+// --strict makes them unsupported), or ignored as no part of a sender's
+// congestion control (fast open, syncookies, tcp_rmem, SYN retries).
+// Every script of the suite sources defaults.sh, which enables RACK and
+// TLP: the model has neither, and the suite's scripts that test them
+// fail, which is the model's departure, not the interpreter's.
+//
+// Files, one per concern: lexer.go, ast.go, parser.go and parse_action.go
+// (the recursive-descent parser), timing.go, sysctl.go, assert.go (the
+// Python subset of %{ }% blocks), tcpinfo.go, conn.go (handshake,
+// teardown, inbound packets), syscall.go, match.go, interp.go.
+package pkt
