@@ -604,8 +604,13 @@ func TestFlightAtTheTracepoint(t *testing.T) {
 			t.Fatalf("delivered fell from %d to %d at %v", last, r.Delivered, r.Time)
 		}
 		last = r.Delivered
-		if r.Reason == tcp.ReasonAck && r.CAState == ccai.StateOpen && r.InFlight > r.Cwnd {
-			t.Errorf("at %v: %d in flight with cwnd %d in open", r.Time, r.InFlight, r.Cwnd)
+		// One segment past cwnd is Linux's: a tail loss probe (RFC 8985
+		// §7.3) sends new data whatever cwnd says (tcp_send_loss_probe
+		// calls tcp_write_xmit with push_one 2, which forces one segment
+		// past a zero cwnd quota). A probe timeout needs ACKs late by
+		// about 2 SRTT: seen at load 40 (41 in flight, cwnd 40), not idle.
+		if r.Reason == tcp.ReasonAck && r.CAState == ccai.StateOpen && r.InFlight > r.Cwnd+1 {
+			t.Errorf("at %v: %d in flight with cwnd %d in open (more than a loss probe past cwnd)", r.Time, r.InFlight, r.Cwnd)
 		}
 	}
 	if segs := uint64((2_000_000 + 1447) / 1448); last < segs {
