@@ -185,7 +185,8 @@ $(NS3_DRIVER): netenv/ns3/driver/driver.cc
 ## TCP with, issue 49) built as bin/packetdrill from PACKETDRILL_SRC, a
 ## read-only build input we never modify: the tool's source is copied into
 ## PACKETDRILL_BUILD (gitignored) and built there with its own
-## `./configure && make`. apt-get installs flex and bison when missing.
+## `./configure && make`. apt-get installs flex and bison (the build's) and
+## ethtool (the suite's scripts run it) when missing.
 ## Fast when nothing changed: bin/packetdrill depends on the source files.
 ## packetdrill-baseline: bench/packetdrill-baseline.sh, the suite on the
 ## running kernel, each script in its own network namespace (docs/packetdrill.md).
@@ -200,10 +201,11 @@ PACKETDRILL_SUDO  = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 packetdrill:
 	@[ -x $(PACKETDRILL_TOOL)/configure ] || [ -x $(PACKETDRILL) ] || { \
 		echo "make packetdrill: no packetdrill source at $(PACKETDRILL_TOOL) (set PACKETDRILL_SRC)"; exit 2; }
-	@if ! command -v flex >/dev/null 2>&1 || ! command -v bison >/dev/null 2>&1; then \
-		echo "make packetdrill: installing flex and bison with apt-get"; \
+	@missing=; for t in flex bison ethtool; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "make packetdrill: installing$$missing with apt-get"; \
 		$(PACKETDRILL_SUDO) apt-get update && \
-		DEBIAN_FRONTEND=noninteractive $(PACKETDRILL_SUDO) apt-get install -y --no-install-recommends flex bison || exit 1; \
+		DEBIAN_FRONTEND=noninteractive $(PACKETDRILL_SUDO) apt-get install -y --no-install-recommends $$missing || exit 1; \
 	fi
 	@$(MAKE) --no-print-directory $(PACKETDRILL)
 	@echo "make packetdrill: $(PACKETDRILL) (from $(PACKETDRILL_SRC))"
