@@ -157,7 +157,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./netenv/...
 
 clean:
-	rm -rf bin
+	rm -rf bin .build
 
 ## ns3: the ns-3 subject's driver, bin/actfuzz-ns3, built against Debian's
 ## libns3-dev 3.37 (apt-get installs it when its headers are missing).
@@ -183,6 +183,48 @@ ns3:
 $(NS3_DRIVER): netenv/ns3/driver/driver.cc
 	@mkdir -p $(dir $@)
 	$(NS3_CXX) $(NS3_CXXFLAGS) $(NS3_INC) -o $@ $< $(NS3_LIBS)
+
+## packetdrill: Google's packetdrill (the tool Linux's TCP developers test
+## TCP with, issue 49) built as bin/packetdrill from PACKETDRILL_SRC, a
+## read-only build input we never modify: the tool's source is copied into
+## PACKETDRILL_BUILD (gitignored) and built there with its own
+## `./configure && make`. apt-get installs flex and bison (the build's) and
+## ethtool (the suite's scripts run it) when missing.
+## Fast when nothing changed: bin/packetdrill depends on the source files.
+## packetdrill-baseline: bench/packetdrill-baseline.sh, the suite on the
+## running kernel, each script in its own network namespace (docs/packetdrill.md).
+PACKETDRILL_SRC   ?= ../shared/packetdrill
+PACKETDRILL_BUILD ?= .build/packetdrill
+PACKETDRILL       ?= bin/packetdrill
+PACKETDRILL_TOOL  = $(PACKETDRILL_SRC)/gtests/net/packetdrill
+PACKETDRILL_DEPS  = $(wildcard $(PACKETDRILL_TOOL)/*.[chly] $(PACKETDRILL_TOOL)/Makefile.* $(PACKETDRILL_TOOL)/configure)
+PACKETDRILL_SUDO  = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: packetdrill packetdrill-baseline
+packetdrill:
+	@[ -x $(PACKETDRILL_TOOL)/configure ] || [ -x $(PACKETDRILL) ] || { \
+		echo "make packetdrill: no packetdrill source at $(PACKETDRILL_TOOL) (set PACKETDRILL_SRC)"; exit 2; }
+	@missing=; for t in flex bison ethtool; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "make packetdrill: installing$$missing with apt-get"; \
+		$(PACKETDRILL_SUDO) apt-get update && \
+		DEBIAN_FRONTEND=noninteractive $(PACKETDRILL_SUDO) apt-get install -y --no-install-recommends $$missing || exit 1; \
+	fi
+	@$(MAKE) --no-print-directory $(PACKETDRILL)
+	@echo "make packetdrill: $(PACKETDRILL) (from $(PACKETDRILL_SRC))"
+
+# cp keeps the source's timestamps so the build directory's make rebuilds
+# only what changed; chmod because the shared source is read-only.
+$(PACKETDRILL): $(PACKETDRILL_DEPS)
+	@[ -x $(PACKETDRILL_TOOL)/configure ] || { echo "make packetdrill: no packetdrill source at $(PACKETDRILL_TOOL)"; exit 2; }
+	@mkdir -p $(PACKETDRILL_BUILD) $(dir $@)
+	cp -R --preserve=timestamps $(PACKETDRILL_TOOL)/. $(PACKETDRILL_BUILD)/
+	chmod -R u+w $(PACKETDRILL_BUILD)
+	cd $(PACKETDRILL_BUILD) && ./configure && $(MAKE) --no-print-directory packetdrill
+	install -m 0755 $(PACKETDRILL_BUILD)/packetdrill $@
+
+packetdrill-baseline:
+	PACKETDRILL=$(PACKETDRILL) PACKETDRILL_SRC=$(PACKETDRILL_SRC) bench/packetdrill-baseline.sh
 
 ## gofuzz: go-fuzz over fuzz.Fuzz for GOFUZZ_TIME seconds: region feedback
 ## (Fuzz returns 1 on a new region at k=16), condition hits and subject faults
