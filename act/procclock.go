@@ -42,18 +42,33 @@ type threadTimes struct {
 	runnable  bool
 }
 
+// waitPerRun caps the run delay a thread's waits count for at this many
+// times the CPU time it got. A thread that wakes for microseconds and then
+// waits milliseconds for a CPU is not what a simulation waits on: the
+// worker's heap watcher wakes every 20 ms for a few µs, and at load 40 on
+// 2 cores it was runnable nearly all the time, so that a simulation asleep
+// for ever (a blocked hang) accrued almost no unstarved time and went
+// uncharged past --duration plus a watchdog (TestDurationEndsHangingCampaign,
+// 0 hangs charged in 17 s with a watchdog of 2 s). A starved thread that
+// runs the simulation gets a share s of a CPU and waits (1−s)/s times its
+// CPU time: whole for shares down to 1/(1+waitPerRun), 0.5% here, which
+// is a machine at a load of hundreds.
+const waitPerRun = 200
+
 // unstarvedOver is the unstarved time over dt whose threads' counts went
 // from ref (a thread absent from it started since) to seen, with pending
-// more run delay (waits in progress).
-func unstarvedOver(dt time.Duration, ref, seen map[int]threadTimes, pending time.Duration) time.Duration {
+// more run delay per thread (waits in progress).
+func unstarvedOver(dt time.Duration, ref, seen map[int]threadTimes, pending map[int]time.Duration) time.Duration {
 	if dt <= 0 {
 		return 0
 	}
-	run, wait := time.Duration(0), pending
+	var run, wait time.Duration
 	for tid, s := range seen {
 		r := ref[tid]
-		run += time.Duration(max(s.run-r.run, 0))
-		wait += time.Duration(max(s.wait-r.wait, 0))
+		ran := time.Duration(max(s.run-r.run, 0))
+		waited := time.Duration(max(s.wait-r.wait, 0)) + pending[tid]
+		run += ran
+		wait += min(waited, waitPerRun*ran)
 	}
 	return min(max(min(run, dt), dt-wait, 0), dt)
 }
@@ -75,6 +90,7 @@ type simClock struct {
 	// it was first seen), cur the scratch of a sample.
 	seen, ref, cur map[int]threadTimes
 	changed        map[int]time.Time
+	pending        map[int]time.Duration // update's scratch
 	lastT, refT    time.Time
 	rate           float64       // unstarved per wall time over the last interval
 	pre            time.Duration // estimated unstarved time from refT to its start
@@ -82,7 +98,7 @@ type simClock struct {
 }
 
 func newSimClock(pid int, now time.Time) *simClock {
-	s := &simClock{pid: pid, seen: map[int]threadTimes{}, cur: map[int]threadTimes{}, changed: map[int]time.Time{}, lastT: now, refT: now, rate: 1}
+	s := &simClock{pid: pid, seen: map[int]threadTimes{}, cur: map[int]threadTimes{}, changed: map[int]time.Time{}, pending: map[int]time.Duration{}, lastT: now, refT: now, rate: 1}
 	s.known = schedStat(pid, s.seen)
 	for tid := range s.seen {
 		s.changed[tid] = now
@@ -114,21 +130,22 @@ func (s *simClock) poll(now time.Time) {
 }
 
 // update merges the sample cur taken at now into seen and returns the
-// waits in progress: for each thread runnable now whose counts have not
-// changed since an earlier sample, the time since then (or since refT).
-func (s *simClock) update(now time.Time) time.Duration {
-	var pending time.Duration
+// waits in progress by thread: for each thread runnable now whose counts
+// have not changed since an earlier sample, the time since then (or since
+// refT).
+func (s *simClock) update(now time.Time) map[int]time.Duration {
+	clear(s.pending)
 	for tid, c := range s.cur {
 		old, ok := s.seen[tid]
 		switch {
 		case !ok || old.run != c.run || old.wait != c.wait:
 			s.changed[tid] = now
 		case c.runnable:
-			pending += now.Sub(later(s.changed[tid], s.refT))
+			s.pending[tid] = now.Sub(later(s.changed[tid], s.refT))
 		}
 		s.seen[tid] = c
 	}
-	return pending
+	return s.pending
 }
 
 func later(a, b time.Time) time.Time {
