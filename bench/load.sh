@@ -3,6 +3,12 @@
 # overnight campaign shares its machine with (builds, other campaigns).
 # Prints its own PID; ends its processes (by PID, its own only) when
 # SECONDS pass or when it is sent TERM or INT.
+#
+# With sched_autogroup on (/proc/sys/kernel/sched_autogroup_enabled, the
+# default of many distributions) the kernel shares CPU between sessions
+# first, then between the processes of a session: the load falls on the
+# processes of the session this script runs in (make's, a script's), and
+# a process started from another terminal or with setsid sees less of it.
 set -u
 n=${1:?N processes} secs=${2:?SECONDS}
 pids=()

@@ -20,8 +20,8 @@
 #   bench/soak.sh 2m 500       # a quick check of this script
 #
 # Environment: LOAD_PER_CORE (8) busy processes per core, KILL_MIN and
-# KILL_MAX (45, 300) seconds between kills (more than the 30 s between
-# checkpoints, or a resume may find none), WORKERS (2), SEED (20261128,
+# KILL_MAX (45, 300) seconds between kills (and never before the run
+# killed has checkpointed simulations of its own), WORKERS (2), SEED (20261128,
 # the first campaign's), OUT (a new directory under /tmp; kept), ACTFUZZ
 # (bin/actfuzz). Needs python3 to read the JSON. Prints one line per kill
 # and a summary; ends only its own processes.
@@ -69,13 +69,18 @@ start=$SECONDS kills=0 n=0
 echo "soak: $out: campaigns of $budget simulations under $((per_core * $(nproc))) busy processes for at least $duration s, kill -9 every $kill_min–$kill_max s"
 # soak_one N: campaign N under load, killed and resumed until it ends.
 soak_one() {
-  local campaign dir flag=() rc wait_s
+  local campaign dir flag=() rc wait_s before
   campaign=$(campaign_file "$1") dir=$out/soaked/$1
   while :; do
     "$bin" run --quiet --workers "$workers" --out "$dir" "${flag[@]}" "$campaign" >>"$out/soaked-$1.log" 2>&1 & run_pid=$!
     flag=(--resume)
     wait_s=$((kill_min + RANDOM % (kill_max - kill_min + 1)))
+    before=$(sims "$dir")
     for _ in $(seq "$wait_s"); do kill -0 "$run_pid" 2>/dev/null || break; sleep 1; done
+    # Not before this run checkpointed something new: a kill before the
+    # first checkpoint of each run makes no progress at all (at load 48
+    # a first batch took longer than 400 s), and the soak would never end.
+    while kill -0 "$run_pid" 2>/dev/null && [ "$(sims "$dir")" -le "$before" ]; do sleep 5; done
     if ! kill -0 "$run_pid" 2>/dev/null; then
       rc=0; wait "$run_pid" || rc=$?
       run_pid=
