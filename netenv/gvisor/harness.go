@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 	"math/bits"
 	"runtime/debug"
 	"sync/atomic"
@@ -373,8 +372,14 @@ func (h *harness) afterSenderTimer() {
 			continue
 		}
 		info := f.info()
+		prev, hadSnap := f.last, f.hasSnap
 		f.peek(&info)
 		st := caState(info.CcState)
+		if hadSnap && f.newEpisode(&prev, &f.last, st) {
+			// A new recovery started by RACK's reorder timer
+			// after a TLP episode: the record of Open first.
+			f.passOpen(&f.last, false)
+		}
 		rto := fired && (len(h.flows) == 1 || info.RTO > f.rec.RTO)
 		// One record per change: the state record of a new ca_state
 		// (and an rto record after it), or one for cwnd or ssthresh
@@ -727,8 +732,9 @@ func (f *flow) onAck(s *snapshot) {
 	switch {
 	case r.CAState == ccai.StateRecovery && (st == ccai.StateOpen || st == ccai.StateDisorder),
 		hadSnap && st == ccai.StateRecovery && (r.CAState == ccai.StateRecovery || r.CAState == ccai.StateLoss) &&
-			prev.recLast.LessThan(s.una):
-		f.passOpen(s)
+			prev.recLast.LessThan(s.una),
+		hadSnap && f.newEpisode(&prev, s, st):
+		f.passOpen(s, !hadSnap || prev.recovering)
 	}
 	reason := tcp.ReasonAck
 	if f.hasRec && st != r.CAState {
@@ -767,16 +773,42 @@ func (f *flow) onAck(s *snapshot) {
 // like a recovery ending half-way (recovery-exit), and two recoveries
 // like one whose ssthresh fell twice (ssthresh-steady) whose second
 // reduction was never checked as an entry from Open.
-func (f *flow) passOpen(s *snapshot) {
+//
+// deflate says whether the sender was in fast recovery (FastRecovery.Active)
+// before: only then did leaveRecovery set cwnd to ssthresh. After a TLP
+// episode (newEpisode) it was not, and cwnd is the last recorded.
+func (f *flow) passOpen(s *snapshot, deflate bool) {
 	r := &f.rec
 	cwnd := r.Cwnd
-	if r.CAState == ccai.StateRecovery {
+	if r.CAState == ccai.StateRecovery && deflate {
 		cwnd = r.SSThresh
 	}
 	f.transition(ccai.StateOpen)
 	r.Cwnd = cwnd
 	r.InFlight = f.inFlight(s, ccai.StateOpen)
 	f.emitKeepVars(tcp.ReasonState)
+}
+
+// newEpisode reports whether the sender, recorded in recovery, started a
+// new recovery episode between snapshots prev and s (st its ca_state
+// now): gVisor entered fast recovery (FastRecovery.Active false → true)
+// while TCP_INFO went on reporting a recovery. That happens after a
+// TLP episode: an ACK that ends a tail loss probe without a D-SACK
+// (pkg/tcpip/transport/tcp/rack.go detectTLPRecovery, RFC 8985 §7.4.2)
+// calls HandleLossDetected, enterRecovery and leaveRecovery at once, so
+// the reduction is done and fast recovery is not active, but
+// enterRecovery's state (SACKRecovery, which TCP_INFO's CcState reports)
+// stays until an ACK passes the recovery point (snd.go
+// handleRcvdSegment sets Open only then). In between, gVisor is not in
+// recovery: cc.Update grows cwnd on every ACK, and a loss that RACK
+// detects, on an ACK or on its reorder timer (rack.go
+// reorderTimerExpired), starts a new recovery with a reduction of its
+// own (HandleLossDetected). That second reduction is an entry from a
+// sender out of recovery, as the native subject records it (the record
+// of Open first: passOpen), not a fall of ssthresh within one recovery
+// (ssthresh-steady).
+func (f *flow) newEpisode(prev, s *snapshot, st ccai.CAState) bool {
+	return st == ccai.StateRecovery && f.rec.CAState == ccai.StateRecovery && !prev.recovering && s.recovering
 }
 
 // peek refreshes the flow's latest snapshot from the sender's state
@@ -865,7 +897,7 @@ func (f *flow) transition(st ccai.CAState) {
 	}
 	sets := st == ccai.StateRecovery || st == ccai.StateLoss && (from == ccai.StateOpen || from == ccai.StateDisorder)
 	if sets && f.vars != nil && f.hasSnap && f.last.cubic.wLastMax >= 1 {
-		f.rec.PriorCwnd = clampWindow(int(math.Round(f.last.cubic.wLastMax)))
+		f.rec.PriorCwnd = clampFloatWindow(f.last.cubic.wLastMax)
 	}
 }
 
