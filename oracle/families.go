@@ -68,8 +68,8 @@ func cubicFamily() []Oracle {
 		},
 		{
 			Name:      "cubic-reno-friendly",
-			Statement: "in CUBIC's Reno-friendly region (W_est above cwnd) cwnd grows toward W_est within a round trip in which a window was delivered",
-			Source:    "RFC 9438 §4.3 (cwnd SHOULD be set to W_est when W_cubic(t) < W_est; W_est grows by α_cubic per round trip, §4.3 eq. 4)",
+			Statement: "while W_est is above cwnd, cwnd grows toward W_est within a round trip in which a window was delivered, whichever CUBIC region it is in",
+			Source:    "RFC 9438 §4.3 (in the Reno-friendly region, W_cubic(t) < W_est, cwnd SHOULD be set to W_est; W_est grows by α_cubic per round trip, eq. 4); §4.4 and §4.5 (in the concave and convex regions, W_cubic(t) ≥ W_est, the target is at least min(W_cubic(t), 1.5·cwnd) and cwnd MUST grow by (target − cwnd)/cwnd per ACK)",
 			Kind:      Conformance,
 			Families:  []string{ccai.FamilyCubic},
 			Linux:     "Linux approaches W_est (ca->tcp_cwnd) rather than jumping to it: net/ipv4/tcp_cubic.c bictcp_update sets cnt ≤ cwnd / (tcp_cwnd − cwnd), one segment per cnt ACKed, and never below 2 (growth at most ½ per ACKed segment); the oracle asks for half that growth in the round trip: min(W_est − cwnd, cwnd/2)/2",
