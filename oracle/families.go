@@ -17,7 +17,9 @@ func renoFamily() []Oracle {
 		Kind:      Conformance,
 		Families:  []string{ccai.FamilyReno},
 		Linux:     "Linux halves snd_cwnd rather than FlightSize (net/ipv4/tcp_cong.c tcp_reno_ssthresh); FlightSize ≤ cwnd, so half the window bounds both",
-		Spec:      corpus.ConditionSpec{When: `ca_state in REDUCED && ENTRY && ssthresh > max(floor(prior_cwnd / 2), 2) + SLACK`},
+		// HALVED is prior_cwnd, or on gVisor, which halves the flight,
+		// the greater of it and the flight before the entry (fill).
+		Spec: corpus.ConditionSpec{When: `ca_state in REDUCED && ENTRY && ssthresh > max(floor(HALVED / 2), 2) + SLACK`},
 	}}
 }
 

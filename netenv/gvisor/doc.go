@@ -107,6 +107,14 @@
 //     without progress with the retransmission timeout at 2.9 s. Not
 //     found reported upstream.
 //
+// gVisor's Reno halves its Outstanding (reno.go reduceSlowStartThreshold),
+// RFC 5681 eq. (4)'s FlightSize, where Linux halves cwnd; reno-half and
+// reduction-bound bound it by the flight on this subject (the oracle
+// package's fill). What they still report is a known departure
+// (gvisorRenoDepartures): Outstanding keeps segments SACKed outside a
+// recovery after their cumulative ACK (google/gvisor#14092), so ssthresh
+// can be half of segments long acknowledged, above cwnd itself.
+//
 // Faults: a panic on the harness goroutine (gVisor code called from a
 // timer, a packet injection or an application call) and a run that stops
 // making progress become *netenv.Fault. A panic on one of gVisor's own

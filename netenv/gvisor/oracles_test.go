@@ -18,8 +18,11 @@ import (
 // + RTT) below by cwnd but not above by 1.5·cwnd, RFC 9438 §4.2, and the
 // epoch is not restarted after a HyStart exit, §4.10, or an idle period,
 // §5.8), cwnd-validation (cwnd grows on every ACK whether or not it
-// limits the sender, RFC 7661 / RFC 9438 §5.8; gVisor's phantom in-flight
-// packets, google/gvisor#14092, make that frequent), window-overflow
+// limits the sender, RFC 7661 / RFC 9438 §5.8, for Reno as for CUBIC:
+// snd.go handleRcvdSegment calls cc.Update on every ACK outside fast
+// recovery, and neither reno.go nor cubic.go Update asks whether cwnd
+// limited the sender; gVisor's phantom in-flight packets,
+// google/gvisor#14092, make that frequent), window-overflow
 // (both together: a cwnd of millions of packets) and hystart-exit (a
 // HyStart exit sets ssthresh = cwnd, but the same ACK's growth runs
 // getCwnd on an epoch never started, WMax 0 and T from the connection's
