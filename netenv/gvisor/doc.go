@@ -26,8 +26,10 @@
 // State: the sender stack's TCP probe gives cwnd, ssthresh, srtt, rttvar,
 // RTO, in-flight and CUBIC's state after every ACK; TCP_INFO gives
 // CcState, mapped to ca_state (Open→open, Disorder→disorder,
-// FastRecovery/SACKRecovery→recovery, RTORecovery→loss; gVisor has no
-// CWR). Records are emitted after every ACK (reason ack, or state when
+// FastRecovery/SACKRecovery→recovery while fast recovery is active, open
+// after a TLP episode, which enters and leaves it on one ACK and is
+// recorded as both (effectiveState, tlpEpisode), RTORecovery→loss; gVisor
+// has no CWR). Records are emitted after every ACK (reason ack, or state when
 // ca_state changed), on the connection's establishment, after sender
 // timers that change ca_state, cwnd or ssthresh (reason state, and rto
 // when the stack counted a timeout), and after a rate-limited

@@ -50,6 +50,8 @@ func TestGvisorCampaignHits(t *testing.T) {
 			"gVisor Reno halved a flight of 7 (Outstanding; 4 segments sent and not acknowledged) with cwnd 11: RFC 5681 eq. (4)'s FlightSize/2, below Linux's cwnd/2"},
 		{"fp-reno-reduction-bound-0051.json", "reno-half", true,
 			"gVisor Reno halved an Outstanding of 28 with 3 segments outstanding (phantom SACKed segments, google/gvisor#14092): ssthresh 14 above cwnd 10"},
+		{"fp-reno-tlp-0309.json", "recovery-exit", false,
+			"a TLP episode (rack.go detectTLPRecovery: enter and leave recovery on one ACK, then that ACK's growth) is a recovery entry and an Open record, not a recovery that ends above ssthresh"},
 	} {
 		t.Run(tc.seed, func(t *testing.T) {
 			hits, first := runOracles(t, "testdata/"+tc.seed)

@@ -138,6 +138,7 @@ type flow struct {
 	stRetx    uint64
 	stRTO     uint64
 	stRecover uint64
+	lastCC    ccai.CAState // caState of TCP_INFO's CcState at the last event
 }
 
 // hooks let tests watch a run.
@@ -372,14 +373,9 @@ func (h *harness) afterSenderTimer() {
 			continue
 		}
 		info := f.info()
-		prev, hadSnap := f.last, f.hasSnap
 		f.peek(&info)
-		st := caState(info.CcState)
-		if hadSnap && f.newEpisode(&prev, &f.last, st) {
-			// A new recovery started by RACK's reorder timer
-			// after a TLP episode: the record of Open first.
-			f.passOpen(&f.last, false)
-		}
+		f.lastCC = caState(info.CcState)
+		st := effectiveState(f.lastCC, &f.last)
 		rto := fired && (len(h.flows) == 1 || info.RTO > f.rec.RTO)
 		// One record per change: the state record of a new ca_state
 		// (and an rto record after it), or one for cwnd or ssthresh
@@ -688,7 +684,7 @@ func (f *flow) pump() {
 // application writes on every ACK and never idles).
 func (f *flow) afterWrite() {
 	info := f.info()
-	if caState(info.CcState) == f.rec.CAState && clampWindow(int(info.SndCwnd)) == f.rec.Cwnd &&
+	if effectiveState(caState(info.CcState), &f.last) == f.rec.CAState && clampWindow(int(info.SndCwnd)) == f.rec.Cwnd &&
 		clampWindow(int(info.SndSsthresh)) == f.rec.SSThresh {
 		return
 	}
@@ -727,14 +723,22 @@ func (f *flow) onAck(s *snapshot) {
 		f.acked += uint64(uint32(s.una - f.lastUna))
 		f.lastUna = s.una
 	}
-	st := caState(info.CcState)
+	cc := caState(info.CcState)
+	st := effectiveState(cc, s)
+	// A TLP episode on this ACK: gVisor's CcState turned to a recovery
+	// that is not active, or, in one, ssthresh was reduced again.
+	tlp := cc == ccai.StateRecovery && !s.recovering &&
+		(f.lastCC != ccai.StateRecovery || hadSnap && s.ssthresh != prev.ssthresh)
+	f.lastCC = cc
 	r := &f.rec
 	switch {
 	case r.CAState == ccai.StateRecovery && (st == ccai.StateOpen || st == ccai.StateDisorder),
 		hadSnap && st == ccai.StateRecovery && (r.CAState == ccai.StateRecovery || r.CAState == ccai.StateLoss) &&
-			prev.recLast.LessThan(s.una),
-		hadSnap && f.newEpisode(&prev, s, st):
-		f.passOpen(s, !hadSnap || prev.recovering)
+			prev.recLast.LessThan(s.una):
+		f.passOpen(s)
+	}
+	if tlp {
+		f.tlpEpisode(s)
 	}
 	reason := tcp.ReasonAck
 	if f.hasRec && st != r.CAState {
@@ -773,14 +777,10 @@ func (f *flow) onAck(s *snapshot) {
 // like a recovery ending half-way (recovery-exit), and two recoveries
 // like one whose ssthresh fell twice (ssthresh-steady) whose second
 // reduction was never checked as an entry from Open.
-//
-// deflate says whether the sender was in fast recovery (FastRecovery.Active)
-// before: only then did leaveRecovery set cwnd to ssthresh. After a TLP
-// episode (newEpisode) it was not, and cwnd is the last recorded.
-func (f *flow) passOpen(s *snapshot, deflate bool) {
+func (f *flow) passOpen(s *snapshot) {
 	r := &f.rec
 	cwnd := r.Cwnd
-	if r.CAState == ccai.StateRecovery && deflate {
+	if r.CAState == ccai.StateRecovery {
 		cwnd = r.SSThresh
 	}
 	f.transition(ccai.StateOpen)
@@ -789,26 +789,49 @@ func (f *flow) passOpen(s *snapshot, deflate bool) {
 	f.emitKeepVars(tcp.ReasonState)
 }
 
-// newEpisode reports whether the sender, recorded in recovery, started a
-// new recovery episode between snapshots prev and s (st its ca_state
-// now): gVisor entered fast recovery (FastRecovery.Active false → true)
-// while TCP_INFO went on reporting a recovery. That happens after a
-// TLP episode: an ACK that ends a tail loss probe without a D-SACK
-// (pkg/tcpip/transport/tcp/rack.go detectTLPRecovery, RFC 8985 §7.4.2)
-// calls HandleLossDetected, enterRecovery and leaveRecovery at once, so
-// the reduction is done and fast recovery is not active, but
-// enterRecovery's state (SACKRecovery, which TCP_INFO's CcState reports)
-// stays until an ACK passes the recovery point (snd.go
-// handleRcvdSegment sets Open only then). In between, gVisor is not in
-// recovery: cc.Update grows cwnd on every ACK, and a loss that RACK
-// detects, on an ACK or on its reorder timer (rack.go
-// reorderTimerExpired), starts a new recovery with a reduction of its
-// own (HandleLossDetected). That second reduction is an entry from a
-// sender out of recovery, as the native subject records it (the record
-// of Open first: passOpen), not a fall of ssthresh within one recovery
-// (ssthresh-steady).
-func (f *flow) newEpisode(prev, s *snapshot, st ccai.CAState) bool {
-	return st == ccai.StateRecovery && f.rec.CAState == ccai.StateRecovery && !prev.recovering && s.recovering
+// effectiveState is the ca_state of a sender whose TCP_INFO reports cc
+// and whose latest snapshot is s: cc, but Open where cc is a recovery
+// that is not active (FastRecovery.Active false). That is the state a TLP
+// episode leaves: an ACK that ends a tail loss probe without a D-SACK
+// calls HandleLossDetected, enterRecovery and leaveRecovery at once
+// (pkg/tcpip/transport/tcp/rack.go detectTLPRecovery; RFC 8985 §7.4.2,
+// a response "equivalent to fast recovery"), so the reduction is done
+// and fast recovery is over, but enterRecovery's state (SACKRecovery,
+// which CcState reports) stays until an ACK passes the recovery point
+// (snd.go handleRcvdSegment sets Open only then). In between, gVisor
+// acts as out of recovery: cc.Update grows cwnd on every ACK (snd.go
+// handleRcvdSegment), and a loss RACK detects, on an ACK or on its
+// reorder timer (rack.go reorderTimerExpired), starts a new recovery
+// with a reduction of its own. Recorded as a recovery, the episode and
+// that growth looked like a recovery whose ssthresh fell twice
+// (ssthresh-steady) or that ended above ssthresh (recovery-exit). Linux
+// does the same in its own terms: tcp_process_tlp_ack enters CWR, ends
+// the reduction and returns to Open on the one ACK (net/ipv4/tcp_input.c).
+func effectiveState(cc ccai.CAState, s *snapshot) ccai.CAState {
+	if cc == ccai.StateRecovery && !s.recovering {
+		return ccai.StateOpen
+	}
+	return cc
+}
+
+// tlpEpisode records the reduction of a TLP episode on the ACK of
+// snapshot s (effectiveState): the record entering recovery with the
+// reduced ssthresh and cwnd as leaveRecovery left it (= ssthresh), then
+// the record of Open that leaveRecovery leaves, before the ACK's own
+// record, which holds the ACK's growth (measured: cwnd 4 → 6 on the ACK
+// of a Reno TLP episode; recorded as the recovery's end, it was a
+// recovery-exit hit). The CCA's variables are those after the reduction.
+func (f *flow) tlpEpisode(s *snapshot) {
+	r := &f.rec
+	f.transition(ccai.StateRecovery)
+	r.Cwnd = clampWindow(s.ssthresh)
+	r.SSThresh = clampWindow(s.ssthresh)
+	r.InFlight = f.inFlight(s, ccai.StateOpen)
+	f.emit(tcp.ReasonState)
+	// leaveRecovery's Open (cwnd = ssthresh), before the ACK's growth
+	// (cc.Update, as on any ACK out of fast recovery), as for the end of
+	// any recovery (passOpen).
+	f.passOpen(s)
 }
 
 // peek refreshes the flow's latest snapshot from the sender's state
@@ -833,7 +856,7 @@ func (f *flow) peek(info *tcpip.TCPInfoOption) {
 		}
 	}
 	f.last, f.hasSnap = s, true
-	f.rec.InFlight = f.inFlight(&s, caState(info.CcState))
+	f.rec.InFlight = f.inFlight(&s, effectiveState(caState(info.CcState), &s))
 }
 
 // inFlight is the packets in flight as Linux counts them
@@ -871,7 +894,7 @@ func (f *flow) inFlight(s *snapshot, st ccai.CAState) uint32 {
 // CCA's variables from the latest snapshot.
 func (f *flow) emitInfo(reason tcp.Reason, info *tcpip.TCPInfoOption) {
 	r := &f.rec
-	f.transition(caState(info.CcState))
+	f.transition(effectiveState(caState(info.CcState), &f.last))
 	r.Cwnd = clampWindow(int(info.SndCwnd))
 	r.SSThresh = clampWindow(int(info.SndSsthresh))
 	r.SRTT, r.RTTVar, r.RTO = info.RTT, info.RTTVar, info.RTO
