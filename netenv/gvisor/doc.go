@@ -90,6 +90,18 @@
 //     trips (3 to 5.5 s) with a target of 18.6 to 20.3 and W_est 15 to
 //     18.7, every ACK of one segment. Not found reported upstream (the
 //     nearest, google/gvisor#13958, bounds the target below by cwnd).
+//   - cubic-reno-friendly, a second cause: snd.go sendData restarts
+//     cwnd at the initial window when nothing was sent for an RTO (RFC
+//     5681 §4.1), whether or not data is outstanding; Linux restarts only
+//     an idle connection (tcp_slow_start_after_idle_check: packets_out
+//     0). With more outstanding than the initial window nothing is sent,
+//     the time since the last send keeps growing, and every ACK's growth
+//     (cc.Update, before sendData on the same ACK) is undone. Reproducer:
+//     testdata/fp-cubic-reno-friendly-0636.json, cwnd 3,776 → 10 at
+//     46.4 s with 1,800 segments outstanding and a CUBIC target of
+//     33,000 to 39,000, and 10 on every ACK for 2 s after. (The cause is
+//     found by elimination in gVisor's source: InitialCwnd is set only
+//     there and at the connection's start; not instrumented.)
 //   - stall: snd.go postXmit schedules the tail-loss probe on every
 //     sendData, whether or not it sent anything (its comment says "after
 //     transmitting new data"), and rack.go schedulePTO disables the

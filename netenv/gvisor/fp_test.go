@@ -8,7 +8,8 @@ import (
 // gvisorCandidates are the oracles that found a candidate bug of gVisor's
 // (doc.go, "Known departures and candidate bugs", says where in gVisor's
 // source): cubic-reno-friendly (cubic.go getCwnd drops the fraction of
-// each ACK's growth) and stall (snd.go postXmit reschedules the tail-loss
+// each ACK's growth; snd.go sendData restarts cwnd at the initial window
+// with data outstanding) and stall (snd.go postXmit reschedules the tail-loss
 // probe on writes that send nothing).
 var gvisorCandidates = []string{"cubic-reno-friendly", "stall"}
 
@@ -44,6 +45,8 @@ func TestGvisorCampaignHits(t *testing.T) {
 			"a TLP episode (detectTLPRecovery: enter and leave recovery on one ACK) leaves TCP_INFO in SACKRecovery; RACK's reorder timer then starts a new recovery, recorded after an Open record"},
 		{"fp-cubic-reno-friendly-0424.json", "cubic-reno-friendly", true,
 			"gVisor's getCwnd truncates cwnd + (target − cwnd)/cwnd to an int on every ACK of one segment: cwnd 14 with a target of 20 and W_est 18.7 does not grow for 7 round trips"},
+		{"fp-cubic-reno-friendly-0636.json", "cubic-reno-friendly", true,
+			"snd.go sendData restarts cwnd at the initial window after an RTO without sending, with 1,800 segments outstanding, so nothing is sent and every ACK's growth toward a target of 39,086 is undone: cwnd 10 for 2 s"},
 		{"fp-stall-1859.json", "stall", true,
 			"every application write that cannot send pushes gVisor's tail-loss probe (which replaced the retransmission timer) 2·SRTT away (snd.go postXmit, rack.go schedulePTO): a lost segment waits 74 s"},
 		{"fp-reno-reduction-bound-0005.json", "reduction-bound", false,
