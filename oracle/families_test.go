@@ -277,6 +277,56 @@ func TestFamilyOraclesRecords(t *testing.T) {
 		{name: "an undo restoring cwnd and ssthresh", fire: false, recs: growthRecs(true)},
 	})
 
+	// cubic-beta on records of a subject that rebuilds its records after
+	// the ACK (gvisor): the entry into recovery from cwnd prior, with
+	// ssthresh set. A window saturated at the records' ceiling (gVisor
+	// CUBIC's 5.8·10¹⁰ packets reduced to 4.1·10¹⁰, both reported as
+	// 2³¹ − 1: the seed of a 2,000-simulation gVisor campaign) is not
+	// checked.
+	gv := native
+	gv.Name = "gvisor"
+	betaRecs := func(prior, ssthresh uint32) []tcp.StateRecord {
+		return records(
+			rec{ms: 1000, state: "open", cwnd: prior, ssthresh: prior, srttMS: 40, delivered: 500, vars: cubicVars(0)},
+			rec{ms: 1010, state: "recovery", cwnd: ssthresh, ssthresh: ssthresh, prior: prior, srttMS: 40, delivered: 501, vars: cubicVars(0)})
+	}
+	const ceiling = ccai.InfiniteSSThresh
+	runRecCases(t, "cubic-beta", gv, []string{"cubic"}, []recCase{
+		{name: "0.7 of 100", fire: false, recs: betaRecs(100, 70)},
+		{name: "half of 100", fire: true, recs: betaRecs(100, 50)},
+		{name: "0.9 of 100", fire: true, recs: betaRecs(100, 90)},
+		{name: "0.7 of 2^31 - 2", fire: false, recs: betaRecs(ceiling-1, (ceiling-1)/10*7)},
+		{name: "ratio 1 of 2^31 - 2", fire: true, recs: betaRecs(ceiling-1, ceiling-1)},
+		{name: "both saturated", fire: false, recs: betaRecs(ceiling, ceiling)},
+	})
+
+	// reno-half and reduction-bound on gVisor, whose Reno halves the
+	// flight (RFC 5681 eq. (4)'s FlightSize: reno.go
+	// reduceSlowStartThreshold), not cwnd: bounded by the flight where it
+	// is not cwnd (fill's HALVED and DEEPER), by cwnd natively.
+	renoEntry := func(prior, flightBefore, ssthresh, flightAfter uint32) []tcp.StateRecord {
+		return records(
+			rec{ms: 1000, state: "open", cwnd: prior, ssthresh: 100, srttMS: 40, inFlight: flightBefore, delivered: 500},
+			rec{ms: 1010, state: "recovery", cwnd: ssthresh + 3, ssthresh: ssthresh, prior: prior, srttMS: 40, inFlight: flightAfter, delivered: 501})
+	}
+	reno := []string{"reno"}
+	runRecCases(t, "reno-half", gv, reno, []recCase{
+		{name: "gvisor: half a flight of 20 after cwnd 10", fire: false, recs: renoEntry(10, 20, 10, 12)},
+		{name: "gvisor: 14 after cwnd 10 with 10 in flight", fire: true, recs: renoEntry(10, 10, 14, 12)},
+		{name: "gvisor: half of cwnd 20", fire: false, recs: renoEntry(20, 20, 10, 12)},
+	})
+	runRecCases(t, "reno-half", native, reno, []recCase{
+		{name: "native: half a flight of 20 after cwnd 10", fire: true, recs: renoEntry(10, 20, 10, 12)},
+	})
+	runRecCases(t, "reduction-bound", gv, reno, []recCase{
+		{name: "gvisor: half a flight of 7 after cwnd 11", fire: false, recs: renoEntry(11, 7, 3, 6)},
+		{name: "gvisor: a fifth of a flight of 11", fire: true, recs: renoEntry(11, 11, 2, 11)},
+		{name: "gvisor: ssthresh above cwnd", fire: true, recs: renoEntry(10, 3, 14, 1)},
+	})
+	runRecCases(t, "reduction-bound", native, reno, []recCase{
+		{name: "native: half a flight of 7 after cwnd 11", fire: true, recs: renoEntry(11, 7, 3, 6)},
+	})
+
 	// cubic-reno-friendly stays silent on an application-limited flow
 	// (the seed a 2,000-simulation native campaign hit before the oracle
 	// asked for a filled window: 0.6 Mbit/s over a 1.4 s round trip).

@@ -78,7 +78,7 @@ func (o *Oracle) Needs() []string {
 			return ""
 		}
 		var alts []string
-		for _, subj := range []string{"native", "ns3", "linux", ""} {
+		for _, subj := range []string{"native", "ns3", "linux", "gvisor", ""} {
 			alts = append(alts, "("+fill(src, 0.5, subj)+")")
 		}
 		return strings.Join(alts, " || ")
@@ -325,7 +325,24 @@ func (o *Oracle) specFor(subject string, beta float64) corpus.ConditionSpec {
 //   - the others (gvisor) rebuild their records after the whole ACK
 //     (SLACK 1) and may show the new state one record before the new
 //     ssthresh, so their first quarter round trip counts as the entry,
-//     and report prior_cwnd on recovery and loss only.
+//     and report prior_cwnd on recovery and loss only;
+//   - "gvisor" besides: gVisor's Reno halves its Outstanding, RFC 5681
+//     eq. (4)'s FlightSize (pkg/tcpip/transport/tcp/reno.go
+//     reduceSlowStartThreshold), where Linux halves cwnd, and the flight
+//     is not cwnd: below it when the sender was application-limited or
+//     when RACK detects the loss after the ACK's cumulative part shrank
+//     Outstanding (snd.go handleRcvdSegment; measured: cwnd 11, 7
+//     outstanding, ssthresh 3), above it after sendData restarted cwnd at
+//     the initial window with data outstanding (snd.go sendData, RFC 5681
+//     §4.1; measured: cwnd 10, ssthresh 10 on a timeout). DEEPER is then
+//     ns-3's, bounded by the lesser of prior_cwnd and the flight (in_flight
+//     at a recovery entry: RFC 6675's pipe, which enterRecovery's SetPipe
+//     leaves below the Outstanding halved; prev.in_flight at a loss
+//     entry), and HALVED, the window reno-half halves, the greater of
+//     prior_cwnd and the flight of the record before the entry (packets
+//     sent and not acknowledged, cumulatively or by SACK). gVisor's
+//     Outstanding can also exceed that flight (phantom SACKed segments,
+//     google/gvisor#14092), and reno-half reports what it adds.
 func fill(src string, beta float64, subject string) string {
 	b := strconv.FormatFloat(beta, 'g', -1, 64)
 	slack, reduced := "1", `["recovery", "loss"]`
@@ -333,6 +350,8 @@ func fill(src string, beta float64, subject string) string {
 	below := func(w string) string { return `ssthresh < max(floor(` + b + ` * ` + w + `) - 1, 2)` }
 	deeper := below("prior_cwnd")
 	restored := func(slack string) string { return `cwnd + ` + slack + ` >= max(prev.cwnd, prior_cwnd)` }
+	halved := "prior_cwnd"
+	flightDeeper := `(ca_state == "loss" && ` + below("min(prior_cwnd, prev.in_flight)") + ` || ca_state != "loss" && ` + below("min(prior_cwnd, in_flight)") + `)`
 	switch subject {
 	case "native":
 		slack, reduced = "0", `["recovery", "cwr", "loss"]`
@@ -343,10 +362,13 @@ func fill(src string, beta float64, subject string) string {
 	case "ns3":
 		reduced = `["recovery", "cwr", "loss"]`
 		entry = `prev.ca_state in ` + calm
-		deeper = `(ca_state == "loss" && ` + below("min(prior_cwnd, prev.in_flight)") + ` || ca_state != "loss" && ` + below("min(prior_cwnd, in_flight)") + `)`
+		deeper = flightDeeper
 		restored = func(string) string { return "false" }
+	case "gvisor":
+		deeper = flightDeeper
+		halved = `max(prior_cwnd, prev.in_flight)`
 	}
-	r := strings.NewReplacer("SLACK", slack, "BETA", b, "REDUCED", reduced, "ENTRY", entry, "DEEPER", deeper, "RESTORED", restored(slack))
+	r := strings.NewReplacer("SLACK", slack, "BETA", b, "REDUCED", reduced, "ENTRY", entry, "DEEPER", deeper, "RESTORED", restored(slack), "HALVED", halved)
 	return r.Replace(src)
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 	"math/bits"
 	"runtime/debug"
 	"sync/atomic"
@@ -139,6 +138,7 @@ type flow struct {
 	stRetx    uint64
 	stRTO     uint64
 	stRecover uint64
+	lastCC    ccai.CAState // caState of TCP_INFO's CcState at the last event
 }
 
 // hooks let tests watch a run.
@@ -374,7 +374,8 @@ func (h *harness) afterSenderTimer() {
 		}
 		info := f.info()
 		f.peek(&info)
-		st := caState(info.CcState)
+		f.lastCC = caState(info.CcState)
+		st := effectiveState(f.lastCC, &f.last)
 		rto := fired && (len(h.flows) == 1 || info.RTO > f.rec.RTO)
 		// One record per change: the state record of a new ca_state
 		// (and an rto record after it), or one for cwnd or ssthresh
@@ -683,7 +684,7 @@ func (f *flow) pump() {
 // application writes on every ACK and never idles).
 func (f *flow) afterWrite() {
 	info := f.info()
-	if caState(info.CcState) == f.rec.CAState && clampWindow(int(info.SndCwnd)) == f.rec.Cwnd &&
+	if effectiveState(caState(info.CcState), &f.last) == f.rec.CAState && clampWindow(int(info.SndCwnd)) == f.rec.Cwnd &&
 		clampWindow(int(info.SndSsthresh)) == f.rec.SSThresh {
 		return
 	}
@@ -722,13 +723,22 @@ func (f *flow) onAck(s *snapshot) {
 		f.acked += uint64(uint32(s.una - f.lastUna))
 		f.lastUna = s.una
 	}
-	st := caState(info.CcState)
+	cc := caState(info.CcState)
+	st := effectiveState(cc, s)
+	// A TLP episode on this ACK: gVisor's CcState turned to a recovery
+	// that is not active, or, in one, ssthresh was reduced again.
+	tlp := cc == ccai.StateRecovery && !s.recovering &&
+		(f.lastCC != ccai.StateRecovery || hadSnap && s.ssthresh != prev.ssthresh)
+	f.lastCC = cc
 	r := &f.rec
 	switch {
 	case r.CAState == ccai.StateRecovery && (st == ccai.StateOpen || st == ccai.StateDisorder),
 		hadSnap && st == ccai.StateRecovery && (r.CAState == ccai.StateRecovery || r.CAState == ccai.StateLoss) &&
 			prev.recLast.LessThan(s.una):
 		f.passOpen(s)
+	}
+	if tlp {
+		f.tlpEpisode(s)
 	}
 	reason := tcp.ReasonAck
 	if f.hasRec && st != r.CAState {
@@ -779,6 +789,51 @@ func (f *flow) passOpen(s *snapshot) {
 	f.emitKeepVars(tcp.ReasonState)
 }
 
+// effectiveState is the ca_state of a sender whose TCP_INFO reports cc
+// and whose latest snapshot is s: cc, but Open where cc is a recovery
+// that is not active (FastRecovery.Active false). That is the state a TLP
+// episode leaves: an ACK that ends a tail loss probe without a D-SACK
+// calls HandleLossDetected, enterRecovery and leaveRecovery at once
+// (pkg/tcpip/transport/tcp/rack.go detectTLPRecovery; RFC 8985 §7.4.2,
+// a response "equivalent to fast recovery"), so the reduction is done
+// and fast recovery is over, but enterRecovery's state (SACKRecovery,
+// which CcState reports) stays until an ACK passes the recovery point
+// (snd.go handleRcvdSegment sets Open only then). In between, gVisor
+// acts as out of recovery: cc.Update grows cwnd on every ACK (snd.go
+// handleRcvdSegment), and a loss RACK detects, on an ACK or on its
+// reorder timer (rack.go reorderTimerExpired), starts a new recovery
+// with a reduction of its own. Recorded as a recovery, the episode and
+// that growth looked like a recovery whose ssthresh fell twice
+// (ssthresh-steady) or that ended above ssthresh (recovery-exit). Linux
+// does the same in its own terms: tcp_process_tlp_ack enters CWR, ends
+// the reduction and returns to Open on the one ACK (net/ipv4/tcp_input.c).
+func effectiveState(cc ccai.CAState, s *snapshot) ccai.CAState {
+	if cc == ccai.StateRecovery && !s.recovering {
+		return ccai.StateOpen
+	}
+	return cc
+}
+
+// tlpEpisode records the reduction of a TLP episode on the ACK of
+// snapshot s (effectiveState): the record entering recovery with the
+// reduced ssthresh and cwnd as leaveRecovery left it (= ssthresh), then
+// the record of Open that leaveRecovery leaves, before the ACK's own
+// record, which holds the ACK's growth (measured: cwnd 4 → 6 on the ACK
+// of a Reno TLP episode; recorded as the recovery's end, it was a
+// recovery-exit hit). The CCA's variables are those after the reduction.
+func (f *flow) tlpEpisode(s *snapshot) {
+	r := &f.rec
+	f.transition(ccai.StateRecovery)
+	r.Cwnd = clampWindow(s.ssthresh)
+	r.SSThresh = clampWindow(s.ssthresh)
+	r.InFlight = f.inFlight(s, ccai.StateOpen)
+	f.emit(tcp.ReasonState)
+	// leaveRecovery's Open (cwnd = ssthresh), before the ACK's growth
+	// (cc.Update, as on any ACK out of fast recovery), as for the end of
+	// any recovery (passOpen).
+	f.passOpen(s)
+}
+
 // peek refreshes the flow's latest snapshot from the sender's state
 // (peekSender), so that records a timer causes carry in-flight and the
 // CCA's variables as they are now, not as of the last ACK.
@@ -801,7 +856,7 @@ func (f *flow) peek(info *tcpip.TCPInfoOption) {
 		}
 	}
 	f.last, f.hasSnap = s, true
-	f.rec.InFlight = f.inFlight(&s, caState(info.CcState))
+	f.rec.InFlight = f.inFlight(&s, effectiveState(caState(info.CcState), &s))
 }
 
 // inFlight is the packets in flight as Linux counts them
@@ -839,7 +894,7 @@ func (f *flow) inFlight(s *snapshot, st ccai.CAState) uint32 {
 // CCA's variables from the latest snapshot.
 func (f *flow) emitInfo(reason tcp.Reason, info *tcpip.TCPInfoOption) {
 	r := &f.rec
-	f.transition(caState(info.CcState))
+	f.transition(effectiveState(caState(info.CcState), &f.last))
 	r.Cwnd = clampWindow(int(info.SndCwnd))
 	r.SSThresh = clampWindow(int(info.SndSsthresh))
 	r.SRTT, r.RTTVar, r.RTO = info.RTT, info.RTTVar, info.RTO
@@ -865,7 +920,7 @@ func (f *flow) transition(st ccai.CAState) {
 	}
 	sets := st == ccai.StateRecovery || st == ccai.StateLoss && (from == ccai.StateOpen || from == ccai.StateDisorder)
 	if sets && f.vars != nil && f.hasSnap && f.last.cubic.wLastMax >= 1 {
-		f.rec.PriorCwnd = clampWindow(int(math.Round(f.last.cubic.wLastMax)))
+		f.rec.PriorCwnd = clampFloatWindow(f.last.cubic.wLastMax)
 	}
 }
 

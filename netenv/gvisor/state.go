@@ -90,6 +90,29 @@ func clampWindow(v int) uint32 {
 	return uint32(v)
 }
 
+// clampFloatWindow is clampWindow for a window gVisor keeps as a float64
+// (CUBIC's WMax and WLastMax), rounded: at or above ccai.InfiniteSSThresh
+// (+Inf included) it is ccai.InfiniteSSThresh, like the int windows it is
+// compared with, and NaN or below 0 is 0. (Converting such a float to int
+// first is implementation-defined in Go: on amd64 +Inf and anything past
+// MaxInt64 become MinInt64, which clampWindow would report as 0.)
+//
+// A window reported as ccai.InfiniteSSThresh is saturated: gVisor's own
+// window was at least that, and the record cannot say how much more. Its
+// ratio to another saturated window (ssthresh to prior_cwnd after a
+// reduction of a window of 5.8·10¹⁰ packets) is not gVisor's; the oracles
+// that check a ratio skip a saturated window (cubic-beta), and
+// window-overflow reports it.
+func clampFloatWindow(v float64) uint32 {
+	if !(v > 0) {
+		return 0
+	}
+	if v >= float64(ccai.InfiniteSSThresh) {
+		return ccai.InfiniteSSThresh
+	}
+	return min(uint32(math.Round(v)), ccai.InfiniteSSThresh)
+}
+
 // Vars lists the variables a gVisor CCA's records carry in
 // tcp.StateRecord.Vars, in order. For cubic, target, w_max, k, w_est and
 // epoch_s have the names and units of ccai's cubic (so a condition written
