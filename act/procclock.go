@@ -42,8 +42,8 @@ type threadTimes struct {
 	runnable  bool
 }
 
-// waitPerRun caps the run delay a thread's waits count for at this many
-// times the CPU time it got. A thread that wakes for microseconds and then
+// waitPerRun caps the run delay a process's waits count for at this many
+// times the CPU time its threads got. A thread that wakes for microseconds and then
 // waits milliseconds for a CPU is not what a simulation waits on: the
 // worker's heap watcher wakes every 20 ms for a few µs, and at load 40 on
 // 2 cores it was runnable nearly all the time, so that a simulation asleep
@@ -65,11 +65,13 @@ func unstarvedOver(dt time.Duration, ref, seen map[int]threadTimes, pending map[
 	var run, wait time.Duration
 	for tid, s := range seen {
 		r := ref[tid]
-		ran := time.Duration(max(s.run-r.run, 0))
-		waited := time.Duration(max(s.wait-r.wait, 0)) + pending[tid]
-		run += ran
-		wait += min(waited, waitPerRun*ran)
+		run += time.Duration(max(s.run-r.run, 0))
+		wait += time.Duration(max(s.wait-r.wait, 0)) + pending[tid]
 	}
+	// Capped over the process, not per thread: Go moves a goroutine
+	// between threads, and a thread that has just taken the simulation
+	// over has waited long for little CPU.
+	wait = min(wait, waitPerRun*run)
 	return min(max(min(run, dt), dt-wait, 0), dt)
 }
 
