@@ -72,6 +72,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
 	priorInFlight := s.sock.InFlight()
 	priorDelivered := s.sock.Delivered
+	priorLost := s.lost
 	s.sock.PriorInFlight = priorInFlight
 	// Records emitted so far: a transition during this ACK emits its own
 	// (setState), and the ACK's record follows it when the ACK changed
@@ -186,6 +187,10 @@ func (s *Sender) onAck(p *sim.Packet) {
 		}
 	}
 	a.rs.RTT = a.caRTT
+	// Linux's tcp_ack: lost = tp->lost - prior lost, taken after
+	// tcp_fastretrans_alert marked what this ACK revealed, and passed
+	// to tcp_rate_gen as rs->losses.
+	a.newlyLost = uint32(s.lost - priorLost)
 	a.rs.Losses = a.newlyLost
 	a.rs.AckedSacked = ackedSacked
 	a.rs.PriorInFlight = priorInFlight

@@ -191,6 +191,7 @@ func (s *Sender) markLost(fastRexmit bool) {
 		if seg.flags&(segSacked|segLost|segRetrans) == 0 {
 			seg.flags |= segLost
 			s.sock.LostOut++
+			s.lost++
 			s.lostHint = min(s.lostHint, i)
 		}
 	}
@@ -213,6 +214,7 @@ func (s *Sender) markHeadLost() {
 		}
 		seg.flags |= segLost
 		s.sock.LostOut++
+		s.lost++
 		s.lostHint = 0
 	}
 }
@@ -423,6 +425,7 @@ func (s *Sender) onRTO() {
 		if seg.flags&segSacked == 0 {
 			seg.flags |= segLost
 			s.sock.LostOut++
+			s.lost++
 		}
 	}
 	s.lostHint = 0

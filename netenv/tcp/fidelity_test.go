@@ -1,0 +1,70 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv/sim"
+)
+
+// Tests of the model's fidelity to Linux's TCP sender, each shown by a
+// packetdrill script of Linux's suite (netenv/pkt) as well.
+
+type sink struct{ sent []sim.Packet }
+
+func (k *sink) Send(p *sim.Packet) { k.sent = append(k.sent, *p) }
+
+// rsRecorder is a CongController that keeps the rate samples it is given,
+// growing nothing.
+type rsRecorder struct {
+	ccai.Algorithm
+	samples []ccai.RateSample
+}
+
+func (r *rsRecorder) CongControl(_ *ccai.Sock, rs *ccai.RateSample) { r.samples = append(r.samples, *rs) }
+
+func newTestSender(t *testing.T, prof ccai.Profile, sack bool, alg ccai.Algorithm) (*Sender, *sink) {
+	t.Helper()
+	if alg == nil {
+		var err error
+		if alg, err = ccai.New("reno"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := &sink{}
+	s := NewSender(sim.New(nil, sim.Limits{}), SenderConfig{Flow: 1, Bytes: 100 * DefaultMSS, SACK: sack, Profile: prof, Algorithm: alg, Out: out})
+	s.Established(0)
+	return s, out
+}
+
+// ack delivers an ACK of cum with the given SACK blocks (in segments of
+// DefaultMSS, [start, end) packet numbers).
+func ack(s *Sender, cum uint64, blocks ...[2]uint64) {
+	p := &sim.Packet{IsAck: true, Ack: cum * DefaultMSS}
+	for _, b := range blocks {
+		p.SACK[p.NSACK] = sim.SACKBlock{Start: b[0] * DefaultMSS, End: b[1] * DefaultMSS}
+		p.NSACK++
+	}
+	s.onAck(p)
+}
+
+// An ACK whose SACK blocks make holes lost reports them in its rate sample
+// (Linux's tcp_ack passes tp->lost - prior lost to tcp_rate_gen as
+// rs->losses), which BBR's loss handling reads.
+func TestRateSampleLosses(t *testing.T) {
+	reno, _ := ccai.New("reno")
+	rec := &rsRecorder{Algorithm: reno}
+	s, _ := newTestSender(t, ccai.ProfileLinux, true, rec)
+	// Segments 0 and 1 lost, 2..4 SACKed: the third SACKed segment makes
+	// both holes lost (RFC 6675 IsLost with DupThresh 3).
+	ack(s, 0, [2]uint64{2, 3})
+	ack(s, 0, [2]uint64{2, 4})
+	ack(s, 0, [2]uint64{2, 5})
+	var got []uint32
+	for _, rs := range rec.samples {
+		got = append(got, rs.Losses)
+	}
+	if len(got) != 3 || got[0] != 0 || got[1] != 0 || got[2] != 2 {
+		t.Fatalf("losses per ACK %v, want [0 0 2]", got)
+	}
+}
