@@ -364,7 +364,21 @@ func (s *Sender) addRenoSack() {
 
 // removeRenoSacks: one cumulative ACK fills the hole, the rest of the acked
 // packets had been counted as dupACKs (Linux's tcp_remove_reno_sacks).
+//
+// ProfileLinux counts max(acked − sacked_out, 1) of them delivered, the
+// others having been counted by their duplicate ACKs (tcp_remove_reno_sacks
+// since commit ddf1af6fa00e "tcp: new delivery accounting", 4.6);
+// cleanAcked counted every acked packet, so the excess is taken back here.
+// Without it each packet acked after duplicate ACKs counted twice, and slow
+// start grew cwnd by both (limited_transmit/limited-transmit-no-sack.pkt:
+// 10→11 in Linux, 10→13 before). ProfileLinux310 keeps the count the model
+// had: 3.10 had no tp->delivered.
 func (s *Sender) removeRenoSacks(acked uint32) {
+	if acked > 0 && s.cfg.Profile != ccai.ProfileLinux310 {
+		if d := max(int64(acked)-int64(s.sock.SackedOut), 1); d < int64(acked) {
+			s.sock.Delivered -= uint64(int64(acked) - d)
+		}
+	}
 	if acked > 0 {
 		if acked-1 >= s.sock.SackedOut {
 			s.sock.SackedOut = 0

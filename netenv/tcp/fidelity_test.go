@@ -68,3 +68,23 @@ func TestRateSampleLosses(t *testing.T) {
 		t.Fatalf("losses per ACK %v, want [0 0 2]", got)
 	}
 }
+
+// Without SACK, a cumulative ACK after duplicate ACKs counts
+// max(acked − sacked_out, 1) packets delivered, the duplicates having
+// counted the others (Linux's tcp_remove_reno_sacks since 4.6), so the
+// window grows once per packet (limited_transmit/limited-transmit-no-sack.pkt).
+// ProfileLinux310 keeps counting every acked packet.
+func TestRenoDeliveredNotDoubleCounted(t *testing.T) {
+	for _, tc := range []struct {
+		prof ccai.Profile
+		want uint64
+	}{{ccai.ProfileLinux, 3}, {ccai.ProfileLinux310, 5}} {
+		s, _ := newTestSender(t, tc.prof, false, nil)
+		ack(s, 0)
+		ack(s, 0) // two duplicate ACKs: two packets delivered
+		ack(s, 3) // the hole and the two packets the duplicates counted
+		if got := s.sock.Delivered; got != tc.want {
+			t.Errorf("%v: delivered %d, want %d", tc.prof, got, tc.want)
+		}
+	}
+}
