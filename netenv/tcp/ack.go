@@ -16,6 +16,7 @@ type ackInfo struct {
 	newlyAcked   uint32 // cumulatively acknowledged packets
 	newlySacked  uint32 // newly SACKed packets
 	newlyLost    uint32
+	priorLost    uint64 // Sender.lost when the ACK arrived
 	retransAcked bool
 	origAcked    bool          // never-retransmitted data was newly (S)ACKed (Linux's FLAG_ORIG_SACK_ACKED)
 	seqRTT       time.Duration // RTT from the oldest never-retransmitted acked segment
@@ -73,6 +74,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	priorInFlight := s.sock.InFlight()
 	priorDelivered := s.sock.Delivered
 	priorLost := s.lost
+	a.priorLost = priorLost
 	s.sock.PriorInFlight = priorInFlight
 	// Records emitted so far: a transition during this ACK emits its own
 	// (setState), and the ACK's record follows it when the ACK changed

@@ -21,7 +21,9 @@ type rsRecorder struct {
 	samples []ccai.RateSample
 }
 
-func (r *rsRecorder) CongControl(_ *ccai.Sock, rs *ccai.RateSample) { r.samples = append(r.samples, *rs) }
+func (r *rsRecorder) CongControl(_ *ccai.Sock, rs *ccai.RateSample) {
+	r.samples = append(r.samples, *rs)
+}
 
 func newTestSender(t *testing.T, prof ccai.Profile, sack bool, alg ccai.Algorithm) (*Sender, *sink) {
 	t.Helper()
@@ -85,6 +87,27 @@ func TestRenoDeliveredNotDoubleCounted(t *testing.T) {
 		ack(s, 3) // the hole and the two packets the duplicates counted
 		if got := s.sock.Delivered; got != tc.want {
 			t.Errorf("%v: delivered %d, want %d", tc.prof, got, tc.want)
+		}
+	}
+}
+
+// Entering recovery on SACKs sends one retransmission, not two: PRR's
+// slow-start segment needs an ACK that advanced snd_una and marked nothing
+// newly lost (Linux's tcp_cwnd_reduction since 5.11;
+// fast_recovery/prr-ss-30pkt-lost-1_4-11_16.pkt). ProfileLinux310 sends two.
+func TestPRRSSExtraSegment(t *testing.T) {
+	for _, tc := range []struct {
+		prof ccai.Profile
+		want int
+	}{{ccai.ProfileLinux, 1}, {ccai.ProfileLinux310, 2}} {
+		s, out := newTestSender(t, tc.prof, true, nil)
+		ack(s, 0, [2]uint64{6, 7})
+		ack(s, 0, [2]uint64{6, 8})
+		n := len(out.sent)
+		// Holes 0..5 lost: recovery with 3 in flight, ssthresh 5.
+		ack(s, 0, [2]uint64{6, 9})
+		if got := len(out.sent) - n; got != tc.want {
+			t.Errorf("%v: %d segments sent on entering recovery, want %d (cwnd %d, ssthresh %d, in flight %d, sent %d)", tc.prof, got, tc.want, s.sock.Cwnd, s.sock.SSThresh, s.sock.InFlight(), len(out.sent))
 		}
 	}
 }
