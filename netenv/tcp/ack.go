@@ -17,6 +17,7 @@ type ackInfo struct {
 	newlySacked  uint32 // newly SACKed packets
 	newlyLost    uint32
 	priorLost    uint64 // Sender.lost when the ACK arrived
+	old          bool   // below snd_una (onOldAck)
 	retransAcked bool
 	origAcked    bool          // never-retransmitted data was newly (S)ACKed (Linux's FLAG_ORIG_SACK_ACKED)
 	seqRTT       time.Duration // RTT from the oldest never-retransmitted acked segment
@@ -63,6 +64,10 @@ func (s *Sender) deliver(seg *segment, a *ackInfo) {
 
 func (s *Sender) onAck(p *sim.Packet) {
 	now := s.sim.Now()
+	if p.Ack < s.sndUna && p.NSACK > 0 && s.cfg.SACK && !s.stats.Done && s.cfg.Profile != ccai.ProfileLinux310 {
+		s.onOldAck(p)
+		return
+	}
 	if p.Ack < s.sndUna || p.Ack > s.sndNxt || s.stats.Done {
 		return // old or impossible ACK
 	}
@@ -215,6 +220,27 @@ func (s *Sender) onAck(p *sim.Packet) {
 		s.finish()
 		return
 	}
+	s.output()
+}
+
+// onOldAck takes the SACK blocks of an ACK below snd_una (reordered by the
+// path): Linux's tcp_ack at old_ack tags them (tcp_sacktag_write_queue),
+// runs tcp_fastretrans_alert and sends what recovery allows
+// (tcp_xmit_recovery), but takes no RTT sample and leaves cwnd to the next
+// ACK (tcp_cong_control, where PRR runs, is not reached).
+// fast_recovery/prr-ss-ack-below-snd_una-cubic.pkt sends one. ProfileLinux310
+// drops them whole, as the model did: 3.10 tagged them but ran no recovery.
+func (s *Sender) onOldAck(p *sim.Packet) {
+	a := &s.ack
+	*a = ackInfo{seqRTT: -1, sackRTT: -1, caRTT: -1, old: true}
+	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
+	priorInFlight := s.sock.InFlight()
+	priorDelivered := s.sock.Delivered
+	a.priorLost = s.lost
+	records := s.records
+	s.processSACK(p, a)
+	s.recoveryOnAck(p, a, uint32(s.sock.Delivered-priorDelivered), priorInFlight)
+	s.endAck(records)
 	s.output()
 }
 

@@ -111,3 +111,20 @@ func TestPRRSSExtraSegment(t *testing.T) {
 		}
 	}
 }
+
+// The SACK blocks of an ACK below snd_una (reordered on the path) are
+// tagged (Linux's tcp_ack at old_ack runs tcp_sacktag_write_queue);
+// ProfileLinux310 drops the ACK whole, as the model did.
+func TestOldAckSACKTagged(t *testing.T) {
+	for _, tc := range []struct {
+		prof ccai.Profile
+		want uint32
+	}{{ccai.ProfileLinux, 1}, {ccai.ProfileLinux310, 0}} {
+		s, _ := newTestSender(t, tc.prof, true, nil)
+		ack(s, 2)
+		ack(s, 1, [2]uint64{5, 6}) // reordered: below snd_una
+		if got := s.sock.SackedOut; got != tc.want {
+			t.Errorf("%v: sacked_out %d after an old ACK with SACK, want %d", tc.prof, got, tc.want)
+		}
+	}
+}

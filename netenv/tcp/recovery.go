@@ -80,7 +80,7 @@ func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFl
 			s.endReduction()
 			s.setState(ccai.StateOpen)
 		case !s.timeToRecover():
-			if s.cc == nil {
+			if s.cc == nil && !a.old {
 				s.prrReduce(ackedSacked, false, s.prrSSExtra(a))
 			}
 			return
@@ -108,7 +108,7 @@ func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFl
 	}
 	if s.sock.CAState == ccai.StateRecovery {
 		s.markLost(fastRexmit)
-		if s.cc == nil {
+		if s.cc == nil && !a.old {
 			s.prrReduce(ackedSacked, fastRexmit, s.prrSSExtra(a))
 		}
 	} else if s.sock.CAState == ccai.StateLoss && s.cfg.SACK {
