@@ -78,8 +78,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
 	priorInFlight := s.sock.InFlight()
 	priorDelivered := s.sock.Delivered
-	priorLost := s.lost
-	a.priorLost = priorLost
+	a.priorLost = s.lost
 	s.sock.PriorInFlight = priorInFlight
 	// Records emitted so far: a transition during this ACK emits its own
 	// (setState), and the ACK's record follows it when the ACK changed
@@ -176,31 +175,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	a.ece = s.cfg.ECN && p.ECE
 	s.recoveryOnAck(p, a, ackedSacked, priorInFlight)
 
-	// Rate sample (delivery-rate draft §3.3).
-	if s.sock.AppLimited && s.sock.Delivered > s.appLimitedTil {
-		s.sock.AppLimited = false
-	}
-	if a.rs.Delivered == 0 {
-		a.rs.Delivered = int64(s.sock.Delivered - a.rs.PriorDelivered)
-		ackElapsed := s.sock.DeliveredTime - a.rsPriorTime
-		a.rs.Interval = max(a.rsSendElapse, ackElapsed)
-		if a.rs.Interval < s.rtt.minRTT {
-			a.rs.Interval = -1
-			a.rs.Delivered = -1
-		}
-		// Only a CongController is given the sample (below).
-		if s.rate != nil && s.cc != nil {
-			s.rate.RateSample(s.cfg.Flow, a.rsPriorTime, a.rsFirstSent, a.rsSent)
-		}
-	}
-	a.rs.RTT = a.caRTT
-	// Linux's tcp_ack: lost = tp->lost - prior lost, taken after
-	// tcp_fastretrans_alert marked what this ACK revealed, and passed
-	// to tcp_rate_gen as rs->losses.
-	a.newlyLost = uint32(s.lost - priorLost)
-	a.rs.Losses = a.newlyLost
-	a.rs.AckedSacked = ackedSacked
-	a.rs.PriorInFlight = priorInFlight
+	s.rateSample(a, ackedSacked, priorInFlight)
 
 	switch {
 	case s.cc != nil:
@@ -221,6 +196,35 @@ func (s *Sender) onAck(p *sim.Packet) {
 		return
 	}
 	s.output()
+}
+
+// rateSample completes the ACK's rate sample (delivery-rate draft §3.3;
+// Linux's tcp_rate_gen), after loss recovery marked what the ACK revealed.
+func (s *Sender) rateSample(a *ackInfo, ackedSacked, priorInFlight uint32) {
+	if s.sock.AppLimited && s.sock.Delivered > s.appLimitedTil {
+		s.sock.AppLimited = false
+	}
+	if a.rs.Delivered == 0 {
+		a.rs.Delivered = int64(s.sock.Delivered - a.rs.PriorDelivered)
+		ackElapsed := s.sock.DeliveredTime - a.rsPriorTime
+		a.rs.Interval = max(a.rsSendElapse, ackElapsed)
+		if a.rs.Interval < s.rtt.minRTT {
+			a.rs.Interval = -1
+			a.rs.Delivered = -1
+		}
+		// Only a CongController is given the sample (below).
+		if s.rate != nil && s.cc != nil {
+			s.rate.RateSample(s.cfg.Flow, a.rsPriorTime, a.rsFirstSent, a.rsSent)
+		}
+	}
+	a.rs.RTT = a.caRTT
+	// Linux's tcp_ack: lost = tp->lost - prior lost, taken after
+	// tcp_fastretrans_alert marked what this ACK revealed, and passed
+	// to tcp_rate_gen as rs->losses.
+	a.newlyLost = uint32(s.lost - a.priorLost)
+	a.rs.Losses = a.newlyLost
+	a.rs.AckedSacked = ackedSacked
+	a.rs.PriorInFlight = priorInFlight
 }
 
 // onOldAck takes the SACK blocks of an ACK below snd_una (reordered by the
