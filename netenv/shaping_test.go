@@ -62,7 +62,13 @@ func TestPolicer(t *testing.T) {
 	}{
 		{name: "no policer", minG: 30, maxG: 100},
 		{name: "5 Mbit/s", rate: 5, burst: 30, minG: 2, maxG: 5.5, wantPoliced: true},
-		{name: "tiny bucket is one packet", rate: 5, burst: 0, minG: 0.5, maxG: 5.5, wantPoliced: true},
+		// The floor is ours, not Linux's: the flow keeps making
+		// progress. PRR's slow-start segment only on an ACK that
+		// advanced snd_una and marked nothing lost (Linux's
+		// tcp_cwnd_reduction since 5.11, tcp.Sender prrSSExtra) sends
+		// less into a bucket that drops nearly every burst: 0.45
+		// Mbit/s where the extra segment gave 0.57.
+		{name: "tiny bucket is one packet", rate: 5, burst: 0, minG: 0.4, maxG: 5.5, wantPoliced: true},
 	} {
 		e := env
 		e.PolicerRate, e.PolicerBurst = tc.rate, tc.burst

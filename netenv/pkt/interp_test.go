@@ -160,6 +160,7 @@ var suitePasses = []string{
 	"fast_recovery/prr-ss-30pkt-lost1_4.pkt",
 	"fast_retransmit/fr-4pkt-sack.pkt",
 	"fast_retransmit/fr-4pkt.pkt",
+	"limited_transmit/limited-transmit-no-sack.pkt",
 	"limited_transmit/limited-transmit-sack.pkt",
 	"slow_start/slow-start-ack-per-1pkt.pkt",
 	"slow_start/slow-start-ack-per-2pkt-send-5pkt.pkt",

@@ -16,6 +16,8 @@ type ackInfo struct {
 	newlyAcked   uint32 // cumulatively acknowledged packets
 	newlySacked  uint32 // newly SACKed packets
 	newlyLost    uint32
+	priorLost    uint64 // Sender.lost when the ACK arrived
+	old          bool   // below snd_una (onOldAck)
 	retransAcked bool
 	origAcked    bool          // never-retransmitted data was newly (S)ACKed (Linux's FLAG_ORIG_SACK_ACKED)
 	seqRTT       time.Duration // RTT from the oldest never-retransmitted acked segment
@@ -62,6 +64,10 @@ func (s *Sender) deliver(seg *segment, a *ackInfo) {
 
 func (s *Sender) onAck(p *sim.Packet) {
 	now := s.sim.Now()
+	if p.Ack < s.sndUna && p.NSACK > 0 && s.cfg.SACK && !s.stats.Done && s.cfg.Profile != ccai.ProfileLinux310 {
+		s.onOldAck(p)
+		return
+	}
 	if p.Ack < s.sndUna || p.Ack > s.sndNxt || s.stats.Done {
 		return // old or impossible ACK
 	}
@@ -72,6 +78,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
 	priorInFlight := s.sock.InFlight()
 	priorDelivered := s.sock.Delivered
+	a.priorLost = s.lost
 	s.sock.PriorInFlight = priorInFlight
 	// Records emitted so far: a transition during this ACK emits its own
 	// (setState), and the ACK's record follows it when the ACK changed
@@ -168,27 +175,7 @@ func (s *Sender) onAck(p *sim.Packet) {
 	a.ece = s.cfg.ECN && p.ECE
 	s.recoveryOnAck(p, a, ackedSacked, priorInFlight)
 
-	// Rate sample (delivery-rate draft §3.3).
-	if s.sock.AppLimited && s.sock.Delivered > s.appLimitedTil {
-		s.sock.AppLimited = false
-	}
-	if a.rs.Delivered == 0 {
-		a.rs.Delivered = int64(s.sock.Delivered - a.rs.PriorDelivered)
-		ackElapsed := s.sock.DeliveredTime - a.rsPriorTime
-		a.rs.Interval = max(a.rsSendElapse, ackElapsed)
-		if a.rs.Interval < s.rtt.minRTT {
-			a.rs.Interval = -1
-			a.rs.Delivered = -1
-		}
-		// Only a CongController is given the sample (below).
-		if s.rate != nil && s.cc != nil {
-			s.rate.RateSample(s.cfg.Flow, a.rsPriorTime, a.rsFirstSent, a.rsSent)
-		}
-	}
-	a.rs.RTT = a.caRTT
-	a.rs.Losses = a.newlyLost
-	a.rs.AckedSacked = ackedSacked
-	a.rs.PriorInFlight = priorInFlight
+	s.rateSample(a, ackedSacked, priorInFlight)
 
 	switch {
 	case s.cc != nil:
@@ -208,6 +195,56 @@ func (s *Sender) onAck(p *sim.Packet) {
 		s.finish()
 		return
 	}
+	s.output()
+}
+
+// rateSample completes the ACK's rate sample (delivery-rate draft §3.3;
+// Linux's tcp_rate_gen), after loss recovery marked what the ACK revealed.
+func (s *Sender) rateSample(a *ackInfo, ackedSacked, priorInFlight uint32) {
+	if s.sock.AppLimited && s.sock.Delivered > s.appLimitedTil {
+		s.sock.AppLimited = false
+	}
+	if a.rs.Delivered == 0 {
+		a.rs.Delivered = int64(s.sock.Delivered - a.rs.PriorDelivered)
+		ackElapsed := s.sock.DeliveredTime - a.rsPriorTime
+		a.rs.Interval = max(a.rsSendElapse, ackElapsed)
+		if a.rs.Interval < s.rtt.minRTT {
+			a.rs.Interval = -1
+			a.rs.Delivered = -1
+		}
+		// Only a CongController is given the sample (below).
+		if s.rate != nil && s.cc != nil {
+			s.rate.RateSample(s.cfg.Flow, a.rsPriorTime, a.rsFirstSent, a.rsSent)
+		}
+	}
+	a.rs.RTT = a.caRTT
+	// Linux's tcp_ack: lost = tp->lost - prior lost, taken after
+	// tcp_fastretrans_alert marked what this ACK revealed, and passed
+	// to tcp_rate_gen as rs->losses.
+	a.newlyLost = uint32(s.lost - a.priorLost)
+	a.rs.Losses = a.newlyLost
+	a.rs.AckedSacked = ackedSacked
+	a.rs.PriorInFlight = priorInFlight
+}
+
+// onOldAck takes the SACK blocks of an ACK below snd_una (reordered by the
+// path): Linux's tcp_ack at old_ack tags them (tcp_sacktag_write_queue),
+// runs tcp_fastretrans_alert and sends what recovery allows
+// (tcp_xmit_recovery), but takes no RTT sample and leaves cwnd to the next
+// ACK (tcp_cong_control, where PRR runs, is not reached).
+// fast_recovery/prr-ss-ack-below-snd_una-cubic.pkt sends one. ProfileLinux310
+// drops them whole, as the model did: 3.10 tagged them but ran no recovery.
+func (s *Sender) onOldAck(p *sim.Packet) {
+	a := &s.ack
+	*a = ackInfo{seqRTT: -1, sackRTT: -1, caRTT: -1, old: true}
+	a.rs = ccai.RateSample{Delivered: -1, Interval: -1, RTT: -1}
+	priorInFlight := s.sock.InFlight()
+	priorDelivered := s.sock.Delivered
+	a.priorLost = s.lost
+	records := s.records
+	s.processSACK(p, a)
+	s.recoveryOnAck(p, a, uint32(s.sock.Delivered-priorDelivered), priorInFlight)
+	s.endAck(records)
 	s.output()
 }
 
@@ -359,7 +396,21 @@ func (s *Sender) addRenoSack() {
 
 // removeRenoSacks: one cumulative ACK fills the hole, the rest of the acked
 // packets had been counted as dupACKs (Linux's tcp_remove_reno_sacks).
+//
+// ProfileLinux counts max(acked − sacked_out, 1) of them delivered, the
+// others having been counted by their duplicate ACKs (tcp_remove_reno_sacks
+// since commit ddf1af6fa00e "tcp: new delivery accounting", 4.6);
+// cleanAcked counted every acked packet, so the excess is taken back here.
+// Without it each packet acked after duplicate ACKs counted twice, and slow
+// start grew cwnd by both (limited_transmit/limited-transmit-no-sack.pkt:
+// 10→11 in Linux, 10→13 before). ProfileLinux310 keeps the count the model
+// had: 3.10 had no tp->delivered.
 func (s *Sender) removeRenoSacks(acked uint32) {
+	if acked > 0 && s.cfg.Profile != ccai.ProfileLinux310 {
+		if d := max(int64(acked)-int64(s.sock.SackedOut), 1); d < int64(acked) {
+			s.sock.Delivered -= uint64(int64(acked) - d)
+		}
+	}
 	if acked > 0 {
 		if acked-1 >= s.sock.SackedOut {
 			s.sock.SackedOut = 0

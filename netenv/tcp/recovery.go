@@ -80,8 +80,8 @@ func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFl
 			s.endReduction()
 			s.setState(ccai.StateOpen)
 		case !s.timeToRecover():
-			if s.cc == nil {
-				s.prrReduce(ackedSacked, false)
+			if s.cc == nil && !a.old {
+				s.prrReduce(ackedSacked, false, s.prrSSExtra(a))
 			}
 			return
 		default:
@@ -96,7 +96,7 @@ func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFl
 				// (Linux's tcp_try_to_open → tcp_enter_cwr).
 				s.enterCWR()
 				if s.cc == nil {
-					s.prrReduce(ackedSacked, false)
+					s.prrReduce(ackedSacked, false, s.prrSSExtra(a))
 				}
 				return
 			}
@@ -108,8 +108,8 @@ func (s *Sender) recoveryOnAck(p *sim.Packet, a *ackInfo, ackedSacked, priorInFl
 	}
 	if s.sock.CAState == ccai.StateRecovery {
 		s.markLost(fastRexmit)
-		if s.cc == nil {
-			s.prrReduce(ackedSacked, fastRexmit)
+		if s.cc == nil && !a.old {
+			s.prrReduce(ackedSacked, fastRexmit, s.prrSSExtra(a))
 		}
 	} else if s.sock.CAState == ccai.StateLoss && s.cfg.SACK {
 		s.markLost(false)
@@ -191,6 +191,7 @@ func (s *Sender) markLost(fastRexmit bool) {
 		if seg.flags&(segSacked|segLost|segRetrans) == 0 {
 			seg.flags |= segLost
 			s.sock.LostOut++
+			s.lost++
 			s.lostHint = min(s.lostHint, i)
 		}
 	}
@@ -213,6 +214,7 @@ func (s *Sender) markHeadLost() {
 		}
 		seg.flags |= segLost
 		s.sock.LostOut++
+		s.lost++
 		s.lostHint = 0
 	}
 }
@@ -220,7 +222,9 @@ func (s *Sender) markHeadLost() {
 // prrReduce sets cwnd by Proportional Rate Reduction (RFC 6937 §3, with
 // PRR-SSRB below ssthresh). The window is in-flight plus the send quota,
 // in uint32 as in Linux.
-func (s *Sender) prrReduce(newlyAckedSacked uint32, fastRexmit bool) {
+//
+// ssExtra: PRR-SSRB's one segment above what was delivered (prrSSExtra).
+func (s *Sender) prrReduce(newlyAckedSacked uint32, fastRexmit, ssExtra bool) {
 	if newlyAckedSacked == 0 && !fastRexmit {
 		return
 	}
@@ -235,7 +239,11 @@ func (s *Sender) prrReduce(newlyAckedSacked uint32, fastRexmit bool) {
 		dividend := int64(s.sock.SSThresh)*int64(s.prrDelivered) + int64(s.sock.PriorCwnd) - 1
 		sndcnt = dividend/int64(s.sock.PriorCwnd) - int64(s.prrOut)
 	} else {
-		sndcnt = min(delta, max(int64(s.prrDelivered)-int64(s.prrOut), int64(newlyAckedSacked))+1)
+		sndcnt = max(int64(s.prrDelivered)-int64(s.prrOut), int64(newlyAckedSacked))
+		if ssExtra {
+			sndcnt++
+		}
+		sndcnt = min(delta, sndcnt)
 	}
 	if sndcnt < 0 {
 		sndcnt = 0
@@ -423,6 +431,7 @@ func (s *Sender) onRTO() {
 		if seg.flags&segSacked == 0 {
 			seg.flags |= segLost
 			s.sock.LostOut++
+			s.lost++
 		}
 	}
 	s.lostHint = 0
@@ -467,4 +476,19 @@ func (s *Sender) emit(r Reason) {
 		s.vexp.ReadVars(&s.sock, s.vars)
 	}
 	o.Observe(rec)
+}
+
+// prrSSExtra reports whether PRR's slow-start reduction bound may send one
+// segment more than was delivered. ProfileLinux allows it only on an ACK
+// that advanced snd_una and marked nothing newly lost (tcp_cwnd_reduction
+// since "tcp: PRR uses CRB mode by default and SS mode
+// conditionally", 5.11: flag & FLAG_SND_UNA_ADVANCED && !newly_lost), so
+// entering recovery on SACKs retransmits one segment, not two
+// (fast_recovery/prr-ss-30pkt-lost-1_4-11_16.pkt). ProfileLinux310 always
+// adds it, as RFC 6937's PRR-SSRB and 3.10's tcp_cwnd_reduction did.
+func (s *Sender) prrSSExtra(a *ackInfo) bool {
+	if s.cfg.Profile == ccai.ProfileLinux310 {
+		return true
+	}
+	return a.unaAdvanced && s.lost == a.priorLost
 }

@@ -118,7 +118,11 @@ type Sender struct {
 	lostHint     int // no lost-and-not-retransmitted segment before this index
 	// lostMark is the packet number below which RFC 6675 loss marking
 	// is done (markLost); see queue for packet numbers.
-	lostMark      uint64
+	lostMark uint64
+	// lost counts every marking of a segment lost (Linux's tp->lost,
+	// bumped by tcp_mark_skb_lost); an ACK's rate sample reports the
+	// increase during that ACK (tcp_rate_gen's rs->losses).
+	lost          uint64
 	renoLimbo     bool
 	frto          bool // F-RTO (RFC 5682) is judging the current timeout
 	frtoNewData   bool // F-RTO step 2.b: send new data before retransmissions
