@@ -514,9 +514,15 @@ func loadAverage() float64 {
 }
 
 // timeouts keeps the records of RTOs.
-type timeouts struct{ recs []tcp.StateRecord }
+type timeouts struct {
+	recs  []tcp.StateRecord
+	first time.Duration // the time of the flow's first record (-1: none)
+}
 
 func (o *timeouts) Observe(r *tcp.StateRecord) {
+	if o.first < 0 {
+		o.first = r.Time
+	}
 	if r.Reason == tcp.ReasonRTO {
 		o.recs = append(o.recs, *r)
 	}
@@ -539,9 +545,16 @@ func TestRTOAtTheTimeout(t *testing.T) {
 	dead.Loss = 1
 	cfg := config("reno", 2_000_000, good)
 	cfg.Schedule = netenv.Schedule{{Env: good, Until: 300 * time.Millisecond}, {Env: dead, Until: 5300 * time.Millisecond}, {Env: good}}
-	var o timeouts
+	o := timeouts{first: -1}
 	if _, err := s.Run(context.Background(), cfg, &o); err != nil {
 		t.Fatal(err)
+	}
+	// The kernel runs in real time: on a loaded machine the handshake can
+	// take longer than the good 300 ms, and then the loss phase meets the
+	// SYN (whose timeouts are no RTO records), not data. That is the
+	// machine's speed, not a result (seen at load 40: 0 timeouts).
+	if o.first < 0 || o.first >= 300*time.Millisecond {
+		t.Skipf("the flow's first record came at %v, after the good 300 ms (a loaded machine): no data was in flight when the loss began", o.first)
 	}
 	if len(o.recs) < 3 {
 		t.Fatalf("%d timeouts in 5 s of total loss, want at least 3", len(o.recs))
