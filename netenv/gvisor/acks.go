@@ -131,16 +131,10 @@ const (
 // onSenderInbound reads a packet arriving at the sender before gVisor
 // processes it: an ACK of a known flow updates the flow's ackBoard.
 func (h *harness) onSenderInbound(buf *buffer.Buffer) {
-	n, _ := buf.ReadAt(h.inHdr[:], 0)
-	hd := h.inHdr[:n]
-	if len(hd) < 20 {
+	th, _ := tcpHeader(buf, h.inHdr[:])
+	if th == nil {
 		return
 	}
-	ihl := int(hd[0]&0xf) * 4
-	if len(hd) < ihl+20 {
-		return
-	}
-	th := hd[ihl:]
 	f := h.byPort[binary.BigEndian.Uint16(th[2:4])]
 	const ackFlag, synFlag, rstFlag = 0x10, 0x02, 0x04
 	if f == nil || !f.issKnown || th[13]&ackFlag == 0 || th[13]&(synFlag|rstFlag) != 0 {

@@ -32,16 +32,10 @@ func (h *harness) flush(ho *host) {
 // sequence number from the SYN, and data segments and retransmissions for
 // the per-flow counters.
 func (h *harness) inspect(b *buffer.Buffer) {
-	n, _ := b.ReadAt(h.hdr[:], 0)
-	hd := h.hdr[:n]
-	if len(hd) < 20 {
+	th, ihl := tcpHeader(b, h.hdr[:])
+	if th == nil {
 		return
 	}
-	ihl := int(hd[0]&0xf) * 4
-	if len(hd) < ihl+20 {
-		return
-	}
-	th := hd[ihl:]
 	f := h.byPort[binary.BigEndian.Uint16(th[0:2])]
 	if f == nil {
 		return
@@ -96,4 +90,21 @@ func (h *harness) dropPkt(p *wirePkt) {
 	p.buf.Release()
 	p.buf = buffer.Buffer{}
 	h.freePkt(p)
+}
+
+// tcpHeader reads a packet's IPv4 and TCP headers into scratch and returns
+// the TCP header (what of it scratch holds) and the IPv4 header's length,
+// or nil when the packet is shorter than an IPv4 header and a minimal TCP
+// header.
+func tcpHeader(b *buffer.Buffer, scratch []byte) ([]byte, int) {
+	n, _ := b.ReadAt(scratch, 0)
+	hd := scratch[:n]
+	if len(hd) < 20 {
+		return nil, 0
+	}
+	ihl := int(hd[0]&0xf) * 4
+	if len(hd) < ihl+20 {
+		return nil, 0
+	}
+	return hd[ihl:], ihl
 }
