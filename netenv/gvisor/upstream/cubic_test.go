@@ -103,6 +103,7 @@ func TestCubicConcaveGrowthLost(t *testing.T) {
 
 func cubicConcaveGrowthLost(t *testing.T, perAck int) {
 	p := newPeer(t, "cubic", false)
+	p.fill()
 	segs := p.sent()
 	for p.info().SndCwnd < 80 {
 		segs = p.round(segs)

@@ -57,8 +57,9 @@ type peer struct {
 }
 
 // newPeer makes a sender stack with congestion control cc, connects one
-// endpoint to the peer (the handshake advertises MSS 1460 and a window
-// scale; no SACK, no timestamps) and fills its send buffer.
+// endpoint to the peer (the handshake advertises MSS 1460, a window scale
+// and, if sack, SACK-permitted; no timestamps). The application writes
+// nothing yet.
 func newPeer(t *testing.T, cc string, sack bool) *peer {
 	t.Helper()
 	p := &peer{t: t, clock: faketime.NewManualClock()}
@@ -103,13 +104,21 @@ func newPeer(t *testing.T, cc string, sack bool) *peer {
 	}
 	syn := p.expectOne(header.TCPFlagSyn)
 	p.iss, p.rcvNx = syn.seq, syn.seq+1
-	opts := make([]byte, 8)
+	opts := make([]byte, 12)
 	header.EncodeMSSOption(mss, opts)
 	header.EncodeWSOption(peerWndScale, opts[4:])
 	opts[7] = header.TCPOptionNOP
+	if sack {
+		header.EncodeSACKPermittedOption(opts[8:])
+		opts[10], opts[11] = header.TCPOptionNOP, header.TCPOptionNOP
+	} else {
+		opts = opts[:8]
+	}
+	// The SYN-ACK arrives one RTT after the SYN: the handshake gives the
+	// sender its first RTT sample.
+	p.advance(rtt)
 	p.inject(header.TCPFlagSyn|header.TCPFlagAck, peerISS, opts)
 	p.expectOne(header.TCPFlagAck)
-	p.fill()
 	return p
 }
 
