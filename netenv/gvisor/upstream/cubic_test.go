@@ -1,10 +1,10 @@
 package upstream
 
 import (
-	"os"
-	"strconv"
 	"fmt"
 	"math"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
