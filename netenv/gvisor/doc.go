@@ -72,6 +72,8 @@
 // because of what gVisor does (not because of this harness) are listed,
 // with their gVisor source, in oracles_test.go (gvisorDepartures and
 // gvisorCandidates; TestGvisorOracleSeeds, TestGvisorCampaignHits). The
+// write-ups are docs/bugs/gvisor-*.md, and the reproducers that drive
+// gVisor alone are in package upstream (netenv/gvisor/upstream). The
 // candidate bugs, found by the oracles in a 2,000-simulation CUBIC
 // campaign and traced to gVisor's source (gvisor.dev/gvisor
 // v0.0.0-20260905035102-160fafc42237, pkg/tcpip/transport/tcp):
@@ -90,6 +92,8 @@
 //     trips (3 to 5.5 s) with a target of 18.6 to 20.3 and W_est 15 to
 //     18.7, every ACK of one segment. Not found reported upstream (the
 //     nearest, google/gvisor#13958, bounds the target below by cwnd).
+//     Confirmed without actfuzz in the loop by
+//     upstream.TestCubicConcaveGrowthLost.
 //   - cubic-reno-friendly, a second cause: snd.go sendData restarts
 //     cwnd at the initial window when nothing was sent for an RTO (RFC
 //     5681 §4.1), whether or not data is outstanding; Linux restarts only
@@ -99,9 +103,8 @@
 //     (cc.Update, before sendData on the same ACK) is undone. Reproducer:
 //     testdata/fp-cubic-reno-friendly-0636.json, cwnd 3,776 → 10 at
 //     46.4 s with 1,800 segments outstanding and a CUBIC target of
-//     33,000 to 39,000, and 10 on every ACK for 2 s after. (The cause is
-//     found by elimination in gVisor's source: InitialCwnd is set only
-//     there and at the connection's start; not instrumented.)
+//     33,000 to 39,000, and 10 on every ACK for 2 s after. Confirmed
+//     without actfuzz in the loop by upstream.TestRestartWindowWithDataOutstanding.
 //   - stall: snd.go postXmit schedules the tail-loss probe on every
 //     sendData, whether or not it sent anything (its comment says "after
 //     transmitting new data"), and rack.go schedulePTO disables the
@@ -119,7 +122,8 @@
 //     application (0.1 Mbit/s) writes every 115 ms until 1,282.8 s, the
 //     probe goes out at 1,287.1 s and the timeout at 1,289.9 s: 74 s
 //     without progress with the retransmission timeout at 2.9 s. Not
-//     found reported upstream.
+//     found reported upstream. Confirmed without actfuzz in the loop by
+//     upstream.TestProbePushedByBlockedWrites.
 //
 // gVisor's Reno halves its Outstanding (reno.go reduceSlowStartThreshold),
 // RFC 5681 eq. (4)'s FlightSize, where Linux halves cwnd; reno-half and

@@ -42,7 +42,9 @@ func (p *peer) roundEvery(segs []segment, n int) []segment {
 			p.ack(s.seq + uint32(s.len))
 		}
 	}
-	p.fill()
+	if p.unlimited {
+		p.fill()
+	}
 	return p.sent()
 }
 

@@ -54,6 +54,9 @@ type peer struct {
 	port  uint16 // the sender's local port
 	iss   uint32 // the sender's initial sequence number
 	rcvNx uint32 // the next byte the peer expects (its cumulative ACK)
+	// unlimited: the application keeps the send buffer full (fill was
+	// called); round refills it after each flight.
+	unlimited bool
 }
 
 // newPeer makes a sender stack with congestion control cc, connects one
@@ -124,6 +127,7 @@ func newPeer(t *testing.T, cc string, sack bool) *peer {
 
 // fill keeps the sender's send buffer full (an unlimited application).
 func (p *peer) fill() {
+	p.unlimited = true
 	r := make([]byte, 1<<16)
 	for {
 		n, err := p.ep.Write(bytes.NewReader(r), tcpip.WriteOptions{})
