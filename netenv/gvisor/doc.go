@@ -125,6 +125,14 @@
 //     found reported upstream. Confirmed without actfuzz in the loop by
 //     upstream.TestProbePushedByBlockedWrites.
 //
+//   - cubic-target-bound, cubic-growth: a HyStart exit sets ssthresh to
+//     cwnd in updateHyStart but never starts CUBIC's epoch
+//     (enterCongestionAvoidance runs only from updateSlowStart), so t is
+//     the connection's age, and getCwnd bounds the target only below:
+//     cwnd 131 → 753 in 100 ACKs after a 20 s idle period. Reproduced
+//     without actfuzz by upstream.TestCubicRunawayAfterHyStartExit;
+//     docs/bugs/gvisor-cubic-hystart-epoch.md.
+//
 // gVisor's Reno halves its Outstanding (reno.go reduceSlowStartThreshold),
 // RFC 5681 eq. (4)'s FlightSize, where Linux halves cwnd; reno-half and
 // reduction-bound bound it by the flight on this subject (the oracle

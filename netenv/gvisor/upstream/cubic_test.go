@@ -39,6 +39,9 @@ func (p *peer) roundEvery(segs []segment, n int) []segment {
 	}
 	for i, s := range data {
 		if (i+1)%n == 0 || i == len(data)-1 {
+			if i > 0 && p.ackSpacing > 0 {
+				p.advance(p.ackSpacing)
+			}
 			p.ack(s.seq + uint32(s.len))
 		}
 	}

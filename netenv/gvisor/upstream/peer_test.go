@@ -37,6 +37,7 @@ type segment struct {
 	seq, ack uint32
 	len      int
 	flags    header.TCPFlags
+	tsVal    uint32 // the timestamp option's TSval (0 without it)
 }
 
 // peer is a receiver scripted segment by segment against a gVisor sender
@@ -57,6 +58,21 @@ type peer struct {
 	// unlimited: the application keeps the send buffer full (fill was
 	// called); round refills it after each flight.
 	unlimited bool
+	// ackSpacing separates the ACKs of one flight (0: they arrive
+	// together, one RTT after the flight left).
+	ackSpacing time.Duration
+	// ts: the handshake negotiated timestamps (RFC 7323); the peer's
+	// segments carry TSecr = the TSval of the segment its ACK
+	// acknowledges (tsOf, by end sequence number).
+	ts    bool
+	tsOf  map[uint32]uint32
+	tsEcr uint32
+}
+
+// peerConfig is what the handshake negotiates.
+type peerConfig struct {
+	cc       string
+	sack, ts bool
 }
 
 // newPeer makes a sender stack with congestion control cc, connects one
@@ -65,7 +81,14 @@ type peer struct {
 // nothing yet.
 func newPeer(t *testing.T, cc string, sack bool) *peer {
 	t.Helper()
-	p := &peer{t: t, clock: faketime.NewManualClock()}
+	return newPeerWith(t, peerConfig{cc: cc, sack: sack})
+}
+
+// newPeerWith is newPeer with timestamps when c.ts.
+func newPeerWith(t *testing.T, c peerConfig) *peer {
+	t.Helper()
+	cc, sack := c.cc, c.sack
+	p := &peer{t: t, clock: faketime.NewManualClock(), ts: c.ts, tsOf: map[uint32]uint32{}}
 	// gVisor treats a zero monotonic time as "never": start at 1 s.
 	p.clock.Advance(time.Second)
 	p.st = stack.New(stack.Options{
@@ -117,6 +140,9 @@ func newPeer(t *testing.T, cc string, sack bool) *peer {
 	} else {
 		opts = opts[:8]
 	}
+	if p.ts {
+		p.tsEcr = syn.tsVal
+	}
 	// The SYN-ACK arrives one RTT after the SYN: the handshake gives the
 	// sender its first RTT sample.
 	p.advance(rtt)
@@ -140,6 +166,12 @@ func (p *peer) fill() {
 // inject sends one segment from the peer (no payload) and settles the
 // stack.
 func (p *peer) inject(flags header.TCPFlags, seq uint32, opts []byte) {
+	if p.ts {
+		tsOpt := make([]byte, 12)
+		tsOpt[0], tsOpt[1] = header.TCPOptionNOP, header.TCPOptionNOP
+		header.EncodeTSOption(uint32(p.clock.NowMonotonic().Milliseconds()), p.tsEcr, tsOpt[2:])
+		opts = append(append([]byte(nil), opts...), tsOpt...)
+	}
 	hdr := make([]byte, header.IPv4MinimumSize+header.TCPMinimumSize+len(opts))
 	ip := header.IPv4(hdr)
 	ip.Encode(&header.IPv4Fields{
@@ -170,6 +202,9 @@ func (p *peer) inject(flags header.TCPFlags, seq uint32, opts []byte) {
 // ack acknowledges everything up to ackNo cumulatively (a pure ACK).
 func (p *peer) ack(ackNo uint32) {
 	p.rcvNx = ackNo
+	if v, ok := p.tsOf[ackNo]; ok {
+		p.tsEcr = v
+	}
 	p.inject(header.TCPFlagAck, peerISS+1, nil)
 }
 
@@ -199,8 +234,17 @@ func (p *peer) sent() []segment {
 		if p.port == 0 {
 			p.port = th.SourcePort()
 		}
-		out = append(out, segment{seq: th.SequenceNumber(), ack: th.AckNumber(),
-			len: len(th.Payload()), flags: th.Flags()})
+		s := segment{seq: th.SequenceNumber(), ack: th.AckNumber(),
+			len: len(th.Payload()), flags: th.Flags()}
+		if o := header.ParseTCPOptions(th.Options()); o.TS {
+			s.tsVal = o.TSVal
+		} else if s.flags&header.TCPFlagSyn != 0 {
+			s.tsVal = header.ParseSynOptions(th.Options(), false).TSVal
+		}
+		if p.ts && s.len > 0 {
+			p.tsOf[s.seq+uint32(s.len)] = s.tsVal
+		}
+		out = append(out, s)
 		pkt.DecRef()
 	}
 }
