@@ -94,6 +94,7 @@
 //     nearest, google/gvisor#13958, bounds the target below by cwnd).
 //     Confirmed without actfuzz in the loop by
 //     upstream.TestCubicConcaveGrowthLost.
+//
 //   - cubic-reno-friendly, a second cause: snd.go sendData restarts
 //     cwnd at the initial window when nothing was sent for an RTO (RFC
 //     5681 §4.1), whether or not data is outstanding; Linux restarts only
@@ -105,6 +106,7 @@
 //     46.4 s with 1,800 segments outstanding and a CUBIC target of
 //     33,000 to 39,000, and 10 on every ACK for 2 s after. Confirmed
 //     without actfuzz in the loop by upstream.TestRestartWindowWithDataOutstanding.
+//
 //   - stall: snd.go postXmit schedules the tail-loss probe on every
 //     sendData, whether or not it sent anything (its comment says "after
 //     transmitting new data"), and rack.go schedulePTO disables the
