@@ -200,7 +200,7 @@ PACKETDRILL_TOOL  = $(PACKETDRILL_SRC)/gtests/net/packetdrill
 PACKETDRILL_DEPS  = $(wildcard $(PACKETDRILL_TOOL)/*.[chly] $(PACKETDRILL_TOOL)/Makefile.* $(PACKETDRILL_TOOL)/configure)
 PACKETDRILL_SUDO  = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: packetdrill packetdrill-baseline
+.PHONY: packetdrill packetdrill-baseline pkt-findings
 packetdrill:
 	@[ -x $(PACKETDRILL_TOOL)/configure ] || [ -x $(PACKETDRILL) ] || { \
 		echo "make packetdrill: no packetdrill source at $(PACKETDRILL_TOOL) (set PACKETDRILL_SRC)"; exit 2; }
@@ -225,6 +225,14 @@ $(PACKETDRILL): $(PACKETDRILL_DEPS)
 
 packetdrill-baseline:
 	PACKETDRILL=$(PACKETDRILL) PACKETDRILL_SRC=$(PACKETDRILL_SRC) bench/packetdrill-baseline.sh
+
+## pkt-findings: the kernel findings' packetdrill reproducers
+## (testdata/packetdrill/findings, docs/bugs/linux-*.md) on the running
+## kernel, PKT_RUNS times each: how often each held. Needs root and
+## `make packetdrill`.
+PKT_RUNS ?= 20
+pkt-findings:
+	PACKETDRILL=$(PACKETDRILL) PACKETDRILL_SRC=$(PACKETDRILL_SRC) bench/pkt-kernel.sh $(PKT_RUNS)
 
 ## gofuzz: go-fuzz over fuzz.Fuzz for GOFUZZ_TIME seconds: region feedback
 ## (Fuzz returns 1 on a new region at k=16), condition hits and subject faults

@@ -48,6 +48,8 @@ VARIANTS=${VARIANTS:-ipv4 ipv4-mapped-ipv6 ipv6}
 CONGCTL=${CONGCTL-cubic}
 LOGDIR=${LOGDIR:-out/packetdrill-baseline-$(date -u +%Y%m%dT%H%M%SZ)}
 SUITE=${SUITE:-.build/packetdrill-suite}
+# shellcheck source=bench/packetdrill-lib.sh
+. bench/packetdrill-lib.sh
 BASELINE_TSV=testdata/packetdrill/linux-baseline.tsv
 BASELINE_MD=docs/packetdrill-baseline.md
 REASONS=testdata/packetdrill/reasons.tsv
@@ -119,28 +121,9 @@ if [ -n "${TABLES_FROM:-}" ]; then
 fi
 
 
-[ -x "$PACKETDRILL" ] || die "no packetdrill at $PACKETDRILL: run \`make packetdrill\` first (it builds bin/packetdrill from $PACKETDRILL_SRC)"
-[ "$(id -u)" = 0 ] || die "needs root (packetdrill makes a TUN device and sets sysctls in its namespace)"
-[ -c /dev/net/tun ] || die "no /dev/net/tun"
-[ -d "$PACKETDRILL_SRC/gtests/net/tcp" ] || die "no suite at $PACKETDRILL_SRC/gtests/net/tcp (set PACKETDRILL_SRC)"
-for c in unshare ip tc timeout; do command -v "$c" >/dev/null || die "needs $c"; done
-# The suite's scripts run ethtool (mtu_probe, nagle) and python3 (set_sysctls.py).
-for c in ethtool python3; do command -v "$c" >/dev/null || die "needs $c (\`make packetdrill\` installs ethtool)"; done
-PACKETDRILL=$(realpath "$PACKETDRILL")
-REAL_IP=$(command -v ip)
-
-# The suite is run from a fresh copy because the shared source is read-only
-# input: shipped without symlinks, tcp/common/defaults.sh is a text file
-# holding its link's target (../../common/defaults.sh), which every script
-# runs; the copy makes it the symlink upstream has again.
-rm -rf "$SUITE"; mkdir -p "$SUITE" "$LOGDIR"
-cp -R "$PACKETDRILL_SRC/gtests" "$SUITE/"
-chmod -R u+w "$SUITE"
-while IFS= read -r f; do
-	t=$(head -c 200 "$f")
-	case $t in *$'\n'*|'') continue ;; esac
-	if [ -f "$(dirname "$f")/$t" ]; then rm "$f"; ln -s "$t" "$f"; fi
-done < <(find "$SUITE/gtests" -type f -size -200c ! -name '*.pkt' ! -perm -u+x)
+pd_check_setup
+pd_prepare_suite
+mkdir -p "$LOGDIR"
 TCPDIR=$SUITE/gtests/net/tcp
 
 # The congctl shim. defaults.sh sets net.ipv4.tcp_congestion_control=cubic,
@@ -153,26 +136,7 @@ TCPDIR=$SUITE/gtests/net/tcp
 # routes packetdrill (and mtu_probe's `ip route change`) installs in the
 # namespace: a route's congestion control is not restricted, and no script
 # picks one itself (none uses TCP_CONGESTION).
-SHIM=
-if [ -n "$CONGCTL" ]; then
-	allowed=$(unshare -n cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)
-	if ! grep -qw -- "$CONGCTL" <<<"$allowed"; then
-		grep -qw -- "$CONGCTL" /proc/sys/net/ipv4/tcp_available_congestion_control ||
-			die "congestion control $CONGCTL not available on this kernel"
-		SHIM=$ROOT/$SUITE/shim
-		mkdir -p "$SHIM"
-		cat >"$SHIM/ip" <<EOF
-#!/usr/bin/env bash
-# Written by bench/packetdrill-baseline.sh: routes get congctl $CONGCTL.
-case " \$* " in
-*" congctl "*) ;;
-*" route add "*|*" route change "*|*" route replace "*) exec $REAL_IP "\$@" congctl $CONGCTL ;;
-esac
-exec $REAL_IP "\$@"
-EOF
-		chmod +x "$SHIM/ip"
-	fi
-fi
+pd_make_shim
 
 # CC-relevant: the script checks what congestion control decides or reacts
 # to (cwnd/ssthresh growth, loss detection and recovery, ECN, what limits
@@ -195,29 +159,9 @@ host_sysctls() {
 }
 host_sysctls >"$LOGDIR/host-sysctls.before"
 
-# variant_args VARIANT: run_all.py's flags for that IP variant.
-variant_args() {
-	case $1 in
-	ipv4) echo "--ip_version=ipv4 --local_ip=192.168.0.1 --gateway_ip=192.168.0.1 --netmask_ip=255.255.0.0 --remote_ip=192.0.2.1 -D TFO_COOKIE=3021b9d889017eeb -D CODE=host_unreachable -D CMSG_LEVEL_IP=SOL_IP -D CMSG_TYPE_RECVERR=IP_RECVERR" ;;
-	ipv4-mapped-ipv6) echo "--ip_version=ipv4-mapped-ipv6 --local_ip=192.168.0.1 --gateway_ip=192.168.0.1 --netmask_ip=255.255.0.0 --remote_ip=192.0.2.1 -D TFO_COOKIE=3021b9d889017eeb -D CODE=host_unreachable -D CMSG_LEVEL_IP=SOL_IPV6 -D CMSG_TYPE_RECVERR=IPV6_RECVERR" ;;
-	ipv6) echo "--ip_version=ipv6 --mtu=1520 --local_ip=fd3d:0a0b:17d6::1 --gateway_ip=fd3d:0a0b:17d6:8888::1 --remote_ip=fd3d:fa7b:d17d::1 -D TFO_COOKIE=c1d1e9742a47a9bc -D CMSG_LEVEL_IP=SOL_IPV6 -D CMSG_TYPE_RECVERR=IPV6_RECVERR" ;;
-	esac
-}
-
-# run_one REL VARIANT LOG [EXTRA]: one packetdrill run in a new network and
-# mount namespace (which end with it: nothing to clean up), lo up and a
-# private /tmp (set_sysctls.py writes its restore scripts there). timeout
-# ends the run, which is packetdrill itself after unshare and bash exec.
+# run_one REL VARIANT LOG [EXTRA]: one run of the suite's script REL.
 run_one() {
-	local rel=$1 variant=$2 log=$3 extra=${4:-} rc=0
-	local dir; dir=$TCPDIR/$(dirname "$rel")
-	# shellcheck disable=SC2046 # variant_args is a word list by design
-	(cd "$dir" && PATH=${SHIM:+$SHIM:}$PATH timeout -k 5 "$TIMEOUT" \
-		unshare -n -m --propagation private bash -c \
-		'mount -t tmpfs tmpfs /tmp && ip link set lo up && exec "$@"' packetdrill \
-		"$PACKETDRILL" --send_omit_free $(variant_args "$variant") $extra "$(basename "$rel")") \
-		>"$log" 2>&1 </dev/null || rc=$?
-	return $rc
+	pd_run "$TCPDIR/$(dirname "$1")" "$(basename "$1")" "$2" "$3" "${4:-}"
 }
 
 # first_error LOG: the line saying why a run failed, on one line.
