@@ -171,7 +171,7 @@ NS3_INC     = $(if $(filter /usr/include,$(NS3_HDR)),,$(addprefix -I,$(NS3_HDR))
 NS3_LIBS    = -lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-applications -lns3-traffic-control
 NS3_SUDO    = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: ns3
+.PHONY: ns3 ns3-findings
 ns3:
 	@if [ -z "$(NS3_HDR)" ]; then \
 		echo "make ns3: installing libns3-dev (ns-3.37) with apt-get"; \
@@ -179,6 +179,12 @@ ns3:
 		DEBIAN_FRONTEND=noninteractive $(NS3_SUDO) apt-get install -y --no-install-recommends libns3-dev g++ || exit 1; \
 	fi
 	@$(MAKE) --no-print-directory $(NS3_DRIVER)
+
+## ns3-findings: actfuzz's standalone ns-3 reproducers (testdata/ns3/findings,
+## docs/bugs/ns3-*.md), built against the installed ns-3 and run: whether
+## each still shows its finding.
+ns3-findings: ns3
+	NS3_INC="$(NS3_INC)" CXX=$(NS3_CXX) bench/ns3-findings.sh
 
 $(NS3_DRIVER): netenv/ns3/driver/driver.cc
 	@mkdir -p $(dir $@)
