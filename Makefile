@@ -14,12 +14,24 @@ RACE_PKGS := ./act ./act/cluster ./cli
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
 
-.PHONY: all build run test test-under-load vet fmt-check bench clean custom-ccai-test e2e linux-test nats toxiproxy cluster-test usecase-test
+.PHONY: all build install run test test-under-load vet fmt-check bench clean custom-ccai-test e2e linux-test nats toxiproxy cluster-test usecase-test
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/actfuzz
+
+## install: actfuzz by name: go install (stamped with REVISION, as build)
+## into $(go env GOBIN), else the first $(go env GOPATH)/bin, with the ns-3
+## driver beside it when `make ns3` built one; says where it went and
+## whether that directory is on PATH. Without it, run bin/actfuzz (make
+## build): the commands actfuzz prints start with the name that works.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/actfuzz
+	@dir=$$($(GO) env GOBIN); if [ -z "$$dir" ]; then gp=$$($(GO) env GOPATH); dir=$${gp%%:*}/bin; fi; \
+	if [ -x $(NS3_DRIVER) ]; then install -m 0755 $(NS3_DRIVER) "$$dir/" && echo "make install: $$dir/$(notdir $(NS3_DRIVER))"; fi; \
+	echo "make install: $$dir/actfuzz"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "make install: $$dir is not on PATH: add it (export PATH=\"$$dir:\$$PATH\") or run $$dir/actfuzz";; esac
 
 ## run: the main job: a short ACT campaign (CUBIC and Reno, the paper's
 ## default P and S and its use-case conditions) on the native simulator,
@@ -78,21 +90,24 @@ test-under-load:
 	echo "make test-under-load: every step passed under load"
 
 ## custom-ccai-test: examples/custom-ccai as a user's module outside this
-## tree (a copy whose go.mod replaces actfuzz with this checkout): it builds,
-## `list` shows its CCAI, a short campaign in isolated workers (the program
-## itself as `worker`) writes seeds naming it as their program, it replays
-## them, and the stock binary refuses them (exit 2) naming that program.
+## tree (a copy whose go.mod replaces actfuzz with this checkout, stamped
+## with its REVISION as docs/custom-ccai.md says): it builds, `list` shows
+## its CCAI, a short campaign in isolated workers (the program itself as
+## `worker`) writes seeds naming it as their program and this checkout's
+## revision, never its path, it replays them, and the stock binary refuses
+## them (exit 2) naming that program.
 custom-ccai-test: build
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	cp examples/custom-ccai/*.go examples/custom-ccai/*.yaml examples/custom-ccai/go.mod examples/custom-ccai/go.sum "$$tmp"/; \
 	cd "$$tmp"; \
 	$(GO) mod edit -replace github.com/actfuzz/actfuzz=$(CURDIR); \
-	GOFLAGS=-mod=mod $(GO) build -o custom-ccai .; \
+	GOFLAGS=-mod=mod $(GO) build -ldflags "$(LDFLAGS)" -o custom-ccai .; \
 	./custom-ccai list | grep -q '^  gentle '; \
 	s=0; ./custom-ccai run gentle.yaml --budget 64 --out o --quiet >run.log 2>&1 || s=$$?; \
 	[ $$s -eq 1 ] || { echo "custom-ccai run: exit $$s, want 1"; cat run.log; exit 1; }; \
 	seed=$$(ls o/findings/*/*.json | head -1); \
 	grep -q '"program": "example.com/custom-ccai' "$$seed"; \
+	if grep '"program"' "$$seed" | grep -qF -e '$(CURDIR)' -e '=>'; then echo "custom-ccai: the seed names the machine's checkout: $$(grep '"program"' "$$seed")"; exit 1; fi; \
 	./custom-ccai replay "$$seed" >/dev/null; \
 	s=0; $(CURDIR)/$(BIN) replay "$$seed" >/dev/null 2>err.log || s=$$?; \
 	[ $$s -eq 2 ] && grep -q 'written by example.com/custom-ccai' err.log || { echo "stock replay: exit $$s, want 2 naming the program"; cat err.log; exit 1; }; \

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -57,7 +58,7 @@ func openConfigLog(path string, keep int) (*configLog, error) {
 		l.f, err = os.CreateTemp("", "actfuzz-configs-*.log")
 		l.temp = true
 	} else {
-		l.f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		l.f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, corpus.FileMode)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("configuration log: %w", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/shell"
 	"github.com/actfuzz/actfuzz/oracle"
 )
 
@@ -96,9 +97,9 @@ func (r *Report) Triage(program string) []TriageCondition {
 			tg.CCAI = g.Seed.CCAI[f.Flow]
 		}
 		if g.Path != "" {
-			tg.Replay = program + " replay " + shellQuote(g.Path)
+			tg.Replay = program + " replay " + shell.Quote(g.Path)
 			if f.Kind == "condition" {
-				tg.Minimize = program + " minimize " + shellQuote(g.Path)
+				tg.Minimize = program + " minimize " + shell.Quote(g.Path)
 			}
 		}
 		tc.Hits += g.Count
@@ -263,17 +264,6 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// shellQuote quotes a path for a shell when it needs it, so that a
-// printed command runs as printed.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:=@", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // plural is "1 hit", "2 hits".

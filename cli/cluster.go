@@ -14,11 +14,26 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/act/cluster"
+	"github.com/actfuzz/actfuzz/internal/shell"
 )
 
 // natsFlags are the NATS connection flags of run and worker.
 type natsFlags struct {
 	url, creds, ca, cert, key *string
+}
+
+// given are the flags as given, to repeat in a printed command (a
+// resume): the URL without its password (cluster.Redact; give it again),
+// the files by their paths.
+func (f *natsFlags) given() []string {
+	var args []string
+	for _, fl := range []struct{ name, value string }{{"nats", cluster.Redact(*f.url)}, {"nats-creds", *f.creds},
+		{"nats-ca", *f.ca}, {"nats-cert", *f.cert}, {"nats-key", *f.key}} {
+		if fl.value != "" {
+			args = append(args, "--"+fl.name, shell.Quote(fl.value))
+		}
+	}
+	return args
 }
 
 func addNATSFlags(fs *flag.FlagSet, role string) *natsFlags {

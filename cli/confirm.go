@@ -99,7 +99,7 @@ func confirmSeed(ctx context.Context, cmd, path string, seed *corpus.Seed, subj 
 	}
 	for i, fl := range cfg.Flows {
 		if err := checkCCA(subj, fl.CCA); err != nil {
-			fmt.Fprintf(stderr, "actfuzz %s: %s: flow %d: %v\n", cmd, path, i+1, err)
+			fmt.Fprintf(stderr, "actfuzz %s: %s: flow %d: %v\n", cmd, path, i, err)
 			return exitUsage
 		}
 	}

@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/actfuzz/actfuzz/corpus"
-	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
 )
 
@@ -54,20 +52,13 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz diff: %v\n", err)
 		return exitUsage
 	}
-	for _, side := range []struct {
-		flag string
-		s    netenv.Subject
-	}{{"--subject", a}, {"--vs", b}} {
-		// As Diff runs it: each subject under its own names.
-		c := cfg
-		c.Flows = slices.Clone(cfg.Flows)
-		for i := range c.Flows {
-			c.Flows[i].CCA = ns3.CCAFor(side.s.Name(), c.Flows[i].CCA)
+	if side, err := diffRefusal(cfg, a.Capabilities(), b.Capabilities()); err != nil {
+		name := a.Name()
+		if side == "--vs" {
+			name = b.Name()
 		}
-		if err := side.s.Capabilities().CheckConfig(&c); err != nil {
-			fmt.Fprintf(stderr, "actfuzz diff: %s %s: %s: %v\n", side.flag, side.s.Name(), positional[0], err)
-			return exitUsage
-		}
+		fmt.Fprintf(stderr, "actfuzz diff: %s %s: %s: %v\n", side, name, positional[0], err)
+		return exitUsage
 	}
 	rep, err := ns3.Diff(ctx, cfg, a, b)
 	if err != nil {

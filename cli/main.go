@@ -40,6 +40,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv/symbolic"
@@ -54,27 +55,69 @@ const (
 	exitInterrupted = 130 // interrupted (SIGINT, SIGTERM), after the checkpoint
 )
 
-// exitHelp documents the exit statuses; what 0 and 1 mean depends on the
-// command.
+// exitMeanings says what statuses 0 and 1 mean for each command; a
+// command without a 1 never exits 1.
+var exitMeanings = []struct{ cmd, ok, found string }{
+	{"run", "done, no condition hit", "a condition was hit (findings written)"},
+	{"sim", "done", "the subject faulted (a CCAI panic, a zero cwnd, …)"},
+	{"replay", "the seed's finding reproduced", "not reproduced (what differed is printed)"},
+	{"minimize", "minimized seed written", "the seed does not hit its condition"},
+	{"diff", "the subjects agree", "the subjects differ"},
+	{"confirm", "the condition held in at least one run", "the condition held in no run"},
+	{"pkt", "every script passed", "a script failed (the mismatch is printed)"},
+	{"sym", "done; with --seed, no window's order hits the condition", "with --seed, an order of the window hits the condition"},
+	{"list", "done", ""}, {"compare", "done", ""}, {"report", "report written", ""},
+	{"store", "done (stopped by a signal)", ""}, {"worker", "done (stopped by a signal, or its campaign ended)", ""},
+}
+
+// exitHelp documents the exit statuses of cmd, or of every command for
+// "": each status a command can end with, and what it means.
 func exitHelp(cmd string) string {
-	ok, found := "done", "—"
-	switch cmd {
-	case "run":
-		ok, found = "done, no condition hit", "a condition was hit (findings written)"
-	case "compare":
-		ok = "done"
-	case "replay":
-		ok, found = "the seed's finding reproduced", "not reproduced (what differed is printed)"
-	case "minimize":
-		ok, found = "minimized seed written", "the seed does not hit its condition"
-	case "diff":
-		ok, found = "the subjects agree", "the subjects differ"
-	case "confirm":
-		ok, found = "the condition held in at least one run", "it held in none"
-	case "sim":
-		ok, found = "done", "the subject faulted (a CCAI panic, a zero cwnd, …)"
+	var b strings.Builder
+	b.WriteString("\nexit status:\n")
+	line := func(code int, meaning string) { fmt.Fprintf(&b, "  %-4d %s\n", code, meaning) }
+	if cmd == "" {
+		line(exitOK, "done: nothing found, the seed reproduced, the subjects agree")
+		var found []string
+		for _, m := range exitMeanings {
+			if m.found != "" {
+				found = append(found, m.cmd+": "+m.found)
+			}
+		}
+		line(exitFound, "found; per command (actfuzz help COMMAND):")
+		for _, f := range found {
+			fmt.Fprintf(&b, "         %s\n", f)
+		}
+	} else {
+		ok, found := "done", ""
+		for _, m := range exitMeanings {
+			if m.cmd == cmd {
+				ok, found = m.ok, m.found
+			}
+		}
+		line(exitOK, ok)
+		if found != "" {
+			line(exitFound, found)
+		}
 	}
-	return fmt.Sprintf("\nexit status:\n  0    %s\n  1    %s\n  2    bad input (the message names the flag, or the file, line and field)\n  3    I/O or internal error\n  130  interrupted (after the checkpoint is written)\n", ok, found)
+	line(exitUsage, "bad input (the message names the flag, or the file, line and field)")
+	line(exitInternal, "I/O or internal error")
+	if cmd == "" || cmd == "pkt" {
+		line(exitUnsupported, "pkt: a script the native model does not support")
+	}
+	if cmd == "" || cmd == "worker" {
+		line(act.ExitWorkerOOM, "worker: a worker process over its --memory-limit")
+	}
+	switch cmd {
+	case "store", "worker":
+	case "run":
+		line(exitInterrupted, "interrupted (SIGINT, SIGTERM), after the checkpoint is written")
+	case "":
+		line(exitInterrupted, "interrupted (SIGINT, SIGTERM); run writes its checkpoint first")
+	default:
+		line(exitInterrupted, "interrupted (SIGINT, SIGTERM)")
+	}
+	return b.String()
 }
 
 type command struct {
@@ -170,20 +213,10 @@ func progName() string {
 	return filepath.Base(os.Args[0])
 }
 
-// invokedAs is the program as the user ran it (bin/actfuzz), so that a
-// command printed with it runs as printed; progName when it was found on
-// PATH.
-func invokedAs() string {
-	if len(os.Args) > 0 && strings.ContainsRune(os.Args[0], filepath.Separator) {
-		return os.Args[0]
-	}
-	return progName()
-}
-
 // runSym is `actfuzz sym` (package symbolic) with seeds written by corpus.
 // The exploration's failures (its status 1) are errors here: 3.
 func runSym(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd := symbolic.Command{WriteSeeds: corpus.WriteWitnessSeeds}
+	cmd := symbolic.Command{WriteSeeds: corpus.WriteWitnessSeeds, Program: commandName()}
 	// -v and --quiet, as on every command: --quiet silences its progress.
 	var rest []string
 	for _, a := range args {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/internal/bounded"
+	"github.com/actfuzz/actfuzz/internal/shell"
 )
 
 func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -75,7 +76,7 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	})
 	min, rep := m.seed, m.rep
 	if errors.Is(err, bounded.ErrAbandoned) {
-		fmt.Fprintf(stderr, "actfuzz minimize: a simulation %v: stopped (actfuzz replay %s --watchdog D shows it)\n", err, positional[0])
+		fmt.Fprintf(stderr, "actfuzz minimize: a simulation %v: stopped (%s replay %s --watchdog D shows it)\n", err, commandName(), shell.Quote(positional[0]))
 		return exitFound
 	}
 	if errors.Is(err, corpus.ErrNoHit) {
@@ -106,6 +107,6 @@ func runMinimize(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if rep.Hung > 0 {
 		fmt.Fprintf(stdout, "  %d candidates went past --watchdog %v and counted as not hitting\n", rep.Hung, *watchdog)
 	}
-	fmt.Fprintf(stdout, "seed: %s\nreplay: %s replay %s\n", path, progName(), path)
+	fmt.Fprintf(stdout, "seed: %s\nreplay: %s replay %s\n", path, commandName(), shell.Quote(path))
 	return 0
 }

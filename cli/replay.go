@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -86,7 +85,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		obs = pl
 	}
 	if *tracePath != "" {
-		f, err := os.Create(*tracePath)
+		f, err := corpus.CreateFile(*tracePath)
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz replay: --trace: %v\n", err)
 			return exitInternal

@@ -40,7 +40,7 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz report: DIR %s is not a campaign's output directory: %v\n", dir, err)
 		return exitUsage
 	}
-	path, err := report.Write(dir, c, reps, report.Options{Program: progName()})
+	path, err := report.Write(dir, c, reps, reportOptions(commandName()))
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz report: %v\n", err)
 		return exitInternal
@@ -56,7 +56,7 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 // at least reportShare times the last write's duration has passed since
 // then (the report costs at most a tenth of the campaign's time), and
 // always at the end.
-func reportHook(out string, c *act.Campaign, log *slog.Logger) func(*act.Report) {
+func reportHook(out string, c *act.Campaign, prog string, log *slog.Logger) func(*act.Report) {
 	var last time.Time
 	var took time.Duration
 	return func(rep *act.Report) {
@@ -65,13 +65,21 @@ func reportHook(out string, c *act.Campaign, log *slog.Logger) func(*act.Report)
 			return
 		}
 		start := time.Now()
-		opt := report.Options{Program: progName(), Live: !final, PeakRSS: report.PeakRSS()}
+		opt := reportOptions(prog)
+		opt.Live, opt.PeakRSS = !final, report.PeakRSS()
 		if _, err := report.Write(out, c, []*act.Report{rep}, opt); err != nil {
 			log.Error("writing the report", "dir", out, "err", err)
 		}
 		last, took = time.Now(), time.Since(start)
 		log.Info("report written", "dir", out, "took", took.Round(time.Millisecond))
 	}
+}
+
+// reportOptions are the report's options for the program prog
+// (commandName): its suggested commands start with prog, and diff is
+// offered only where it runs (diffVs).
+func reportOptions(prog string) report.Options {
+	return report.Options{Program: prog, DiffVs: diffVs}
 }
 
 // reportShare: a report is rewritten at most once per reportShare times

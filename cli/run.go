@@ -24,6 +24,7 @@ import (
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/fuzz"
 	"github.com/actfuzz/actfuzz/internal/capread"
+	"github.com/actfuzz/actfuzz/internal/shell"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/report"
 )
@@ -236,10 +237,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz run: output in %s\n", *out)
 		printOracles(stderr, c)
 	}
+	prog := commandName()
 	opt := act.Options{Method: *method, Budget: *budget, Duration: *duration, Workers: *workers, Out: *out,
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
-		Logger: verbosity.logger(stderr), Program: progName(), Lag: *lag, StoreParts: *storeParts}
-	opt.OnCheckpoint = reportHook(*out, c, opt.Logger)
+		Logger: verbosity.logger(stderr), Program: prog, Lag: *lag, StoreParts: *storeParts}
+	opt.OnCheckpoint = reportHook(*out, c, prog, opt.Logger)
+	// resume continues this run: the cluster's flags again (the store
+	// parts, the method and the rest come from the checkpoint).
+	resumeFlags := nf.given()
+	if *campaignID != "" {
+		resumeFlags = append(resumeFlags, "--campaign-id", shell.Quote(*campaignID))
+	}
+	resumeCmd := func(extra ...string) string {
+		return resumeCommand(prog, *out, subj.Name(), append(resumeFlags, extra...)...)
+	}
 	if *nf.url != "" {
 		if opt.Lag == 0 {
 			opt.Lag = clusterLag
@@ -253,7 +264,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pr := newProgress(stderr)
 	if !*quiet && !*asJSON {
 		opt.Progress = pr.update
-		opt.OnFinding = firstHits(pr, invokedAs())
+		opt.OnFinding = firstHits(pr, prog)
 	}
 	if *storeParts == 0 || c.GivenMemory(mem) > 0 {
 		// With store parts a budget given caps the index at the store's
@@ -279,13 +290,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if errors.Is(err, act.ErrIndexCapped) && *out != "" {
-		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with a larger budget, continue with: %s run %s --resume --out %s --memory SIZE\n",
-			err, rep.Sims, progName(), c.Path, *out)
+		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with a larger budget, continue with: %s\n",
+			err, rep.Sims, resumeCmd("--memory", "SIZE"))
 		return exitInternal
 	}
 	if errors.Is(err, act.ErrStoreCapped) && *out != "" {
-		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with more store parts or a larger cap, continue with: %s run %s --resume --out %s\n",
-			err, rep.Sims, progName(), c.Path, *out)
+		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with more store parts or a larger cap, continue with: %s\n",
+			err, rep.Sims, resumeCmd())
 		return exitInternal
 	}
 	if err != nil {
@@ -293,7 +304,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitInternal
 	}
 	if ctx.Err() != nil && *out != "" {
-		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: %s run %s --resume --out %s\n", rep.Sims, progName(), c.Path, *out)
+		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: %s\n", rep.Sims, resumeCmd())
 	}
 	if *asJSON {
 		writeJSONReport(stdout, rep)
@@ -315,7 +326,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "capped: the states of %d simulations were not merged (their results were over the cluster's max_result)\n", rep.StatesDropped)
 		}
 		printSteps(stdout, rep)
-		printFindings(stdout, rep, *out)
+		printFindings(stdout, rep, *out, prog)
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, report.Dir, "index.html"))
 	}
 	for _, f := range rep.Findings {
@@ -332,7 +343,7 @@ func startCPUProfile(cmd, path string, stderr io.Writer) (stop func(), ok bool) 
 	if path == "" {
 		return func() {}, true
 	}
-	f, err := os.Create(path)
+	f, err := corpus.CreateFile(path)
 	if err == nil {
 		if err = pprof.StartCPUProfile(f); err != nil {
 			f.Close()
@@ -407,7 +418,7 @@ func checkOut(cmd, out string, c *act.Campaign, resume bool, stderr io.Writer) i
 	return exitOK
 }
 
-func printFindings(w io.Writer, rep *act.Report, out string) {
+func printFindings(w io.Writer, rep *act.Report, out, prog string) {
 	if len(rep.Findings) == 0 {
 		fmt.Fprintln(w, "no findings")
 		return
@@ -436,7 +447,7 @@ func printFindings(w io.Writer, rep *act.Report, out string) {
 		fmt.Fprintf(w, "  %-24s ×%-5d flow %d (%s) on %s at %.3f s: cwnd=%s ssthresh=%s prior_cwnd=%s ca_state=%s\n", what, f.Count,
 			fd.Flow, cca, f.Seed.Subject, float64(fd.TimeNS)/1e9, num(fd.State["cwnd"]), num(fd.State["ssthresh"]), num(fd.State["prior_cwnd"]), num(fd.State["ca_state"]))
 		if f.Path != "" {
-			fmt.Fprintf(w, "    replay: %s replay %s\n", progName(), f.Path)
+			fmt.Fprintf(w, "    replay: %s replay %s\n", prog, shell.Quote(f.Path))
 		}
 	}
 }
@@ -705,7 +716,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	status := exitOK
 	if *outDir != "" && len(reps) > 0 {
-		path, err := report.Write(*outDir, c, reps, report.Options{Program: progName()})
+		path, err := report.Write(*outDir, c, reps, reportOptions(commandName()))
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz compare: report: %v\n", err)
 			status = exitInternal

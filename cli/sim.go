@@ -8,10 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
@@ -213,7 +213,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
 	if *tracePath != "" {
-		f, err := os.Create(*tracePath)
+		f, err := corpus.CreateFile(*tracePath)
 		if err != nil {
 			fmt.Fprintf(stderr, "actfuzz sim: --trace: %v\n", err)
 			return exitInternal

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/shell"
 	"github.com/actfuzz/actfuzz/netenv/symbolic"
 )
 
@@ -175,7 +176,7 @@ func symSeedRun(ctx context.Context, positional []string, f symSeedFlagVals, std
 			writeSymSeed(stdout, *seedPath, ws.Text, r)
 		}
 		if len(r.Seeds) > 0 {
-			fmt.Fprintf(stderr, "actfuzz sym: wrote %d witness seeds to %s (replay: actfuzz replay %s)\n", len(r.Seeds), dir, r.Seeds[0])
+			fmt.Fprintf(stderr, "actfuzz sym: wrote %d witness seeds to %s (replay: %s replay %s)\n", len(r.Seeds), dir, commandName(), shell.Quote(r.Seeds[0]))
 		}
 	}
 	if err != nil {

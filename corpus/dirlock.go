@@ -82,8 +82,8 @@ func LockDir(dir string) (unlock func(), err error) {
 	}, nil
 }
 
-// debrisName matches the temporary files of WriteAtomic (os.CreateTemp
-// replaces the pattern's * by decimal digits): a file of that name exists
+// debrisName matches the temporary files of WriteAtomic (createTemp:
+// ".<name>.tmp<decimal digits>"): a file of that name exists
 // only while a write is in progress, or after its process died mid-write.
 var debrisName = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
 

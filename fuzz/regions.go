@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 )
 
@@ -161,24 +163,11 @@ func (r *RegionStore) Flush() error {
 	if err := disk.Merge(r.delta); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(r.path), "."+filepath.Base(r.path)+".tmp*")
-	if err != nil {
+	if err := corpus.WriteAtomic(r.path, func(w io.Writer) error {
+		_, err := disk.WriteTo(w)
 		return err
-	}
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	_, werr := disk.WriteTo(w)
-	if werr == nil {
-		werr = w.Flush()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), r.path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return werr
+	}); err != nil {
+		return err
 	}
 	r.st = disk
 	r.delta, _ = coverage.NewStore(r.space, regionStoreOptions(r.seed))

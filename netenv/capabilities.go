@@ -184,7 +184,7 @@ func (c Capabilities) CheckParam(name string) error {
 func (c Capabilities) CheckConfig(cfg *Config) error {
 	for i, f := range cfg.Flows {
 		if _, err := c.Resolve(f.CCA); err != nil {
-			return fmt.Errorf("flow %d: %w", i+1, err)
+			return fmt.Errorf("flow %d: %w", i, err)
 		}
 	}
 	if err := c.CheckTopology(cfg.Topology); err != nil {

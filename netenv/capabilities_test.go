@@ -74,7 +74,7 @@ func TestCapabilitiesCheckConfig(t *testing.T) {
 		{"defaults", cfg(func(*netenv.Config) {}), ""},
 		{"own name", cfg(func(c *netenv.Config) { c.Flows[0].CCA = "TcpLinuxReno" }), ""},
 		{"dumbbell", cfg(func(c *netenv.Config) { c.Topology = netenv.TopoDumbbell }), ""},
-		{"unknown cca", cfg(func(c *netenv.Config) { c.Flows = append(c.Flows, netenv.Flow{CCA: "vegas", Bytes: 1}) }), `flow 2: unknown congestion control "vegas"`},
+		{"unknown cca", cfg(func(c *netenv.Config) { c.Flows = append(c.Flows, netenv.Flow{CCA: "vegas", Bytes: 1}) }), `flow 1: unknown congestion control "vegas"`},
 		{"parking-lot", cfg(func(c *netenv.Config) { c.Topology = netenv.TopoParkingLot }), `cannot build topology "parking-lot"`},
 		{"profile", cfg(func(c *netenv.Config) { c.Profile = ccai.ProfileLinux310 }), "profile linux-3.10 does not apply to the fake subject"},
 		{"param varied", cfg(func(c *netenv.Config) { c.Schedule[0].Env.QShape = 3 }), "cannot express parameter qshape"},

@@ -144,10 +144,10 @@ func (c *Config) Validate() error {
 	}
 	for i, f := range c.Flows {
 		if f.CCA == "" {
-			return fmt.Errorf("flow %d: cca is empty", i+1)
+			return fmt.Errorf("flow %d: cca is empty", i)
 		}
 		if f.Bytes == 0 {
-			return fmt.Errorf("flow %d: bytes must be > 0", i+1)
+			return fmt.Errorf("flow %d: bytes must be > 0", i)
 		}
 	}
 	switch c.Topology {
@@ -206,7 +206,7 @@ func NewSession(cfg Config, obs tcp.Observer) (s *Session, err error) {
 	}
 	for i, f := range cfg.Flows {
 		if _, ok := ccai.Lookup(f.CCA); !ok {
-			return nil, fmt.Errorf("flow %d: unknown congestion control %q (known: %v)", i+1, f.CCA, ccai.Names())
+			return nil, fmt.Errorf("flow %d: unknown congestion control %q (known: %v)", i, f.CCA, ccai.Names())
 		}
 	}
 	defer recoverFault(&err)

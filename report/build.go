@@ -14,6 +14,7 @@ import (
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/internal/shell"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -153,7 +154,7 @@ func build(out, dir string, c *act.Campaign, reps []*act.Report, opt Options) (*
 	if pg.Heat, err = heatMaps(dir, rep.Store); err != nil {
 		return nil, err
 	}
-	pg.Findings, pg.Faults = findings(out, dir, rep, opt.Program)
+	pg.Findings, pg.Faults = findings(out, dir, rep, opt)
 	if pg.Sym, err = symReports(out); err != nil {
 		return nil, err
 	}
@@ -383,14 +384,14 @@ func coverageTable(sp coverage.Space, reps []*act.Report) coverageInfo {
 	return ci
 }
 
-func findings(out, dir string, rep *act.Report, program string) (conds []conditionInfo, faults []findingInfo) {
+func findings(out, dir string, rep *act.Report, opt Options) (conds []conditionInfo, faults []findingInfo) {
 	byCond := map[string]*conditionInfo{}
 	// Newest first: by the simulation that found them, descending.
 	groups := slices.Clone(rep.Findings)
 	slices.SortStableFunc(groups, func(a, b *act.FindingGroup) int { return cmp.Compare(b.FirstSim, a.FirstSim) })
 	for _, g := range groups {
 		f := g.Seed.Finding
-		fi := finding(out, dir, g, program)
+		fi := finding(out, dir, g, opt)
 		if f.Kind != "condition" {
 			faults = append(faults, fi)
 			continue
@@ -413,7 +414,7 @@ func findings(out, dir string, rep *act.Report, program string) (conds []conditi
 	return conds, faults
 }
 
-func finding(out, dir string, g *act.FindingGroup, program string) findingInfo {
+func finding(out, dir string, g *act.FindingGroup, opt Options) findingInfo {
 	s, f := g.Seed, g.Seed.Finding
 	fi := findingInfo{Hits: g.Count, FirstSim: g.FirstSim, FirstWall: g.FirstWall.Round(time.Second).String(), Step: g.Step.String(),
 		At: fmt.Sprintf("%.3f s", float64(f.TimeNS)/1e9), Flow: f.Flow, Subject: s.Subject, Kind: f.Kind, Detail: f.Detail}
@@ -439,10 +440,12 @@ func finding(out, dir string, g *act.FindingGroup, program string) findingInfo {
 				fi.Plot = filepath.ToSlash(rel)
 			}
 		}
-		fi.Commands = append(fi.Commands, program+" replay "+shellQuote(seed))
+		fi.Commands = append(fi.Commands, opt.Program+" replay "+shell.Quote(seed))
 		if f.Kind == "condition" {
-			fi.Commands = append(fi.Commands, program+" minimize "+shellQuote(seed),
-				program+" diff "+shellQuote(seed)+" --subject "+s.Subject+" --vs "+otherSubject(s.Subject))
+			fi.Commands = append(fi.Commands, opt.Program+" minimize "+shell.Quote(seed))
+			if vs := diffVs(opt, s); vs != "" {
+				fi.Commands = append(fi.Commands, opt.Program+" diff "+shell.Quote(seed)+" --subject "+s.Subject+" --vs "+vs)
+			}
 		}
 	}
 	keys := make([]string, 0, len(f.State))
@@ -457,11 +460,12 @@ func finding(out, dir string, g *act.FindingGroup, program string) findingInfo {
 	return fi
 }
 
-func otherSubject(s string) string {
-	if s == "ns3" {
-		return "native"
+// diffVs is opt.DiffVs(s), "" without one.
+func diffVs(opt Options, s *corpus.Seed) string {
+	if opt.DiffVs == nil {
+		return ""
 	}
-	return "ns3"
+	return opt.DiffVs(s)
 }
 
 // schedule is the environment schedule as a table: one row per parameter
@@ -506,16 +510,6 @@ func anchor(s string) string {
 		}
 		return '_'
 	}, s)
-}
-
-// shellQuote quotes a path for a shell when it needs it.
-func shellQuote(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:=@", r))
-	}) < 0 && s != "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func fmtValue(v any) string {

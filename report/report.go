@@ -38,6 +38,10 @@ const Dir = "report"
 type Options struct {
 	// Program starts the suggested commands ("actfuzz" by default).
 	Program string
+	// DiffVs names the subject that `diff` should compare a finding's
+	// seed with, or "" when none can run it here; no diff is suggested
+	// then (nor when DiffVs is nil).
+	DiffVs func(*corpus.Seed) string
 	// Live says the campaign is still running (the page then says it is
 	// regenerated at each checkpoint).
 	Live bool

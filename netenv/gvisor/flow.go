@@ -155,7 +155,7 @@ func (f *flow) pump() {
 		f.written += uint64(m)
 		if err != nil {
 			if _, ok := err.(*tcpip.ErrWouldBlock); !ok {
-				f.fail(fmt.Errorf("flow %d: write: %v", f.idx+1, err))
+				f.fail(fmt.Errorf("flow %d: write: %v", f.idx, err))
 			}
 			f.writable.Store(false)
 			break
@@ -191,7 +191,7 @@ func (f *flow) fail(err error) {
 func (f *flow) info() tcpip.TCPInfoOption {
 	var info tcpip.TCPInfoOption
 	if err := f.ep.GetSockOpt(&info); err != nil {
-		f.fail(fmt.Errorf("flow %d: TCP_INFO: %v", f.idx+1, err))
+		f.fail(fmt.Errorf("flow %d: TCP_INFO: %v", f.idx, err))
 	}
 	return info
 }

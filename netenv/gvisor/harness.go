@@ -186,17 +186,17 @@ func (h *harness) setup() error {
 		f.ep = ep.(*gtcp.Endpoint)
 		cc := tcpip.CongestionControlOption(fc.CCA)
 		if terr := ep.SetSockOpt(&cc); terr != nil {
-			return fmt.Errorf("flow %d: congestion control %q: %v", i+1, fc.CCA, terr)
+			return fmt.Errorf("flow %d: congestion control %q: %v", i, fc.CCA, terr)
 		}
 		we := waiter.NewFunctionEntry(waiter.WritableEvents, func(waiter.EventMask) { f.writable.Store(true) })
 		f.wq.EventRegister(&we)
 		terr = ep.Connect(tcpip.FullAddress{Addr: receiverAddr, Port: listenPort})
 		if _, ok := terr.(*tcpip.ErrConnectStarted); !ok && terr != nil {
-			return fmt.Errorf("flow %d: connect: %v", i+1, terr)
+			return fmt.Errorf("flow %d: connect: %v", i, terr)
 		}
 		la, terr := ep.GetLocalAddress()
 		if terr != nil {
-			return fmt.Errorf("flow %d: local address: %v", i+1, terr)
+			return fmt.Errorf("flow %d: local address: %v", i, terr)
 		}
 		f.port = la.Port
 		h.byPort[f.port] = f

@@ -59,7 +59,7 @@ func validate(cfg *netenv.Config) error {
 	}
 	for i, f := range cfg.Flows {
 		if f.CCA != "reno" && f.CCA != "cubic" {
-			return fmt.Errorf("flow %d: congestion control %q: the gvisor subject offers reno and cubic", i+1, f.CCA)
+			return fmt.Errorf("flow %d: congestion control %q: the gvisor subject offers reno and cubic", i, f.CCA)
 		}
 	}
 	if cfg.DelayHook != nil {

@@ -51,21 +51,21 @@ type appFlow struct {
 func newSenderSocket(i int, fc netenv.Flow, port uint16) (*appFlow, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("flow %d: socket: %w", i+1, err)
+		return nil, fmt.Errorf("flow %d: socket: %w", i, err)
 	}
 	f := &appFlow{idx: i, cca: fc.CCA, bytes: fc.Bytes, fd: fd, port: port}
 	if err := unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, fc.CCA); err != nil {
 		f.close()
-		return nil, fmt.Errorf("flow %d: congestion control %q: setsockopt(TCP_CONGESTION): %w", i+1, fc.CCA, err)
+		return nil, fmt.Errorf("flow %d: congestion control %q: setsockopt(TCP_CONGESTION): %w", i, fc.CCA, err)
 	}
 	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: int(port), Addr: [4]byte(senderIP)}); err != nil {
 		f.close()
-		return nil, fmt.Errorf("flow %d: bind port %d: %w", i+1, port, err)
+		return nil, fmt.Errorf("flow %d: bind port %d: %w", i, port, err)
 	}
 	c, err := unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_COOKIE)
 	if err != nil {
 		f.close()
-		return nil, fmt.Errorf("flow %d: SO_COOKIE: %w", i+1, err)
+		return nil, fmt.Errorf("flow %d: SO_COOKIE: %w", i, err)
 	}
 	f.cookie = c
 	return f, nil
@@ -109,19 +109,19 @@ func (f *appFlow) stop() {
 func (f *appFlow) send(ctx context.Context, sched netenv.Schedule, t0 int64) error {
 	err := unix.Connect(f.fd, &unix.SockaddrInet4{Port: listenPort, Addr: [4]byte(receiverIP)})
 	if err != nil && !errors.Is(err, unix.EINPROGRESS) {
-		return fmt.Errorf("flow %d: connect: %w", f.idx+1, err)
+		return fmt.Errorf("flow %d: connect: %w", f.idx, err)
 	}
 	f.mu.Lock()
 	if f.stopped {
 		f.mu.Unlock()
 		return nil
 	}
-	f.file = os.NewFile(uintptr(f.fd), fmt.Sprintf("flow-%d", f.idx+1))
+	f.file = os.NewFile(uintptr(f.fd), fmt.Sprintf("flow-%d", f.idx))
 	file := f.file
 	f.mu.Unlock()
 	rc, err := file.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("flow %d: %w", f.idx+1, err)
+		return fmt.Errorf("flow %d: %w", f.idx, err)
 	}
 	var soErr error
 	werr := rc.Write(func(fd uintptr) bool {
@@ -181,7 +181,7 @@ func (f *appFlow) send(ctx context.Context, sched netenv.Schedule, t0 int64) err
 			if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
 				return nil
 			}
-			return fmt.Errorf("flow %d: write: %w", f.idx+1, err)
+			return fmt.Errorf("flow %d: write: %w", f.idx, err)
 		}
 		// A write that blocked on a full send buffer produced
 		// nothing meanwhile.

@@ -217,13 +217,13 @@ func validate(cfg *netenv.Config) ([]string, error) {
 	for i, f := range cfg.Flows {
 		m, err := Model(f.CCA)
 		if err != nil {
-			return nil, fmt.Errorf("flow %d: %w", i+1, err)
+			return nil, fmt.Errorf("flow %d: %w", i, err)
 		}
 		if f.Bytes == 0 {
-			return nil, fmt.Errorf("flow %d: bytes must be > 0", i+1)
+			return nil, fmt.Errorf("flow %d: bytes must be > 0", i)
 		}
 		if f.Bytes > math.MaxUint32-1 {
-			return nil, fmt.Errorf("flow %d: bytes = %d: the ns-3 subject transfers at most 4 GiB per flow (32-bit sequence space)", i+1, f.Bytes)
+			return nil, fmt.Errorf("flow %d: bytes = %d: the ns-3 subject transfers at most 4 GiB per flow (32-bit sequence space)", i, f.Bytes)
 		}
 		models[i] = m
 	}
@@ -377,7 +377,7 @@ func (x *exchange) run(ctx context.Context, obs tcp.Observer) (netenv.Result, er
 			}
 			for i, ok := range gotF {
 				if !ok {
-					return netenv.Result{}, x.fault("garbage", "no result for flow %d before DONE", i+1)
+					return netenv.Result{}, x.fault("garbage", "no result for flow %d before DONE", i)
 				}
 			}
 			if hasher != nil {

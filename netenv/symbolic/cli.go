@@ -1,6 +1,7 @@
 package symbolic
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/actfuzz/actfuzz/internal/shell"
 )
 
 // Exit statuses of Main.
@@ -42,6 +45,9 @@ type SeedWriter func(ctx context.Context, sc *Scenario, rep *Report, dir string,
 // Command is `actfuzz sym` with the means to write seeds.
 type Command struct {
 	WriteSeeds SeedWriter
+	// Program starts the replay command printed for the seeds written
+	// ("actfuzz" when empty), quoted for a shell.
+	Program string
 }
 
 // Main runs the command; see the package-level Main.
@@ -238,7 +244,7 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 		var paths []string
 		paths, err = cmd.WriteSeeds(ctx, sc, rep, *seedDir, *seedsEvery)
 		if len(paths) > 0 {
-			fmt.Fprintf(stderr, "actfuzz sym: wrote %d seeds to %s (replay: actfuzz replay %s)\n", len(paths), *seedDir, paths[0])
+			fmt.Fprintf(stderr, "actfuzz sym: wrote %d seeds to %s (replay: %s replay %s)\n", len(paths), *seedDir, cmp.Or(cmd.Program, "actfuzz"), shell.Quote(paths[0]))
 		}
 		if err != nil {
 			err = fmt.Errorf("--seeds: %w", err)
