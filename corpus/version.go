@@ -1,6 +1,10 @@
 package corpus
 
-import "runtime/debug"
+import (
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+)
 
 // buildRevision is actfuzz's own revision, set at link time (-ldflags -X,
 // the Makefile's LDFLAGS) to `git describe --always --dirty` of the
@@ -83,10 +87,19 @@ func libraryVersion(d *debug.Module, buildRev string) string {
 	switch {
 	case d.Replace == nil:
 		return d.Version
-	case d.Replace.Version != "":
+	case !localReplace(d.Replace):
 		return d.Replace.Path + " " + d.Replace.Version
 	case buildRev != "":
 		return buildRev + " (local checkout)"
 	}
 	return "local checkout, revision not recorded"
+}
+
+// localReplace is true for a replace by a directory: its path is a file
+// path (go.mod's rule: absolute, or starting ./ or ../), and go records
+// it without a version or as "(devel)".
+func localReplace(r *debug.Module) bool {
+	p := filepath.ToSlash(r.Path)
+	return r.Version == "" || r.Version == "(devel)" || filepath.IsAbs(r.Path) ||
+		strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../")
 }

@@ -35,6 +35,10 @@ func TestProgramVersion(t *testing.T) {
 			"2326789-dirty", "example.com/custom-ccai (devel) 2326789abcde+dirty (actfuzz 2326789-dirty (local checkout))"},
 		{"user's, replaced by a checkout, no revision", user(&debug.Module{Path: actfuzzModule, Version: "v0.0.0-00010101000000-000000000000", Replace: &debug.Module{Path: checkout}}, nil),
 			"", "example.com/custom-ccai (devel) (actfuzz local checkout, revision not recorded)"},
+		{"user's, replaced by a checkout, as go records it", user(&debug.Module{Path: actfuzzModule, Version: "v0.0.0", Replace: &debug.Module{Path: checkout, Version: "(devel)"}}, nil),
+			"", "example.com/custom-ccai (devel) (actfuzz local checkout, revision not recorded)"},
+		{"user's, replaced by a relative checkout", user(&debug.Module{Path: actfuzzModule, Version: "v0.0.0", Replace: &debug.Module{Path: "../..", Version: "(devel)"}}, nil),
+			"7f3e2a1", "example.com/custom-ccai (devel) (actfuzz 7f3e2a1 (local checkout))"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := programVersion(tc.bi, tc.buildRev)
