@@ -108,6 +108,7 @@ func TestPrintedCommandsRun(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s", cmd, code, out)
 		}
 	}
+	t.Logf("ran %d printed commands of kinds %v", len(seen), kinds)
 	for _, k := range []string{"replay", "minimize", "run"} {
 		if !kinds[k] {
 			t.Errorf("no %s command printed (printed: %q)", k, printed)
