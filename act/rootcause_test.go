@@ -1,15 +1,19 @@
 package act
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/oracle"
 )
 
 // TestRootCause: hits of one condition group by CCAI, subject, flow role
@@ -158,4 +162,88 @@ func gzipLines(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(b), "\n")
+}
+
+// TestRanked: groups come most important first: faults of the CCAI, the
+// campaign's own conditions, conformance oracles, performance oracles,
+// then the campaign's own troubles; by hits, then first simulation.
+func TestRanked(t *testing.T) {
+	conf, perf := oracleByKind(t, oracle.Conformance), oracleByKind(t, oracle.Performance)
+	g := func(name string, f *corpus.Finding, hits, sim int) *FindingGroup {
+		f.Condition = cmp.Or(f.Condition, name)
+		return &FindingGroup{Seed: &corpus.Seed{Subject: "native", CCAI: []string{"cubic"}, Finding: f}, Count: hits, FirstSim: sim, key: name}
+	}
+	cond := func(name string) *corpus.Finding { return &corpus.Finding{Kind: "condition", Condition: name} }
+	orc := func(o oracle.Oracle) *corpus.Finding {
+		return &corpus.Finding{Kind: "condition", Condition: o.Name, Source: o.Source}
+	}
+	for _, tc := range []struct {
+		name   string
+		groups []*FindingGroup
+		want   []string
+	}{
+		{"by kind", []*FindingGroup{g("cap", &corpus.Finding{Kind: "event-cap"}, 50, 0), g("perf", orc(perf), 40, 1), g("conf", orc(conf), 30, 2),
+			g("mine", cond("mine"), 1, 3), g("panic", &corpus.Finding{Kind: "panic"}, 1, 4)},
+			[]string{"panic", "mine", "conf", "perf", "cap"}},
+		{"by hits, then first", []*FindingGroup{g("a", cond("c"), 1, 0), g("b", cond("c"), 5, 9), g("c", cond("c"), 5, 3)},
+			[]string{"c", "b", "a"}},
+		// An oracle's name with another source is the user's own.
+		{"a user's condition named as an oracle", []*FindingGroup{g("conf", orc(conf), 9, 0), g("mine", &corpus.Finding{Kind: "condition", Condition: conf.Name, Source: "mine"}, 1, 1)},
+			[]string{"mine", "conf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, g := range (&Report{Findings: tc.groups}).Ranked() {
+				got = append(got, g.key)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("ranked %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// oracleByKind is an oracle of the library of kind k.
+func oracleByKind(t *testing.T, k oracle.Kind) oracle.Oracle {
+	t.Helper()
+	for _, o := range oracle.Library() {
+		if o.Kind == k {
+			return o
+		}
+	}
+	t.Fatalf("no %s oracle", k)
+	return oracle.Oracle{}
+}
+
+// TestLoadGroupsRegroups: a checkpoint's groups (an older program's, by
+// region) are keyed again by root cause on load: those that share one
+// merge into the first found, their hits summed.
+func TestLoadGroupsRegroups(t *testing.T) {
+	cp := func(sim, hits int, cwnd float64, ca string) checkpointGroup {
+		f := &corpus.Finding{Kind: "condition", Condition: "c", State: corpus.StateValues{"cwnd": cwnd, "ssthresh": 100.0, "ca_state": ca}}
+		return checkpointGroup{Key: fmt.Sprintf("c|%d,", int(cwnd)/128), Count: hits, FirstSim: sim, Path: fmt.Sprintf("o/findings/c/act-%07d.json", sim),
+			Seed: corpus.Seed{Subject: "native", CCAI: []string{"cubic"}, Finding: f}}
+	}
+	for _, tc := range []struct {
+		name  string
+		in    []checkpointGroup
+		sims  []int // the groups' first simulations
+		count []int
+	}{
+		{"one cause, three regions", []checkpointGroup{cp(7, 2, 300, "open"), cp(3, 5, 900, "open"), cp(9, 1, 2000, "open")}, []int{3}, []int{8}},
+		{"two causes", []checkpointGroup{cp(1, 2, 300, "open"), cp(2, 4, 300, "recovery"), cp(5, 1, 500, "open")}, []int{1, 2}, []int{3, 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			groups := map[string]*FindingGroup{}
+			got := loadGroups("/d", tc.in, groups)
+			if len(got) != len(tc.sims) || len(groups) != len(tc.sims) {
+				t.Fatalf("%d groups (%d keyed), want %d", len(got), len(groups), len(tc.sims))
+			}
+			for i, g := range got {
+				if g.FirstSim != tc.sims[i] || g.Count != tc.count[i] || g.Path != FindingPath("/d", fmt.Sprintf("c/act-%07d.json", tc.sims[i])) || groups[g.key] != g {
+					t.Errorf("group %d: first %d, %d hits, %s; want %d, %d", i, g.FirstSim, g.Count, g.Path, tc.sims[i], tc.count[i])
+				}
+			}
+		})
+	}
 }

@@ -79,22 +79,24 @@ func oracleOf(f *corpus.Finding) (oracle.Oracle, bool) {
 }
 
 // severity ranks a finding's kind, most important first: a fault of the
-// CCAI (a panic, a crash, a NaN or zero cwnd, a hang, memory), a broken
-// rule of a standard (a conformance oracle), the user's own condition, a
-// performance oracle (the rules kept, the outcome bad), then what says
-// more about the campaign or the harness than about the CCAI (the event
-// cap, a refused configuration, a condition that failed to run).
+// CCAI (a panic, a crash, a NaN or zero cwnd, a hang, memory); a
+// condition of the campaign file's own (what its author is looking for:
+// the paper's use cases in make run's); a broken rule of a standard (a
+// conformance oracle, on by default); a performance oracle (the rules
+// kept, the outcome bad); then what says more about the campaign or the
+// harness than about the CCAI (the event cap, a refused configuration, a
+// condition that failed to run).
 func severity(f *corpus.Finding) int {
 	switch f.Kind {
 	case "condition":
 		o, ok := oracleOf(f)
 		switch {
 		case !ok:
-			return 2
+			return 1
 		case o.Kind == oracle.Performance:
 			return 3
 		}
-		return 1
+		return 2
 	case "event-cap", "refused", corpus.FaultCondition:
 		return 4
 	}
