@@ -240,6 +240,11 @@ func (s *Seed) Validate() error {
 	if s.Finding != nil && (s.Finding.Flow < 0 || s.Finding.Flow >= len(s.CCAI)) {
 		return fmt.Errorf("finding.flow: %d: want 0–%d (one per ccai entry)", s.Finding.Flow, len(s.CCAI)-1)
 	}
+	if s.Finding != nil && s.Finding.Trace != nil {
+		if err := s.Finding.Trace.validate(); err != nil {
+			return fmt.Errorf("finding.trace: %w", err)
+		}
+	}
 	if w := s.SymWindow; w != nil {
 		if _, err := w.Options(); err != nil {
 			return err

@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv/tcp"
@@ -48,6 +50,28 @@ type TraceSpan struct {
 	Last   int   `json:"last"`
 	FromNS int64 `json:"from_ns"`
 	ToNS   int64 `json:"to_ns"`
+}
+
+// validate checks a trace reference read from a seed: a relative,
+// slash-separated CSV file (a seed names no file outside its campaign
+// directory's tree by an absolute path), and spans in order.
+func (r *TraceRef) validate() error {
+	switch {
+	case r.File == "" || path.IsAbs(r.File) || filepath.IsAbs(r.File) || strings.Contains(r.File, "\\"):
+		return fmt.Errorf("file %q: want a relative path, slash-separated", r.File)
+	case !strings.HasSuffix(r.File, TraceExt) && !strings.HasSuffix(r.File, ".csv"):
+		return fmt.Errorf("file %q: want a %s or .csv file", r.File, TraceExt)
+	case r.Records < 0 || r.Window < 0:
+		return fmt.Errorf("records %d, window %d: want counts ≥ 0", r.Records, r.Window)
+	}
+	last := -1
+	for i, sp := range r.Kept {
+		if sp.First <= last || sp.Last < sp.First || sp.Last >= r.Records || sp.ToNS < sp.FromNS {
+			return fmt.Errorf("kept[%d] %+v: want stretches in order within the %d records", i, sp, r.Records)
+		}
+		last = sp.Last
+	}
+	return nil
 }
 
 // TracePath is where the trace of the finding of the seed at seedPath
