@@ -59,7 +59,7 @@ func (rc rootCause) key() string {
 }
 
 // String is the cause as the triage shows it: "cubic on native, alone,
-// in congestion avoidance (entered from recovery), on ack".
+// in congestion avoidance (entered from recovery), on an ACK".
 func (rc rootCause) String() string {
 	s := rc.ccai + " on " + rc.subject
 	if rc.role != "" {
@@ -114,7 +114,17 @@ func phaseOf(state corpus.StateValues) string {
 	if phase != "" {
 		parts = append(parts, "in "+phase)
 	}
-	if r := str("reason"); r != "" {
+	switch r := str("reason"); r {
+	case "":
+	case "ack":
+		parts = append(parts, "on an ACK")
+	case "state":
+		parts = append(parts, "at the ca_state change")
+	case "rto":
+		parts = append(parts, "on an RTO")
+	case "idle":
+		parts = append(parts, "after idle")
+	default:
 		parts = append(parts, "on "+r)
 	}
 	var named []string
