@@ -134,8 +134,9 @@ type Status struct {
 	Duration time.Duration `json:"-"`
 }
 
-// FindingGroup is a set of near-duplicate hits: same condition, same region
-// of S at k = 128. The first hit is kept as the seed.
+// FindingGroup is a set of hits of one root cause (rootCause: the same
+// condition, CCAI, subject, flow role and state-machine phase). The first
+// hit is kept as the seed.
 type FindingGroup struct {
 	Seed  *corpus.Seed
 	Count int
@@ -604,7 +605,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 		}
 		for _, f := range w.findings {
-			if err := rep.newGroup(opt, groups, f.key, f.seed, t.Idx, StepSymbolic, fmt.Sprintf("-sym-b%d", f.branch), log); err != nil {
+			// Each branch is a simulation of its own (its pinned delays).
+			grp := rep.newGroup(groups, f.key, f.seed, t.Idx, StepSymbolic)
+			if err := rep.writeFindings(opt, []*FindingGroup{grp}, t.Idx, fmt.Sprintf("-sym-b%d", f.branch), log); err != nil {
 				symErr = cmp.Or(symErr, err)
 				return
 			}
@@ -787,15 +790,19 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			if r.dropped > 0 {
 				rep.StatesDropped++
 			}
+			var opened []*FindingGroup // the groups this simulation opens
 			for _, h := range r.hits {
-				if err := rep.addFinding(c, opt, groups, r.idx, g, h, log); err != nil {
-					return rep, err
+				if grp := rep.addFinding(c, groups, r.idx, g, h); grp != nil {
+					opened = append(opened, grp)
 				}
 			}
 			if r.fault != nil {
-				if err := rep.addFault(c, opt, groups, r.idx, g, r.fault, log); err != nil {
-					return rep, err
+				if grp := rep.addFault(c, groups, r.idx, g, r.fault); grp != nil {
+					opened = append(opened, grp)
 				}
+			}
+			if err := rep.writeFindings(opt, opened, r.idx, "", log); err != nil {
+				return rep, err
 			}
 			rep.Sims++
 		}
