@@ -309,7 +309,7 @@
 // runs on all the coordinator's cores (16 shards per level; states outside
 // S on a goroutine of their own), up to the parts that run on one
 // goroutine each (decoding, the states outside S, Run's loop; about 1 ms
-// each). Measured on the bench campaign (bench/results/README.md): about 6
+// each). Measured on the bench campaign (bench/results/coordinator-cost-20261123.md): about 6
 // ms of coordinator CPU per simulation, 4.5 of them the merge, against 26
 // ms for the simulation: one coordinator core feeds about 4 worker cores,
 // one coordinator about 25. What grows rare as a campaign ages is the new
@@ -319,7 +319,7 @@
 // were 3% of the visits after 40 minutes of the 60-minute overnight run).
 // So the work of every visit must leave the coordinator: store parts.
 //
-// With store parts (below; bench/results/README.md, "Store parts"), the
+// With store parts (below; bench/results/store-parts-20261123.md), the
 // same 640 simulations cost the coordinator's index 2.4–2.6 ms a
 // simulation to merge into an empty store and 0.002–0.003 ms when
 // nothing is new (BenchmarkCoordinatorParts; a whole store 2.8–3.6 ms),
@@ -356,13 +356,12 @@
 // misses overlap, which cut the index's merge in that older campaign from
 // 1.81 to 1.34 s of profile over 10,000 simulations and a whole store's
 // AddBatches into 2 million states by about a quarter
-// (bench/results/README.md, "Merges that overlap their cache misses").
+// (bench/results/merge-overlap-20261123.md).
 //
 // Those figures paired one campaign's coordinator with a shorter
 // campaign's simulations. Measured on the same simulations
 // (bench/cluster-aged.sh, the bench campaign at the paper's flow length,
-// between simulations 10,000 and 15,000, two parts; bench/results/README.md,
-// "Growth"): a simulation costs its worker 45–46 ms of CPU, the steady
+// between simulations 10,000 and 15,000, two parts; bench/results/growth-slot-order-20261124.md): a simulation costs its worker 45–46 ms of CPU, the steady
 // coordinator 2.7–3.4 ms besides its checkpoints (which cost it about 2%
 // of its wall time, not time per simulation), so one coordinator core
 // feeds about 14–17 worker cores; selection and merge alone are 3.2–3.7%
@@ -384,8 +383,7 @@
 // the figure above, does not shrink with them).
 //
 // Between simulations 25,000 and 30,000 of the same campaign (51 million
-// states at the resume; bench/results/README.md, "Resuming an aged
-// campaign with store parts") selection cost 0.23 ms a simulation and the
+// states at the resume; bench/results/resume-store-parts-20261124.md) selection cost 0.23 ms a simulation and the
 // merge 1.24 (nearly half of it the tables' growth, which comes in lumps: the 16
 // shards fill at one pace): 3.3% of a 44.65 ms simulation, as at 10,000.
 // That stretch held a growth of every pooled table of the index, which
@@ -393,8 +391,7 @@
 // eighth more keys (they now get the index of a table grown key by key,
 // coverage's table.reserve). Over 18,000 simulations from the same resume
 // (25,000 to 43,000, 51 to 73 million states, about the gap between two
-// growths of a table; bench/results/README.md, "The rehash after a
-// resume"), selection and merge cost 1.12 ms a simulation, 2.8% of a 39.6
+// growths of a table; bench/results/rehash-checkpoint-writes-20261124.md), selection and merge cost 1.12 ms a simulation, 2.8% of a 39.6
 // ms simulation, and the whole coordinator, checkpoints included, 2.21:
 // one coordinator core feeds about 18 worker cores. The rehash writes
 // into memory the process has not touched before, which costs this VM
@@ -412,8 +409,7 @@
 // region and bit (StateRef is 64 bits), and asks the parts for pools by
 // the state's key ("pool" and "count" requests carry it). A space with
 // more than 6 variables split at k = 2 keeps the keys as before. What
-// this saves on the aged campaign: bench/results/README.md, "An index
-// without state keys". The bitmaps grow in chunks that never move (a
+// this saves on the aged campaign: bench/results/index-without-keys-20261124.md. The bitmaps grow in chunks that never move (a
 // slice was copied whole at the first merge after a resume); selection
 // and merge then cost 0.37–0.40 ms a simulation between 25,000 and 30,000,
 // 1.85–1.88% of a simulation ("Bitmaps in chunks", a faster VM whose
@@ -437,8 +433,7 @@
 // (1,100 at k = 2, 432 at k = 4, and so on up), in tables of 35 and 12
 // million regions: each a cache miss or three (slot, key, bitmap word).
 // The lookups are close together: a batch's 70,400 new states lie in
-// 1,056 regions at k = 64 (bench/results/README.md, "Where the index's
-// merge goes"). A throwaway build tried a layout of the k = 2 regions
+// 1,056 regions at k = 64 (bench/results/index-merge-levels-20261125.md). A throwaway build tried a layout of the k = 2 regions
 // in blocks by k = 64 region, each region's key and bitmap word side by
 // side: a batch's lookups cost 64–74 ns against 97 ns for the tables as
 // the merge does them, but bucketing them by block first did not help
@@ -453,8 +448,7 @@
 //
 // Nor does age bring the share down: 1.59% over simulations 60,000 to
 // 90,000, and 1.37–1.77% in six runs from 90,000 to 94,000 (the spread of
-// one stretch on this machine; bench/results/README.md, "The aged
-// campaign to 94,000"). One coordinator core keeps up with about 60
+// one stretch on this machine; bench/results/aged-94000-20261125.md). One coordinator core keeps up with about 60
 // native worker cores on selection and merge, and about 23 counting all
 // its costs a simulation at that campaign's rate. The split that would
 // reach 1% is by level: the k = 2 regions and their bits take 64% of the
@@ -475,8 +469,7 @@
 // configuration was read from the configuration log by decoding the 64 of
 // its block. Measured between simulations 100,000 and 110,000 of the bench
 // campaign with 1 MB flows (bench/cluster-aged.sh, two parts, 42,651
-// profile samples; bench/results/README.md, "Selection in an older
-// campaign"), selection cost 0.520 ms a simulation, the merge 0.086:
+// profile samples; bench/results/selection-older-campaign-20261124.md), selection cost 0.520 ms a simulation, the merge 0.086:
 // 12.4% of a 4.9 ms simulation. With the profile in k-d trees
 // (act/nearest.go: the same samples, exactly) selection cost 0.359, and
 // with the log decoding one record 0.215: merge and selection 0.28 ms,
@@ -535,8 +528,7 @@
 //     of a whole store. A request a visit cost a campaign in steps 2
 //     and 3 with its parts 1 ms from the server (bench/cluster-latency.sh,
 //     each way) 150–174 ms of waiting a batch of 64 and about 60% of its
-//     rate; one a part costs 2.9–4.4 ms (bench/results/README.md, "Store
-//     parts across a network"). Requests and answers are in a binary
+//     rate; one a part costs 2.9–4.4 ms (bench/results/parts-across-network-20261125.md). Requests and answers are in a binary
 //     encoding of their own (wire.go): with gob a pool round trip cost
 //     0.09 ms of CPU (0.9 µs now, BenchmarkPartWire).
 //   - A checkpoint asks every part for a snapshot (it writes itself to
