@@ -292,8 +292,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// instead, and a merge that takes it over is the campaign's last
 	// (ErrIndexCapped); each part has a cap of its own (ErrStoreCapped).
 	// The default budget, made for a whole store that coarsens, would end
-	// a cluster's campaign at about 125 million states (bench/results'
-	// "An older stretch": 939 MB of index at 91 million).
+	// a cluster's campaign at about 125 million states (bench/results/older-stretch-20261124.md:
+	// 939 MB of index at 91 million).
 	var indexCap int64
 	if opt.StoreParts > 0 {
 		if given := c.GivenMemory(opt.Memory); given > 0 {
@@ -364,8 +364,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			// the index). Collected here, it does not set the heap's
 			// next goal: twice what was live at the load's last
 			// collection made an aged campaign's coordinator peak at
-			// 3.3 GB with 0.94 GB live (bench/results/README.md,
-			// "Keys in chunks").
+			// 3.3 GB with 0.94 GB live (bench/results/keys-in-chunks-20261125.md).
 			debug.FreeOSMemory()
 		}
 	}

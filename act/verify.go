@@ -20,8 +20,8 @@ import (
 // finding group is run again here, by the same Runner a worker uses, and
 // a result whose hits or fault differ from that run's is replaced by it
 // (states, hits, fault and all), counted (Report.Unreproduced) and
-// logged. What a forger can still do is in the README ("Running on a
-// cluster"): waste simulations, skew coverage with invented states, add
+// logged. What a forger can still do is in docs/cluster.md: waste
+// simulations, skew coverage with invented states, add
 // hits to groups that exist, hide findings of the configurations it runs.
 //
 // A hang, oom or crash cannot be run here without hanging or killing the
