@@ -114,7 +114,7 @@ func clampFloatWindow(v float64) uint32 {
 }
 
 // Vars lists the variables a gVisor CCA's records carry in
-// tcp.StateRecord.Vars, in order. For cubic, target, w_max, k, w_est and
+// observe.Record.Vars, in order. For cubic, target, w_max, k, w_est and
 // epoch_s have the names and units of ccai's cubic (so a condition written
 // for the native subject reads them the same way); gVisor's own w_c and
 // w_last_max follow. ccai's cnt and delay_min_ms have no counterpart in
