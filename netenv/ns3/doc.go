@@ -1,6 +1,6 @@
 // Package ns3 is the ns-3 subject: it runs simulation configurations G on
 // ns-3.37's own TCP models (Debian's libns3-dev) and streams their state
-// traces as tcp.StateRecords, so that campaigns, conditions and coverage
+// traces as observe.Records, so that campaigns, conditions and coverage
 // work on an implementation nobody here wrote.
 //
 // # Building and opening
