@@ -48,7 +48,7 @@ test:
 	step $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS); \
 	step $(GO) test -race -short -count=1 -timeout 25m $(RACE_PKGS); \
 	step $(GO) test -race -short -count=1 -timeout 10m -run 'AddBatches|Coarsen|Merge' ./coverage; \
-	step bash -c 'cd examples/custom-ccai && $(GO) build -o /dev/null . && $(GO) vet .'; \
+	step bash -c 'cd examples/custom-ccai && $(GO) build -o /dev/null . && $(GO) vet . && $(GO) test -count=1 .'; \
 	step $(MAKE) --no-print-directory custom-ccai-test; \
 	if [ $${#failed[@]} -gt 0 ]; then echo "make test: $${#failed[@]} step(s) failed:"; printf '  %s\n' "$${failed[@]}"; exit 1; fi; \
 	echo "make test: every step passed"

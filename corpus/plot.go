@@ -22,7 +22,7 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TracePlot collects the state of every flow over time and draws a
@@ -99,8 +99,8 @@ func (p *TracePlot) extraVars() []string {
 	return out
 }
 
-// Observe implements tcp.Observer.
-func (p *TracePlot) Observe(r *tcp.StateRecord) {
+// Observe implements observe.Observer.
+func (p *TracePlot) Observe(r *observe.Record) {
 	if p.flows == nil {
 		p.flows = map[int32]*flowTrace{}
 	}

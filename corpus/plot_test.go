@@ -12,7 +12,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 func TestConditionReads(t *testing.T) {
@@ -63,7 +63,7 @@ func TestTracePlot(t *testing.T) {
 	ti := SchemaFor("cubic").Index("target") - len(BaseVars)
 	for i := range 2000 {
 		for f := range int32(2) {
-			r := &tcp.StateRecord{Time: time.Duration(i) * 10 * time.Millisecond, Flow: f, Cwnd: uint32(10 + i%50 + int(f)),
+			r := &observe.Record{Time: time.Duration(i) * 10 * time.Millisecond, Flow: f, Cwnd: uint32(10 + i%50 + int(f)),
 				SSThresh: 30, SRTT: 40 * time.Millisecond, CAState: ccai.CAState(i / 100 % 5)}
 			if f == 0 {
 				r.Vars = make([]float64, nv)
