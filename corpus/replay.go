@@ -339,7 +339,7 @@ func WriteSimulation(ctx context.Context, subj netenv.Subject, seeds []*Seed, js
 	zw := gzipTo(&csv)
 	tr := netenv.NewCSVTrace(zw, subj.Capabilities(), first.CCAI[0])
 	var hits []TraceHit
-	var obs []tcp.Observer
+	var obs []observe.Observer
 	plots := make([]*TracePlot, len(seeds))
 	for i, s := range seeds {
 		if s.Finding != nil {
@@ -399,8 +399,8 @@ func recordedHit(f *Finding) (time.Duration, float64) {
 }
 
 // tees is one observer that passes each record to all of obs, in order.
-func tees(obs []tcp.Observer) tcp.Observer {
-	var t tcp.Observer = obs[len(obs)-1]
+func tees(obs []observe.Observer) observe.Observer {
+	var t observe.Observer = obs[len(obs)-1]
 	for i := len(obs) - 2; i >= 0; i-- {
 		t = tee{obs[i], t}
 	}
