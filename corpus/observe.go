@@ -63,11 +63,9 @@ func Observe(r *observe.Record, dst []float64) {
 }
 
 // observeBase fills dst[:len(observe.Base)], each slot from its
-// variable's Value.
+// variable's Value (observe.Values: the same, without a call per slot).
 func observeBase(r *observe.Record, dst []float64) {
-	for i, v := range observe.Base {
-		dst[i] = v.Value(r)
-	}
+	observe.Values(r, dst)
 }
 
 // Observe fills dst (len(s)) from a state record, each variable from its

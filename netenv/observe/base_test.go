@@ -74,3 +74,23 @@ func TestBaseValues(t *testing.T) {
 		t.Errorf("reason cell %q, want rto", got)
 	}
 }
+
+// TestValuesIsBase: the per-ACK fast path gives what every Base entry's
+// Value gives, for records whose fields are all distinct and non-zero.
+func TestValuesIsBase(t *testing.T) {
+	recs := []Record{
+		{Time: 1500 * time.Millisecond, Flow: 2, Cwnd: 11, SSThresh: 22, SRTT: 33 * time.Millisecond,
+			RTTVar: 44 * time.Microsecond, CAState: ccai.StateRecovery, PrevCAState: ccai.StateDisorder, PriorCwnd: 55,
+			InFlight: 66, Delivered: 77, RTO: 880 * time.Millisecond, PacingRate: 99},
+		{},
+	}
+	for _, r := range recs {
+		got := make([]float64, len(Base))
+		Values(&r, got)
+		for i, v := range Base {
+			if want := v.Value(&r); got[i] != want {
+				t.Errorf("%s: Values gives %v, Base's Value %v", v.Name, got[i], want)
+			}
+		}
+	}
+}
