@@ -3,6 +3,7 @@ package triage
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/actfuzz/actfuzz/act"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,34 +107,15 @@ func (r *Report) Markdown() string {
 			conf = fmt.Sprintf("confirmed in %d of %d groups", c.Confirmed, c.Groups)
 		}
 		fmt.Fprintf(&b, "- **%s** (%s): %s on %s/%s, %d groups, %d hits — %s; oracle %s; seed %s; plot %s\n",
-			c.Class, conf, code(c.Condition), code(c.Subject), code(c.CCAI), c.Groups, c.Hits,
-			oneLine(c.Why), code(cmpOr(c.Source, "a user's condition")), code(cmpOr(c.Minimized, c.Seed)), code(cmpOr(c.Plot, "none")))
+			c.Class, conf, act.MarkdownCode(c.Condition), act.MarkdownCode(c.Subject), act.MarkdownCode(c.CCAI), c.Groups, c.Hits,
+			act.OneLine(c.Why), act.MarkdownCode(cmpOr(c.Source, "a user's condition")), act.MarkdownCode(cmpOr(c.Minimized, c.Seed)), act.MarkdownCode(cmpOr(c.Plot, "none")))
 	}
 	b.WriteString("\n## Groups\n")
 	for i, res := range r.Results {
-		fmt.Fprintf(&b, "\n### %d. %s, %s\n\n", i+1, code(res.Condition), code(res.Seed))
+		fmt.Fprintf(&b, "\n### %d. %s, %s\n\n", i+1, act.MarkdownCode(res.Condition), act.MarkdownCode(res.Seed))
 		for _, s := range res.Steps {
-			fmt.Fprintf(&b, "- %s: %s — %s\n", s.Name, s.Outcome, oneLine(s.Detail))
+			fmt.Fprintf(&b, "- %s: %s — %s\n", s.Name, s.Outcome, act.OneLine(s.Detail))
 		}
 	}
 	return b.String()
-}
-
-// code is s as an inline code span on one line (CommonMark §6.1).
-func code(s string) string {
-	s = oneLine(s)
-	tick := "`"
-	for strings.Contains(s, tick) {
-		tick += "`"
-	}
-	return tick + " " + s + " " + tick
-}
-
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
 }
