@@ -2,11 +2,13 @@ package triage
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/linux"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
@@ -102,4 +104,38 @@ func (h *harnessObserver) check(res netenv.Result) (fails, notes []string) {
 	}
 	notes = append(notes, "receive window: not in the subject's records, not checked")
 	return fails, notes
+}
+
+// lateStats is a subject whose emulator measures how late it delivers
+// packets against its link model (the kernel subject: linux.Stats.Late).
+type lateStats interface{ LastStats() linux.Stats }
+
+// lateness checks the kernel emulator's one-way delay error of the run
+// just made: its p99 must stay under a fifth of the smallest configured
+// one-way delay (netenv/linux/doc.go measures 25–300 µs medians and a
+// p99 of 1.3–14 ms on a loaded machine), or the delays the finding saw
+// were not the configured ones.
+func lateness(subj netenv.Subject, cfg netenv.Config) (fail, note string) {
+	ls, ok := subj.(lateStats)
+	if !ok {
+		return "", ""
+	}
+	late := slices.Clone(ls.LastStats().Late)
+	if len(late) == 0 {
+		return "", "emulator lateness: no packet sampled"
+	}
+	slices.Sort(late)
+	p50, p99 := late[len(late)/2], late[len(late)*99/100]
+	minDelay := -1.0
+	for _, p := range cfg.Schedule {
+		if minDelay < 0 || p.Env.Delay < minDelay {
+			minDelay = p.Env.Delay
+		}
+	}
+	bound := time.Duration(minDelay / 5 * float64(time.Millisecond))
+	msg := fmt.Sprintf("emulator lateness: median %v, p99 %v over %d packets, against a bound of %v (a fifth of the %.1f ms one-way delay)", p50, p99, len(late), bound, minDelay)
+	if p99 > bound {
+		return msg, ""
+	}
+	return "", msg
 }

@@ -331,8 +331,10 @@ func (t *group) confirm(ctx context.Context, seed *corpus.Seed) error {
 // harness records the harness checks of the first replay.
 func (t *group) harness(h *harnessObserver, res netenv.Result) Step {
 	fails, notes := h.check(res)
-	if k := t.subj.Capabilities(); !k.Deterministic {
-		notes = append(notes, "emulator lateness: not checked (netenv/linux exposes no per-run lateness measure)")
+	if fail, note := lateness(t.subj, h.cfg); fail != "" {
+		fails = append(fails, fail)
+	} else if note != "" {
+		notes = append(notes, note)
 	}
 	t.ev.Harness = append(t.ev.Harness, fails...)
 	outcome := "ran"
