@@ -266,7 +266,14 @@ func (t *group) minimize(ctx context.Context, seed *corpus.Seed) (*corpus.Seed, 
 		return m, nil
 	}
 	t.res.Minimized, t.res.Plot = path, cmpOr(plotOf(path), t.res.Plot)
-	t.step("minimize", "ran", "%d runs: %d → %d phases, hit at %.3f s → %.3f s", rep.Runs, rep.PhasesFrom, rep.PhasesTo, float64(rep.HitFromNS)/1e9, float64(rep.HitToNS)/1e9)
+	detail := fmt.Sprintf("%d runs: %d → %d phases, hit at %.3f s → %.3f s", rep.Runs, rep.PhasesFrom, rep.PhasesTo, float64(rep.HitFromNS)/1e9, float64(rep.HitToNS)/1e9)
+	if rep.Runs >= t.opt.MinimizeRuns {
+		detail += fmt.Sprintf(" (capped at --minimize-runs %d: it may shrink further)", t.opt.MinimizeRuns)
+	}
+	if rep.Hung > 0 {
+		detail += fmt.Sprintf("; %d candidates went past the watchdog and counted as not hitting", rep.Hung)
+	}
+	t.step("minimize", "ran", "%s", detail)
 	return m, nil
 }
 
