@@ -12,7 +12,7 @@
 #
 # Environment: OUT (default out/hunt-SUBJECT-CCA-UTCTIME; an existing
 # campaign there is resumed), PROFILE (the campaign's profile:, default
-# linux), RUNS (triage --runs, default 20). Needs jq. Exit: 0 done, 2 bad
+# linux), RUNS (triage --runs, default 20), FIRST (first hits listed, 10). Needs jq. Exit: 0 done, 2 bad
 # arguments, 3 the campaign or the triage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,16 +40,21 @@ resume=()
 [ -f "$out/campaign.yaml" ] && resume=(--resume)
 echo "# hunt $subject $cca $duration: $out (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 rc=0
+t0=$SECONDS
 "$bin" run "$camp" --subject "$subject" --duration "$duration" --out "$out" "${resume[@]}" --json "$@" >"$out.run.json" || rc=$?
 [ $rc -le 1 ] || { echo "hunt.sh: run exited $rc" >&2; exit 3; }
 rc=0
+t1=$SECONDS
 "$bin" triage "$out" --runs "${RUNS:-20}" --json >"$out.triage.json" || rc=$?
 [ $rc -le 1 ] || { echo "hunt.sh: triage exited $rc" >&2; exit 3; }
-echo "subject $subject  cca $cca  duration $duration  dir $out"
+t2=$SECONDS
+echo "subject $subject  cca $cca  duration $duration  dir $out  (campaign $((t1 - t0)) s, triage $((t2 - t1)) s of wall time)"
 jq -r '.report | "sims \(.sims)  wall \(.wall_s | floor) s  regions at k=16: \(.regions["16"] // 0)  finding groups \(.findings)"' "$out.run.json"
 echo "findings by class (groups, of which confirmed):"
 jq -r '[.results // [] | group_by(.class)[] | {class: .[0].class, groups: length, confirmed: (map(select(.confirmed)) | length)}]
 	| if length == 0 then "  none" else .[] | "  \(.class): \(.groups) groups, \(.confirmed) confirmed" end' "$out.triage.json"
-echo "first hits (condition, sim, wall s, class):"
-jq -r '.results // [] | sort_by(.first_sim)[] | "  \(.condition)  sim \(.first_sim)  \(.first_wall_s * 10 | floor / 10) s  \(.class)"' "$out.triage.json"
+echo "first hits (condition, sim, wall s, class; the first ${FIRST:-10} groups):"
+jq -r --argjson n "${FIRST:-10}" '.results // [] | sort_by(.first_sim) | (.[:$n][] | "  \(.condition)  sim \(.first_sim)  \(.first_wall_s * 10 | floor / 10) s  \(.class)"), (if length > $n then "  … \(length - $n) more groups" else empty end)' "$out.triage.json"
+echo "first hit of each condition (sim, wall s):"
+jq -r '.results // [] | group_by(.condition)[] | min_by(.first_sim) | "  \(.condition)  sim \(.first_sim)  \(.first_wall_s * 10 | floor / 10) s"' "$out.triage.json"
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
