@@ -72,6 +72,8 @@ func exitHelp(cmd string) string {
 		ok, found = "the subjects agree", "the subjects differ"
 	case "confirm":
 		ok, found = "the condition held in at least one run", "it held in none"
+	case "triage":
+		ok, found = "triaged; no subject bug candidate or model bug", "a subject bug candidate or our model's bug (DIR/triage.md)"
 	case "sim":
 		ok, found = "done", "the subject faulted (a CCAI panic, a zero cwnd, …)"
 	}
