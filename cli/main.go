@@ -17,6 +17,7 @@
 //	actfuzz minimize SEED.json   shrink a finding's seed
 //	actfuzz diff SEED.json       one configuration on two subjects
 //	actfuzz confirm SEED.json    re-run a finding N times on a subject
+//	actfuzz triage DIR           classify each finding group's root cause
 //	actfuzz pkt SCRIPT.pkt       a packetdrill script against the native model
 //	actfuzz sym                  symbolic exploration of uncertain delays
 //	actfuzz worker --nats URL    a worker host of a cluster (without --nats: a
@@ -71,6 +72,8 @@ func exitHelp(cmd string) string {
 		ok, found = "the subjects agree", "the subjects differ"
 	case "confirm":
 		ok, found = "the condition held in at least one run", "it held in none"
+	case "triage":
+		ok, found = "triaged; no subject bug candidate or model bug", "a subject bug candidate or our model's bug (DIR/triage.md)"
 	case "sim":
 		ok, found = "done", "the subject faulted (a CCAI panic, a zero cwnd, …)"
 	}
@@ -94,6 +97,7 @@ func commands() []command {
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
 		{"confirm", "re-run a finding N times on a subject (the kernel: --subject linux) and count how often it held", runConfirm},
+		{"triage", "follow each finding group of a campaign to a root cause: actfuzz triage DIR [--runs N] [--json] (DIR/triage.md)", runTriage},
 		{"pkt", "run a packetdrill script (or every script under a directory) against the native model: actfuzz pkt SCRIPT.pkt|DIR [--profile linux]", runPkt},
 		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", runSym},
 		{"store", "keep a part of a cluster campaign's coverage store: actfuzz store --nats URL --part J (run --store-parts N)", runStore},

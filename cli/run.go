@@ -26,6 +26,7 @@ import (
 	"github.com/actfuzz/actfuzz/internal/capread"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/report"
+	"github.com/actfuzz/actfuzz/triage"
 )
 
 // loadCampaign reads the campaign argument, or the embedded default, for
@@ -144,6 +145,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	lag := fs.Int("lag", 0, "batches of 64 configurations chosen ahead of the merge; results depend on it (0: the checkpoint's when resuming, else 2, or 8 with --nats)")
 	storeParts := fs.Int("store-parts", 0, "with --nats: split the coverage store into `N` parts (1 to 16) kept by `actfuzz store --nats URL --part J` processes, J = 0…N-1, so that the coordinator does not merge every visit; results do not depend on it (0: the coordinator keeps the whole store)")
 	campaignID := fs.String("campaign-id", "", "with --nats: the id that names the campaign's streams (default: derived from --out, the campaign file and --method)")
+	doTriage := fs.Bool("triage", false, "after the campaign, triage its findings as `actfuzz triage DIR` does (minimizing and replaying each group on every subject that has its CCA: it can take as long as the campaign, so it is off by default)")
 	cpuProfile := fs.String("cpuprofile", "", "write this process's CPU profile (go tool pprof) to `FILE`: what a coordinator costs per simulation")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
@@ -317,6 +319,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printSteps(stdout, rep)
 		printFindings(stdout, rep, *out)
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, report.Dir, "index.html"))
+	}
+	if *doTriage && ctx.Err() == nil && len(rep.Findings) > 0 {
+		topt := triage.Options{Runs: 20, Watchdog: iso.Watchdog, Open: openSubject, Log: opt.Logger}
+		if code := triageDir(ctx, *out, topt, false, stderr, stderr); code == exitUsage || code == exitInternal {
+			return code
+		}
 	}
 	for _, f := range rep.Findings {
 		if f.Seed.Finding.Kind == "condition" {
