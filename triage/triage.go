@@ -223,8 +223,15 @@ func (t *group) departure() {
 			t.ev.Departure = fmt.Sprintf("%s does not apply on %s: %s", o.Name, k, why)
 		}
 	}
-	if why, ok := o.ExceptCCAs[netenv.NativeCapabilities().NativeName(t.CCAI)]; ok {
+	native := netenv.NativeCapabilities().NativeName(t.CCAI)
+	if why, ok := o.ExceptCCAs[native]; ok {
 		t.ev.Departure = fmt.Sprintf("%s does not apply to %s: %s", o.Name, t.CCAI, why)
+	}
+	// The native model at profile linux follows Linux where the oracle
+	// reports Linux's own departure: such a hit is that departure. (On
+	// the kernel the same hit stays a finding of Linux's: docs/bugs.)
+	if subj == "native" && cmpOr(t.Seed.Profile, ccai.ProfileNames[ccai.ProfileLinux]) == ccai.ProfileNames[ccai.ProfileLinux] && slices.Contains(o.ReportsLinux, native) {
+		t.ev.Departure = fmt.Sprintf("%s on %s at profile linux follows Linux, whose departure the oracle reports: %s", o.Name, t.CCAI, o.Linux)
 	}
 	switch {
 	case t.ev.Departure != "":
