@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"testing"
@@ -186,6 +187,18 @@ func BenchmarkCoordinatorReplay(b *testing.B) {
 	b.Logf("recorded %d simulations: %s; one worker: %.1f sims per CPU second", budget, want, workerRate)
 	var cpu time.Duration
 	sims := 0
+	// COORD_PROFILE names a CPU profile of the replays only.
+	if path := os.Getenv("COORD_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	b.ResetTimer()
 	for b.Loop() {
 		cpu0 := processCPU()

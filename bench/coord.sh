@@ -13,26 +13,27 @@ cd "$(dirname "$0")/.."
 SIMS=${1:-320}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+[ -n "${KEEP:-}" ] && trap - EXIT && echo "profile in $tmp"
 echo "load before: $(cat /proc/loadavg)"
-COORD_SIMS=$SIMS go test -run '^$' -bench '^BenchmarkCoordinatorReplay$' -benchtime 3x \
-	-cpuprofile "$tmp/cpu.pprof" -o "$tmp/act.test" ./act/ | tee "$tmp/bench.txt" | grep -v '^ \|condition '
+COORD_PROFILE=$tmp/cpu.pprof COORD_SIMS=$SIMS go test -run '^$' -bench '^BenchmarkCoordinatorReplay$' -benchtime 3x \
+	-o "$tmp/act.test" ./act/ | tee "$tmp/bench.txt" | grep -v '^ \|condition '
 echo "load after: $(cat /proc/loadavg)"
-# The profile covers the recording too: only the replay's Run is kept
-# (focus on the replayer's campaign: Run called from the benchmark loop
-# after the recording; the recording's simulations are the worker's).
+# The profile covers the replays only (COORD_PROFILE). The verifier's
+# replays of new findings run simulations on the coordinator, as with any
+# Executor (verify.go); not with local workers: they are apart.
 total() { go tool pprof -top -nodefraction=0 -edgefraction=0 "$@" "$tmp/act.test" "$tmp/cpu.pprof" 2>/dev/null |
 	sed -n 's/^Showing nodes accounting for \([^,]*\),.*/\1/p'; }
 sims=$(( SIMS * 3 ))
-ign='resultRecorder|\(\*worker\)\.run|Runner\)\.Run'
 part() { # name, focus regexp
-	t=$(total -focus="$2" -ignore="$ign")
+	t=$(total -focus="$2")
 	printf '%-22s %10s  (%s)\n' "$1" "${t:-0}" "$2"
 }
-echo "coordinator CPU over $sims replayed simulations (profile samples; the recording's workers ignored):"
-part all 'act\.Run$'
+echo "coordinator CPU over $sims replayed simulations (profile samples):"
+part all '.'
 part selection 'selector\)\.nextBatch'
 part merge 'AddBatches|AddNews|coverage\.\(\*merger'
-part conditions/oracles 'verifier|addFinding|addFault|newGroup|writeFinding'
+part conditions/oracles 'addFinding|addFault|newGroup|writeFinding'
+part verifier-replays 'verifier'
 part checkpoint 'saveCheckpoint|writeStatus|writeOutputs|configLog'
 part I/O 'fromMessage|UnmarshalBinary|newExternal'
 part GC 'runtime\.gcBgMarkWorker'
