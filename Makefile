@@ -40,7 +40,7 @@ run:
 	@echo "make run: building $(BIN) (on empty caches a first build takes minutes: docs/first-run.md)"
 	@$(MAKE) --no-print-directory build
 	@out=out/make-run-$$(date -u +%Y%m%dT%H%M%SZ); \
-	echo "make run: an ACT campaign of $(or $(RUN_BUDGET),2000) simulations (examples/make-run.yaml; at most $(RUN_MAX_DURATION)) into $$out"; \
+	echo "make run: an ACT campaign of $(or $(RUN_BUDGET),$$(sed -n 's/^budget: *//p' examples/make-run.yaml)) simulations (examples/make-run.yaml; at most $(RUN_MAX_DURATION)) into $$out"; \
 	s=0; $(BIN) run examples/make-run.yaml $(if $(RUN_BUDGET),--budget $(RUN_BUDGET)) --duration $(RUN_MAX_DURATION) --out $$out || s=$$?; \
 	if [ $$s -le 1 ]; then echo "make run: done (exit $$s); findings: $$out/findings.md, coverage: $$out/coverage/table.md"; \
 	  echo "make run: report: $$out/report/index.html"; fi; \
