@@ -10,7 +10,8 @@
 # each package's ok/FAIL line, and the output of failed tests only.
 set -o pipefail
 label=$1; shift
-every=${TALK_EVERY:-10}
+# 8 s: a line at most every 10 s also when a loaded machine delays this loop
+every=${TALK_EVERY:-8}
 # Modules with a zip hash in go.sum: at most this many downloads.
 mods=$(grep -v '/go.mod ' go.sum 2>/dev/null | awk '{print $1}' | sort -u | wc -l)
 start=$SECONDS
