@@ -829,6 +829,11 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				}
 			}
 			rep.Sims++
+			// Writing a batch's findings can take a minute: the status
+			// goes on meanwhile.
+			if err := live(false); err != nil {
+				return rep, err
+			}
 		}
 		pending = append(pending[:0], pending[n:]...)
 		if m, ok := ex.(interface{ merged(int) }); ok {
