@@ -108,7 +108,7 @@ custom-ccai-test: build
 	echo "custom-ccai-test: out-of-tree build, list, run (isolated workers), replay: ok"
 
 ## nats: the NATS server (with JetStream) that a cluster campaign runs on,
-## installed into $(go env GOPATH)/bin (README, "Running on a cluster").
+## installed into $(go env GOPATH)/bin (docs/cluster.md).
 NATS_SERVER_VERSION ?= v2.15.2
 nats:
 	$(GO) install github.com/nats-io/nats-server/v2@$(NATS_SERVER_VERSION)

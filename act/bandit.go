@@ -105,7 +105,8 @@ func (b *stepBandit) reward(s Step, r float64) {
 // Why two levels: rewarding only a new region at k = 16 gave nine
 // simulations in ten to concatenation, whose runs replay their prefix
 // through states already seen, and coverage at k = 1 fell below random
-// testing's (8.9 M against 14.2 M states at budget 10,000, bench/results).
+// testing's (8.9 M against 14.2 M states at budget 10,000,
+// bench/results/usecases-sooner-20261123.md).
 // Estimation yields about as many fine states per simulation as random
 // sampling and eight times as many regions at k = 16, and concatenation
 // the most at k = 16 and the fewest fine ones: scoring both levels keeps

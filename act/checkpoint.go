@@ -310,12 +310,7 @@ func loadCheckpoint(dir string, c *Campaign, method string, sel *selector, rep *
 	rep.Sims = cp.Sims
 	rep.StepSims, rep.StepRegions, rep.Capped, rep.StatesDropped = cp.StepSims, cp.StepRegions, cp.Capped, cp.StatesDropped
 	*rep.Series = cp.Series
-	for _, g := range cp.Groups {
-		seed := g.Seed
-		grp := &FindingGroup{Seed: &seed, Count: g.Count, Path: FindingPath(dir, g.Path), key: g.Key, FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall}
-		groups[g.Key] = grp
-		rep.Findings = append(rep.Findings, grp)
-	}
+	rep.Findings = loadGroups(dir, cp.Groups, groups)
 	if parts == nil {
 		return true, nil, func() {}, nil
 	}

@@ -23,7 +23,7 @@ import (
 // (8 bytes per 64 simulations), and a read reads that block, through a
 // one-block cache, and decodes its record alone: the selector's reads are
 // random, and decoding all 64 records of a block per read was a third of
-// the selector's time in an aged campaign (bench/results, "Selection"). The
+// the selector's time in an aged campaign (bench/results/selection-older-campaign-20261124.md). The
 // log file is the campaign's coverage/configs-METHOD.log (a checkpoint
 // records how many of its records it covers), or a temporary file when the
 // campaign writes nothing.

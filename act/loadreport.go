@@ -67,10 +67,6 @@ func LoadReport(dir, method string) (*Report, error) {
 	if cp.Run.Sym != nil {
 		rep.Symbolic = &cp.Run.Sym.SymbolicStats
 	}
-	for _, g := range cp.Groups {
-		seed := g.Seed
-		rep.Findings = append(rep.Findings, &FindingGroup{Seed: &seed, Count: g.Count, Path: FindingPath(dir, g.Path), key: g.Key,
-			FirstSim: g.FirstSim, Step: g.Step, FirstWall: g.FirstWall})
-	}
+	rep.Findings = loadGroups(dir, cp.Groups, map[string]*FindingGroup{})
 	return rep, nil
 }

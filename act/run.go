@@ -133,8 +133,9 @@ type Status struct {
 	Duration time.Duration `json:"-"`
 }
 
-// FindingGroup is a set of near-duplicate hits: same condition, same region
-// of S at k = 128. The first hit is kept as the seed.
+// FindingGroup is a set of hits of one root cause (rootCause: the same
+// condition, CCAI, subject, flow role and state-machine phase). The first
+// hit is kept as the seed.
 type FindingGroup struct {
 	Seed  *corpus.Seed
 	Count int
@@ -293,8 +294,8 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// instead, and a merge that takes it over is the campaign's last
 	// (ErrIndexCapped); each part has a cap of its own (ErrStoreCapped).
 	// The default budget, made for a whole store that coarsens, would end
-	// a cluster's campaign at about 125 million states (bench/results'
-	// "An older stretch": 939 MB of index at 91 million).
+	// a cluster's campaign at about 125 million states (bench/results/older-stretch-20261124.md:
+	// 939 MB of index at 91 million).
 	var indexCap int64
 	if opt.StoreParts > 0 {
 		if given := c.GivenMemory(opt.Memory); given > 0 {
@@ -365,8 +366,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			// the index). Collected here, it does not set the heap's
 			// next goal: twice what was live at the load's last
 			// collection made an aged campaign's coordinator peak at
-			// 3.3 GB with 0.94 GB live (bench/results/README.md,
-			// "Keys in chunks").
+			// 3.3 GB with 0.94 GB live (bench/results/keys-in-chunks-20261125.md).
 			debug.FreeOSMemory()
 		}
 	}
@@ -631,7 +631,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			}
 		}
 		for _, f := range w.findings {
-			if err := rep.newGroup(opt, groups, f.key, f.seed, t.Idx, StepSymbolic, fmt.Sprintf("-sym-b%d", f.branch), log); err != nil {
+			// Each branch is a simulation of its own (its pinned delays).
+			grp := rep.newGroup(groups, f.key, f.seed, t.Idx, StepSymbolic)
+			if err := rep.writeFindings(opt, []*FindingGroup{grp}, t.Idx, fmt.Sprintf("-sym-b%d", f.branch), log); err != nil {
 				symErr = cmp.Or(symErr, err)
 				return
 			}
@@ -818,15 +820,19 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			if r.dropped > 0 {
 				rep.StatesDropped++
 			}
+			var opened []*FindingGroup // the groups this simulation opens
 			for _, h := range r.hits {
-				if err := rep.addFinding(c, opt, groups, r.idx, g, h, log); err != nil {
-					return rep, err
+				if grp := rep.addFinding(c, groups, r.idx, g, h); grp != nil {
+					opened = append(opened, grp)
 				}
 			}
 			if r.fault != nil {
-				if err := rep.addFault(c, opt, groups, r.idx, g, r.fault, log); err != nil {
-					return rep, err
+				if grp := rep.addFault(c, groups, r.idx, g, r.fault); grp != nil {
+					opened = append(opened, grp)
 				}
+			}
+			if err := rep.writeFindings(opt, opened, r.idx, "", log); err != nil {
+				return rep, err
 			}
 			rep.Sims++
 			// Writing a batch's findings can take a minute: the status

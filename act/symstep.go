@@ -576,7 +576,7 @@ func (s *symStep) hung(t *symTrigger, base *corpus.Seed, opt *corpus.SymSeedOpti
 	ns.Version = corpus.SeedVersion
 	ns.SymWindow = corpus.NewSymWindow(opt, s.watchdog)
 	ns.Finding = &corpus.Finding{Kind: corpus.FaultHang, TimeNS: t.At, Detail: fmt.Sprintf("symbolic window 'last %d before hit' at %v: no simulation of the window finished within the watchdog of %v (wall clock); which branch hung is not known, and an ordinary run of this configuration does not hang: actfuzz replay explores the window (symbolic_window) again under the watchdog", s.spec.N, time.Duration(t.At), s.watchdog)}
-	add(&symWindow{repeats: map[string]int{}, findings: []symFinding{{key: "fault|" + corpus.FaultHang + "|symbolic", seed: &ns}}}, t)
+	add(&symWindow{repeats: map[string]int{}, findings: []symFinding{{key: symHangKey, seed: &ns}}}, t)
 }
 
 // charge counts events against the budget in simulation-equivalents:
@@ -602,7 +602,7 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 	}
 	for _, h := range out.Hits {
 		w.hits++
-		key := hitKey(s.c.Space, h)
+		key := hitKey(s.c, s.run.Subject().Name(), h)
 		if in, err := known(key); err != nil {
 			return err
 		} else if in {
@@ -625,7 +625,7 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 			continue
 		}
 		// The replay's hit is the seed's finding: group by its state.
-		key = h.Condition + "|" + regionKey(s.c.Space, ws.Finding.State)
+		key = groupKey(ws)
 		if in, err := known(key); err != nil {
 			return err
 		} else if in {
@@ -636,7 +636,7 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 		w.findings = append(w.findings, symFinding{key: key, seed: ws, branch: pin.Branch})
 	}
 	if f := out.Fault; f != nil {
-		key := faultKey(f)
+		key := faultKey(s.c, s.run.Subject().Name(), f)
 		if in, err := known(key); err != nil {
 			return err
 		} else if in {

@@ -34,7 +34,21 @@ type TriageGroup struct {
 	Seed       string  `json:"seed,omitempty"`
 	Replay     string  `json:"replay,omitempty"`
 	Minimize   string  `json:"minimize,omitempty"`
+	// Since findings.json version 2: the group's place among all the
+	// campaign's groups, most important first (Report.Ranked); its root
+	// cause (rootCause) in words; and its seed's stored trace, trimmed or
+	// not (the whole one: Replay with --trace FILE).
+	Rank         int    `json:"rank"`
+	RootCause    string `json:"root_cause"`
+	Trace        string `json:"trace,omitempty"`
+	TraceTrimmed bool   `json:"trace_trimmed,omitempty"`
 }
+
+// TriageVersion is the version of findings.json. Version 2 added rank,
+// root_cause, trace and trace_trimmed to the groups and orders conditions
+// and groups most important first (version 1: conditions by name, groups
+// by first simulation); no field was removed or changed.
+const TriageVersion = 2
 
 // TriageCondition is one condition (or fault kind) in findings.json.
 type TriageCondition struct {
@@ -64,23 +78,65 @@ func oracleOf(f *corpus.Finding) (oracle.Oracle, bool) {
 	return o, ok && o.Source == f.Source
 }
 
-// Triage summarizes the findings per condition: groups with their counts,
-// first hits, flows, CCAIs and subject, and the commands that replay and
-// minimize them. program starts those commands.
+// severity ranks a finding's kind, most important first: a fault of the
+// CCAI (a panic, a crash, a NaN or zero cwnd, a hang, memory); a
+// condition of the campaign file's own (what its author is looking for:
+// the paper's use cases in make run's); a broken rule of a standard (a
+// conformance oracle, on by default); a performance oracle (the rules
+// kept, the outcome bad); then what says more about the campaign or the
+// harness than about the CCAI (the event cap, a refused configuration, a
+// condition that failed to run).
+func severity(f *corpus.Finding) int {
+	switch f.Kind {
+	case "condition":
+		o, ok := oracleOf(f)
+		switch {
+		case !ok:
+			return 1
+		case o.Kind == oracle.Performance:
+			return 3
+		}
+		return 2
+	case "event-cap", "refused", corpus.FaultCondition:
+		return 4
+	}
+	return 0
+}
+
+// Ranked are the finding groups most important first: by severity, then
+// by hits (a cause found often is found robustly), then by the first
+// simulation that found them.
+func (r *Report) Ranked() []*FindingGroup {
+	gs := slices.Clone(r.Findings)
+	slices.SortStableFunc(gs, func(a, b *FindingGroup) int {
+		return cmp.Or(cmp.Compare(severity(a.Seed.Finding), severity(b.Seed.Finding)), cmp.Compare(b.Count, a.Count), cmp.Compare(a.FirstSim, b.FirstSim))
+	})
+	return gs
+}
+
+// Title is what a group is a finding of: its condition, or "fault: kind"
+// (and a faulty condition's name).
+func (g *FindingGroup) Title() string {
+	f := g.Seed.Finding
+	switch f.Kind {
+	case "condition":
+		return f.Condition
+	case corpus.FaultCondition:
+		return "fault-" + f.Kind + ": " + f.Condition
+	}
+	return "fault-" + f.Kind
+}
+
+// Triage summarizes the findings per condition, most important first
+// (Ranked): groups with their counts, root causes, first hits, flows,
+// CCAIs and subject, and the commands that replay and minimize them.
+// program starts those commands.
 func (r *Report) Triage(program string) []TriageCondition {
 	byCond := map[string]*TriageCondition{}
 	var order []string
-	for _, g := range r.Findings {
+	for i, g := range r.Ranked() {
 		f := g.Seed.Finding
-		name := f.Condition
-		switch f.Kind {
-		case "condition":
-		case corpus.FaultCondition:
-			// One entry a faulty condition: its name and expression.
-			name = "fault-" + f.Kind + ": " + f.Condition
-		default:
-			name = "fault-" + f.Kind
-		}
+		name := g.Title()
 		tc, ok := byCond[name]
 		if !ok {
 			tc = &TriageCondition{Condition: name, Kind: f.Kind, When: f.When, Source: f.Source}
@@ -91,25 +147,25 @@ func (r *Report) Triage(program string) []TriageCondition {
 			order = append(order, name)
 		}
 		tg := TriageGroup{Hits: g.Count, FirstSim: g.FirstSim, FirstWallS: g.FirstWall.Seconds(), Step: g.Step.String(),
-			Flow: f.Flow, Subject: g.Seed.Subject, AtS: float64(f.TimeNS) / 1e9, Seed: g.Path}
+			Flow: f.Flow, Subject: g.Seed.Subject, AtS: float64(f.TimeNS) / 1e9, Seed: g.Path, Rank: i + 1, RootCause: g.RootCause()}
 		if f.Flow >= 0 && f.Flow < len(g.Seed.CCAI) {
 			tg.CCAI = g.Seed.CCAI[f.Flow]
 		}
 		if g.Path != "" {
-			tg.Replay = program + " replay " + shellQuote(g.Path)
+			tg.Replay = program + " replay " + ShellQuote(g.Path)
 			if f.Kind == "condition" {
-				tg.Minimize = program + " minimize " + shellQuote(g.Path)
+				tg.Minimize = program + " minimize " + ShellQuote(g.Path)
+			}
+			if f.Trace != nil {
+				tg.Trace, tg.TraceTrimmed = f.TracePath(g.Path), f.Trace.Trimmed
 			}
 		}
 		tc.Hits += g.Count
 		tc.Groups = append(tc.Groups, tg)
 	}
-	slices.Sort(order)
 	out := make([]TriageCondition, 0, len(order))
 	for _, name := range order {
-		tc := byCond[name]
-		slices.SortStableFunc(tc.Groups, func(a, b TriageGroup) int { return cmp.Compare(a.FirstSim, b.FirstSim) })
-		out = append(out, *tc)
+		out = append(out, *byCond[name])
 	}
 	return out
 }
@@ -121,7 +177,7 @@ func (r *Report) writeTriage(dir string) error {
 	}
 	prog := cmp.Or(r.program, "actfuzz")
 	tr := r.Triage(prog)
-	b, err := json.MarshalIndent(map[string]any{"method": r.Method, "sims": r.Sims, "conditions": tr}, "", "  ")
+	b, err := json.MarshalIndent(map[string]any{"version": TriageVersion, "method": r.Method, "sims": r.Sims, "conditions": tr}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("findings.json: %w", err)
 	}
@@ -144,7 +200,8 @@ func triageMarkdown(method string, sims int, tr []TriageCondition) string {
 		b.WriteString("None yet.\n")
 		return b.String()
 	}
-	b.WriteString("| condition | source | groups | hits |\n|---|---|---|---|\n")
+	writeTop(&b, tr)
+	b.WriteString("\n## Conditions\n\n| condition | source | groups | hits |\n|---|---|---|---|\n")
 	for _, tc := range tr {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", mdText(tc.Condition), mdText(tc.Source), len(tc.Groups), tc.Hits)
 	}
@@ -159,11 +216,11 @@ func triageMarkdown(method string, sims int, tr []TriageCondition) string {
 			fmt.Fprintf(&b, "source: %s\n\n", mdText(tc.Source))
 		}
 		if tc.When != "" {
-			fmt.Fprintf(&b, "%s: %s, %s\n\n", mdCode(tc.When), plural(len(tc.Groups), "group"), plural(tc.Hits, "hit"))
+			fmt.Fprintf(&b, "%s: %s, %s\n\n", mdCode(tc.When), Plural(len(tc.Groups), "group"), Plural(tc.Hits, "hit"))
 		}
-		b.WriteString("| # | hits | first hit: sim, wall | step | flow | CCAI | subject | at (sim time) | seed |\n|---|---|---|---|---|---|---|---|---|\n")
-		for i, g := range tc.Groups {
-			fmt.Fprintf(&b, "| %d | %d | %d, %.1f s | %s | %d | %s | %s | %.3f s | %s |\n", i+1, g.Hits, g.FirstSim, g.FirstWallS, mdText(g.Step), g.Flow, mdText(g.CCAI), mdText(g.Subject), g.AtS, mdCell(g.Seed))
+		b.WriteString("| rank | root cause | hits | first hit: sim, wall | step | flow | at (sim time) | seed |\n|---|---|---|---|---|---|---|---|\n")
+		for _, g := range tc.Groups {
+			fmt.Fprintf(&b, "| %d | %s | %d | %d, %.1f s | %s | %d | %.3f s | %s |\n", g.Rank, mdText(g.RootCause), g.Hits, g.FirstSim, g.FirstWallS, mdText(g.Step), g.Flow, g.AtS, mdCell(g.Seed))
 		}
 		var cmds strings.Builder
 		for _, g := range tc.Groups {
@@ -178,6 +235,39 @@ func triageMarkdown(method string, sims int, tr []TriageCondition) string {
 		fmt.Fprintf(&b, "\n%ssh\n%s%s\n", fence, cmds.String(), fence)
 	}
 	return b.String()
+}
+
+// TopGroups is how many groups a summary lists (findings.md, the
+// terminal at the end of a run, the report's first screen).
+const TopGroups = 5
+
+// writeTop is findings.md's summary: the conditions hit, the groups, and
+// the TopGroups most important with the command that replays each.
+func writeTop(b *strings.Builder, tr []TriageCondition) {
+	groups, hits := 0, 0
+	top := make([]TriageGroup, 0, TopGroups)
+	titles := map[int]string{}
+	for _, tc := range tr {
+		groups += len(tc.Groups)
+		hits += tc.Hits
+		for _, g := range tc.Groups {
+			titles[g.Rank] = tc.Condition
+			top = append(top, g)
+		}
+	}
+	slices.SortFunc(top, func(a, b TriageGroup) int { return cmp.Compare(a.Rank, b.Rank) })
+	fmt.Fprintf(b, "%s hit, %s (one a root cause: docs/findings.md), %s. Most important first:\n\n", Plural(len(tr), "condition"), Plural(groups, "group"), Plural(hits, "hit"))
+	var cmds strings.Builder
+	for _, g := range top[:min(len(top), TopGroups)] {
+		fmt.Fprintf(b, "%d. %s: %s (%s)\n", g.Rank, mdText(titles[g.Rank]), mdText(g.RootCause), Plural(g.Hits, "hit"))
+		if g.Replay != "" {
+			fmt.Fprintf(&cmds, "%s\n", oneLine(g.Replay))
+		}
+	}
+	if cmds.Len() > 0 {
+		fence := mdFence(cmds.String())
+		fmt.Fprintf(b, "\nReplay them, in that order:\n\n%ssh\n%s%s\n", fence, cmds.String(), fence)
+	}
 }
 
 // mdText is s as Markdown text that renders as itself: <, > and & as
@@ -265,9 +355,9 @@ func oneLine(s string) string {
 	}, s)
 }
 
-// shellQuote quotes a path for a shell when it needs it, so that a
+// ShellQuote quotes a path for a shell when it needs it, so that a
 // printed command runs as printed.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:=@", r))
 	}) < 0 {
@@ -276,8 +366,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// plural is "1 hit", "2 hits".
-func plural(n int, noun string) string {
+// Plural is "1 hit", "2 hits".
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return fmt.Sprintf("1 %s", noun)
 	}

@@ -38,10 +38,14 @@ window: 8
 		t.Fatal(err)
 	}
 	var tj struct {
+		Version    int               `json:"version"`
 		Conditions []TriageCondition `json:"conditions"`
 	}
 	if err := json.Unmarshal(b, &tj); err != nil {
 		t.Fatal(err)
+	}
+	if tj.Version != TriageVersion {
+		t.Errorf("findings.json version %d, want %d", tj.Version, TriageVersion)
 	}
 	if len(tj.Conditions) != 1 || tj.Conditions[0].Condition != "any" {
 		t.Fatalf("conditions %+v, want only \"any\"", tj.Conditions)
@@ -54,7 +58,10 @@ window: 8
 	if tc.Hits != hits || len(tc.Groups) != len(rep.Findings) {
 		t.Errorf("%d hits in %d groups, want %d in %d", tc.Hits, len(tc.Groups), hits, len(rep.Findings))
 	}
-	for _, g := range tc.Groups {
+	for i, g := range tc.Groups {
+		if _, err := os.Stat(g.Trace); err != nil || g.Rank != i+1 || g.RootCause == "" {
+			t.Errorf("group %d: rank %d, root cause %q, trace %q (trimmed %v): %v", i, g.Rank, g.RootCause, g.Trace, g.TraceTrimmed, err)
+		}
 		if g.CCAI != []string{"reno", "cubic"}[g.Flow] || g.Subject != "native" || g.FirstSim < 0 || g.FirstSim >= 8 || g.Step == "" ||
 			!strings.HasPrefix(g.Replay, "mycca replay ") || !strings.HasPrefix(g.Minimize, "mycca minimize ") || g.Seed == "" {
 			t.Errorf("group %+v", g)

@@ -20,8 +20,8 @@ import (
 // finding group is run again here, by the same Runner a worker uses, and
 // a result whose hits or fault differ from that run's is replaced by it
 // (states, hits, fault and all), counted (Report.Unreproduced) and
-// logged. What a forger can still do is in the README ("Running on a
-// cluster"): waste simulations, skew coverage with invented states, add
+// logged. What a forger can still do is in docs/cluster.md: waste
+// simulations, skew coverage with invented states, add
 // hits to groups that exist, hide findings of the configurations it runs.
 //
 // A hang, oom or crash cannot be run here without hanging or killing the
@@ -60,9 +60,9 @@ func (v *verifier) batch(ctx context.Context, arrived map[int]result, base, n in
 	isNew := func(key string) bool { return groups[key] == nil && !seen[key] }
 	for i := base; i < base+n; i++ {
 		r := arrived[i]
-		opens := r.fault != nil && isNew(faultKey(r.fault))
+		opens := r.fault != nil && isNew(faultKey(v.c, v.runner.Subject().Name(), r.fault))
 		for _, h := range r.hits {
-			opens = opens || isNew(hitKey(v.c.Space, h))
+			opens = opens || isNew(hitKey(v.c, v.runner.Subject().Name(), h))
 		}
 		if opens {
 			own, err := v.check(ctx, r, pending[i-base])
@@ -78,10 +78,10 @@ func (v *verifier) batch(ctx context.Context, arrived map[int]result, base, n in
 			}
 		}
 		if r.fault != nil {
-			seen[faultKey(r.fault)] = true
+			seen[faultKey(v.c, v.runner.Subject().Name(), r.fault)] = true
 		}
 		for _, h := range r.hits {
-			seen[hitKey(v.c.Space, h)] = true
+			seen[hitKey(v.c, v.runner.Subject().Name(), h)] = true
 		}
 	}
 	return nil

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/cluster.sh N…: a cluster on this machine, started as users would
-# (README, "Running on a cluster"): the nats-server binary (`make nats`),
+# (docs/cluster.md): the nats-server binary (`make nats`),
 # N worker hosts `actfuzz worker --nats URL --procs PROCS` (default 1) and one coordinator
 # `actfuzz run CAMPAIGN --nats URL`. For each N it reports sims/s and the
 # coordinator's CPU per simulation, and once the CPU per simulation of a

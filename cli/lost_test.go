@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/actfuzz/actfuzz/corpus"
 	"math"
 	"os"
 	"path/filepath"
@@ -108,11 +109,15 @@ func TestFaultFindingArtifacts(t *testing.T) {
 	if len(seeds) == 0 {
 		t.Fatalf("no fault seed (stderr %q)", errs)
 	}
-	base := strings.TrimSuffix(seeds[0], ".json")
-	for _, ext := range []string{".csv", ".png"} {
-		if _, err := os.Stat(base + ext); err != nil {
-			t.Errorf("fault finding without %s", ext)
-		}
+	if _, err := os.Stat(strings.TrimSuffix(seeds[0], ".json") + ".png"); err != nil {
+		t.Error("fault finding without its plot")
+	}
+	s, err := corpus.ReadSeed(seeds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Finding.TracePath(seeds[0])); s.Finding.Trace == nil || err != nil {
+		t.Errorf("fault finding without its trace: %+v", s.Finding.Trace)
 	}
 	b, _ := os.ReadFile(seeds[0])
 	if strings.Contains(string(b), `"time_ns": 0,`) {

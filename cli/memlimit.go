@@ -27,7 +27,7 @@ func setMemoryLimit(ctx context.Context, c *act.Campaign, flag int64, log *slog.
 	debug.SetMemoryLimit(limit)
 	go watchHeap(ctx, uint64(limit), readHeap, heapEvery, func(h heapReading, perSecond float64) {
 		log.Warn("memory: the heap is near the runtime's soft limit, so the garbage collector runs without rest; "+
-			"the results waiting for their merge and the batches kept for reuse are not in the budget (README, \"Memory\"): "+
+			"the results waiting for their merge and the batches kept for reuse are not in the budget (docs/campaigns.md, \"Memory\"): "+
 			"raise memory: (or --memory), or lower --lag",
 			"live_mb", h.live>>20, "soft_limit_mb", uint64(limit)>>20, "collections_per_s", int(perSecond))
 	})

@@ -128,7 +128,8 @@ func TestRunConsoleFindings(t *testing.T) {
 	if code != exitFound {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"flow 0 (reno) on native", "summary: " + filepath.Join(out, "findings.md")} {
+	for _, want := range []string{"findings: 1 condition hit, 1 group (one a root cause)", "1. c ×", "flow 0: reno on native, alone, in slow start",
+		" replay " + filepath.Join(out, "findings", "c", "act-"), "every group's commands: " + filepath.Join(out, "findings.md")} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,7 @@ import (
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("actfuzz replay", flag.ContinueOnError)
-	tracePath := fs.String("trace", "", "write the state trace as CSV to `FILE.csv`")
+	tracePath := fs.String("trace", "", "write the whole state trace as CSV to `FILE.csv` (gzip-compressed when FILE ends in .gz; a finding's stored trace is trimmed to the hits)")
 	plotPath := fs.String("plot", "", "write a plot of cwnd, ssthresh and ca_state to `FILE.png` (or .svg)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	runs := fs.Int("runs", 10, "runs of a seed whose subject is not deterministic (linux): how often its condition holds, as actfuzz confirm")
@@ -81,6 +82,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	var obs tcp.Observer
 	var trace *netenv.CSVTrace
+	closeTrace := func() error { return nil }
 	pl := corpus.NewTracePlot(seed, subj.Capabilities())
 	if *plotPath != "" {
 		obs = pl
@@ -92,7 +94,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitInternal
 		}
 		defer f.Close()
-		trace = netenv.NewCSVTrace(f, subj.Capabilities(), seed.CCAI[0])
+		var w io.Writer
+		w, closeTrace = corpus.TraceWriter(f, *tracePath)
+		trace = netenv.NewCSVTrace(w, subj.Capabilities(), seed.CCAI[0])
 		if obs != nil {
 			trace.Next = obs
 		}
@@ -112,7 +116,10 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitInternal // interrupted: dispatch exits 130
 	}
 	if trace != nil {
-		_ = trace.Flush()
+		if err := cmp.Or(trace.Flush(), closeTrace()); err != nil {
+			fmt.Fprintf(stderr, "actfuzz replay: --trace: %v\n", err)
+			return exitInternal
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)

@@ -416,37 +416,38 @@ func checkOut(cmd, out string, c *act.Campaign, resume bool, stderr io.Writer) i
 	return exitOK
 }
 
+// printFindings is the run's summary of its findings: the conditions
+// hit, the groups (one a root cause), and the act.TopGroups most
+// important with the one command that replays each; findings.md (and
+// the report, printed after it) have the rest.
 func printFindings(w io.Writer, rep *act.Report, out string) {
 	if len(rep.Findings) == 0 {
 		fmt.Fprintln(w, "no findings")
 		return
 	}
-	if out != "" {
-		defer fmt.Fprintf(w, "summary: %s\n", filepath.Join(out, "findings.md"))
+	conds := map[string]bool{}
+	hits := 0
+	for _, g := range rep.Findings {
+		conds[g.Title()] = true
+		hits += g.Count
 	}
-	noun := "findings"
-	if len(rep.Findings) == 1 {
-		noun = "finding"
+	ranked := rep.Ranked()
+	top := ranked[:min(len(ranked), act.TopGroups)]
+	fmt.Fprintf(w, "findings: %s hit, %s (one a root cause), %s; most important first:\n",
+		act.Plural(len(conds), "condition"), act.Plural(len(ranked), "group"), act.Plural(hits, "hit"))
+	for i, g := range top {
+		fmt.Fprintf(w, "  %d. %s ×%d: flow %d: %s\n", i+1, g.Title(), g.Count, g.Seed.Finding.Flow, g.RootCause())
+		if g.Path != "" {
+			fmt.Fprintf(w, "     %s replay %s\n", invokedAs(), act.ShellQuote(g.Path))
+		}
 	}
-	fmt.Fprintf(w, "%d %s:\n", len(rep.Findings), noun)
-	for _, f := range rep.Findings {
-		fd := f.Seed.Finding
-		what := fd.Condition
-		if fd.Kind != "condition" {
-			what = "fault: " + fd.Kind
-		}
-		if fd.Kind == corpus.FaultCondition {
-			what += " " + fd.Condition
-		}
-		cca := "?"
-		if fd.Flow >= 0 && fd.Flow < len(f.Seed.CCAI) {
-			cca = f.Seed.CCAI[fd.Flow]
-		}
-		fmt.Fprintf(w, "  %-24s ×%-5d flow %d (%s) on %s at %.3f s: cwnd=%s ssthresh=%s prior_cwnd=%s ca_state=%s\n", what, f.Count,
-			fd.Flow, cca, f.Seed.Subject, float64(fd.TimeNS)/1e9, num(fd.State["cwnd"]), num(fd.State["ssthresh"]), num(fd.State["prior_cwnd"]), num(fd.State["ca_state"]))
-		if f.Path != "" {
-			fmt.Fprintf(w, "    replay: %s replay %s\n", progName(), f.Path)
-		}
+	switch rest := len(ranked) - len(top); {
+	case out != "" && rest > 0:
+		fmt.Fprintf(w, "%s more, and every group's commands: %s\n", act.Plural(rest, "group"), filepath.Join(out, "findings.md"))
+	case out != "":
+		fmt.Fprintf(w, "every group's commands: %s\n", filepath.Join(out, "findings.md"))
+	case rest > 0:
+		fmt.Fprintf(w, "%s more (--out keeps them)\n", act.Plural(rest, "group"))
 	}
 }
 

@@ -294,44 +294,117 @@ type tee struct{ a, b tcp.Observer }
 
 func (t tee) Observe(r *tcp.StateRecord) { t.a.Observe(r); t.b.Observe(r) }
 
-// WriteArtifacts writes a finding's seed to jsonPath and, beside it, the
-// CSV state trace and the PNG plot of a replay.
+// WriteArtifacts writes a finding's seed to jsonPath and, beside it, its
+// trace (trimmed, compressed: WriteSimulation) and the PNG plot of a
+// replay.
+func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath string) error {
+	base := strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath))
+	return WriteSimulation(ctx, subj, []*Seed{s}, []string{jsonPath}, base+TraceExt)
+}
+
+// WriteSimulation writes the seeds of one simulation's findings (one
+// configuration: seeds[i] to jsonPaths[i]) with one replay of it: each
+// seed's PNG plot beside it, and one trace that they all name
+// (Finding.Trace) at tracePath, gzip-compressed and trimmed to
+// TraceWindowRecords around each of their hits.
 //
-// A file at jsonPath that holds another finding is not written over: the
-// error says so (a campaign's findings are named by condition and
+// A file at a jsonPath that holds another finding is not written over:
+// the error says so (a campaign's findings are named by condition and
 // simulation, so only another campaign's file can be there; a resumed
 // campaign writes its own again).
-func WriteArtifacts(ctx context.Context, subj netenv.Subject, s *Seed, jsonPath string) error {
-	if err := checkNotOther(jsonPath, s); err != nil {
-		return err
+func WriteSimulation(ctx context.Context, subj netenv.Subject, seeds []*Seed, jsonPaths []string, tracePath string) error {
+	for i, s := range seeds {
+		if err := checkNotOther(jsonPaths[i], s); err != nil {
+			return err
+		}
 	}
-	if err := s.Write(jsonPath); err != nil {
-		return err
-	}
-	base := strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath))
-	if s.Witness != nil {
-		return writeWitnessArtifacts(ctx, s, base)
-	}
-	if s.Finding != nil && (ProcessFault(s.Finding.Kind) || s.Finding.Kind == "refused") {
-		// Replaying a process fault here would hang or kill this
-		// process; a refused configuration has no run to trace.
+	first := seeds[0]
+	if first.Witness != nil || first.Finding != nil && (ProcessFault(first.Finding.Kind) || first.Finding.Kind == "refused") {
+		// A witness writes its own artifacts; replaying a process fault
+		// here would hang or kill this process; a refused
+		// configuration has no run to trace.
+		for i, s := range seeds {
+			if err := s.Write(jsonPaths[i]); err != nil {
+				return err
+			}
+			if s.Witness != nil {
+				if err := writeWitnessArtifacts(ctx, s, strings.TrimSuffix(jsonPaths[i], filepath.Ext(jsonPaths[i]))); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	}
 	var csv bytes.Buffer
-	tr := netenv.NewCSVTrace(&csv, subj.Capabilities(), s.CCAI[0])
-	pl := NewTracePlot(s, subj.Capabilities())
-	tr.Next = pl
-	res, err := ReplayWith(ctx, subj, s, tr)
+	zw := gzipTo(&csv)
+	tr := netenv.NewCSVTrace(zw, subj.Capabilities(), first.CCAI[0])
+	var hits []TraceHit
+	var obs []tcp.Observer
+	plots := make([]*TracePlot, len(seeds))
+	for i, s := range seeds {
+		if s.Finding != nil {
+			hits = append(hits, TraceHit{AtNS: s.Finding.TimeNS, Flow: s.Finding.Flow})
+		}
+		plots[i] = NewTracePlot(s, subj.Capabilities())
+		obs = append(obs, plots[i])
+	}
+	win := NewTraceWindow(tr, TraceWindowRecords, hits)
+	res, err := ReplayWith(ctx, subj, first, tees(append(obs, win)))
 	if err != nil {
-		return fmt.Errorf("replaying %s: %w", jsonPath, err)
+		return fmt.Errorf("replaying %s: %w", jsonPaths[0], err)
 	}
 	if err := tr.Flush(); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(base+".csv", csv.Bytes()); err != nil {
+	if err := zw.Close(); err != nil {
 		return err
 	}
-	return pl.Save(base+".png", PlotTitle(s), s.Schedule, time.Duration(res.HitTimeNS), hitCwnd(res))
+	if err := WriteFileAtomic(tracePath, csv.Bytes()); err != nil {
+		return err
+	}
+	for i, s := range seeds {
+		dir := filepath.Dir(jsonPaths[i])
+		rel, err := filepath.Rel(dir, tracePath)
+		if err != nil {
+			return fmt.Errorf("trace %s from %s: %w", tracePath, dir, err)
+		}
+		if s.Finding != nil {
+			s.Finding.Trace = win.Ref(filepath.ToSlash(rel))
+		}
+		if err := s.Write(jsonPaths[i]); err != nil {
+			return err
+		}
+		// The plot marks the hit: the replay's of the seed it ran, the
+		// recorded one of the others (the same run's).
+		at, cw := time.Duration(res.HitTimeNS), hitCwnd(res)
+		if i > 0 {
+			at, cw = recordedHit(s.Finding)
+		}
+		base := strings.TrimSuffix(jsonPaths[i], filepath.Ext(jsonPaths[i]))
+		if err := plots[i].Save(base+".png", PlotTitle(s), s.Schedule, at, cw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordedHit is a finding's hit as the campaign recorded it, for a plot:
+// none (-1) but a condition's.
+func recordedHit(f *Finding) (time.Duration, float64) {
+	if f == nil || f.Kind != "condition" {
+		return -1, 0
+	}
+	cw, _ := f.State["cwnd"].(float64)
+	return time.Duration(f.TimeNS), cw
+}
+
+// tees is one observer that passes each record to all of obs, in order.
+func tees(obs []tcp.Observer) tcp.Observer {
+	var t tcp.Observer = obs[len(obs)-1]
+	for i := len(obs) - 2; i >= 0; i-- {
+		t = tee{obs[i], t}
+	}
+	return t
 }
 
 // ErrOtherSeed is the error of a write over a file that holds another

@@ -17,9 +17,9 @@ import (
 
 // SeedVersion is the version of the seed file format written by this
 // program. Readers accept versions up to it. Version 2 added witness,
-// version 3 symbolic_window; both are optional, so every earlier seed
-// reads as it did.
-const SeedVersion = 3
+// version 3 symbolic_window, version 4 finding.trace; all are optional,
+// so every earlier seed reads as it did.
+const SeedVersion = 4
 
 // Seed is a replayable simulation configuration (schema version 2):
 //
@@ -92,6 +92,9 @@ type Finding struct {
 	Flow   int         `json:"flow"`
 	State  StateValues `json:"state,omitempty"`
 	Detail string      `json:"detail,omitempty"`
+	// Trace is the finding's stored state trace and what of the run it
+	// keeps (seed version 4; none in a seed not written with a replay).
+	Trace *TraceRef `json:"trace,omitempty"`
 }
 
 // StateValues are named state values: numbers (float64) and the names of
@@ -236,6 +239,11 @@ func (s *Seed) Validate() error {
 	}
 	if s.Finding != nil && (s.Finding.Flow < 0 || s.Finding.Flow >= len(s.CCAI)) {
 		return fmt.Errorf("finding.flow: %d: want 0–%d (one per ccai entry)", s.Finding.Flow, len(s.CCAI)-1)
+	}
+	if s.Finding != nil && s.Finding.Trace != nil {
+		if err := s.Finding.Trace.validate(); err != nil {
+			return fmt.Errorf("finding.trace: %w", err)
+		}
 	}
 	if w := s.SymWindow; w != nil {
 		if _, err := w.Options(); err != nil {

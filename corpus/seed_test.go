@@ -84,6 +84,9 @@ func TestMalformedSeeds(t *testing.T) {
 		{"future version", strings.Replace(string(good), fmt.Sprintf(`"version": %d`, SeedVersion), `"version": 99`, 1), "version 99"},
 		{"bad ccai", strings.Replace(string(good), `"cubic"`, `"nope"`, 1), "unknown congestion control"},
 		{"negative time", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": -1, "flow": 0},`, 1), "finding.time_ns"},
+		{"trace absolute", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": 5, "flow": 0, "trace": {"file": "/etc/passwd.csv", "records": 3, "kept": [], "trimmed": false, "window": 1}},`, 1), "finding.trace: file"},
+		{"trace not a trace", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": 5, "flow": 0, "trace": {"file": "x.sh", "records": 3, "kept": [], "trimmed": false, "window": 1}},`, 1), "finding.trace: file"},
+		{"trace spans", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": 5, "flow": 0, "trace": {"file": "t.csv.gz", "records": 3, "kept": [{"first": 2, "last": 5, "from_ns": 0, "to_ns": 1}], "trimmed": false, "window": 1}},`, 1), "finding.trace: kept[0]"},
 		{"flow out of range", strings.Replace(string(good), `"seed": 1,`, `"seed": 1, "finding": {"condition": "c", "when": "cwnd > 1", "kind": "condition", "time_ns": 5, "flow": 3},`, 1), "finding.flow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -178,8 +178,8 @@ func TestExploreSeed(t *testing.T) {
 		}
 		// Without its pinned delays it is the seed itself: same finding
 		// time only if the window did not matter.
-		if _, err := os.Stat(strings.TrimSuffix(path, ".json") + ".csv"); err != nil {
-			t.Fatal(err)
+		if _, err := os.Stat(ws.Finding.TracePath(path)); ws.Finding.Trace == nil || err != nil {
+			t.Fatalf("%s: trace %+v: %v", path, ws.Finding.Trace, err)
 		}
 	}
 	// A witness whose pinned delays are taken away hits as the seed does:

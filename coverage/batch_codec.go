@@ -94,8 +94,7 @@ func (b *Batch) readTable(data []byte, t *table, at *[]int64, inS bool) ([]byte,
 	// Keys are decoded straight into the table's packed bytes. A scratch
 	// of decoded words, kept by the batch for its next decoding, would be
 	// held by every result waiting for its merge, at 8 bytes a word
-	// against kb bytes a key (bench/results/README.md, "A decoded result
-	// without its scratch of words").
+	// against kb bytes a key (bench/results/decoded-result-scratch-20261124.md).
 	t.reserveKeys(int(n))
 	*at = grow(*at, int(n))
 	k := b.okey

@@ -95,8 +95,8 @@ func WriteSplitFrom(w io.Writer, index *Store, parts []PartSource) (int64, error
 // file's, which writes 32 KiB at a time. In an aged campaign (parts of
 // 927 MB in all), the coordinator's checkpoints over a resumed stretch
 // of 5,000 simulations cost it 6.2–9.7 CPU-seconds with those writes and
-// 4.0–4.4 with these (bench/results/README.md, "Checkpoints in large
-// writes").
+// 4.0–4.4 with these (bench/results/rehash-checkpoint-writes-20261124.md,
+// "Checkpoints in large writes").
 func copyPart(w io.Writer, p PartSource) (int64, error) {
 	if p.Size < 0 || p.Size > maxPartBlob {
 		return 0, fmt.Errorf("size %d", p.Size)
@@ -464,8 +464,7 @@ func readSplitView(br *bufio.Reader) (*Store, error) {
 // on every core, so that they are never held. Held in tables, as they
 // were, they cost a resumed coordinator of the aged bench campaign most
 // of its loading's CPU (their inserts) and the top of its memory
-// (bench/results/README.md, "A resume that does not hold the parts'
-// keys").
+// (bench/results/resume-without-keys-20261125.md).
 func indexOfParts(br *bufio.Reader, parts []PartSource, n int) (*Store, error) {
 	m := len(parts)
 	view, err := readSplitView(br)

@@ -20,7 +20,7 @@ import (
 // k = 1 a lookup at k = 2 and a bit. The index kept every state's key in
 // tables of its own before: the largest tables of the coordinator (51 to
 // 73 million keys in the aged bench campaign, about 0.6 GB of its peak
-// memory: bench/results/README.md, "An index without state keys").
+// memory: bench/results/index-without-keys-20261124.md).
 //
 // A region at k = 2 has 2^len(vars) sub-regions at k = 1, so the bitmap
 // fits one word for at most maxSlimVars numerical variables of more than
@@ -279,8 +279,7 @@ func (ld *slimLoader) add(sh int, key []uint64) error {
 // flush sets the bits of the states queued. It touches their slots in a
 // loop of its own first: touched as they come, between a decoder's reads
 // of the next states, the misses did not overlap, and the touches cost
-// twice as much (bench/results/README.md, "A resume that does not hold
-// the parts' keys").
+// twice as much (bench/results/resume-without-keys-20261125.md).
 func (ld *slimLoader) flush() error {
 	s, w := ld.s, ld.s.ly.w
 	for i := range ld.queued {
@@ -316,7 +315,7 @@ func (s *Store) slimBytes() int {
 // into fresh memory, and all of them at the first merge after a resume,
 // which made the slice exactly as long as needed (0.50 s of a 2.16 s
 // merge in the stretch after an aged campaign's resume:
-// bench/results/README.md, "Bitmaps in chunks"). A chunk is never moved
+// bench/results/bitmaps-in-chunks-20261124.md). A chunk is never moved
 // once full, so words are written once, and the memory is a function of
 // the number of regions alone, in a campaign and in its resumption.
 // The first chunk grows as a slice, so that a small index stays small.

@@ -19,7 +19,7 @@ import (
 // time it grew, each key about four times over a campaign's life (that
 // copy and its fresh pages took 0.24–0.30 s of the 0.8–1.2 s an aged
 // campaign's index spent in its shards' inserts, in four of six profiles:
-// bench/results/README.md, "Keys in chunks"). A full chunk never moves.
+// bench/results/keys-in-chunks-20261125.md). A full chunk never moves.
 // The first chunk grows as a slice, so that a small table (a simulation's
 // batch) stays small.
 type table struct {
@@ -284,7 +284,8 @@ func (t *table) reset() {
 // eighth, as before, made every large table of a resumed store grow
 // within 12.5% more keys (all 16 pooled tables of an aged campaign's
 // index at once, whose rehash then weighed on every figure measured just
-// after a resume; bench/results/README.md, "Growth into fresh memory").
+// after a resume; bench/results/rehash-checkpoint-writes-20261124.md,
+// "Growth into fresh memory").
 func (t *table) reserve(n int) {
 	if n*maxLoadDen > len(t.slots)*maxLoadNum {
 		t.rehash(indexSlots(n))
@@ -300,7 +301,7 @@ func (t *table) grow() { t.rehash(max(16, len(t.slots)*3/2)) }
 // whole index, so placing them in that order costs a cache miss a key
 // once the index outgrows the cache (91–102 ns a key at 2^22 keys in
 // BenchmarkRehash; growth was 38% of an aged campaign's index merge,
-// bench/results/README.md, "Growth"). A large
+// bench/results/growth-slot-order-20261124.md). A large
 // index is therefore rebuilt in slot order instead: the keys' slots are
 // computed in one pass over the keys and bucketed by their high bits
 // (the slot is monotone in the hash, so a bucket is a run of slots), and
@@ -369,7 +370,7 @@ func (t *table) placeBySlots() {
 // ref order; 2^20 at 37–41 against 33–36, and 2^19 at 31–33 against
 // 23–27, with the caches warm. In an aged campaign's index, whose merge
 // leaves them cold, growth went from 2.88 to 2.01 s over 5,000
-// simulations (bench/results/README.md, "Growth"). Buckets of 2^16 slots
+// simulations (bench/results/growth-slot-order-20261124.md). Buckets of 2^16 slots
 // (330 kB of index) were the fastest of 2^12 to 2^18.
 const (
 	rehashBucketMin   = 1 << 20

@@ -30,6 +30,10 @@ type page struct {
 	Faults    []findingInfo
 	Hits      int       // condition hits, over every group
 	Sym       []symInfo // sym*.json in the directory
+	// Top are the act.TopGroups most important groups (act.Report.Ranked),
+	// conditions and faults: the page's first screen; Groups counts them all.
+	Top    []findingInfo
+	Groups int
 }
 
 type kv struct{ Key, Value string }
@@ -97,8 +101,8 @@ type conditionInfo struct {
 	Name   string
 	When   string
 	Hits   int
-	Groups []findingInfo // shown in full (at most maxCards), newest first
-	// Rest are the older groups past maxCards, one table row each: a
+	Groups []findingInfo // shown in full (at most maxCards), most important first
+	// Rest are the less important groups past maxCards, one table row each: a
 	// condition that holds all over a campaign (the paper's
 	// cubic-aggressive finds a hundred groups in 200 simulations) would
 	// otherwise make the page a hundred plots long.
@@ -130,6 +134,8 @@ type findingInfo struct {
 	Schedule  [][]string
 	Commands  []string
 	Seed      string
+	RootCause string
+	Rank      int // among all the campaign's groups, 1 the most important
 }
 
 func build(out, dir string, c *act.Campaign, reps []*act.Report, opt Options) (*page, error) {
@@ -153,7 +159,8 @@ func build(out, dir string, c *act.Campaign, reps []*act.Report, opt Options) (*
 	if pg.Heat, err = heatMaps(dir, rep.Store); err != nil {
 		return nil, err
 	}
-	pg.Findings, pg.Faults = findings(out, dir, rep, opt.Program)
+	pg.Findings, pg.Faults, pg.Top = findings(out, dir, rep, opt.Program)
+	pg.Groups = len(rep.Findings)
 	if pg.Sym, err = symReports(out); err != nil {
 		return nil, err
 	}
@@ -383,14 +390,19 @@ func coverageTable(sp coverage.Space, reps []*act.Report) coverageInfo {
 	return ci
 }
 
-func findings(out, dir string, rep *act.Report, program string) (conds []conditionInfo, faults []findingInfo) {
+// findings are the groups of conditions (by condition) and of faults,
+// most important first (act.Report.Ranked), and the act.TopGroups first
+// of them all.
+func findings(out, dir string, rep *act.Report, program string) (conds []conditionInfo, faults, top []findingInfo) {
 	byCond := map[string]*conditionInfo{}
-	// Newest first: by the simulation that found them, descending.
-	groups := slices.Clone(rep.Findings)
-	slices.SortStableFunc(groups, func(a, b *act.FindingGroup) int { return cmp.Compare(b.FirstSim, a.FirstSim) })
-	for _, g := range groups {
+	var order []string
+	for i, g := range rep.Ranked() {
 		f := g.Seed.Finding
 		fi := finding(out, dir, g, program)
+		fi.Rank = i + 1
+		if len(top) < act.TopGroups {
+			top = append(top, fi)
+		}
 		if f.Kind != "condition" {
 			faults = append(faults, fi)
 			continue
@@ -399,23 +411,24 @@ func findings(out, dir string, rep *act.Report, program string) (conds []conditi
 		if !ok {
 			ci = &conditionInfo{ID: "c-" + anchor(f.Condition), Name: f.Condition, When: f.When}
 			byCond[f.Condition] = ci
+			order = append(order, f.Condition)
 		}
 		ci.Hits += g.Count
 		ci.Groups = append(ci.Groups, fi)
 	}
-	for _, ci := range byCond {
+	for _, name := range order {
+		ci := byCond[name]
 		if len(ci.Groups) > maxCards {
 			ci.Groups, ci.Rest = ci.Groups[:maxCards], ci.Groups[maxCards:]
 		}
 		conds = append(conds, *ci)
 	}
-	slices.SortFunc(conds, func(a, b conditionInfo) int { return cmp.Compare(a.Name, b.Name) })
-	return conds, faults
+	return conds, faults, top
 }
 
 func finding(out, dir string, g *act.FindingGroup, program string) findingInfo {
 	s, f := g.Seed, g.Seed.Finding
-	fi := findingInfo{Hits: g.Count, FirstSim: g.FirstSim, FirstWall: g.FirstWall.Round(time.Second).String(), Step: g.Step.String(),
+	fi := findingInfo{Hits: g.Count, RootCause: g.RootCause(), FirstSim: g.FirstSim, FirstWall: g.FirstWall.Round(time.Second).String(), Step: g.Step.String(),
 		At: fmt.Sprintf("%.3f s", float64(f.TimeNS)/1e9), Flow: f.Flow, Subject: s.Subject, Kind: f.Kind, Detail: f.Detail}
 	if f.Flow >= 0 && f.Flow < len(s.CCAI) {
 		fi.CCAI = s.CCAI[f.Flow]
@@ -439,10 +452,10 @@ func finding(out, dir string, g *act.FindingGroup, program string) findingInfo {
 				fi.Plot = filepath.ToSlash(rel)
 			}
 		}
-		fi.Commands = append(fi.Commands, program+" replay "+shellQuote(seed))
+		fi.Commands = append(fi.Commands, program+" replay "+act.ShellQuote(seed))
 		if f.Kind == "condition" {
-			fi.Commands = append(fi.Commands, program+" minimize "+shellQuote(seed),
-				program+" diff "+shellQuote(seed)+" --subject "+s.Subject+" --vs "+otherSubject(s.Subject))
+			fi.Commands = append(fi.Commands, program+" minimize "+act.ShellQuote(seed),
+				program+" diff "+act.ShellQuote(seed)+" --subject "+s.Subject+" --vs "+otherSubject(s.Subject))
 		}
 	}
 	keys := make([]string, 0, len(f.State))
@@ -506,16 +519,6 @@ func anchor(s string) string {
 		}
 		return '_'
 	}, s)
-}
-
-// shellQuote quotes a path for a shell when it needs it.
-func shellQuote(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:=@", r))
-	}) < 0 && s != "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func fmtValue(v any) string {

@@ -104,15 +104,18 @@ func checkPage(t *testing.T, path string, want []string) string {
 			t.Errorf("page lacks %q", w)
 		}
 	}
-	// Newest first: the simulations of a condition's groups descend.
-	sims := regexp.MustCompile(`cubic-aggressive · simulation (\d+)`).FindAllStringSubmatch(page, -1)
+	// Most important first: the ranks of a condition's groups ascend.
+	ranks := regexp.MustCompile(`#(\d+) cubic-aggressive · simulation`).FindAllStringSubmatch(page, -1)
 	var got []int
-	for _, m := range sims {
+	for _, m := range ranks {
 		n, _ := strconv.Atoi(m[1])
 		got = append(got, n)
 	}
-	if !slices.IsSortedFunc(got, func(a, b int) int { return b - a }) {
-		t.Errorf("groups not newest first: %v", got)
+	if len(got) == 0 && strings.Contains(page, "cubic-aggressive: ") {
+		t.Error("groups without their rank")
+	}
+	if !slices.IsSorted(got) {
+		t.Errorf("groups not most important first: ranks %v", got)
 	}
 	return page
 }
@@ -163,8 +166,8 @@ func TestFormats(t *testing.T) {
 		{fmtSig(1e-9), "1e-09"}, {fmtNum(2652.245557), "2652.245557"}, {fmtNum(15e6), "15,000,000"},
 		{fmtNum(math.Inf(1)), "+Inf"}, {fmtPercent(0.8), "80.0 %"}, {fmtPercent(9.92e-7), "0.0000992 %"},
 		{fmtBytes(3 << 20), "3.0 MiB"}, {fmtBytes(512), "512 B"},
-		{shellQuote("out/a-1/x.json"), "out/a-1/x.json"}, {shellQuote("my dir/x.json"), "'my dir/x.json'"},
-		{shellQuote("it's"), `'it'\''s'`}, {anchor("cwnd > 1e7"), "cwnd___1e7"},
+		{act.ShellQuote("out/a-1/x.json"), "out/a-1/x.json"}, {act.ShellQuote("my dir/x.json"), "'my dir/x.json'"},
+		{act.ShellQuote("it's"), `'it'\''s'`}, {anchor("cwnd > 1e7"), "cwnd___1e7"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
@@ -214,16 +217,22 @@ func TestFindingsLayout(t *testing.T) {
 		want     []string // in this order
 		wantNone []string
 	}{
-		{"none", nil, []string{`id="findings"`, "No condition hit.", `id="faults"`, "No fault"}, []string{"simulation "}},
+		{"none", nil, []string{`id="summary"`, "No condition hit and no fault.", `id="findings"`, "No condition hit.", `id="faults"`, "No fault", `id="coverage"`},
+			[]string{"simulation "}},
+		// The summary first, then the findings most important first
+		// (faults, then by hits, then the first found), then the
+		// coverage detail.
 		{"ordered", []*act.FindingGroup{group("b-cond", "condition", 5), group("a-cond", "condition", 3),
 			group("b-cond", "condition", 9), group("", "panic", 7)},
-			[]string{"a-cond: 1 group, 2 hits", "a-cond · simulation 3", "b-cond: 2 groups, 4 hits", "b-cond · simulation 9",
-				"b-cond · simulation 5", `id="faults"`, "fault: panic · simulation 7", "flow 1 (reno) on native", "detail of panic"},
+			[]string{`id="summary"`, "1 fault group: 4 groups, one a root cause", "fault: panic", "reno on native, with 1 flow of cubic, in open",
+				"a-cond", "b-cond", "b-cond", `id="findings"`,
+				"a-cond: 1 group, 2 hits", "#2 a-cond · simulation 3", "b-cond: 2 groups, 4 hits", "#3 b-cond · simulation 5",
+				"#4 b-cond · simulation 9", `id="faults"`, "#1 fault: panic · simulation 7", "flow 1 (reno) on native", "detail of panic", `id="coverage"`},
 			[]string{"No condition hit.", "No fault"}},
 		{"many groups", manyGroups(group, maxCards+3),
-			[]string{"c: 13 groups, 26 hits", "the 10 newest in full, the 3 older below them in a table", "c · simulation 112",
-				"c · simulation 103", "3 older groups of c", `<td class="num">102</td>`, `<td class="num">100</td>`},
-			[]string{"c · simulation 102", "c · simulation 100"}},
+			[]string{"c: 13 groups, 26 hits", "the first 10 in full, the 3 others below them in a table", "#1 c · simulation 100",
+				"#10 c · simulation 109", "3 more groups of c", `<td class="num">110</td>`, `<td class="num">112</td>`},
+			[]string{"c · simulation 110", "c · simulation 112"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := c.Space

@@ -353,8 +353,7 @@ func BenchmarkCoordinatorParts(b *testing.B) {
 // objects during the load (runtime/metrics, sampled every 100 µs), and
 // the heap live after the first load (the part, and this process's
 // embedded NATS server). A process that held the old part while it read
-// the new one peaked higher (bench/results/README.md, "Failures at
-// random").
+// the new one peaked higher (bench/results/chaos-20261125.md).
 func BenchmarkPartReload(b *testing.B) {
 	s := startServer(b, b.TempDir(), -1)
 	nc := connect(b, s.ClientURL())

@@ -297,192 +297,53 @@
 // act.Result.Decoded; decoding builds no hash index: a compact key set
 // finds a repeated state) and merges them into the store. The states are
 // sent as differences from the previous state (coverage batch encoding
-// 2): for the bench campaign (bench/cluster.sh: CUBIC and Reno, the
-// paper's P and S) a simulation visits about 12,200 distinct states in S
-// and 4,100 outside it, and its result is about 146 kB. Selection costs
-// little next to the merge.
+// 2). Selection costs little next to the merge.
 //
 // The merge is the floor of a coordinator that keeps the whole store:
 // every visit of every simulation updates its state's visit count and
-// reservoir pool (about 200 ns a visit, a lookup in a table of millions
-// of keys), and every new region its exact set at its level. The merge
-// runs on all the coordinator's cores (16 shards per level; states outside
-// S on a goroutine of their own), up to the parts that run on one
-// goroutine each (decoding, the states outside S, Run's loop; about 1 ms
-// each). Measured on the bench campaign (bench/results/README.md): about 6
-// ms of coordinator CPU per simulation, 4.5 of them the merge, against 26
-// ms for the simulation: one coordinator core feeds about 4 worker cores,
-// one coordinator about 25. What grows rare as a campaign ages is the new
-// state, not the visit (BenchmarkCoordinatorRevisit: the bench campaign's
-// first 640 simulations merged into an empty store cost 4.6–6.2 ms a
-// simulation, merged again, when nothing is new, 3.3–3.9 ms; new states
-// were 3% of the visits after 40 minutes of the 60-minute overnight run).
-// So the work of every visit must leave the coordinator: store parts.
+// reservoir pool (a lookup in a table of millions of keys), and every new
+// region its exact set at its level. The merge runs on all the
+// coordinator's cores (16 shards per level; states outside S on a
+// goroutine of their own), up to the parts that run on one goroutine
+// each (decoding, the states outside S, Run's loop). What grows rare as a
+// campaign ages is the new state, not the visit
+// (BenchmarkCoordinatorRevisit), so the work of every visit must leave
+// the coordinator: store parts (below), after which the coordinator's
+// index merges only the states the parts found new.
 //
-// With store parts (below; bench/results/README.md, "Store parts"), the
-// same 640 simulations cost the coordinator's index 2.4–2.6 ms a
-// simulation to merge into an empty store and 0.002–0.003 ms when
-// nothing is new (BenchmarkCoordinatorParts; a whole store 2.8–3.6 ms),
-// about 240 ns per new state; the parts do the rest (4.2–6.7 ms a
-// simulation summed over 2 or 4 parts) and a host splits a result into
-// shares in 1.0–1.5 ms. In 3,000-simulation runs of bench/cluster.sh (one
-// host, two parts, all on this 2-core machine) the coordinator's CPU per
-// simulation went from 10.1 ms to 6.5 ms; by its CPU profile (which
-// samples a little less than the 6.5): its merge 2.4 ms (6.3 with a whole
-// store; most states of a young campaign are new), the parts' requests
-// 0.5, receipt 0.13 (1.1 when results carried their states), selection
-// with its pool requests 0.2, checkpoints 0.9. As new states grow
-// rare, merge and requests shrink toward their per-batch floor. Measured
-// in an older campaign (bench/cluster-aged.sh with 1 MB flows, between
-// simulations 20,000 and 30,000, 212 new states a simulation), the
-// coordinator with two parts costs 0.89 ms a simulation besides its
-// resume's loading (a whole store 1.30): selection 0.21 (0.12 of it the
-// gradient's scan of the profile, which grows with the campaign), the
-// index's merge 0.20, checkpoints 0.12, the NATS client 0.08, receipt
-// 0.01. Against a 26 ms simulation that is 3.4%: one coordinator core
-// feeds about 30 worker cores, short of the 1% (100) asked. Before this
-// measurement the gradient sorted every profile sample and the parts'
-// protocol was gob: 2.16 ms. Run also waits for the parts to merge each
-// batch before it selects the next (their pools must be those of the
-// merged prefix), so a campaign's rate is at most 64 simulations per
-// (part merge + index merge + selection) of a batch (Stats.PartMergeWait:
-// 0.34–0.41 s a batch for two parts sharing 2 cores with a host and the
-// coordinator, 150–190 simulations a second; shares are decoded as they
-// arrive, off that path): more parts, more cores per part and for the
-// coordinator's index (both merge on all their cores), or pools versioned
-// so that the parts merge ahead, shorten it. The merge of a store that
-// has aged is bound by cache misses (a table of millions of keys): it
-// merges 16 keys at a time, touching their slots first so that their
-// misses overlap, which cut the index's merge in that older campaign from
-// 1.81 to 1.34 s of profile over 10,000 simulations and a whole store's
-// AddBatches into 2 million states by about a quarter
-// (bench/results/README.md, "Merges that overlap their cache misses").
+// Run waits for the parts to merge each batch before it selects the next
+// (their pools must be those of the merged prefix), so a campaign's rate
+// is at most 64 simulations per (part merge + index merge + selection) of
+// a batch (Stats.PartMergeWait); shares are decoded as they arrive, off
+// that path. More parts, more cores per part and for the coordinator's
+// index (both merge on all their cores), or pools versioned so that the
+// parts merge ahead, shorten it.
 //
-// Those figures paired one campaign's coordinator with a shorter
-// campaign's simulations. Measured on the same simulations
-// (bench/cluster-aged.sh, the bench campaign at the paper's flow length,
-// between simulations 10,000 and 15,000, two parts; bench/results/README.md,
-// "Growth"): a simulation costs its worker 45–46 ms of CPU, the steady
-// coordinator 2.7–3.4 ms besides its checkpoints (which cost it about 2%
-// of its wall time, not time per simulation), so one coordinator core
-// feeds about 14–17 worker cores; selection and merge alone are 3.2–3.7%
-// of a simulation (1% is the target). The merge is the index's: each
-// simulation still finds about 1,500 new states, each inserted at k = 1
-// and its parents until one is known, about 850 ns a new state (a
-// quarter of it the inserts, a third the tables' growth, which
-// rehashing in slot order cut by 30%). Its inserts alone (2.6 a
-// new state, about 86 ns each) are 0.75% of a simulation and selection
-// 0.6%: one core cannot reach 1% with the index whole. The selector's
-// queries (lines through a state's regions at every level, down to k =
-// 1, and the rejection sampling of an unvisited state at k = 1) read
-// every level's visited set, so the index cannot move to the parts as
-// it is. What would shard it further is an index split by level or by
-// region, with the selector's probes of a level sent to its owner in one
-// batch (a line's probes at a level are known before any answer), and
-// several coordinator cores merging the index's 16 shards at once (the
-// merge already runs on every core of its machine; its CPU a simulation,
-// the figure above, does not shrink with them).
+// The index's merge is bound by cache misses: it merges 16 keys at a
+// time, touching their slots first so that their misses overlap. It
+// keeps no state key (coverage/slim.go): on each region at k = 2, a
+// bitmap of its visited sub-regions at k = 1, 8 bytes a region (a space
+// with more than 6 variables split at k = 2 keeps the keys); it names
+// states by their region and bit (StateRef is 64 bits) and asks the parts
+// for pools by the state's key; the walk down to a state (descend) picks
+// among the sub-regions in the same order as with keys, so every answer
+// is the same. Its bitmaps and its tables' keys grow in chunks that never
+// move (coverage/table.go), and tables read from a checkpoint are sized
+// as a table grown key by key (coverage's table.reserve). Selection's
+// gradient finds the profile's nearest samples in k-d trees
+// (act/nearest.go: the same samples, exactly), and a pool visit's
+// configuration is read by decoding one record of the configuration log.
 //
-// Between simulations 25,000 and 30,000 of the same campaign (51 million
-// states at the resume; bench/results/README.md, "Resuming an aged
-// campaign with store parts") selection cost 0.23 ms a simulation and the
-// merge 1.24 (nearly half of it the tables' growth, which comes in lumps: the 16
-// shards fill at one pace): 3.3% of a 44.65 ms simulation, as at 10,000.
-// That stretch held a growth of every pooled table of the index, which
-// the resume forced: tables read from a checkpoint were sized for an
-// eighth more keys (they now get the index of a table grown key by key,
-// coverage's table.reserve). Over 18,000 simulations from the same resume
-// (25,000 to 43,000, 51 to 73 million states, about the gap between two
-// growths of a table; bench/results/README.md, "The rehash after a
-// resume"), selection and merge cost 1.12 ms a simulation, 2.8% of a 39.6
-// ms simulation, and the whole coordinator, checkpoints included, 2.21:
-// one coordinator core feeds about 18 worker cores. The rehash writes
-// into memory the process has not touched before, which costs this VM
-// 1.4–3.0 s more per 5,000 simulations than into memory the heap has
-// freed; huge pages did not change that (same section).
-// The index held every state's key too, 11–14 bytes a state (5 of key,
-// 5 a slot at 53–80% load; arithmetic, not measured): about 0.6–0.7 GB at
-// 51 million states, and the largest tables of its merge. It now keeps
-// no state key (coverage/slim.go): on each region at k = 2, a bitmap of
-// its visited sub-regions at k = 1, 8 bytes a region. A state new at k = 1
-// costs a bit set on the region at k = 2 that the merge inserts or finds
-// anyway; a probe at k = 1, a lookup at k = 2 and a bit; the walk down to
-// a state (descend) picks among the sub-regions in the same order as
-// before, so every answer is the same. The index names states by their
-// region and bit (StateRef is 64 bits), and asks the parts for pools by
-// the state's key ("pool" and "count" requests carry it). A space with
-// more than 6 variables split at k = 2 keeps the keys as before. What
-// this saves on the aged campaign: bench/results/README.md, "An index
-// without state keys". The bitmaps grow in chunks that never move (a
-// slice was copied whole at the first merge after a resume); selection
-// and merge then cost 0.37–0.40 ms a simulation between 25,000 and 30,000,
-// 1.85–1.88% of a simulation ("Bitmaps in chunks", a faster VM whose
-// simulations cost 19.5–20.9 ms), and 0.46 ms, 1.94%, between 60,000 and
-// 78,000 (91 to 109 million states; "An older stretch, and a resume with
-// another part count"): new states grow rarer, but each costs more in
-// larger tables, and selection grows with the profile. The tables' keys
-// now grow in chunks that never move too (coverage/table.go): between
-// 60,000 and 64,000, selection and merge cost 0.34–0.36 ms, 1.59–1.65%,
-// against 0.32–0.57 ms, 1.53–2.68%, in six runs of the build before,
-// side by side ("Keys in chunks"). The share is the native simulator's,
-// the cheapest subject: the coordinator's cost follows the states a
-// simulation finds, of the same order on every subject, while an ns-3
-// simulation of the same campaign costs 19 times the CPU and a gVisor one
-// about 90 times, so selection and merge are 0.12% (ns-3) and 0.04%
-// (gVisor) of a simulation in young stretches where the native share is
-// 4–9% ("The coordinator's share with each subject").
-//
-// What remains on the native subject is the index's table work. In that
-// stretch a simulation's states new to the store cost 1,727 lookups
-// (1,100 at k = 2, 432 at k = 4, and so on up), in tables of 35 and 12
-// million regions: each a cache miss or three (slot, key, bitmap word).
-// The lookups are close together: a batch's 70,400 new states lie in
-// 1,056 regions at k = 64 (bench/results/README.md, "Where the index's
-// merge goes"). A throwaway build tried a layout of the k = 2 regions
-// in blocks by k = 64 region, each region's key and bitmap word side by
-// side: a batch's lookups cost 64–74 ns against 97 ns for the tables as
-// the merge does them, but bucketing them by block first did not help
-// (a block of about 2,000 regions is still read at random lines). The
-// gain is the key and the bits side by side, not the locality, and a
-// third off the k = 2 lookups alone does not bring the share to 1%.
-// Blocks in a Morton order, each bucket of a batch's lookups sorted and
-// walked against its block, cost 169–171 ns a lookup, and a binary
-// search 187–193: a batch's 66 lookups in a block of 2,000 regions are
-// too sparse to share lines. The closeness is too coarse to use; what
-// is left is the index split among processes (above).
-//
-// Nor does age bring the share down: 1.59% over simulations 60,000 to
-// 90,000, and 1.37–1.77% in six runs from 90,000 to 94,000 (the spread of
-// one stretch on this machine; bench/results/README.md, "The aged
-// campaign to 94,000"). One coordinator core keeps up with about 60
-// native worker cores on selection and merge, and about 23 counting all
-// its costs a simulation at that campaign's rate. The split that would
-// reach 1% is by level: the k = 2 regions and their bits take 64% of the
-// merge's lookups but few of the selector's probes (per configuration
-// selected, 10 of 205 line candidates, in 0.64 of 27.5 line probes, and
-// 29 of 56 single probes, counted in the same section). Held by
-// processes of their own, split by region as the index's shards are,
-// they would leave the coordinator 36% of its lookups and cost the
-// selector about 3 requests a configuration (its line probes at k ≤ 2
-// and descend's last two steps, each step's children in one request):
-// by arithmetic 0.7–1.0% of a simulation before the requests' cost, if
-// a batch's requests go out together (a batch's 64 picks run one after
-// the other today, and their answers do not change within a batch).
-//
-// Where the merge shrinks as a campaign ages, selection grew: the gradient
-// of steps 2 and 3 looked for the 48 nearest of the profile's samples
-// (one per step-1 simulation) by a scan of them all, and every pool visit's
-// configuration was read from the configuration log by decoding the 64 of
-// its block. Measured between simulations 100,000 and 110,000 of the bench
-// campaign with 1 MB flows (bench/cluster-aged.sh, two parts, 42,651
-// profile samples; bench/results/README.md, "Selection in an older
-// campaign"), selection cost 0.520 ms a simulation, the merge 0.086:
-// 12.4% of a 4.9 ms simulation. With the profile in k-d trees
-// (act/nearest.go: the same samples, exactly) selection cost 0.359, and
-// with the log decoding one record 0.215: merge and selection 0.28 ms,
-// 6.4% of that run's 4.4 ms simulation (these short simulations make the
-// share large). The scan would have gone on growing with the campaign: at a million samples it costs 7.6–11.6 ms a query, the trees
-// 0.31–0.37 (BenchmarkProfileNearest).
+// On the native subject, the cheapest, selection and merge cost the
+// coordinator 1.37–1.94% of a simulation's CPU between simulations 25,000
+// and 94,000 of the aged bench campaign (1.59% over 60,000 to 90,000; 1%
+// is the target); ns-3 and gVisor simulations cost 19 and about 90 times
+// as much. What would reach 1% there, not built, is the index split among
+// processes by level: the k = 2 regions and their bits (64% of the merge's lookups, few of the
+// selector's probes), split by region as the index's shards are, with a
+// level's probes sent to its owner in one batch. The measurements behind
+// this section, dated, with their commands and the arithmetic of that
+// split, are bench/results/coordinator-cost-summary-20261125.md.
 //
 // # Store parts
 //
@@ -535,8 +396,7 @@
 //     of a whole store. A request a visit cost a campaign in steps 2
 //     and 3 with its parts 1 ms from the server (bench/cluster-latency.sh,
 //     each way) 150–174 ms of waiting a batch of 64 and about 60% of its
-//     rate; one a part costs 2.9–4.4 ms (bench/results/README.md, "Store
-//     parts across a network"). Requests and answers are in a binary
+//     rate; one a part costs 2.9–4.4 ms (bench/results/parts-across-network-20261125.md). Requests and answers are in a binary
 //     encoding of their own (wire.go): with gob a pool round trip cost
 //     0.09 ms of CPU (0.9 µs now, BenchmarkPartWire).
 //   - A checkpoint asks every part for a snapshot (it writes itself to

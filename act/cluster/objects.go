@@ -38,8 +38,7 @@ import (
 // its DefaultTimeout, 5 s, the whole object's read included: the resume of
 // an aged campaign (25,000 full-length simulations, a 927 MB checkpoint)
 // failed its parts' loads with "nats: timeout" and "read pipe: i/o
-// timeout"; with objectTimeout it loaded them (bench/results/README.md,
-// "Resuming an aged campaign with store parts").
+// timeout"; with objectTimeout it loaded them (bench/results/resume-store-parts-20261124.md).
 const objectTimeout = 10 * time.Minute
 
 // objectContext is ctx, with objectTimeout as its deadline if it has none.

@@ -20,7 +20,7 @@ import (
 )
 
 // sections are the ids every report has.
-var sections = []string{"campaign", "run", "coverage", "regions", "findings", "faults"}
+var sections = []string{"summary", "findings", "faults", "campaign", "run", "coverage", "regions"}
 
 func TestE2EReportInBrowser(t *testing.T) {
 	dir := os.Getenv("ACTFUZZ_E2E_DIR")
