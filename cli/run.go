@@ -297,6 +297,15 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil && *out != "" {
 		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: %s run %s --resume --out %s\n", rep.Sims, progName(), c.Path, *out)
 	}
+	if spent, of := rep.Sims+rep.StepSims[act.StepSymbolic], cmp.Or(*budget, c.Budget); ctx.Err() == nil && *duration > 0 && spent < of {
+		// The budget, not the clock, says when a campaign is done: a
+		// duration that ends it first is a cap, and the run says so.
+		fmt.Fprintf(stderr, "capped: --duration %v ended the campaign after %d of its %d simulations", *duration, spent, of)
+		if *out != "" {
+			fmt.Fprintf(stderr, "; continue with: %s run %s --resume --out %s", progName(), c.Path, *out)
+		}
+		fmt.Fprintln(stderr)
+	}
 	if *asJSON {
 		writeJSONReport(stdout, rep)
 	} else {
