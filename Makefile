@@ -13,13 +13,17 @@ RACE_PKGS := ./act ./act/cluster ./cli
 # REVISION stamps seeds with the commit that wrote them (corpus.ProgramVersion).
 REVISION ?= $(shell git describe --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/actfuzz/actfuzz/corpus.buildRevision=$(REVISION)
+# TALK runs a go build, vet or test and says what it does at least every
+# 10 s: modules downloaded, packages compiled, the package being tested
+# (a first build on empty caches takes minutes; issue 51).
+TALK    := internal/tools/talk.sh
 
 .PHONY: all build install run test test-under-load vet fmt-check bench clean custom-ccai-test e2e linux-test nats toxiproxy cluster-test usecase-test
 
 all: build
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/actfuzz
+	@$(TALK) "make build" $(GO) build -v -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/actfuzz
 
 ## install: actfuzz by name: go install (stamped with REVISION, as build)
 ## into $(go env GOBIN), else the first $(go env GOPATH)/bin, with the ns-3
@@ -35,16 +39,21 @@ install:
 
 ## run: the main job: a short ACT campaign (CUBIC and Reno, the paper's
 ## default P and S and its use-case conditions) on the native simulator,
-## at most RUN_DURATION of campaign, into a new out/make-run-<UTC time>.
-## Findings are not a failure of `make run`: exit 1 only means "found";
-## 2 (bad input), 3 (I/O) and 130 (interrupted) are.
-RUN_DURATION ?= 60s
+## RUN_BUDGET simulations (empty: the campaign's budget, 2,000) into a new
+## out/make-run-<UTC time>. A budget, not a duration: the same simulations
+## and findings on every machine (a slower one takes longer; the status
+## line says how long). RUN_MAX_DURATION is only a safety bound: a run it
+## ends says so ("capped") and how to resume. Findings are not a failure
+## of `make run`: exit 1 only means "found"; 2 (bad input), 3 (I/O) and
+## 130 (interrupted) are. docs/first-run.md: times measured.
+RUN_BUDGET ?=
+RUN_MAX_DURATION ?= 30m
 run:
-	@echo "make run: building $(BIN) (the first build downloads and compiles the Go modules: a minute or more)"
+	@echo "make run: building $(BIN) (on empty caches a first build takes minutes: docs/first-run.md)"
 	@$(MAKE) --no-print-directory build
 	@out=out/make-run-$$(date -u +%Y%m%dT%H%M%SZ); \
-	echo "make run: an ACT campaign of at most $(RUN_DURATION) (examples/make-run.yaml) into $$out"; \
-	s=0; $(BIN) run examples/make-run.yaml --duration $(RUN_DURATION) --out $$out || s=$$?; \
+	echo "make run: an ACT campaign of $(or $(RUN_BUDGET),$$(sed -n 's/^budget: *//p' examples/make-run.yaml)) simulations (examples/make-run.yaml; at most $(RUN_MAX_DURATION)) into $$out"; \
+	s=0; $(BIN) run examples/make-run.yaml $(if $(RUN_BUDGET),--budget $(RUN_BUDGET)) --duration $(RUN_MAX_DURATION) --out $$out || s=$$?; \
 	if [ $$s -le 1 ]; then echo "make run: done (exit $$s); findings: $$out/findings.md, coverage: $$out/coverage/table.md"; \
 	  echo "make run: report: $$out/report/index.html"; fi; \
 	[ $$s -le 1 ]
@@ -57,10 +66,10 @@ test:
 	@failed=(); step() { echo "make test: $$*"; "$$@" || failed+=("$$*"); }; \
 	step $(MAKE) --no-print-directory vet; \
 	step $(MAKE) --no-print-directory fmt-check; \
-	step $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS); \
-	step $(GO) test -race -short -count=1 -timeout 25m $(RACE_PKGS); \
-	step $(GO) test -race -short -count=1 -timeout 10m -run 'AddBatches|Coarsen|Merge' ./coverage; \
-	step bash -c 'cd examples/custom-ccai && $(GO) build -o /dev/null . && $(GO) vet .'; \
+	step $(TALK) "make test" $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) $(PKGS); \
+	step $(TALK) "make test (race)" $(GO) test -json -race -short -count=1 -timeout 25m $(RACE_PKGS); \
+	step $(TALK) "make test (race)" $(GO) test -json -race -short -count=1 -timeout 10m -run 'AddBatches|Coarsen|Merge' ./coverage; \
+	step bash -c 'cd examples/custom-ccai && $(GO) build -o /dev/null . && $(GO) vet . && $(GO) test -count=1 .'; \
 	step $(MAKE) --no-print-directory custom-ccai-test; \
 	if [ $${#failed[@]} -gt 0 ]; then echo "make test: $${#failed[@]} step(s) failed:"; printf '  %s\n' "$${failed[@]}"; exit 1; fi; \
 	echo "make test: every step passed"
@@ -161,7 +170,7 @@ e2e: build
 	@echo "make e2e: screenshot: $(E2E_DIR)/report/screenshot.png"
 
 vet:
-	$(GO) vet $(PKGS)
+	@$(TALK) "make vet" $(GO) vet -v $(PKGS)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -3,7 +3,6 @@ package act
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -189,6 +188,9 @@ type Report struct {
 	// writeStore, if set, writes the store's checkpoint instead of
 	// Store.WriteTo (store parts: coverage.WriteSplit).
 	writeStore func(io.Writer) (int64, error)
+	// live is what status.json and the status line say between merges
+	// (livestatus.go).
+	live liveCounts
 }
 
 // NoneInS says whether no state of the campaign so far landed inside S
@@ -427,7 +429,9 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	// since the last one; it is called after every merge and by the wait
 	// for results (wait.go), so the period holds however slow a batch is.
 	lastCheckpoint := time.Now()
-	lastStatus := time.Now()
+	lastStatus, lastProgress := time.Time{}, time.Time{}
+	// arrived holds the results that ended and wait for their batch's merge.
+	arrived := map[int]result{}
 	start := time.Now()
 	elapsed := func() time.Duration { return prior + time.Since(start) }
 	// The end of Duration (over every resume) closes stop: the wait for
@@ -493,6 +497,30 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		}
 		lastCheckpoint, lastStatus = time.Now(), time.Now()
 		return nil
+	}
+	// live reports progress (the status line, status.json) at its own
+	// periods, also while a batch simulates: from the first results on,
+	// not once a batch (issue 51); always at once when force.
+	live := func(force bool) error {
+		rep.live = liveCounts{Unmerged: len(arrived), Budget: opt.Budget - charged(), Duration: opt.Duration}
+		if opt.Out != "" && (force || time.Since(lastStatus) >= StatusEvery) {
+			if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
+				return fmt.Errorf("status: %w", err)
+			}
+			lastStatus = time.Now()
+		}
+		if opt.Progress != nil && (force || time.Since(lastProgress) >= progressEvery) {
+			opt.Progress(rep.liveStatusOf(sel.step, elapsed()))
+			lastProgress = time.Now()
+		}
+		return nil
+	}
+	// The wait for results calls tick every checkpointTick.
+	tick := func() error {
+		if err := checkpoint(); err != nil {
+			return err
+		}
+		return live(false)
 	}
 
 	// Pipeline: while batch k is merged, batch k+1 simulates. Batch k+Lag
@@ -570,7 +598,6 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	}
 	var symErr error // a merge of the symbolic step's that failed
 	dispatched := rep.Sims
-	arrived := map[int]result{}
 
 	window := min(c.Window, max(opt.Budget/10, batchSize))
 	interrupted := false
@@ -631,6 +658,10 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			return rep, symErr
 		}
 	}
+	// A status line and status.json at once, before the first results.
+	if err := live(true); err != nil {
+		return rep, err
+	}
 	for !interrupted {
 		if storeCapped != nil {
 			// The merge that took a part over its cap (a batch's, or
@@ -676,7 +707,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			break
 		}
 		base, n := rep.Sims, min(batchSize-rep.Sims%batchSize, opt.Budget-charged()-rep.Sims)
-		drained, err := wait(ctx, ex, arrived, base, n, checkpoint, stop, opt.stopAfter)
+		drained, err := wait(ctx, ex, arrived, base, n, tick, stop, opt.stopAfter)
 		if err != nil {
 			return rep, err
 		}
@@ -804,6 +835,11 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 				return rep, err
 			}
 			rep.Sims++
+			// Writing a batch's findings can take a minute: the status
+			// goes on meanwhile.
+			if err := live(false); err != nil {
+				return rep, err
+			}
 		}
 		pending = append(pending[:0], pending[n:]...)
 		if m, ok := ex.(interface{ merged(int) }); ok {
@@ -851,18 +887,14 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		if err := checkpoint(); err != nil {
 			return rep, err
 		}
-		if opt.Out != "" && time.Since(lastStatus) >= StatusEvery {
-			if err := rep.writeStatus(opt.Out, elapsed(), false); err != nil {
-				return rep, fmt.Errorf("status: %w", err)
-			}
-			lastStatus = time.Now()
-		}
 		if opt.Progress != nil {
-			st := rep.status(sel.step, elapsed())
-			st.Elapsed, st.Budget, st.Duration = elapsed(), opt.Budget-charged(), opt.Duration
-			opt.Progress(st)
+			lastProgress = time.Time{} // a status line after every merge
+		}
+		if err := live(false); err != nil {
+			return rep, err
 		}
 	}
+	rep.live.Unmerged = 0 // what did not merge is recomputed on resume
 	rep.Wall = elapsed()
 	rs.Wall = rep.Wall
 	if opt.Out != "" {
@@ -949,50 +981,4 @@ func (r *Report) writeOutputs(dir string, done bool) error {
 		}
 	}
 	return r.writeStatus(dir, r.Wall, done)
-}
-
-// liveStatus is status.json: written at every checkpoint and at the end.
-type liveStatus struct {
-	Method   string            `json:"method"`
-	Sims     int               `json:"sims"`
-	WallS    float64           `json:"wall_s"`
-	SimsPerS float64           `json:"sims_per_s"`
-	Findings int               `json:"findings"`
-	Faults   int               `json:"faults"`
-	Done     bool              `json:"done"`
-	Regions  map[string]uint64 `json:"regions"`
-	Store    storeStatus       `json:"store"`
-}
-
-// storeStatus is how the coverage store keeps to its memory budget.
-type storeStatus struct {
-	Bytes       int    `json:"bytes"`
-	Budget      int64  `json:"budget"`
-	States      int    `json:"pooled_states"`
-	Visits      uint64 `json:"visits"`
-	Configs     int    `json:"configs"`
-	FloorK      int    `json:"exact_from_k"`
-	PoolK       int    `json:"pools_at_k"`
-	Coarsenings int    `json:"coarsenings"`
-	OverBudget  bool   `json:"over_budget"`
-}
-
-func (r *Report) writeStatus(dir string, wall time.Duration, done bool) error {
-	st := r.status(0, wall)
-	ls := liveStatus{Method: r.Method, Sims: r.Sims, WallS: wall.Seconds(), SimsPerS: st.SimsPerS, Findings: st.Findings,
-		Faults: st.Faults, Done: done, Regions: map[string]uint64{}}
-	for k, n := range st.Regions {
-		ls.Regions[fmt.Sprint(k)] = n
-	}
-	s := r.Store
-	ls.Store = storeStatus{Bytes: s.Bytes(), Budget: s.Options().Memory, States: s.Len(), Visits: s.Visits(), Configs: s.Configs(),
-		FloorK: s.FloorK(), PoolK: s.PoolK(), Coarsenings: s.Coarsenings(), OverBudget: s.OverBudget()}
-	b, err := json.MarshalIndent(ls, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := corpus.WriteFileAtomic(filepath.Join(dir, "status.json"), append(b, '\n')); err != nil {
-		return err
-	}
-	return r.writeTriage(dir)
 }

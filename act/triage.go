@@ -363,3 +363,10 @@ func Plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// MarkdownCode is s as an inline code span that Markdown shows literally,
+// on one line: for other writers of the campaign's Markdown (triage.md).
+func MarkdownCode(s string) string { return mdCode(s) }
+
+// OneLine is s with line breaks and control characters as spaces.
+func OneLine(s string) string { return oneLine(s) }

@@ -33,7 +33,8 @@
 //		})
 //	}
 //
-// See examples/custom-ccai in the repository for a complete module. An
+// See examples/custom-ccai in the repository for a complete module, and its
+// example_test.go for one run of its CCAI on the simulator. An
 // algorithm whose state is plain data needs nothing more for the symbolic
 // back-end's snapshots; one with closures, channels or unsafe pointers in
 // its state implements [StateSaver], or every branch of a symbolic window

@@ -3,14 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -108,7 +105,7 @@ func confirmSeed(ctx context.Context, cmd, path string, seed *corpus.Seed, subj 
 		return exitUsage
 	}
 	specs := []corpus.ConditionSpec{f.Spec()}
-	if err := providedVars(subj, seed.CCAI, specs); err != nil {
+	if err := corpus.ProvidedVars(subj, seed.CCAI, specs); err != nil {
 		fmt.Fprintf(stderr, "actfuzz %s: %s: %v\n", cmd, path, err)
 		return exitUsage
 	}
@@ -122,7 +119,7 @@ func confirmSeed(ctx context.Context, cmd, path string, seed *corpus.Seed, subj 
 		go func() {
 			defer wg.Done()
 			for range jobs {
-				at, held, err := confirmOnce(ctx, subj, seed, cfg, specs)
+				at, held, _, err := corpus.FirstHit(ctx, subj, seed, cfg, specs, nil)
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -185,45 +182,4 @@ func confirmSeed(ctx context.Context, cmd, path string, seed *corpus.Seed, subj 
 		return exitFound
 	}
 	return exitOK
-}
-
-// confirmOnce runs the seed once and reports the condition's first hit.
-func confirmOnce(ctx context.Context, subj netenv.Subject, seed *corpus.Seed, cfg netenv.Config, specs []corpus.ConditionSpec) (time.Duration, bool, error) {
-	w, err := corpus.NewWatcher(seed.CCAI, specs)
-	if err != nil {
-		return 0, false, err
-	}
-	w.Start(cfg.Schedule)
-	at := time.Duration(-1)
-	w.OnHit = func(_ int, _ *corpus.Condition, _ []float64, t time.Duration) {
-		if at < 0 {
-			at = t
-		}
-	}
-	_, err = subj.Run(ctx, cfg, w)
-	var fault *netenv.Fault
-	if errors.As(err, &fault) {
-		return 0, false, fmt.Errorf("subject fault: %w", err)
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	if w.Err != nil {
-		return 0, false, w.Err
-	}
-	return at, at >= 0, nil
-}
-
-// providedVars refuses conditions on state variables the subject does not
-// provide (netenv.Capabilities): on the kernel, a native CCAI's own
-// variables (cubic's target, …) would be silent zeros.
-func providedVars(subj netenv.Subject, ccas []string, specs []corpus.ConditionSpec) error {
-	caps := subj.Capabilities()
-	for _, cca := range ccas {
-		sc := corpus.SchemaOf(caps, cca)
-		if _, err := corpus.Compile(specs, sc); err != nil {
-			return fmt.Errorf("the %s subject does not provide a variable of this condition (it provides %s): %w", subj.Name(), strings.Join(sc.Names(), ", "), err)
-		}
-	}
-	return nil
 }

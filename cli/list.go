@@ -14,41 +14,9 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/oracle"
 )
-
-// varDocs documents the state variables every flow has (corpus.BaseVars).
-func varDoc(name string) string {
-	switch name {
-	case "cwnd":
-		return "congestion window (packets)"
-	case "ssthresh":
-		return "slow-start threshold (packets)"
-	case "srtt":
-		return "smoothed RTT (ms)"
-	case "rttvar":
-		return "RTT mean deviation (ms)"
-	case "ca_state":
-		return "congestion-avoidance state"
-	case "prev_ca_state":
-		return "ca_state before the last change"
-	case "prior_cwnd":
-		return "cwnd when the last reduction started"
-	case "in_flight":
-		return "packets in flight"
-	case "delivered":
-		return "packets delivered"
-	case "rto":
-		return "retransmission timeout (ms)"
-	case "pacing_rate":
-		return "pacing rate (bytes/s)"
-	case "time":
-		return "simulated time (s)"
-	case "flow":
-		return "the flow's index, from 0 (the campaign's ccai: order)"
-	}
-	return ""
-}
 
 type listVar struct {
 	Name   string   `json:"name"`
@@ -155,8 +123,8 @@ func buildListing() listing {
 		}
 		l.Params = append(l.Params, lp)
 	}
-	for _, v := range corpus.BaseVars {
-		l.State = append(l.State, listVar{Name: v.Name, Doc: varDoc(v.Name), Values: v.Values})
+	for i, v := range corpus.BaseVars {
+		l.State = append(l.State, listVar{Name: v.Name, Doc: observe.Base[i].Describe(), Values: v.Values})
 	}
 	for i, v := range corpus.DerivedVars {
 		doc := ""

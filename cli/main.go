@@ -17,6 +17,7 @@
 //	actfuzz minimize SEED.json   shrink a finding's seed
 //	actfuzz diff SEED.json       one configuration on two subjects
 //	actfuzz confirm SEED.json    re-run a finding N times on a subject
+//	actfuzz triage DIR           classify each finding group's root cause
 //	actfuzz pkt SCRIPT.pkt       a packetdrill script against the native model
 //	actfuzz sym                  symbolic exploration of uncertain delays
 //	actfuzz worker --nats URL    a worker host of a cluster (without --nats: a
@@ -64,6 +65,7 @@ var exitMeanings = []struct{ cmd, ok, found string }{
 	{"minimize", "minimized seed written", "the seed does not hit its condition"},
 	{"diff", "the subjects agree", "the subjects differ"},
 	{"confirm", "the condition held in at least one run", "the condition held in no run"},
+	{"triage", "triaged; no subject bug candidate or model bug", "a subject bug candidate or our model's bug (DIR/triage.md)"},
 	{"pkt", "every script passed", "a script failed (the mismatch is printed)"},
 	{"sym", "done; with --seed, no window's order hits the condition", "with --seed, an order of the window hits the condition"},
 	{"list", "done", ""}, {"compare", "done", ""}, {"report", "report written", ""},
@@ -137,6 +139,7 @@ func commands() []command {
 		{"minimize", "shrink a finding's seed: fewest phases, simplest parameters, earliest hit", runMinimize},
 		{"diff", "run a seed on two subjects and report where they disagree", runDiff},
 		{"confirm", "re-run a finding N times on a subject (the kernel: --subject linux) and count how often it held", runConfirm},
+		{"triage", "follow each finding group of a campaign to a root cause: actfuzz triage DIR [--runs N] [--json] (DIR/triage.md)", runTriage},
 		{"pkt", "run a packetdrill script (or every script under a directory) against the native model: actfuzz pkt SCRIPT.pkt|DIR [--profile linux]", runPkt},
 		{"sym", "explore every event order of a window of uncertain packet delays (SEIB)", runSym},
 		{"store", "keep a part of a cluster campaign's coverage store: actfuzz store --nats URL --part J (run --store-parts N)", runStore},

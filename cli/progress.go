@@ -103,15 +103,10 @@ func (p *progress) done() {
 func statusText(st act.Status) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s/%s sims %s/s", clock(st.Elapsed), st.Method, count(st.Sims), count(st.Budget), count(int(st.SimsPerS+0.5)))
-	left := time.Duration(-1)
-	if st.SimsPerS > 0 && st.Budget > st.Sims {
-		left = time.Duration(float64(st.Budget-st.Sims) / st.SimsPerS * float64(time.Second))
-	}
-	if st.Duration > 0 && (left < 0 || st.Duration-st.Elapsed < left) {
-		left = max(st.Duration-st.Elapsed, 0)
-	}
-	if left >= 0 {
+	if left, ok := st.Left(); ok {
 		fmt.Fprintf(&b, " ETA %s", clock(left))
+	} else {
+		b.WriteString(" ETA ?") // until the first simulation ends
 	}
 	approx := "" // k=1 estimated: the store's exact sets start above it
 	if st.StoreFloor > 16 {

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,5 +39,27 @@ func TestFirstHits(t *testing.T) {
 	}
 	if n := strings.Count(got, "cubic-beta at"); n != 1 {
 		t.Errorf("cubic-beta announced %d times, want once:\n%s", n, got)
+	}
+}
+
+// A --duration that ends a campaign before its budget is a cap, and the
+// run says so with the command that continues it (issue 51: make run's
+// budget, with a duration only as a safety bound).
+func TestDurationCapSaid(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	src := "ccai: [reno]\nbytes: 200000\nbudget: 1000000\nconditions:\n  - {name: c, when: \"cwnd > 30\"}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "o")
+	code, _, errs := runCLI(context.Background(), "run", path, "--duration", "1ms", "--out", out, "--isolate=false", "--workers", "1", "--quiet")
+	if code > 1 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"capped: --duration 1ms ended the campaign after ", " of its 1000000 simulations; continue with: ", "--resume --out " + out} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
 	}
 }

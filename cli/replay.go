@@ -16,7 +16,7 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/internal/bounded"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -79,7 +79,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if seed.Finding != nil && corpus.ProcessFault(seed.Finding.Kind) {
 		return replayProcessFault(ctx, seed, iso, *asJSON, stdout, stderr)
 	}
-	var obs tcp.Observer
+	var obs observe.Observer
 	var trace *netenv.CSVTrace
 	closeTrace := func() error { return nil }
 	pl := corpus.NewTracePlot(seed, subj.Capabilities())

@@ -27,6 +27,7 @@ import (
 	"github.com/actfuzz/actfuzz/internal/shell"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/report"
+	"github.com/actfuzz/actfuzz/triage"
 )
 
 // loadCampaign reads the campaign argument, or the embedded default, for
@@ -145,6 +146,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	lag := fs.Int("lag", 0, "batches of 64 configurations chosen ahead of the merge; results depend on it (0: the checkpoint's when resuming, else 2, or 8 with --nats)")
 	storeParts := fs.Int("store-parts", 0, "with --nats: split the coverage store into `N` parts (1 to 16) kept by `actfuzz store --nats URL --part J` processes, J = 0…N-1, so that the coordinator does not merge every visit; results do not depend on it (0: the coordinator keeps the whole store)")
 	campaignID := fs.String("campaign-id", "", "with --nats: the id that names the campaign's streams (default: derived from --out, the campaign file and --method)")
+	doTriage := fs.Bool("triage", false, "after the campaign, triage its findings as `actfuzz triage DIR` does (minimizing and replaying each group on every subject that has its CCA: it can take as long as the campaign, so it is off by default)")
 	cpuProfile := fs.String("cpuprofile", "", "write this process's CPU profile (go tool pprof) to `FILE`: what a coordinator costs per simulation")
 	positional, ok, code := parseInterleaved(fs, args, stderr)
 	if !ok {
@@ -306,6 +308,15 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil && *out != "" {
 		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: %s\n", rep.Sims, resumeCmd())
 	}
+	if spent, of := rep.Sims+rep.StepSims[act.StepSymbolic], cmp.Or(*budget, c.Budget); ctx.Err() == nil && *duration > 0 && spent < of {
+		// The budget, not the clock, says when a campaign is done: a
+		// duration that ends it first is a cap, and the run says so.
+		fmt.Fprintf(stderr, "capped: --duration %v ended the campaign after %d of its %d simulations", *duration, spent, of)
+		if *out != "" {
+			fmt.Fprintf(stderr, "; continue with: %s run %s --resume --out %s", progName(), c.Path, *out)
+		}
+		fmt.Fprintln(stderr)
+	}
 	if *asJSON {
 		writeJSONReport(stdout, rep)
 	} else {
@@ -328,6 +339,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printSteps(stdout, rep)
 		printFindings(stdout, rep, *out, prog)
 		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, report.Dir, "index.html"))
+	}
+	if *doTriage && ctx.Err() == nil && len(rep.Findings) > 0 {
+		topt := triage.Options{Runs: 20, Watchdog: iso.Watchdog, Open: openSubject, Log: opt.Logger}
+		if code := triageDir(ctx, *out, topt, false, stderr, stderr); code == exitUsage || code == exitInternal {
+			return code
+		}
 	}
 	for _, f := range rep.Findings {
 		if f.Seed.Finding.Kind == "condition" {

@@ -14,7 +14,7 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // simSummary is the --json output of `actfuzz sim`.
@@ -210,7 +210,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "actfuzz sim: %v\n", err)
 		return exitUsage
 	}
-	var obs tcp.Observer
+	var obs observe.Observer
 	var trace *netenv.CSVTrace
 	if *tracePath != "" {
 		f, err := corpus.CreateFile(*tracePath)

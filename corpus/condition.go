@@ -24,7 +24,7 @@ type Var struct {
 	Name   string
 	Values []string
 	// Src is where an observation takes the value from: base variable
-	// Src of a tcp.StateRecord (BaseVars) when Src < len(BaseVars), else
+	// Src of a observe.Record (BaseVars) when Src < len(BaseVars), else
 	// the record's Vars[Src-len(BaseVars)]. SchemaOf sets it, increasing.
 	Src int
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // rec is one observation of a stream: time (s), srtt (ms), cwnd, in_flight.
@@ -170,7 +170,7 @@ func TestConditionParams(t *testing.T) {
 		hits = append(hits, fmt.Sprintf("%s@%v", c.Name, at))
 	}
 	w.Start(sched)
-	for _, r := range []tcp.StateRecord{
+	for _, r := range []observe.Record{
 		{Time: 1 * time.Second, Cwnd: 8},
 		{Time: 1500 * time.Millisecond, Cwnd: 20},
 		{Time: 2500 * time.Millisecond, Cwnd: 20},
@@ -187,7 +187,7 @@ func TestConditionParams(t *testing.T) {
 	// Without a schedule, a condition that reads p.X is an error, never a
 	// silent zero.
 	w.Reset()
-	w.Observe(&tcp.StateRecord{Time: time.Second, Cwnd: 5})
+	w.Observe(&observe.Record{Time: time.Second, Cwnd: 5})
 	if w.Err == nil {
 		t.Error("no error for p.X without a schedule")
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // DerivedVars are the variables the observer (Watcher) computes from a
@@ -66,7 +66,7 @@ type flowHistory struct {
 
 // derive fills the derived variables of flow f's observation cur (its
 // last len(DerivedVars) entries) from record r.
-func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
+func (w *Watcher) derive(f int, r *observe.Record, cur []float64) {
 	h := &w.hist[f]
 	d := cur[len(cur)-len(DerivedVars):]
 	delivered := float64(r.Delivered)
@@ -101,7 +101,7 @@ func (w *Watcher) derive(f int, r *tcp.StateRecord, cur []float64) {
 	if progressed || r.CAState != ccai.StateLoss {
 		h.timeouts, h.timeoutRTO, h.lastTimeout = 0, 0, 0
 	}
-	if r.Reason == tcp.ReasonRTO {
+	if r.Reason == observe.ReasonRTO {
 		h.timeouts++
 		h.lastTimeout = h.timeoutRTO
 		h.timeoutRTO = float64(r.RTO) / 1e6

@@ -8,7 +8,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // The round-trip windows (rtt_ago.X, rtt_max.X) and the derived variables
@@ -120,7 +120,7 @@ func TestRTTWindowCondition(t *testing.T) {
 type dRec struct {
 	ms             float64
 	flow           int32
-	reason         tcp.Reason
+	reason         observe.Reason
 	state          string
 	cwnd, ssthresh uint32
 	prior          uint32
@@ -155,7 +155,7 @@ func derived(t *testing.T, flows int, recs []dRec) []map[string]float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sr := tcp.StateRecord{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, Reason: r.reason, CAState: st,
+		sr := observe.Record{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, Reason: r.reason, CAState: st,
 			Cwnd: r.cwnd, SSThresh: r.ssthresh, PriorCwnd: r.prior, Delivered: r.delivered, InFlight: r.inFlight,
 			SRTT: time.Duration(r.srttMS * float64(time.Millisecond)), RTO: time.Duration(r.rtoMS * float64(time.Millisecond))}
 		w.Observe(&sr)
@@ -179,7 +179,7 @@ func check(t *testing.T, name string, got []map[string]float64, want []float64) 
 // timeouts counts the timeouts of one stay in Loss without progress;
 // last_timeout_rto is the rto of the previous one.
 func TestDerivedTimeouts(t *testing.T) {
-	const rto, ack = tcp.ReasonRTO, tcp.ReasonAck
+	const rto, ack = observe.ReasonRTO, observe.ReasonAck
 	got := derived(t, 1, []dRec{
 		{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, delivered: 100, rtoMS: 300},
 		{ms: 1300, reason: rto, state: "loss", cwnd: 1, ssthresh: 10, delivered: 100, rtoMS: 600},
@@ -204,7 +204,7 @@ func TestDerivedTimeouts(t *testing.T) {
 // not waiting on the network while it has nothing to send. In Loss,
 // nothing in flight (everything marked lost) does not restart it.
 func TestDerivedSinceProgressAfterIdle(t *testing.T) {
-	const rto, ack = tcp.ReasonRTO, tcp.ReasonAck
+	const rto, ack = observe.ReasonRTO, observe.ReasonAck
 	got := derived(t, 1, []dRec{
 		{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, inFlight: 1, delivered: 10, rtoMS: 300},
 		{ms: 1100, reason: ack, state: "open", cwnd: 21, ssthresh: 50, inFlight: 0, delivered: 11, rtoMS: 300},  // idle from here
@@ -373,7 +373,7 @@ func TestDerivedRTTFloor(t *testing.T) {
 		flow int32
 		ms   float64
 	}{{0, 500}, {0, 900}, {0, 2000}, {1, 3000}, {0, 4000}} {
-		w.Observe(&tcp.StateRecord{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, CAState: ccai.StateOpen})
+		w.Observe(&observe.Record{Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, CAState: ccai.StateOpen})
 	}
 	want := []float64{60, 60, 10, 100, 10} // flow 1 began in the 50 ms phase
 	if !slices.Equal(got, want) {
@@ -382,7 +382,7 @@ func TestDerivedRTTFloor(t *testing.T) {
 	check(t, "rtt_floor", derived(t, 1, []dRec{{ms: 10, state: "open"}}), []float64{40}) // the default 20 ms
 	w.Reset()                                                                            // no schedule
 	got = nil
-	w.Observe(&tcp.StateRecord{Time: time.Second, CAState: ccai.StateOpen})
+	w.Observe(&observe.Record{Time: time.Second, CAState: ccai.StateOpen})
 	if !slices.Equal(got, []float64{0}) {
 		t.Errorf("rtt_floor without a schedule %v, want [0]", got)
 	}

@@ -3,20 +3,20 @@ package corpus
 import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
-// BaseVars are the state variables of every flow (netenv.BaseVars), in
+// BaseVars are the state variables of every flow (observe.Base), in
 // observation order, with their categories. Times are in ms, as in the ACT
 // paper's S. A subject fills all or some of them
 // (netenv.Capabilities.Base).
 var BaseVars = baseVars()
 
 func baseVars() Schema {
-	s := make(Schema, len(netenv.BaseVars))
-	for i, name := range netenv.BaseVars {
-		s[i] = Var{Name: name, Src: i}
-		if name == "ca_state" || name == "prev_ca_state" {
+	s := make(Schema, len(observe.Base))
+	for i, v := range observe.Base {
+		s[i] = Var{Name: v.Name, Src: i}
+		if v.Categorical {
 			s[i].Values = ccai.CAStateNames[:]
 		}
 	}
@@ -57,43 +57,31 @@ func SchemaOf(caps netenv.Capabilities, cca string) Schema {
 
 // Observe fills dst (len = len(SchemaFor(cca))) from a state record, for
 // the native schema of any CCAI without a variable named like a base one.
-func Observe(r *tcp.StateRecord, dst []float64) {
+func Observe(r *observe.Record, dst []float64) {
 	observeBase(r, dst)
 	copy(dst[len(BaseVars):], r.Vars)
 }
 
-func observeBase(r *tcp.StateRecord, dst []float64) {
-	dst[0] = float64(r.Cwnd)
-	dst[1] = float64(r.SSThresh)
-	dst[2] = float64(r.SRTT) / 1e6
-	dst[3] = float64(r.RTTVar) / 1e6
-	dst[4] = float64(r.CAState)
-	dst[5] = float64(r.PrevCAState)
-	dst[6] = float64(r.PriorCwnd)
-	dst[7] = float64(r.InFlight)
-	dst[8] = float64(r.Delivered)
-	dst[9] = float64(r.RTO) / 1e6
-	dst[10] = float64(r.PacingRate)
-	dst[11] = r.Time.Seconds()
-	dst[12] = float64(r.Flow)
+// observeBase fills dst[:len(observe.Base)], each slot from its
+// variable's Value (observe.Values: the same, without a call per slot).
+func observeBase(r *observe.Record, dst []float64) {
+	observe.Values(r, dst)
 }
 
 // Observe fills dst (len(s)) from a state record, each variable from its
 // Src. A variable whose value the record lacks is 0.
-func (s Schema) Observe(r *tcp.StateRecord, dst []float64) {
+func (s Schema) Observe(r *observe.Record, dst []float64) {
 	if s.identity() {
 		// The native schema: the common case, in the per-ACK path.
 		Observe(r, dst)
 		return
 	}
-	var base [13]float64
-	observeBase(r, base[:])
 	for i, v := range s {
 		switch j := v.Src - len(BaseVars); {
 		case v.Src < 0:
 			// Derived (DerivedVars): the Watcher fills it.
 		case v.Src < len(BaseVars):
-			dst[i] = base[v.Src]
+			dst[i] = observe.Base[v.Src].Value(r)
 		case j < len(r.Vars):
 			dst[i] = r.Vars[j]
 		default:

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -22,7 +23,7 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TracePlot collects the state of every flow over time and draws a
@@ -30,12 +31,14 @@ import (
 //   - cwnd and ssthresh of every flow as step lines (they are integers
 //     that hold until the next change), the hit's flow drawn thicker;
 //   - the variables the condition reads (Reads: CUBIC's target,
-//     prior_cwnd, …): those in packets on the same axis, others in a
-//     panel of their own;
+//     prior_cwnd, …): in_flight and prior_cwnd on cwnd's axis, every
+//     other (the algorithm's own: CUBIC's target reaches 8.6 M packets,
+//     which would flatten cwnd to a line at 0) in a panel of its own;
 //   - two panels: the whole run, and a window around the hit with a
 //     vertical line at it;
 //   - the hit flow's ca_state as coloured bands along the bottom;
-//   - the environment switches as dashed lines labelled with what changed;
+//   - the environment switches as dashed lines labelled with what changed,
+//     and every phase's values (bandwidth, delay, loss, …) under the panels;
 //   - ticks at round values, and the legend beside the panels, outside the
 //     data.
 type TracePlot struct {
@@ -85,8 +88,10 @@ func NewTracePlot(s *Seed, caps netenv.Capabilities) *TracePlot {
 // not worth a line of their own.
 var plottedElsewhere = []string{"cwnd", "ssthresh", "ca_state", "prev_ca_state", "time", "flow"}
 
-// packetVars are in packets: they share cwnd's axis.
-var packetVars = []string{"prior_cwnd", "in_flight", "target", "w_max", "w_last_max", "wmax", "last_max_cwnd", "bic_origin_point", "origin_point", "tcp_cwnd", "delayed_ack"}
+// cwndAxisVars share cwnd's axis: the sender's windows, on cwnd's scale.
+// The algorithm's own variables (CUBIC's target, w_max, …) have panels of
+// their own, as their scale can be millions of times cwnd's (issue 51).
+var cwndAxisVars = []string{"prior_cwnd", "in_flight"}
 
 // extraVars are the condition's variables the plot draws as lines.
 func (p *TracePlot) extraVars() []string {
@@ -99,8 +104,8 @@ func (p *TracePlot) extraVars() []string {
 	return out
 }
 
-// Observe implements tcp.Observer.
-func (p *TracePlot) Observe(r *tcp.StateRecord) {
+// Observe implements observe.Observer.
+func (p *TracePlot) Observe(r *observe.Record) {
 	if p.flows == nil {
 		p.flows = map[int32]*flowTrace{}
 	}
@@ -206,7 +211,12 @@ func (p *TracePlot) Save(path, title string, sched netenv.Schedule, hit time.Dur
 	for i, name := range p.ownPanelVars() {
 		rows, heights = append(rows, p.varPanel(name, i, lo, hi, hitS)), append(heights, varHeight)
 	}
-	total := 0.0
+	phases := phaseLines(sched)
+	phasesHeight := 0.0
+	if len(phases) > 0 {
+		phasesHeight = 0.25 + phaseLineHeight*float64(len(phases))
+	}
+	total := phasesHeight
 	for _, h := range heights {
 		total += h
 	}
@@ -218,7 +228,8 @@ func (p *TracePlot) Save(path, title string, sched netenv.Schedule, hit time.Dur
 	dc := draw.New(cw)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	plotArea := draw.Crop(dc, 0, -vg.Length(legendWidth)*vg.Inch, 0, 0)
+	plotArea := draw.Crop(dc, 0, -vg.Length(legendWidth)*vg.Inch, vg.Length(phasesHeight)*vg.Inch, 0)
+	drawPhases(dc, phases)
 	top := plotArea.Max.Y
 	for i, pl := range rows {
 		h := vg.Length(heights[i]) * vg.Inch
@@ -241,12 +252,12 @@ func (p *TracePlot) Save(path, title string, sched netenv.Schedule, hit time.Dur
 	return f.Close()
 }
 
-// ownPanelVars are the condition's variables not in packets: each gets a
-// panel of its own over the window.
+// ownPanelVars are the condition's variables not on cwnd's axis: each
+// gets a panel of its own over the window.
 func (p *TracePlot) ownPanelVars() []string {
 	var out []string
 	for _, v := range p.extraVars() {
-		if !slices.Contains(packetVars, v) {
+		if !slices.Contains(cwndAxisVars, v) {
 			out = append(out, v)
 		}
 	}
@@ -307,7 +318,7 @@ func (p *TracePlot) panel(lo, hi float64, sched netenv.Schedule, hitS, hitCwnd f
 		dashes []vg.Length
 	}
 	var lines []line
-	packetsExtra := slices.DeleteFunc(p.extraVars(), func(v string) bool { return !slices.Contains(packetVars, v) })
+	packetsExtra := slices.DeleteFunc(p.extraVars(), func(v string) bool { return !slices.Contains(cwndAxisVars, v) })
 	for _, f := range p.order {
 		ft := p.flows[f]
 		w := 0.9
@@ -387,7 +398,7 @@ func (p *TracePlot) panel(lo, hi float64, sched netenv.Schedule, hitS, hitCwnd f
 	return pl
 }
 
-// varPanel draws one of the condition's variables that is not in packets.
+// varPanel draws one of the condition's variables that is not on cwnd's axis.
 func (p *TracePlot) varPanel(name string, i int, lo, hi, hitS float64) *plot.Plot {
 	pl := plot.New()
 	pl.Title.Text = name + " (flow " + strconv.Itoa(int(p.Flow)) + ")"
@@ -432,7 +443,7 @@ func (p *TracePlot) legend(sched netenv.Schedule) plot.Legend {
 	leg.XOffs = vg.Points(6)
 	leg.ThumbnailWidth = vg.Points(22)
 	leg.TextStyle.Font.Size = vg.Points(9)
-	packetsExtra := slices.DeleteFunc(p.extraVars(), func(v string) bool { return !slices.Contains(packetVars, v) })
+	packetsExtra := slices.DeleteFunc(p.extraVars(), func(v string) bool { return !slices.Contains(cwndAxisVars, v) })
 	for _, f := range p.order {
 		c := flowColors[int(f)%len(flowColors)]
 		name := "flow " + strconv.Itoa(int(f))
@@ -552,4 +563,72 @@ func (d *DeliveryTrace) Save(path, title string) error {
 	}
 	pl.Legend.Top = true
 	return pl.Save(8*vg.Inch, 4*vg.Inch, path)
+}
+
+// Phase list geometry: a line's height in inches, the most phases listed
+// and the most characters a line holds at phaseFontSize.
+const (
+	phaseLineHeight = 0.17
+	maxPhaseLines   = 12
+	phaseLineChars  = 150
+	phaseFontSize   = 8
+)
+
+// phaseLines lists every phase of the environment with its values
+// ("phase 2, 12.5–30 s: bw 10 Mbit/s, delay 20 ms, …"), at most
+// maxPhaseLines of them, a long line wrapped; none for an empty schedule.
+func phaseLines(sched netenv.Schedule) []string {
+	var lines []string
+	from := time.Duration(0)
+	for i, ph := range sched {
+		if len(lines) >= maxPhaseLines {
+			lines = append(lines, fmt.Sprintf("… and %d more phases (actfuzz replay prints them all)", len(sched)-i))
+			break
+		}
+		span := fmt.Sprintf("%s–%s s", sig(from.Seconds()), sig(ph.Until.Seconds()))
+		if ph.Until == 0 {
+			span = fmt.Sprintf("from %s s", sig(from.Seconds()))
+		}
+		var vals []string
+		for k, par := range netenv.Params() {
+			v := par.Format(&ph.Env)
+			if par.Kind != netenv.Categorical {
+				v = sig(ph.Env.Get(k))
+				if par.Unit != "" {
+					v += " " + par.Unit
+				}
+			}
+			vals = append(vals, par.Name+" "+v)
+		}
+		line := fmt.Sprintf("phase %d, %s: ", i+1, span)
+		for j, v := range vals {
+			if j > 0 && len(line)+len(v) > phaseLineChars {
+				lines = append(lines, line)
+				line = "    "
+			} else if j > 0 {
+				line += ", "
+			}
+			line += v
+		}
+		lines = append(lines, line)
+		from = ph.Until
+	}
+	return lines
+}
+
+// drawPhases writes the phase list along the bottom of dc.
+func drawPhases(dc draw.Canvas, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	sty := draw.TextStyle{Color: color.Gray{40}, Font: font.From(plot.DefaultFont, vg.Points(phaseFontSize)), Handler: plot.DefaultTextHandler}
+	y := dc.Min.Y + vg.Length(phaseLineHeight*float64(len(lines))+0.08)*vg.Inch
+	x := dc.Min.X + vg.Length(0.15)*vg.Inch
+	title := sty
+	title.Font = font.From(plot.DefaultFont, vg.Points(phaseFontSize+1))
+	dc.FillText(title, vg.Point{X: x, Y: y}, "environment (each phase's values)")
+	for _, l := range lines {
+		y -= vg.Length(phaseLineHeight) * vg.Inch
+		dc.FillText(sty, vg.Point{X: x, Y: y}, l)
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TracePlot draws nothing in go-fuzz builds (see coverage/plot_gofuzz.go).
@@ -23,8 +23,8 @@ func NewTracePlot(s *Seed, caps netenv.Capabilities) *TracePlot {
 	return &TracePlot{CCAI: s.CCAI, Caps: caps}
 }
 
-// Observe implements tcp.Observer.
-func (p *TracePlot) Observe(*tcp.StateRecord) {}
+// Observe implements observe.Observer.
+func (p *TracePlot) Observe(*observe.Record) {}
 
 // Save is unavailable in go-fuzz builds.
 func (p *TracePlot) Save(path, title string, sched netenv.Schedule, hit time.Duration, hitCwnd float64) error {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 func TestConditionReads(t *testing.T) {
@@ -63,11 +63,11 @@ func TestTracePlot(t *testing.T) {
 	ti := SchemaFor("cubic").Index("target") - len(BaseVars)
 	for i := range 2000 {
 		for f := range int32(2) {
-			r := &tcp.StateRecord{Time: time.Duration(i) * 10 * time.Millisecond, Flow: f, Cwnd: uint32(10 + i%50 + int(f)),
+			r := &observe.Record{Time: time.Duration(i) * 10 * time.Millisecond, Flow: f, Cwnd: uint32(10 + i%50 + int(f)),
 				SSThresh: 30, SRTT: 40 * time.Millisecond, CAState: ccai.CAState(i / 100 % 5)}
 			if f == 0 {
 				r.Vars = make([]float64, nv)
-				r.Vars[ti] = float64(20 + i%70)
+				r.Vars[ti] = float64(20 + i*4300)
 			}
 			p.Observe(r)
 		}
@@ -87,11 +87,16 @@ func TestTracePlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"cubic + reno on native", "whole run", "around the hit at 12.000 s", "flow 0 cubic (hit): cwnd",
-		"flow 1 reno: ssthresh", "flow 0 cubic (hit): target", "srtt (flow 0)", "ca_state recovery (band)", "environment switch",
-		"bw 10 → 100", "hit"} {
+		"flow 1 reno: ssthresh", "target (flow 0)", "srtt (flow 0)", "ca_state recovery (band)", "environment switch",
+		"bw 10 → 100", "hit", "environment (each phase's values)", "phase 1, 0–7 s: loss 0.0001, bw 10 Mbit/s, delay 20 ms", "phase 2, from 7 s: loss 0.0001, bw 100 Mbit/s"} {
 		if !strings.Contains(svg2text(string(svg)), want) {
 			t.Errorf("plot lacks %q", want)
 		}
+	}
+	// CUBIC's target (here up to 8.6 M packets) has a panel of its own:
+	// it is not on cwnd's axis, whose scale it would flatten cwnd to 0 on.
+	if strings.Contains(svg2text(string(svg)), "flow 0 cubic (hit): target") {
+		t.Error("target drawn on cwnd's axis")
 	}
 	if png, err := os.ReadFile(filepath.Join(dir, "p.png")); err != nil || !strings.HasPrefix(string(png), "\x89PNG") {
 		t.Errorf("PNG: %v", err)

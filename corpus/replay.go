@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/symbolic"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // Watcher turns state records into observations and checks conditions on
@@ -144,8 +144,8 @@ func (w *Watcher) followSchedule(t time.Duration) {
 	}
 }
 
-// Observe implements tcp.Observer.
-func (w *Watcher) Observe(r *tcp.StateRecord) {
+// Observe implements observe.Observer.
+func (w *Watcher) Observe(r *observe.Record) {
 	f := int(r.Flow)
 	cur, prev := w.cur[f], w.prev[f]
 	if w.started[f] {
@@ -194,13 +194,13 @@ type ReplayResult struct {
 // Replay re-runs a seed; for a finding it checks that the same condition
 // holds at the same time with the same state. extra, if not nil, also sees
 // every state record (a CSV trace, a plot).
-func Replay(ctx context.Context, s *Seed, extra tcp.Observer) (*ReplayResult, error) {
+func Replay(ctx context.Context, s *Seed, extra observe.Observer) (*ReplayResult, error) {
 	return ReplayWith(ctx, netenv.Native{}, s, extra)
 }
 
 // ReplayWith replays a seed on a given subject. A witness seed always runs
 // on the native simulator (subj is not used).
-func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Observer) (*ReplayResult, error) {
+func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra observe.Observer) (*ReplayResult, error) {
 	if s.Witness != nil {
 		return replayWitness(ctx, s, &symbolic.Tracing{State: extra})
 	}
@@ -228,7 +228,7 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 			out.HitState = StateMap(w.Schemas[flow], obs)
 		}
 	}
-	var obs tcp.Observer = w
+	var obs observe.Observer = w
 	if extra != nil {
 		obs = tee{w, extra}
 	}
@@ -290,9 +290,9 @@ func ReplayWith(ctx context.Context, subj netenv.Subject, s *Seed, extra tcp.Obs
 	return out, nil
 }
 
-type tee struct{ a, b tcp.Observer }
+type tee struct{ a, b observe.Observer }
 
-func (t tee) Observe(r *tcp.StateRecord) { t.a.Observe(r); t.b.Observe(r) }
+func (t tee) Observe(r *observe.Record) { t.a.Observe(r); t.b.Observe(r) }
 
 // WriteArtifacts writes a finding's seed to jsonPath and, beside it, its
 // trace (trimmed, compressed: WriteSimulation) and the PNG plot of a
@@ -339,7 +339,7 @@ func WriteSimulation(ctx context.Context, subj netenv.Subject, seeds []*Seed, js
 	zw := gzipTo(&csv)
 	tr := netenv.NewCSVTrace(zw, subj.Capabilities(), first.CCAI[0])
 	var hits []TraceHit
-	var obs []tcp.Observer
+	var obs []observe.Observer
 	plots := make([]*TracePlot, len(seeds))
 	for i, s := range seeds {
 		if s.Finding != nil {
@@ -399,8 +399,8 @@ func recordedHit(f *Finding) (time.Duration, float64) {
 }
 
 // tees is one observer that passes each record to all of obs, in order.
-func tees(obs []tcp.Observer) tcp.Observer {
-	var t tcp.Observer = obs[len(obs)-1]
+func tees(obs []observe.Observer) observe.Observer {
+	var t observe.Observer = obs[len(obs)-1]
 	for i := len(obs) - 2; i >= 0; i-- {
 		t = tee{obs[i], t}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TestSchemaPerSubject: the observation schema is what the subject
@@ -47,7 +47,7 @@ func TestSchemaPerSubject(t *testing.T) {
 // TestSchemaObserve: each variable is read from its own field, whatever
 // the subject leaves out.
 func TestSchemaObserve(t *testing.T) {
-	r := &tcp.StateRecord{Time: 2 * time.Second, Flow: 0, Cwnd: 10, SSThresh: 5, SRTT: 30 * time.Millisecond,
+	r := &observe.Record{Time: 2 * time.Second, Flow: 0, Cwnd: 10, SSThresh: 5, SRTT: 30 * time.Millisecond,
 		CAState: ccai.StateRecovery, PacingRate: 1234, Vars: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}
 	for _, tc := range []struct {
 		name   string
@@ -83,7 +83,7 @@ func TestWatcherForSubject(t *testing.T) {
 	}
 	var hits int
 	w.OnHit = func(int, *Condition, []float64, time.Duration) { hits++ }
-	w.Observe(&tcp.StateRecord{Cwnd: 1, Vars: []float64{0, 0, 0, 0, 0, 6, 7}})
+	w.Observe(&observe.Record{Cwnd: 1, Vars: []float64{0, 0, 0, 0, 0, 6, 7}})
 	if hits != 1 {
 		t.Fatalf("%d hits, want 1", hits)
 	}

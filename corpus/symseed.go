@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/sim"
 	"github.com/actfuzz/actfuzz/netenv/symbolic"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
@@ -251,8 +252,8 @@ func newSeedWatch(s *Seed, specs []ConditionSpec) (*seedWatch, error) {
 	return sw, nil
 }
 
-func (sw *seedWatch) Observe(r *tcp.StateRecord) { sw.w.Observe(r) }
-func (sw *seedWatch) Reset()                     { sw.w.Start(sw.sched); clear(sw.hits) }
+func (sw *seedWatch) Observe(r *observe.Record) { sw.w.Observe(r) }
+func (sw *seedWatch) Reset()                    { sw.w.Start(sw.sched); clear(sw.hits) }
 func (sw *seedWatch) Hits() []string {
 	var out []string
 	for k := range sw.hits {
@@ -305,7 +306,7 @@ func lastBefore(ctx context.Context, cfg netenv.Config, t time.Duration, flowAtH
 		return 0, 0, false
 	}
 	rec := recordAt{t: t, flow: -1}
-	var obs tcp.Observer
+	var obs observe.Observer
 	if flowAtHit {
 		obs = &rec
 	}
@@ -322,7 +323,7 @@ type recordAt struct {
 	flow int
 }
 
-func (r *recordAt) Observe(rec *tcp.StateRecord) {
+func (r *recordAt) Observe(rec *observe.Record) {
 	if rec.Time == r.t && (r.flow < 0 || int(rec.Flow) < r.flow) {
 		r.flow = int(rec.Flow)
 	}

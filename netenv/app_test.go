@@ -6,7 +6,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/netenvtest"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TestAppRateEveryPhase: the application writes at the rate of each phase
@@ -15,7 +15,7 @@ import (
 // unlimited buffer the fast first phase wrote the whole transfer at once
 // and the slow phase changed nothing.
 func TestAppRateEveryPhase(t *testing.T) {
-	netenvtest.AppRateEveryPhase(t, func(t *testing.T, cfg netenv.Config) (netenv.Result, []tcp.StateRecord) {
+	netenvtest.AppRateEveryPhase(t, func(t *testing.T, cfg netenv.Config) (netenv.Result, []observe.Record) {
 		res, rec := run(t, cfg)
 		return res, rec.recs
 	}, "cubic", 40_000_000)

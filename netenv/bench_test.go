@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 type countObs struct{ n int }
 
-func (c *countObs) Observe(*tcp.StateRecord) { c.n++ }
+func (c *countObs) Observe(*observe.Record) { c.n++ }
 
 // BenchmarkDefaultScenario is `actfuzz sim` with no flags: CUBIC, 15 MB over
 // 10 Mbit/s, 20 ms, loss 1e-4, 100-packet buffer (ns-3.37 takes ~0.8 s).

@@ -8,14 +8,13 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/internal/suggest"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
-// BaseVars names the base state variables of a flow, the fields of
-// tcp.StateRecord, in observation order (corpus.BaseVars gives them their
-// categories; CSVTrace their columns). A subject fills some or all of
-// them (Capabilities.Base).
-var BaseVars = []string{"cwnd", "ssthresh", "srtt", "rttvar", "ca_state", "prev_ca_state",
-	"prior_cwnd", "in_flight", "delivered", "rto", "pacing_rate", "time", "flow"}
+// BaseVars names the base state variables of a flow (observe.Base), in
+// observation order. A subject fills some or all of them
+// (Capabilities.Base).
+var BaseVars = observe.Names()
 
 // Topologies lists every topology of netenv (see topology.go).
 var Topologies = []string{TopoSingleLink, TopoDumbbell, TopoParkingLot}
@@ -54,7 +53,7 @@ type Capabilities struct {
 	// schemas and traces leave them out.
 	Base []string
 	// Vars gives the subject's own state variables for a congestion
-	// control (its own name), in the order of tcp.StateRecord.Vars. Nil
+	// control (its own name), in the order of observe.Record.Vars. Nil
 	// Vars means the ccai registry's.
 	Vars func(cca string) []ccai.VarDesc
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // ns3Like is a subject with names of its own, native aliases, two
@@ -103,7 +103,7 @@ func TestCapabilitiesCheckConfig(t *testing.T) {
 // TestCSVTraceColumns: a trace has the columns of what the subject
 // reports, each name once, and each value under its own column.
 func TestCSVTraceColumns(t *testing.T) {
-	rec := &tcp.StateRecord{Cwnd: 10, SSThresh: 7, CAState: ccai.StateRecovery, PacingRate: 999, Vars: []float64{42, 11}}
+	rec := &observe.Record{Cwnd: 10, SSThresh: 7, CAState: ccai.StateRecovery, PacingRate: 999, Vars: []float64{42, 11}}
 	for _, tc := range []struct {
 		name string
 		caps netenv.Capabilities

@@ -8,21 +8,21 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // Scenario tests for the CCAIs of package ccai on the native simulator.
 
 // csRecorder keeps a copy of every state record of flow 0.
-type csRecorder struct{ recs []tcp.StateRecord }
+type csRecorder struct{ recs []observe.Record }
 
-func (r *csRecorder) Observe(rec *tcp.StateRecord) {
+func (r *csRecorder) Observe(rec *observe.Record) {
 	c := *rec
 	c.Vars = append([]float64(nil), rec.Vars...)
 	r.recs = append(r.recs, c)
 }
 
-func csRun(t testing.TB, cfg netenv.Config, obs tcp.Observer) netenv.Result {
+func csRun(t testing.TB, cfg netenv.Config, obs observe.Observer) netenv.Result {
 	t.Helper()
 	res, err := netenv.Run(context.Background(), cfg, obs)
 	if err != nil {
@@ -91,7 +91,7 @@ func TestCCAIsComplete(t *testing.T) {
 }
 
 // csMean is the time-weighted mean of f over the records in [from, to).
-func csMean(recs []tcp.StateRecord, from, to time.Duration, f func(*tcp.StateRecord) float64) float64 {
+func csMean(recs []observe.Record, from, to time.Duration, f func(*observe.Record) float64) float64 {
 	var area, span float64
 	for i := 1; i < len(recs); i++ {
 		a, b := recs[i-1].Time, recs[i].Time
@@ -106,7 +106,7 @@ func csMean(recs []tcp.StateRecord, from, to time.Duration, f func(*tcp.StateRec
 }
 
 // csDeliveredAt is the delivery count of the last record at or before t.
-func csDeliveredAt(recs []tcp.StateRecord, t time.Duration) (uint64, time.Duration) {
+func csDeliveredAt(recs []observe.Record, t time.Duration) (uint64, time.Duration) {
 	var d uint64
 	var at time.Duration
 	for i := range recs {
@@ -138,10 +138,10 @@ func TestBBRCleanLink(t *testing.T) {
 	d0, t0 := csDeliveredAt(rec.recs, from)
 	d1, t1 := csDeliveredAt(rec.recs, end)
 	goodput := float64(d1-d0) * mss * 8 / (t1 - t0).Seconds()
-	srtt := csMean(rec.recs, from, end, func(r *tcp.StateRecord) float64 { return float64(r.SRTT) / 1e6 })
+	srtt := csMean(rec.recs, from, end, func(r *observe.Record) float64 { return float64(r.SRTT) / 1e6 })
 	queue := (srtt - base) / 1e3 * capacity / (mss * 8) // packets
 	bi := csVarIndex(t, "bbr", "btlbw")
-	btlbw := csMean(rec.recs, from, end, func(r *tcp.StateRecord) float64 { return r.Vars[bi] })
+	btlbw := csMean(rec.recs, from, end, func(r *observe.Record) float64 { return r.Vars[bi] })
 	modes := map[string]bool{}
 	mi := csVarIndex(t, "bbr", "mode")
 	for i := range rec.recs {
@@ -197,7 +197,7 @@ func TestVegasQueue(t *testing.T) {
 		t.Fatal("no steady-state samples")
 	}
 	queue := sum / float64(n)
-	inflight := csMean(rec.recs, from, rec.recs[len(rec.recs)-1].Time, func(r *tcp.StateRecord) float64 { return float64(r.Cwnd) })
+	inflight := csMean(rec.recs, from, rec.recs[len(rec.recs)-1].Time, func(r *observe.Record) float64 { return float64(r.Cwnd) })
 	t.Logf("queue %.2f packets (min %.2f max %.2f over %d ACKs); cwnd %.1f for a %.1f-packet pipe", queue, lo, hi, n, inflight, base/1e3*rate)
 	if queue < 2 || queue > 4 {
 		t.Errorf("Vegas kept %.2f packets queued, want 2..4", queue)
@@ -207,15 +207,15 @@ func TestVegasQueue(t *testing.T) {
 // csLeftRecovery is the state record emitted when Recovery ends, before any
 // window growth on that ACK: after an undo its cwnd is what undo_cwnd
 // restored.
-func csLeftRecovery(r *tcp.StateRecord) bool {
-	return r.Reason == tcp.ReasonState && r.PrevCAState == ccai.StateRecovery &&
+func csLeftRecovery(r *observe.Record) bool {
+	return r.Reason == observe.ReasonState && r.PrevCAState == ccai.StateRecovery &&
 		(r.CAState == ccai.StateOpen || r.CAState == ccai.StateDisorder)
 }
 
 // csHits runs cca over seeds and returns the records for which hit holds.
-func csHits(t *testing.T, cca string, sched netenv.Schedule, bytes uint64, sack bool, p ccai.Profile, seeds int, hit func(*tcp.StateRecord) bool) []tcp.StateRecord {
+func csHits(t *testing.T, cca string, sched netenv.Schedule, bytes uint64, sack bool, p ccai.Profile, seeds int, hit func(*observe.Record) bool) []observe.Record {
 	t.Helper()
-	var hits []tcp.StateRecord
+	var hits []observe.Record
 	for seed := 1; seed <= seeds; seed++ {
 		rec := &csRecorder{}
 		csRun(t, csConfig(cca, sched, bytes, sack, p, uint64(seed)), rec)
@@ -250,7 +250,7 @@ func TestLinux310UndoDoubling(t *testing.T) {
 		{"highspeed", netenv.Env{Loss: 1e-4, BW: 100, Delay: 20, QShape: 0.1, QScale: 1, App: 10000, Buffer: 1000}, 20_000_000, 1, 1.25},
 	} {
 		for _, p := range csProfiles() {
-			hits := csHits(t, tc.cca, netenv.Constant(tc.env), tc.bytes, true, p, tc.seeds, func(r *tcp.StateRecord) bool {
+			hits := csHits(t, tc.cca, netenv.Constant(tc.env), tc.bytes, true, p, tc.seeds, func(r *observe.Record) bool {
 				return csLeftRecovery(r) && r.Cwnd >= r.PriorCwnd+2
 			})
 			switch {
@@ -282,7 +282,7 @@ func TestLinux310UndoRiseToFour(t *testing.T) {
 	env := netenv.Env{Loss: 0.1, BW: 1, Delay: 50, QShape: 1, QScale: 20, App: 10000, Buffer: 20}
 	for _, cca := range []string{"reno", "htcp"} {
 		for _, p := range csProfiles() {
-			hits := csHits(t, cca, netenv.Constant(env), 1_000_000, true, p, 12, func(r *tcp.StateRecord) bool {
+			hits := csHits(t, cca, netenv.Constant(env), 1_000_000, true, p, 12, func(r *observe.Record) bool {
 				return csLeftRecovery(r) && r.PriorCwnd < 4 && r.Cwnd >= 4
 			})
 			switch {
@@ -330,7 +330,7 @@ func TestLinux310ConsecutiveUndoNoSACK(t *testing.T) {
 		for _, p := range csProfiles() {
 			rec := &csRecorder{}
 			csRun(t, csConfig(tc.cca, sched, 468750, false, p, seed), rec)
-			var huge *tcp.StateRecord
+			var huge *observe.Record
 			for i := range rec.recs {
 				if rec.recs[i].Cwnd > 1e7 {
 					huge = &rec.recs[i]
@@ -375,7 +375,7 @@ func TestLinux310CubicIdleJump(t *testing.T) {
 			t.Fatalf("%v: transfer did not complete", p)
 		}
 		var hits int
-		var first *tcp.StateRecord
+		var first *observe.Record
 		for i := range rec.recs {
 			r := &rec.recs[i]
 			if r.Time > 35*time.Second && r.Cwnd > r.SSThresh && r.Vars[ti] > 2*float64(r.Cwnd) {

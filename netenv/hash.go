@@ -7,7 +7,7 @@ import (
 	"hash"
 	"math"
 
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TraceHasher computes Result.TraceSHA256 exactly as Run does, for
@@ -17,12 +17,12 @@ type TraceHasher struct{ t *traceHasher }
 
 // NewTraceHasher hashes every record it observes, then passes it on to
 // next (which may be nil).
-func NewTraceHasher(next tcp.Observer) *TraceHasher {
+func NewTraceHasher(next observe.Observer) *TraceHasher {
 	return &TraceHasher{t: newTraceHasher(next)}
 }
 
 // Observe folds rec into the hash and forwards it.
-func (h *TraceHasher) Observe(rec *tcp.StateRecord) { h.t.Observe(rec) }
+func (h *TraceHasher) Observe(rec *observe.Record) { h.t.Observe(rec) }
 
 // Sum is the hex SHA-256 of the records observed so far.
 func (h *TraceHasher) Sum() string { return h.t.sum() }
@@ -39,14 +39,14 @@ const hashBatch = 8 << 10
 type traceHasher struct {
 	h    hash.Hash
 	pend []byte // records not yet written to h
-	next tcp.Observer
+	next observe.Observer
 }
 
-func newTraceHasher(next tcp.Observer) *traceHasher {
+func newTraceHasher(next observe.Observer) *traceHasher {
 	return &traceHasher{h: sha256.New(), pend: make([]byte, 0, hashBatch+512), next: next}
 }
 
-func (t *traceHasher) Observe(rec *tcp.StateRecord) {
+func (t *traceHasher) Observe(rec *observe.Record) {
 	b := t.pend
 	b = binary.LittleEndian.AppendUint64(b, uint64(rec.Time))
 	b = binary.LittleEndian.AppendUint32(b, uint32(rec.Flow))

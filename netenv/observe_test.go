@@ -7,7 +7,7 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // jumpBytes is the transfer of the observation tests: testJump knows it, so
@@ -85,10 +85,10 @@ type jumpWatch struct {
 	// per run
 	records, hits, jumpsSeen, exits int
 	lastJumps                       float64
-	last                            tcp.StateRecord
+	last                            observe.Record
 }
 
-func (j *jumpWatch) Observe(r *tcp.StateRecord) {
+func (j *jumpWatch) Observe(r *observe.Record) {
 	j.fired = false
 	j.w.Observe(r)
 	j.records++
@@ -106,7 +106,7 @@ func (j *jumpWatch) Observe(r *tcp.StateRecord) {
 		j.t.Errorf("%s: at %v the condition fired=%v but the CCAI jumped=%v (cwnd %d, jumps %v→%v, %v→%v)",
 			j.name, r.Time, j.fired, jumped, r.Cwnd, j.lastJumps, r.Vars[0], r.PrevCAState, r.CAState)
 	}
-	if r.Reason == tcp.ReasonState && r.PrevCAState == ccai.StateRecovery &&
+	if r.Reason == observe.ReasonState && r.PrevCAState == ccai.StateRecovery &&
 		(r.CAState == ccai.StateOpen || r.CAState == ccai.StateDisorder) {
 		j.exits++
 	}
@@ -143,7 +143,7 @@ func TestEveryChangeObserved(t *testing.T) {
 			jw := &jumpWatch{t: t, name: tc.name, w: w}
 			w.OnHit = func(int, *corpus.Condition, []float64, time.Duration) { jw.fired = true }
 			prev := time.Duration(-1)
-			order := observerFunc(func(r *tcp.StateRecord) {
+			order := observerFunc(func(r *observe.Record) {
 				if r.Time < prev {
 					t.Errorf("%s: record at %v after one at %v", tc.name, r.Time, prev)
 				}
@@ -169,6 +169,6 @@ func TestEveryChangeObserved(t *testing.T) {
 	}
 }
 
-type observerFunc func(*tcp.StateRecord)
+type observerFunc func(*observe.Record)
 
-func (f observerFunc) Observe(r *tcp.StateRecord) { f(r) }
+func (f observerFunc) Observe(r *observe.Record) { f(r) }

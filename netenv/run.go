@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/sim"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -173,13 +174,13 @@ type run struct {
 	phase     int
 	switchEv  *sim.Event
 	remaining int
-	obs       tcp.Observer
+	obs       observe.Observer
 	hasher    *traceHasher
 }
 
 // Run simulates cfg, streaming every state record to obs (which may be
 // nil). A CCAI panic is returned as a *Fault.
-func Run(ctx context.Context, cfg Config, obs tcp.Observer) (Result, error) {
+func Run(ctx context.Context, cfg Config, obs observe.Observer) (Result, error) {
 	s, err := NewSession(cfg, obs)
 	if err != nil {
 		return Result{}, err
@@ -200,7 +201,7 @@ type Session struct {
 
 // NewSession prepares cfg's run (everything Run does before the first
 // event).
-func NewSession(cfg Config, obs tcp.Observer) (s *Session, err error) {
+func NewSession(cfg Config, obs observe.Observer) (s *Session, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -246,7 +247,7 @@ func (s *Session) Finish(ctx context.Context) (res Result, err error) {
 	return res, nil
 }
 
-func newRun(cfg *Config, obs tcp.Observer) *run {
+func newRun(cfg *Config, obs observe.Observer) *run {
 	lim := cfg.Limits
 	if lim.MaxTime == 0 {
 		lim.MaxTime = DefaultMaxTime

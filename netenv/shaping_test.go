@@ -6,7 +6,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/netenvtest"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TestQueueDisciplines: over a 1,000-packet buffer at 10 Mbit/s (1.2 s of
@@ -94,10 +94,10 @@ func TestAckAggregation(t *testing.T) {
 	const period = 10 * time.Millisecond
 	// nearBoundary is the share of ACK records that arrive within 2 ms
 	// after a release boundary shifted by the one-way delay.
-	nearBoundary := func(recs []tcp.StateRecord) float64 {
+	nearBoundary := func(recs []observe.Record) float64 {
 		n, near := 0, 0
 		for _, r := range recs {
-			if r.Reason != tcp.ReasonAck || r.Time < time.Second {
+			if r.Reason != observe.ReasonAck || r.Time < time.Second {
 				continue
 			}
 			n++

@@ -10,13 +10,14 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // recorder keeps a copy of every state record.
-type recorder struct{ recs []tcp.StateRecord }
+type recorder struct{ recs []observe.Record }
 
-func (r *recorder) Observe(rec *tcp.StateRecord) {
+func (r *recorder) Observe(rec *observe.Record) {
 	c := *rec
 	c.Vars = append([]float64(nil), rec.Vars...)
 	r.recs = append(r.recs, c)
@@ -52,7 +53,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 // avgCwnd is the time-weighted mean cwnd after the first reduction.
-func avgCwnd(recs []tcp.StateRecord) (mean float64, reductions int) {
+func avgCwnd(recs []observe.Record) (mean float64, reductions int) {
 	var start, last time.Duration = -1, 0
 	var area float64
 	var cw uint32
@@ -65,7 +66,7 @@ func avgCwnd(recs []tcp.StateRecord) (mean float64, reductions int) {
 		}
 		area += float64(cw) * float64(r.Time-last)
 		last, cw = r.Time, r.Cwnd
-		if r.Reason == tcp.ReasonState && r.CAState == ccai.StateRecovery {
+		if r.Reason == observe.ReasonState && r.CAState == ccai.StateRecovery {
 			reductions++
 		}
 	}
@@ -158,7 +159,7 @@ func TestSSThreshAfterLoss(t *testing.T) {
 		_, rec := run(t, single(tc.cca, env, 5_000_000, 3))
 		checked := 0
 		for _, r := range rec.recs {
-			if r.Reason != tcp.ReasonState || r.CAState != ccai.StateRecovery {
+			if r.Reason != observe.ReasonState || r.CAState != ccai.StateRecovery {
 				continue
 			}
 			want := uint32(math.Max(math.Floor(float64(r.PriorCwnd)*tc.beta), 2))
@@ -186,7 +187,7 @@ func TestRTOBackoff(t *testing.T) {
 	res, rec := run(t, cfg)
 	var times []time.Duration
 	for _, r := range rec.recs {
-		if r.Reason == tcp.ReasonRTO {
+		if r.Reason == observe.ReasonRTO {
 			times = append(times, r.Time)
 		}
 	}
@@ -212,7 +213,7 @@ func TestRecoveryCompletes(t *testing.T) {
 		res, rec := run(t, cfg)
 		exits := 0
 		for _, r := range rec.recs {
-			if r.Reason == tcp.ReasonState && r.PrevCAState == ccai.StateRecovery && r.CAState == ccai.StateOpen {
+			if r.Reason == observe.ReasonState && r.PrevCAState == ccai.StateRecovery && r.CAState == ccai.StateOpen {
 				exits++
 			}
 		}

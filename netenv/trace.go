@@ -6,28 +6,18 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
-
-// TraceColumns are the fixed columns of a CSV state trace; the CCAI's own
-// variables follow them. A subject's trace has the columns of the base
-// variables it fills (Capabilities.Base), with time, flow and reason
-// always.
-var TraceColumns = []string{"time_s", "flow", "reason", "cwnd", "ssthresh", "srtt_ms", "rttvar_ms", "rto_ms", "ca_state", "prev_ca_state", "prior_cwnd", "in_flight", "delivered", "pacing_rate"}
-
-// traceColumnVar is the base variable (BaseVars) of each of TraceColumns;
-// "" for reason, which every record has.
-var traceColumnVar = []string{"time", "flow", "", "cwnd", "ssthresh", "srtt", "rttvar", "rto", "ca_state", "prev_ca_state", "prior_cwnd", "in_flight", "delivered", "pacing_rate"}
 
 // CSVTrace writes state records as CSV. Call Flush at the end.
 type CSVTrace struct {
 	w       *bufio.Writer
-	cols    []int    // indices into TraceColumns
-	vars    []string // the subject's variable columns
-	varIdx  []int    // their indices in tcp.StateRecord.Vars
+	cols    []observe.Column // the base columns the subject fills (observe.TraceColumns)
+	vars    []string         // the subject's variable columns
+	varIdx  []int            // their indices in observe.Record.Vars
 	started bool
 	buf     []byte
-	Next    tcp.Observer // optional observer to chain
+	Next    observe.Observer // optional observer to chain
 }
 
 // NewCSVTrace writes a trace of a subject with capabilities caps for flows
@@ -38,9 +28,9 @@ type CSVTrace struct {
 // appears once.
 func NewCSVTrace(w io.Writer, caps Capabilities, cca string) *CSVTrace {
 	t := &CSVTrace{w: bufio.NewWriterSize(w, 1<<16)}
-	for i, v := range traceColumnVar {
-		if v == "" || v == "time" || v == "flow" || caps.HasBase(v) {
-			t.cols = append(t.cols, i)
+	for _, c := range observe.TraceColumns {
+		if c.Var == "" || c.Var == "time" || c.Var == "flow" || caps.HasBase(c.Var) {
+			t.cols = append(t.cols, c)
 		}
 	}
 	for i, v := range caps.VarsOf(cca) {
@@ -57,7 +47,7 @@ func NewCSVTrace(w io.Writer, caps Capabilities, cca string) *CSVTrace {
 func (t *CSVTrace) Columns() []string {
 	out := make([]string, 0, len(t.cols)+len(t.vars))
 	for _, c := range t.cols {
-		out = append(out, TraceColumns[c])
+		out = append(out, c.Name)
 	}
 	return append(out, t.vars...)
 }
@@ -74,7 +64,7 @@ func (t *CSVTrace) header() {
 }
 
 // Observe writes one record.
-func (t *CSVTrace) Observe(r *tcp.StateRecord) {
+func (t *CSVTrace) Observe(r *observe.Record) {
 	if !t.started {
 		t.header()
 	}
@@ -83,36 +73,7 @@ func (t *CSVTrace) Observe(r *tcp.StateRecord) {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		switch c {
-		case 0:
-			b = strconv.AppendFloat(b, r.Time.Seconds(), 'f', 9, 64)
-		case 1:
-			b = strconv.AppendInt(b, int64(r.Flow), 10)
-		case 2:
-			b = append(b, r.Reason.String()...)
-		case 3:
-			b = strconv.AppendUint(b, uint64(r.Cwnd), 10)
-		case 4:
-			b = strconv.AppendUint(b, uint64(r.SSThresh), 10)
-		case 5:
-			b = strconv.AppendFloat(b, float64(r.SRTT)/1e6, 'f', 6, 64)
-		case 6:
-			b = strconv.AppendFloat(b, float64(r.RTTVar)/1e6, 'f', 6, 64)
-		case 7:
-			b = strconv.AppendFloat(b, float64(r.RTO)/1e6, 'f', 3, 64)
-		case 8:
-			b = append(b, r.CAState.String()...)
-		case 9:
-			b = append(b, r.PrevCAState.String()...)
-		case 10:
-			b = strconv.AppendUint(b, uint64(r.PriorCwnd), 10)
-		case 11:
-			b = strconv.AppendUint(b, uint64(r.InFlight), 10)
-		case 12:
-			b = strconv.AppendUint(b, r.Delivered, 10)
-		case 13:
-			b = strconv.AppendUint(b, r.PacingRate, 10)
-		}
+		b = c.Append(b, r)
 	}
 	for _, i := range t.varIdx {
 		b = append(b, ',')

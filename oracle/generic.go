@@ -82,7 +82,8 @@ func generic() []Oracle {
 			// next ACK's record, which may come rounds later at a
 			// transfer's tail, shows a rise that is the reduction's end
 			// (measured: 1 group in 2,000 kernel runs).
-			Spec: corpus.ConditionSpec{While: `ca_state == "open"`, For: "3rtt", When: `reason == "ack" && prev.reason != "state" && cwnd > prev.cwnd && 2 * (max(rtt_max.in_flight, delivered - rtt_ago.delivered) + 4) < prev.cwnd`},
+			ReportsLinux: []string{"vegas"},
+			Spec:         corpus.ConditionSpec{While: `ca_state == "open"`, For: "3rtt", When: `reason == "ack" && prev.reason != "state" && cwnd > prev.cwnd && 2 * (max(rtt_max.in_flight, delivered - rtt_ago.delivered) + 4) < prev.cwnd`},
 		},
 		{
 			Name:      "reduction-bound",
@@ -132,13 +133,14 @@ func generic() []Oracle {
 			Spec: corpus.ConditionSpec{When: `ca_state in ["recovery", "cwr"] && prev.ca_state in ` + calm + ` && ssthresh < prior_cwnd && since_reduction >= 0 && since_reduction * 1000 < 0.5 * min(srtt_min, rtt_floor) && reduction_left > 2`},
 		},
 		{
-			Name:      "ssthresh-steady",
-			Statement: "ssthresh does not fall during a recovery: it is set once, on entering it",
-			Source:    "RFC 6582 §3.2 step 2 and RFC 6937 §3 (ssthresh is set when recovery starts and is the target PRR steers to); RFC 9406 §4.2 (HyStart++ runs in slow start, not in recovery)",
-			Kind:      Conformance,
-			Except:    []string{"bbr"},
-			Linux:     "Linux's CUBIC runs HyStart on any ACK while cwnd < ssthresh and HyStart has not fired (net/ipv4/tcp_cubic.c cubictcp_acked checks tcp_in_slow_start, not ca_state), and PRR keeps cwnd below ssthresh in recovery: a delay rise there sets ssthresh to the reduced cwnd. The oracle keeps the RFC's rule and reports it. ns-3.37's TcpCubic does the same (tcp-cubic.cc TcpCubic::PktsAcked calls HystartUpdate while cWnd ≤ ssThresh, in any state, after TcpPrrRecovery has set cWnd near the pipe)",
-			Spec:      corpus.ConditionSpec{When: `ca_state == "recovery" && prev.ca_state == "recovery" && ssthresh + SLACK < prev.ssthresh`},
+			Name:         "ssthresh-steady",
+			Statement:    "ssthresh does not fall during a recovery: it is set once, on entering it",
+			Source:       "RFC 6582 §3.2 step 2 and RFC 6937 §3 (ssthresh is set when recovery starts and is the target PRR steers to); RFC 9406 §4.2 (HyStart++ runs in slow start, not in recovery)",
+			Kind:         Conformance,
+			Except:       []string{"bbr"},
+			Linux:        "Linux's CUBIC runs HyStart on any ACK while cwnd < ssthresh and HyStart has not fired (net/ipv4/tcp_cubic.c cubictcp_acked checks tcp_in_slow_start, not ca_state), and PRR keeps cwnd below ssthresh in recovery: a delay rise there sets ssthresh to the reduced cwnd. The oracle keeps the RFC's rule and reports it. ns-3.37's TcpCubic does the same (tcp-cubic.cc TcpCubic::PktsAcked calls HystartUpdate while cWnd ≤ ssThresh, in any state, after TcpPrrRecovery has set cWnd near the pipe)",
+			ReportsLinux: []string{"cubic"},
+			Spec:         corpus.ConditionSpec{When: `ca_state == "recovery" && prev.ca_state == "recovery" && ssthresh + SLACK < prev.ssthresh`},
 		},
 		{
 			Name:       "recovery-exit",

@@ -45,6 +45,12 @@ type Oracle struct {
 	// what the oracle follows for it, citing the kernel file and
 	// function; empty when Linux keeps the rule.
 	Linux string
+	// ReportsLinux lists the congestion controls (native names) whose
+	// Linux departure, as Linux describes it, the oracle keeps reporting:
+	// a hit on them on the kernel or on the native model at profile
+	// linux (which follows Linux there) is that documented departure
+	// (triage classes it so), not a new finding.
+	ReportsLinux []string
 	// NotOn names subjects (netenv.Capabilities.Name, or
 	// "native/<profile>") the oracle does not run on, each with the
 	// documented departure of that implementation that makes it moot.

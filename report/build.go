@@ -29,8 +29,9 @@ type page struct {
 	Heat      heatInfo
 	Findings  []conditionInfo
 	Faults    []findingInfo
-	Hits      int       // condition hits, over every group
-	Sym       []symInfo // sym*.json in the directory
+	Hits      int         // condition hits, over every group
+	Sym       []symInfo   // sym*.json in the directory
+	Triage    *triageInfo // triage.json in the directory (nil: not triaged)
 	// Top are the act.TopGroups most important groups (act.Report.Ranked),
 	// conditions and faults: the page's first screen; Groups counts them all.
 	Top    []findingInfo
@@ -163,6 +164,9 @@ func build(out, dir string, c *act.Campaign, reps []*act.Report, opt Options) (*
 	pg.Findings, pg.Faults, pg.Top = findings(out, dir, rep, opt)
 	pg.Groups = len(rep.Findings)
 	if pg.Sym, err = symReports(out); err != nil {
+		return nil, err
+	}
+	if pg.Triage, err = triageSection(out, dir); err != nil {
 		return nil, err
 	}
 	for _, ci := range pg.Findings {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -12,6 +13,8 @@ import (
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/coverage"
@@ -152,7 +155,7 @@ func heatMaps(dir string, st *coverage.Store) (heatInfo, error) {
 		hi.Absent = "no region of S visited yet"
 		return hi, nil
 	}
-	hi.Notes = append(hi.Notes, fmt.Sprintf("a cell is %s × %s; its colour is how many regions at k=%d (over the other variables) were visited in it, log scale, at most %d in one cell; blank: none",
+	hi.Notes = append(hi.Notes, fmt.Sprintf("a cell is %s × %s; its colour is how many regions at k=%d (over the other variables) were visited in it (the colour scale under each map, log scale), at most %d in one cell; blank: none",
 		fmtNum(heatK*vx.Step)+unitSuffix(vx.Name), fmtNum(heatK*vy.Step)+unitSuffix(vy.Name), k, int(maxCount)))
 	// Zoom on the visited part: both axes end at the smallest power of two
 	// of cells that holds every visited cell (with one empty cell beyond).
@@ -200,7 +203,7 @@ func heatMaps(dir string, st *coverage.Store) (heatInfo, error) {
 		pl.X.Min, pl.X.Max = vx.Min, vx.Min+float64(zoomX)*heatK*vx.Step
 		pl.Y.Min, pl.Y.Max = vy.Min, vy.Min+float64(zoomY)*heatK*vy.Step
 		file := fmt.Sprintf("heat-%s.png", anchor(cmp.Or(name, "all")))
-		if err := pl.Save(3.4*vg.Inch, 3.4*vg.Inch, filepath.Join(dir, file)); err != nil {
+		if err := saveWithScale(filepath.Join(dir, file), pl, colourScale(hm, maxCount)); err != nil {
 			return hi, fmt.Errorf("report: heat map: %w", err)
 		}
 		hi.Maps = append(hi.Maps, image{Src: file, Alt: "visited cwnd × ssthresh regions, " + title, Caption: title})
@@ -217,6 +220,58 @@ func (l logZ) Z(c, r int) float64 {
 		return math.NaN()
 	}
 	return math.Log10(n + 1)
+}
+
+// colourScale is a heat map's colour scale: its palette from one region
+// in a cell to maxCount, ticks labelled in regions (the map's colours are
+// log10(1+n)).
+func colourScale(hm *plotter.HeatMap, maxCount float64) *plot.Plot {
+	lo, hi := math.Log10(2), math.Log10(maxCount+1)
+	if hi <= lo {
+		hi = lo + 0.01
+	}
+	const steps = 64
+	strip := &grid{counts: [][]float64{make([]float64, steps)}, nx: steps, ny: 1, x0: lo + (hi-lo)/steps/2, dx: (hi - lo) / steps, y0: 0.5, dy: 1}
+	for i := range steps {
+		strip.counts[0][i] = strip.X(i)
+	}
+	sc := plotter.NewHeatMap(strip, hm.Palette)
+	sc.Min, sc.Max, sc.Underflow, sc.Overflow = hm.Min, hm.Max, hm.Underflow, hm.Overflow
+	pl := plot.New()
+	pl.Add(sc)
+	pl.X.Label.Text = "regions in a cell (log scale)"
+	pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = lo, hi, 0, 1
+	pl.HideY()
+	var ticks []plot.Tick
+	for mag := 1.0; mag <= maxCount; mag *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if n := m * mag; n <= maxCount {
+				ticks = append(ticks, plot.Tick{Value: math.Log10(n + 1), Label: fmtNum(n)})
+			}
+		}
+	}
+	pl.X.Tick.Marker = plot.ConstantTicks(ticks)
+	return pl
+}
+
+// saveWithScale writes a heat map with its colour scale below it (PNG).
+func saveWithScale(path string, pl, scale *plot.Plot) error {
+	const w, mapH, scaleH = 3.4 * vg.Inch, 3.4 * vg.Inch, 0.75 * vg.Inch
+	img := vgimg.New(w, mapH+scaleH)
+	dc := draw.New(img)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	pl.Draw(draw.Crop(dc, 0, 0, scaleH, 0))
+	scale.Draw(draw.Crop(dc, 0, 0, 0, -mapH))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // pow2AtLeast is the smallest power of two ≥ n.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TestAckBoard: delivered counts every packet once, when first
@@ -114,7 +114,7 @@ func TestRecordInvariants(t *testing.T) {
 				t.Fatalf("record emitted twice: %s", where())
 			}
 			if r.CAState == ccai.StateRecovery && p.CAState != ccai.StateRecovery {
-				if p.Time == r.Time && p.Reason == tcp.ReasonState && p.CAState == ccai.StateOpen && i > 1 &&
+				if p.Time == r.Time && p.Reason == observe.ReasonState && p.CAState == ccai.StateOpen && i > 1 &&
 					(obs.recs[i-2].CAState == ccai.StateRecovery || obs.recs[i-2].CAState == ccai.StateLoss) {
 					passes++
 				}
@@ -130,7 +130,7 @@ func TestRecordInvariants(t *testing.T) {
 			// next record shows.
 			if p.CAState == ccai.StateRecovery && r.CAState != ccai.StateRecovery && r.CAState != ccai.StateLoss {
 				exits++
-				if r.Cwnd != p.SSThresh || r.SSThresh != p.SSThresh || r.Reason != tcp.ReasonState {
+				if r.Cwnd != p.SSThresh || r.SSThresh != p.SSThresh || r.Reason != observe.ReasonState {
 					t.Fatalf("a recovery's exit record is not the completed reduction: %s", where())
 				}
 			}
@@ -168,10 +168,10 @@ func TestIdleRestartRecorded(t *testing.T) {
 		if r.Time < 2*time.Second {
 			continue
 		}
-		if r.Reason == tcp.ReasonState && r.CAState == p.CAState && r.Cwnd == 10 && p.Cwnd > 10 {
+		if r.Reason == observe.ReasonState && r.CAState == p.CAState && r.Cwnd == 10 && p.Cwnd > 10 {
 			restarts++
 		}
-		if r.Reason == tcp.ReasonAck && r.Cwnd > p.Cwnd+1 {
+		if r.Reason == observe.ReasonAck && r.Cwnd > p.Cwnd+1 {
 			t.Fatalf("cwnd %d → %d on one ACK at %v", p.Cwnd, r.Cwnd, r.Time)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"gvisor.dev/gvisor/pkg/buffer"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 func TestDebugPackets(t *testing.T) {
@@ -47,10 +47,10 @@ func TestDebugTrace(t *testing.T) {
 	cca := os.Getenv("GVCCA")
 	res, err := (&Subject{}).Run(context.Background(), config(cca, 1, env, 1_000_000), obs)
 	t.Log(res, err)
-	var prev *tcp.StateRecord
+	var prev *observe.Record
 	for i := range obs.recs {
 		r := &obs.recs[i]
-		if prev == nil || r.Reason != tcp.ReasonAck || r.CAState != prev.CAState || i%50 == 0 {
+		if prev == nil || r.Reason != observe.ReasonAck || r.CAState != prev.CAState || i%50 == 0 {
 			t.Logf("%v %v cwnd=%d ss=%d srtt=%v rto=%v st=%v prev=%v prior=%d infl=%d del=%d", r.Time, r.Reason, r.Cwnd, r.SSThresh, r.SRTT, r.RTO, r.CAState, r.PrevCAState, r.PriorCwnd, r.InFlight, r.Delivered)
 		}
 		prev = r

@@ -17,6 +17,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/sim"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -65,7 +66,7 @@ type flow struct {
 	readable atomic.Bool
 	received uint64
 
-	rec       tcp.StateRecord
+	rec       observe.Record
 	vars      []float64
 	hasRec    bool
 	last      snapshot // the latest probe snapshot

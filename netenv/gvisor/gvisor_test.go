@@ -9,12 +9,12 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
-type recObs struct{ recs []tcp.StateRecord }
+type recObs struct{ recs []observe.Record }
 
-func (o *recObs) Observe(r *tcp.StateRecord) {
+func (o *recObs) Observe(r *observe.Record) {
 	c := *r
 	c.Vars = append([]float64(nil), r.Vars...)
 	o.recs = append(o.recs, c)
@@ -24,7 +24,7 @@ func config(cca string, seed uint64, env netenv.Env, bytes uint64) netenv.Config
 	return netenv.Config{Seed: seed, Schedule: netenv.Constant(env), Flows: []netenv.Flow{{CCA: cca, Bytes: bytes}}, SACK: true, HashTrace: true}
 }
 
-func run(t *testing.T, cfg netenv.Config, obs tcp.Observer) netenv.Result {
+func run(t *testing.T, cfg netenv.Config, obs observe.Observer) netenv.Result {
 	t.Helper()
 	res, err := (&Subject{}).Run(context.Background(), cfg, obs)
 	if err != nil {
@@ -76,7 +76,7 @@ func TestTransfer(t *testing.T) {
 				t.Fatalf("%d segments for %d bytes", fr.SegmentsSent, bytes)
 			}
 			first := obs.recs[0]
-			if first.Reason != tcp.ReasonState || first.Cwnd != 10 || first.SSThresh != ccai.InfiniteSSThresh {
+			if first.Reason != observe.ReasonState || first.Cwnd != 10 || first.SSThresh != ccai.InfiniteSSThresh {
 				t.Fatalf("first record %+v", first)
 			}
 			var last time.Duration
@@ -121,7 +121,7 @@ func TestCubicVars(t *testing.T) {
 		// Where gVisor grows cwnd toward the curve (congestion
 		// avoidance in Open, outside the TCP-friendly region: w_c ≥
 		// w_est), target is reported; in recovery it is not.
-		if r.CAState == ccai.StateOpen && r.Reason == tcp.ReasonAck && r.Cwnd >= r.SSThresh && r.Vars[1] > 0 && r.Vars[5] >= r.Vars[3] {
+		if r.CAState == ccai.StateOpen && r.Reason == observe.ReasonAck && r.Cwnd >= r.SSThresh && r.Vars[1] > 0 && r.Vars[5] >= r.Vars[3] {
 			if r.Vars[0] == 0 {
 				t.Fatalf("no target in congestion avoidance at %v: %v", r.Time, r.Vars)
 			}
@@ -272,7 +272,7 @@ func TestCaps(t *testing.T) {
 
 type panicObs struct{ n int }
 
-func (p *panicObs) Observe(*tcp.StateRecord) {
+func (p *panicObs) Observe(*observe.Record) {
 	p.n++
 	if p.n == 50 {
 		panic("observer exploded")
@@ -327,7 +327,7 @@ func TestPeek(t *testing.T) {
 
 type blockObs struct{ release chan struct{} }
 
-func (b *blockObs) Observe(*tcp.StateRecord) { <-b.release }
+func (b *blockObs) Observe(*observe.Record) { <-b.release }
 
 // TestHang: a run that stops making progress is a "hang" fault.
 func TestHang(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"gvisor.dev/gvisor/pkg/waiter"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/sim"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
@@ -61,7 +62,7 @@ type harness struct {
 	listenWQ   waiter.Queue
 	acceptable atomic.Bool
 
-	obs    tcp.Observer
+	obs    observe.Observer
 	hasher *netenv.TraceHasher
 
 	phase     int
@@ -89,7 +90,7 @@ type hooks struct {
 	afterAck func(f *flow, s *snapshot)                             // every ACK's snapshot, at quiescence
 }
 
-func newHarness(cfg *netenv.Config, obs tcp.Observer, hk hooks) *harness {
+func newHarness(cfg *netenv.Config, obs observe.Observer, hk hooks) *harness {
 	lim := cfg.Limits
 	if lim.MaxTime == 0 {
 		lim.MaxTime = netenv.DefaultMaxTime

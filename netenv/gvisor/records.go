@@ -7,7 +7,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip"
 
 	"github.com/actfuzz/actfuzz/ccai"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // afterSenderTimer records what a sender timer changed: an RTO (the
@@ -35,13 +35,13 @@ func (h *harness) afterSenderTimer() {
 		changed := moved || clampWindow(int(info.SndCwnd)) != f.rec.Cwnd ||
 			clampWindow(int(info.SndSsthresh)) != f.rec.SSThresh
 		if moved {
-			f.emitInfo(tcp.ReasonState, &info)
+			f.emitInfo(observe.ReasonState, &info)
 		}
 		if rto {
 			f.stRTO++
-			f.emitInfo(tcp.ReasonRTO, &info)
+			f.emitInfo(observe.ReasonRTO, &info)
 		} else if changed && !moved {
-			f.emitInfo(tcp.ReasonState, &info)
+			f.emitInfo(observe.ReasonState, &info)
 		}
 	}
 }
@@ -59,7 +59,7 @@ func (f *flow) afterWrite() {
 		return
 	}
 	f.peek(&info)
-	f.emitInfo(tcp.ReasonState, &info)
+	f.emitInfo(observe.ReasonState, &info)
 }
 
 // onAck records the state after gVisor processed one ACK: the probe's
@@ -92,9 +92,9 @@ func (f *flow) onAck(s *snapshot) {
 	if tlp {
 		f.tlpEpisode(s)
 	}
-	reason := tcp.ReasonAck
+	reason := observe.ReasonAck
 	if f.hasRec && st != r.CAState {
-		reason = tcp.ReasonState
+		reason = observe.ReasonState
 	}
 	f.transition(st)
 	r.Cwnd = clampWindow(s.cwnd)
@@ -168,7 +168,7 @@ func (f *flow) inFlight(s *snapshot, st ccai.CAState) uint32 {
 
 // emitInfo records the state read from TCP_INFO, with in-flight and the
 // CCA's variables from the latest snapshot.
-func (f *flow) emitInfo(reason tcp.Reason, info *tcpip.TCPInfoOption) {
+func (f *flow) emitInfo(reason observe.Reason, info *tcpip.TCPInfoOption) {
 	r := &f.rec
 	f.transition(effectiveState(caState(info.CcState), &f.last))
 	r.Cwnd = clampWindow(int(info.SndCwnd))
@@ -177,7 +177,7 @@ func (f *flow) emitInfo(reason tcp.Reason, info *tcpip.TCPInfoOption) {
 	f.emit(reason)
 }
 
-// transition moves the record to ca_state st (tcp.StateRecord's
+// transition moves the record to ca_state st (observe.Record's
 // ObserveTransition), counting recoveries. Where ObserveTransition sets
 // prior_cwnd (entering recovery, or loss from open or disorder), a CUBIC
 // flow's is the cwnd gVisor reduced from: WLastMax, which
@@ -200,12 +200,12 @@ func (f *flow) transition(st ccai.CAState) {
 	}
 }
 
-func (f *flow) emit(reason tcp.Reason) { f.emitRecord(reason, true) }
+func (f *flow) emit(reason observe.Reason) { f.emitRecord(reason, true) }
 
 // emitKeepVars emits a record whose CCA variables stay as last recorded.
-func (f *flow) emitKeepVars(reason tcp.Reason) { f.emitRecord(reason, false) }
+func (f *flow) emitKeepVars(reason observe.Reason) { f.emitRecord(reason, false) }
 
-func (f *flow) emitRecord(reason tcp.Reason, vars bool) {
+func (f *flow) emitRecord(reason observe.Reason, vars bool) {
 	r := &f.rec
 	r.Time = f.h.sim.Now()
 	r.Reason = reason

@@ -5,7 +5,7 @@ package gvisor
 
 import (
 	"github.com/actfuzz/actfuzz/ccai"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // passOpen records the Open state that an ACK acknowledging the recovery
@@ -36,7 +36,7 @@ func (f *flow) passOpen(s *snapshot) {
 	f.transition(ccai.StateOpen)
 	r.Cwnd = cwnd
 	r.InFlight = f.inFlight(s, ccai.StateOpen)
-	f.emitKeepVars(tcp.ReasonState)
+	f.emitKeepVars(observe.ReasonState)
 }
 
 // effectiveState is the ca_state of a sender whose TCP_INFO reports cc
@@ -77,7 +77,7 @@ func (f *flow) tlpEpisode(s *snapshot) {
 	r.Cwnd = clampWindow(s.ssthresh)
 	r.SSThresh = clampWindow(s.ssthresh)
 	r.InFlight = f.inFlight(s, ccai.StateOpen)
-	f.emit(tcp.ReasonState)
+	f.emit(observe.ReasonState)
 	// leaveRecovery's Open (cwnd = ssthresh), before the ACK's growth
 	// (cc.Update, as on any ACK out of fast recovery), as for the end of
 	// any recovery (passOpen).

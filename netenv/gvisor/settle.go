@@ -11,7 +11,7 @@ import (
 	gtcp "gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 	"gvisor.dev/gvisor/pkg/waiter"
 
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // timerFired notes which host's timer the current event is.
@@ -65,7 +65,7 @@ func (h *harness) afterSender() {
 			f.established = true
 			f.writable.Store(true)
 			info := f.info()
-			f.emitInfo(tcp.ReasonState, &info)
+			f.emitInfo(observe.ReasonState, &info)
 		}
 		f.pump()
 	}

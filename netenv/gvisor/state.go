@@ -9,7 +9,7 @@ import (
 	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 
 	"github.com/actfuzz/actfuzz/ccai"
-	ntcp "github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // snapshot is what the harness keeps of one TCP probe call: the sender's
@@ -114,7 +114,7 @@ func clampFloatWindow(v float64) uint32 {
 }
 
 // Vars lists the variables a gVisor CCA's records carry in
-// tcp.StateRecord.Vars, in order. For cubic, target, w_max, k, w_est and
+// observe.Record.Vars, in order. For cubic, target, w_max, k, w_est and
 // epoch_s have the names and units of ccai's cubic (so a condition written
 // for the native subject reads them the same way); gVisor's own w_c and
 // w_last_max follow. ccai's cnt and delay_min_ms have no counterpart in
@@ -145,7 +145,7 @@ var cubicVarDescs = []ccai.VarDesc{
 // TCP-friendly region, where getCwnd returns ⌊W_est⌋ instead (W_cubic(t)
 // < W_est and cwnd < W_est before the update; after it, cwnd ≤ W_est).
 // WC and WEst are those of the last getCwnd.
-func (cv *cubicVars) grows(s *snapshot, r *ntcp.StateRecord) bool {
+func (cv *cubicVars) grows(s *snapshot, r *observe.Record) bool {
 	if s.recovering || r.Cwnd < r.SSThresh {
 		return false
 	}

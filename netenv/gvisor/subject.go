@@ -8,7 +8,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // DefaultStallTimeout is how long a run may make no progress (wall clock)
@@ -73,7 +73,7 @@ func validate(cfg *netenv.Config) error {
 // timeout returns a *netenv.Fault of kind "hang" (its goroutines are
 // abandoned, as they cannot be stopped); a panic on the harness goroutine
 // returns a *netenv.Fault of kind "panic".
-func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
 	if err := validate(&cfg); err != nil {
 		return netenv.Result{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
@@ -31,7 +32,7 @@ type meanOf struct {
 	cwnd, srtt float64
 }
 
-func (m *meanOf) Observe(r *tcp.StateRecord) {
+func (m *meanOf) Observe(r *observe.Record) {
 	if r.Time < m.skip || r.Flow != 0 {
 		return
 	}

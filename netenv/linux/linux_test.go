@@ -16,7 +16,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // openOrSkip opens the subject or skips the test with the one-line reason.
@@ -35,15 +35,15 @@ func openOrSkip(t testing.TB) *Subject {
 // counter counts records and keeps the last of each flow.
 type counter struct {
 	n       int
-	last    map[int32]tcp.StateRecord
-	reasons map[tcp.Reason]int
+	last    map[int32]observe.Record
+	reasons map[observe.Reason]int
 	back    int // records whose time went back within a flow
 }
 
-func (c *counter) Observe(r *tcp.StateRecord) {
+func (c *counter) Observe(r *observe.Record) {
 	if c.last == nil {
-		c.last = map[int32]tcp.StateRecord{}
-		c.reasons = map[tcp.Reason]int{}
+		c.last = map[int32]observe.Record{}
+		c.reasons = map[observe.Reason]int{}
 	}
 	if l, ok := c.last[r.Flow]; ok && r.Time < l.Time {
 		c.back++
@@ -464,10 +464,10 @@ func TestScheduleSwitches(t *testing.T) {
 }
 
 // entries keeps the records that enter recovery.
-type entries struct{ recs []tcp.StateRecord }
+type entries struct{ recs []observe.Record }
 
-func (e *entries) Observe(r *tcp.StateRecord) {
-	if r.Reason == tcp.ReasonState && r.CAState == ccai.StateRecovery && r.PrevCAState != ccai.StateRecovery {
+func (e *entries) Observe(r *observe.Record) {
+	if r.Reason == observe.ReasonState && r.CAState == ccai.StateRecovery && r.PrevCAState != ccai.StateRecovery {
 		e.recs = append(e.recs, *r)
 	}
 }
@@ -515,15 +515,15 @@ func loadAverage() float64 {
 
 // timeouts keeps the records of RTOs.
 type timeouts struct {
-	recs  []tcp.StateRecord
+	recs  []observe.Record
 	first time.Duration // the time of the flow's first record (-1: none)
 }
 
-func (o *timeouts) Observe(r *tcp.StateRecord) {
+func (o *timeouts) Observe(r *observe.Record) {
 	if o.first < 0 {
 		o.first = r.Time
 	}
-	if r.Reason == tcp.ReasonRTO {
+	if r.Reason == observe.ReasonRTO {
 		o.recs = append(o.recs, *r)
 	}
 }
@@ -589,9 +589,9 @@ func TestConfigHZ(t *testing.T) {
 }
 
 // flightRecs keeps every record.
-type flightRecs struct{ recs []tcp.StateRecord }
+type flightRecs struct{ recs []observe.Record }
 
-func (o *flightRecs) Observe(r *tcp.StateRecord) { o.recs = append(o.recs, *r) }
+func (o *flightRecs) Observe(r *observe.Record) { o.recs = append(o.recs, *r) }
 
 // TestFlightAtTheTracepoint checks in_flight and delivered as the BPF
 // programs read them with the window: delivered never falls and ends at
@@ -622,7 +622,7 @@ func TestFlightAtTheTracepoint(t *testing.T) {
 		// calls tcp_write_xmit with push_one 2, which forces one segment
 		// past a zero cwnd quota). A probe timeout needs ACKs late by
 		// about 2 SRTT: seen at load 40 (41 in flight, cwnd 40), not idle.
-		if r.Reason == tcp.ReasonAck && r.CAState == ccai.StateOpen && r.InFlight > r.Cwnd+1 {
+		if r.Reason == observe.ReasonAck && r.CAState == ccai.StateOpen && r.InFlight > r.Cwnd+1 {
 			t.Errorf("at %v: %d in flight with cwnd %d in open (more than a loss probe past cwnd)", r.Time, r.InFlight, r.Cwnd)
 		}
 	}
@@ -655,7 +655,7 @@ func TestSYNTimeoutNotARecord(t *testing.T) {
 		t.Fatalf("%d records, the first at %v: want the first after the SYN sent again at 1 s", len(o.recs), o.recs[0].Time)
 	}
 	for _, r := range o.recs {
-		if r.Reason == tcp.ReasonRTO {
+		if r.Reason == observe.ReasonRTO {
 			t.Errorf("an RTO record at %v on a path that lost only the SYN", r.Time)
 		}
 	}

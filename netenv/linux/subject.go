@@ -16,6 +16,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
@@ -167,11 +168,6 @@ func (s *Subject) LastStats() Stats {
 	return s.lastStats
 }
 
-// baseVars are the state variables this subject fills (see doc.go for
-// where each comes from).
-var baseVars = []string{"cwnd", "ssthresh", "srtt", "rttvar", "ca_state", "prev_ca_state",
-	"prior_cwnd", "in_flight", "delivered", "rto", "pacing_rate", "time", "flow"}
-
 // Capabilities implements netenv.Capable.
 func (s *Subject) Capabilities() netenv.Capabilities { return capabilities(s.CCAs()) }
 
@@ -194,7 +190,7 @@ func capabilities(ccas []string) netenv.Capabilities {
 		Topologies:    []string{netenv.TopoSingleLink, netenv.TopoDumbbell, netenv.TopoParkingLot},
 		Deterministic: false,
 		Profiles:      false,
-		Base:          slices.Clone(baseVars),
+		Base:          observe.Names(), // every one (see doc.go for where each comes from)
 		// The kernel's congestion controls expose no variables of
 		// their own here (TCP_CC_INFO would give some for bbr, dctcp
 		// and vegas; not yet mapped).
@@ -276,7 +272,7 @@ func (s *Subject) ports(n uint64, flows int) []uint16 {
 }
 
 // Run implements netenv.Subject.
-func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
 	start := time.Now()
 	if err := s.Check(&cfg); err != nil {
 		return netenv.Result{}, err
@@ -309,7 +305,7 @@ type run struct {
 	cfg    *netenv.Config
 	name   string
 	ports  []uint16
-	obs    tcp.Observer
+	obs    observe.Observer
 	hasher *netenv.TraceHasher
 
 	snd, rcv *netns

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/actfuzz/actfuzz/ccai"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // The fallback state source (the BPF programs of bpf.go are the first
@@ -179,7 +179,7 @@ type event struct {
 
 // fromTracepoint overrides TCP_INFO's values, read when the record is
 // processed, with those the BPF programs read when the tracepoint fired.
-func (ev *event) fromTracepoint(r *tcp.StateRecord) {
+func (ev *event) fromTracepoint(r *observe.Record) {
 	if ev.hasRTO {
 		r.RTO = ev.rto
 	}
@@ -249,7 +249,7 @@ type traceFlow struct {
 	cookie uint64
 	skaddr string // the socket's (hashed) address, from its first probe
 
-	rec     tcp.StateRecord
+	rec     observe.Record
 	hasRec  bool
 	state   ccai.CAState // the latest tcp_cong_state_set
 	events  uint64       // probe events seen
@@ -267,7 +267,7 @@ type tracer struct {
 	flows    []*traceFlow
 	byCookie map[uint64]*traceFlow
 	byPort   map[uint16]*traceFlow
-	obs      tcp.Observer
+	obs      observe.Observer
 	lines    uint64
 	bad      uint64
 	// lost counts events the ring buffer dropped ("CPU:N [LOST M
@@ -339,9 +339,9 @@ func (t *tracer) handle(ev *event) {
 // already been traced, so they line up.
 func (t *tracer) onProbe(f *traceFlow, ev *event) {
 	r := &f.rec
-	reason := tcp.ReasonAck
+	reason := observe.ReasonAck
 	if f.hasRec && f.state != r.CAState {
-		reason = tcp.ReasonState
+		reason = observe.ReasonState
 	}
 	t.transition(f, f.state)
 	r.Cwnd = ev.cwnd
@@ -384,9 +384,9 @@ func (t *tracer) onState(f *traceFlow, ev *event) {
 		if f.hasRec && st == r.CAState && st != ccai.StateLoss {
 			return
 		}
-		reason := tcp.ReasonState
+		reason := observe.ReasonState
 		if st == ccai.StateLoss {
-			reason = tcp.ReasonRTO
+			reason = observe.ReasonRTO
 			f.rtoRecs++
 		}
 		t.transition(f, st)
@@ -408,14 +408,14 @@ func (t *tracer) onState(f *traceFlow, ev *event) {
 		fillInfo(&f.rec, info, true)
 	}
 	f.rtoRecs++
-	t.emit(f, ev.at, tcp.ReasonRTO)
+	t.emit(f, ev.at, observe.ReasonRTO)
 }
 
 // fillInfo copies TCP_INFO's variables into a record: rttvar, rto,
 // in-flight (tcp_packets_in_flight: unacked − sacked − lost + retrans),
 // delivered and the pacing rate (bytes/s, as ccai.Sock.PacingRate); and,
 // with window, cwnd, ssthresh and srtt.
-func fillInfo(r *tcp.StateRecord, info *unix.TCPInfo, window bool) {
+func fillInfo(r *observe.Record, info *unix.TCPInfo, window bool) {
 	r.RTTVar = time.Duration(info.Rttvar) * time.Microsecond
 	r.RTO = time.Duration(info.Rto) * time.Microsecond
 	inflight := int64(info.Unacked) - int64(info.Sacked) - int64(info.Lost) + int64(info.Retrans)
@@ -432,11 +432,11 @@ func fillInfo(r *tcp.StateRecord, info *unix.TCPInfo, window bool) {
 	}
 }
 
-// transition moves the record to ca_state st (tcp.StateRecord's
+// transition moves the record to ca_state st (observe.Record's
 // ObserveTransition).
 func (t *tracer) transition(f *traceFlow, st ccai.CAState) { f.rec.ObserveTransition(st, !f.hasRec) }
 
-func (t *tracer) emit(f *traceFlow, at time.Duration, reason tcp.Reason) {
+func (t *tracer) emit(f *traceFlow, at time.Duration, reason observe.Reason) {
 	r := &f.rec
 	// Times never go back within a flow (per-CPU buffers are merged by
 	// timestamp, but an RTO record's time is its event's).
@@ -457,9 +457,9 @@ func (t *tracer) final(f *traceFlow, at time.Duration) {
 		return
 	}
 	st := ccai.CAState(min(info.Ca_state, uint8(ccai.StateLoss)))
-	reason := tcp.ReasonAck
+	reason := observe.ReasonAck
 	if f.hasRec && st != f.rec.CAState {
-		reason = tcp.ReasonState
+		reason = observe.ReasonState
 	}
 	t.transition(f, st)
 	fillInfo(&f.rec, info, true)

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // RunFunc runs a configuration on a subject and returns its state records.
-type RunFunc func(t *testing.T, cfg netenv.Config) (netenv.Result, []tcp.StateRecord)
+type RunFunc func(t *testing.T, cfg netenv.Config) (netenv.Result, []observe.Record)
 
 // AppRateEveryPhase checks that the application rate means something in
 // every phase: the subject's application writes at the phase's rate into

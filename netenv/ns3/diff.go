@@ -11,7 +11,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // DiffOptions tune a differential check. Zero fields take the defaults.
@@ -129,7 +129,7 @@ type sample struct {
 	ca       ccai.CAState
 }
 
-func (s *series) Observe(rec *tcp.StateRecord) {
+func (s *series) Observe(rec *observe.Record) {
 	for int(rec.Flow) >= len(s.flows) {
 		s.flows = append(s.flows, nil)
 	}

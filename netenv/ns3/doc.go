@@ -1,6 +1,6 @@
 // Package ns3 is the ns-3 subject: it runs simulation configurations G on
 // ns-3.37's own TCP models (Debian's libns3-dev) and streams their state
-// traces as tcp.StateRecords, so that campaigns, conditions and coverage
+// traces as observe.Records, so that campaigns, conditions and coverage
 // work on an implementation nobody here wrote.
 //
 // # Building and opening
@@ -50,7 +50,7 @@
 // own drops, marks the packets they marked CE instead (netenv.Result's
 // Drops, AQMDrops and Marks).
 //
-// Reasons are 0 ack, 1 state, 2 rto (tcp.Reason); ca_state is ns-3's
+// Reasons are 0 ack, 1 state, 2 rto (observe.Reason); ca_state is ns-3's
 // TcpCongState_t, numbered like Linux's and ccai.CAState. The Go side turns
 // bytes into packets of MSS = 1448 bytes: cwnd, ssthresh and prior_cwnd
 // round down (ns-3's GetCwndInSegments), in_flight rounds up, an ssthresh

@@ -13,7 +13,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 var (
@@ -64,9 +64,9 @@ func shortConfig(model string, seed uint64) netenv.Config {
 		Flows: []netenv.Flow{{CCA: model, Bytes: 300_000}}}
 }
 
-type collect struct{ recs []tcp.StateRecord }
+type collect struct{ recs []observe.Record }
 
-func (c *collect) Observe(r *tcp.StateRecord) { c.recs = append(c.recs, *r) }
+func (c *collect) Observe(r *observe.Record) { c.recs = append(c.recs, *r) }
 
 func TestEveryModelRunsAShortG(t *testing.T) {
 	s := realSubject(t)
@@ -92,7 +92,7 @@ func TestEveryModelRunsAShortG(t *testing.T) {
 				if r.Cwnd == 0 && m != "TcpBbr" {
 					t.Fatalf("zero cwnd at %v: %+v", r.Time, r)
 				}
-				if r.Reason == tcp.ReasonAck {
+				if r.Reason == observe.ReasonAck {
 					acks++
 				}
 				if r.SRTT > 0 {
@@ -169,7 +169,7 @@ func TestScheduleChangeAtTi(t *testing.T) {
 	}
 	var lastBefore, firstAfter time.Duration = -1, -1
 	for _, r := range c.recs {
-		if r.Reason != tcp.ReasonAck {
+		if r.Reason != observe.ReasonAck {
 			continue
 		}
 		if r.Time <= t1+15*time.Millisecond {
@@ -365,10 +365,10 @@ func TestSimCommandTraceStable(t *testing.T) {
 // marks (TcpSocketBase::EnterCwr sets ssthresh before the state).
 func TestReductionEntryRecord(t *testing.T) {
 	s := realSubject(t)
-	want := map[string]func(r tcp.StateRecord) int{
-		"TcpCubic":     func(r tcp.StateRecord) int { return max(int(float64(r.PriorCwnd)*0.7), 2) },
-		"TcpLinuxReno": func(r tcp.StateRecord) int { return max(int(r.PriorCwnd)/2, 2) },
-		"TcpNewReno":   func(r tcp.StateRecord) int { return max(int(r.InFlight)/2, 2) },
+	want := map[string]func(r observe.Record) int{
+		"TcpCubic":     func(r observe.Record) int { return max(int(float64(r.PriorCwnd)*0.7), 2) },
+		"TcpLinuxReno": func(r observe.Record) int { return max(int(r.PriorCwnd)/2, 2) },
+		"TcpNewReno":   func(r observe.Record) int { return max(int(r.InFlight)/2, 2) },
 	}
 	for _, tc := range []struct {
 		model string
@@ -393,7 +393,7 @@ func TestReductionEntryRecord(t *testing.T) {
 			entries := 0
 			for i, r := range c.recs {
 				calm := r.PrevCAState == ccai.StateOpen || r.PrevCAState == ccai.StateDisorder
-				if r.Reason != tcp.ReasonState || r.CAState != tc.state || !calm {
+				if r.Reason != observe.ReasonState || r.CAState != tc.state || !calm {
 					continue
 				}
 				entries++
@@ -403,7 +403,7 @@ func TestReductionEntryRecord(t *testing.T) {
 				if w := want[tc.model](r); int(r.SSThresh) < w-1 || int(r.SSThresh) > w+1 {
 					t.Errorf("entry at %v: ssthresh %d, want %d ± 1 (prior_cwnd %d, in flight %d)", r.Time, r.SSThresh, w, r.PriorCwnd, r.InFlight)
 				}
-				if i+1 >= len(c.recs) || c.recs[i+1].Time != r.Time || c.recs[i+1].Reason != tcp.ReasonAck {
+				if i+1 >= len(c.recs) || c.recs[i+1].Time != r.Time || c.recs[i+1].Reason != observe.ReasonAck {
 					t.Errorf("entry at %v is not followed by its ACK's record", r.Time)
 				}
 				if i > 0 && c.recs[i-1].Time == r.Time && c.recs[i-1].CAState == tc.state {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
@@ -181,7 +182,7 @@ func (s *Subject) put(d *driver) {
 // "crash", "hang" or "garbage"); the driver is then killed and the next
 // Run starts a new one. A cancelled ctx returns ctx.Err(); a ctx deadline
 // that passes during the run is a "hang".
-func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
 	start := time.Now()
 	models, err := validate(&cfg)
 	if err != nil {
@@ -312,7 +313,7 @@ func (x *exchange) fault(kind, format string, args ...any) *netenv.Fault {
 	return f
 }
 
-func (x *exchange) run(ctx context.Context, obs tcp.Observer) (netenv.Result, error) {
+func (x *exchange) run(ctx context.Context, obs observe.Observer) (netenv.Result, error) {
 	d := x.d
 	d.nextID++
 	x.id = strconv.FormatUint(d.nextID, 10)
@@ -422,7 +423,7 @@ func isBrokenPipe(err error) bool {
 // parser decodes the driver's lines into records and results.
 type parser struct {
 	nflows int
-	rec    tcp.StateRecord
+	rec    observe.Record
 	last   time.Duration
 	nums   [16]uint64
 }
@@ -478,7 +479,7 @@ func dur(ns uint64) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
-var reasons = [...]tcp.Reason{tcp.ReasonAck, tcp.ReasonState, tcp.ReasonRTO}
+var reasons = [...]observe.Reason{observe.ReasonAck, observe.ReasonState, observe.ReasonRTO}
 
 func (p *parser) record(b []byte) error {
 	if err := p.fields(b, 14); err != nil {
@@ -521,7 +522,7 @@ func (p *parser) record(b []byte) error {
 	r.PriorCwnd = pkts(n[10])
 	r.InFlight = uint32(min((n[11]+MSS-1)/MSS, math.MaxUint32))
 	r.Delivered = n[12] / MSS
-	// The driver prints bit/s; tcp.StateRecord's pacing rate is bytes/s,
+	// The driver prints bit/s; observe.Record's pacing rate is bytes/s,
 	// as the native sender's (Sock.PacingRate), so that one condition or
 	// trace column means the same on both subjects.
 	r.PacingRate = n[13] / 8

@@ -7,6 +7,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
@@ -53,7 +54,7 @@ type TCPSpec struct {
 
 // RunWatcher sees the state records of one run at a time.
 type RunWatcher interface {
-	tcp.Observer
+	observe.Observer
 	// Reset prepares for a new run.
 	Reset()
 	// Hits lists the conditions that held during the run, sorted.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/actfuzz/actfuzz/internal/exprcheck"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/sim"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // outcome is what one run produced.
@@ -24,7 +24,7 @@ type outcome struct {
 // Tracing lets a replay record more than its outcome.
 type Tracing struct {
 	// State sees every TCP state record (TCP scenarios).
-	State tcp.Observer
+	State observe.Observer
 	// Delivery sees every datagram that reaches its destination (topology
 	// scenarios).
 	Delivery func(netenv.Delivery)
@@ -88,7 +88,7 @@ func (c *compiled) start(s sim.Scheduler, w *[MaxVars]int64, tr *Tracing, hash b
 		cfg.DelayHookAdds = true
 	}
 	cfg.Limits, cfg.Scheduler, cfg.DelayHook, cfg.HashTrace = lim, s, r.hook.hook, hash
-	var obs tcp.Observer
+	var obs observe.Observer
 	if tr != nil {
 		cfg.HashTrace, obs = true, tr.State
 	}
@@ -227,6 +227,6 @@ func (c *compiled) key(o *outcome) string {
 	return b.String()
 }
 
-type teeObs struct{ a, b tcp.Observer }
+type teeObs struct{ a, b observe.Observer }
 
-func (t teeObs) Observe(r *tcp.StateRecord) { t.a.Observe(r); t.b.Observe(r) }
+func (t teeObs) Observe(r *observe.Record) { t.a.Observe(r); t.b.Observe(r) }

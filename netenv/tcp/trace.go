@@ -1,72 +1,24 @@
 package tcp
 
-import (
-	"time"
+import "github.com/actfuzz/actfuzz/netenv/observe"
 
-	"github.com/actfuzz/actfuzz/ccai"
+// The observation contract lives in netenv/observe, which every subject
+// imports. These aliases keep the native sender's code, and code written
+// against tcp.StateRecord while the move lands (a new subject on another
+// branch), compiling unchanged; new code names observe's types.
+type (
+	// StateRecord is observe.Record.
+	StateRecord = observe.Record
+	// Observer is observe.Observer.
+	Observer = observe.Observer
+	// Reason is observe.Reason.
+	Reason = observe.Reason
 )
 
-// Reason says why a state record was emitted.
-type Reason uint8
-
+// The reasons of observe, by their old names.
 const (
-	ReasonAck   Reason = iota // an ACK was processed
-	ReasonState               // ca_state changed (within an ACK: before CongAvoid)
-	ReasonRTO                 // the retransmission timer fired (and ca_state became Loss)
-	ReasonIdle                // the window was restarted after idle, or decayed after an RTO of application-limited sending (RFC 2861 §3)
+	ReasonAck   = observe.ReasonAck
+	ReasonState = observe.ReasonState
+	ReasonRTO   = observe.ReasonRTO
+	ReasonIdle  = observe.ReasonIdle
 )
-
-func (r Reason) String() string {
-	return [...]string{"ack", "state", "rto", "idle"}[r]
-}
-
-// StateRecord is one point of a sender's state trace: the variables of the
-// ACT paper's S plus the CCAI's own variables. The record passed to an
-// Observer is reused: copy what you keep.
-type StateRecord struct {
-	Time        time.Duration
-	Flow        int32
-	Reason      Reason
-	Cwnd        uint32
-	SSThresh    uint32
-	SRTT        time.Duration
-	RTTVar      time.Duration
-	RTO         time.Duration
-	CAState     ccai.CAState
-	PrevCAState ccai.CAState
-	PriorCwnd   uint32
-	InFlight    uint32
-	Delivered   uint64
-	PacingRate  uint64
-	// Vars holds the CCAI's exposed variables in the order of VarNames.
-	Vars []float64
-}
-
-// Observer receives state records. It must not retain rec.
-type Observer interface {
-	Observe(rec *StateRecord)
-}
-
-// ObserveTransition moves a record rebuilt from an implementation's
-// observed state (gVisor's, the kernel's) to ca_state st: prev_ca_state,
-// and prior_cwnd as Linux sets it, from the last cwnd recorded before the
-// change: on entering recovery (tcp_init_cwnd_reduction) and on entering
-// loss from open or disorder (tcp_enter_loss). first is true before the
-// flow's first record: st is then its state, and nothing changed. It
-// reports whether ca_state changed.
-func (r *StateRecord) ObserveTransition(st ccai.CAState, first bool) bool {
-	if first {
-		r.CAState, r.PrevCAState = st, st
-		return false
-	}
-	if st == r.CAState {
-		return false
-	}
-	calm := r.CAState == ccai.StateOpen || r.CAState == ccai.StateDisorder
-	if st == ccai.StateRecovery || (st == ccai.StateLoss && calm) {
-		r.PriorCwnd = r.Cwnd
-	}
-	r.PrevCAState = r.CAState
-	r.CAState = st
-	return true
-}
