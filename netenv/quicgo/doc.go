@@ -118,6 +118,6 @@
 // hang (its goroutines are abandoned). A panic on one of quic-go's own
 // goroutines cannot be recovered in-process (Go recovers only on the
 // panicking goroutine) and ends the process, as for the gVisor subject.
-// An application error (a dial that fails, a stream write error) ends the
-// run with that error.
+// An application error (a dial or handshake that fails, a stream write or
+// read error) ends the run with a *netenv.Fault of kind error.
 package quicgo

@@ -105,13 +105,15 @@ func (h *harness) setup(ctx context.Context, env *netenv.Env) error {
 	return nil
 }
 
-// fail reports an application error unless the run is over.
+// fail reports an application error unless the run is over: a
+// *netenv.Fault of kind "error" (quic-go failed to carry the flow: a
+// campaign records it as a finding and goes on).
 func (h *harness) fail(ctx context.Context, err error) {
 	if ctx.Err() != nil || h.abandon.Load() {
 		return
 	}
 	select {
-	case h.appErr <- err:
+	case h.appErr <- &netenv.Fault{Kind: "error", Detail: err.Error()}:
 	default:
 	}
 	h.poke()

@@ -157,4 +157,3 @@ func selfSigned() (tls.Certificate, error) {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: priv}, nil
 }
-

@@ -64,7 +64,7 @@ type tracer struct {
 	mu  sync.Mutex
 	rec tcp.StateRecord
 	// vars is rec.Vars.
-	vars  [numVars]float64
+	vars [numVars]float64
 	seen bool // a congestion state was recorded
 	// stateChanged: ca_state changed since the last record.
 	stateChanged bool
