@@ -158,7 +158,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var traceFiles stringList
 	fs.Var(&traceFiles, "link-trace-file", "a Mahimahi trace `FILE` of your own: the first is --link_trace user1, the next user2 … (up to 4; repeat the flag)")
 	_ = addVerbosityFlags(fs)
-	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3), gvisor or linux (the running kernel, in network namespaces; root)")
+	subject := fs.String("subject", "native", "what runs the simulation: native, ns3 (build it with make ns3), gvisor, linux (the running kernel, in network namespaces; root) or quic (quic-go, in real time)")
 	if ok, code := parseFlags(fs, args, stderr); !ok {
 		return code
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
 	"github.com/actfuzz/actfuzz/netenv/linux"
 	"github.com/actfuzz/actfuzz/netenv/ns3"
+	"github.com/actfuzz/actfuzz/netenv/quicgo"
 )
 
 // openSubject maps a --subject name (or a seed's subject) to a subject.
@@ -27,14 +28,16 @@ func openSubject(name string) (netenv.Subject, error) {
 		return gvisor.Open()
 	case "linux":
 		return linux.Open()
+	case "quic":
+		return quicgo.Open()
 	}
-	return nil, fmt.Errorf("unknown subject %q (want native, ns3, gvisor or linux)", name)
+	return nil, fmt.Errorf("unknown subject %q (want native, ns3, gvisor, linux or quic)", name)
 }
 
 // declaredCapabilities are every subject's capabilities as declared, for
 // listings and hints: ns-3's with every model, without starting a driver.
 func declaredCapabilities() []netenv.Capabilities {
-	return []netenv.Capabilities{netenv.NativeCapabilities(), ns3.DefaultCapabilities(), (&gvisor.Subject{}).Capabilities(), linux.DefaultCapabilities()}
+	return []netenv.Capabilities{netenv.NativeCapabilities(), ns3.DefaultCapabilities(), (&gvisor.Subject{}).Capabilities(), linux.DefaultCapabilities(), (&quicgo.Subject{}).Capabilities()}
 }
 
 // closeSubject stops a subject's helper processes, if it has any.
