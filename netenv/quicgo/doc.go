@@ -53,7 +53,7 @@
 //     §7.3.2's recovery period), open otherwise. RFC 9002 has no disorder,
 //     CWR or loss state: a PTO is not a congestion event (§6.2), and
 //     persistent congestion (§7.6) only sets cwnd.
-//   - prev_ca_state, prior_cwnd: as netenv/tcp.ObserveTransition derives
+//   - prev_ca_state, prior_cwnd: as netenv/observe.ObserveTransition derives
 //     them for every foreign subject (prior_cwnd: the cwnd last recorded
 //     before entering recovery; quic-go logs the state change before it
 //     reduces cwnd).

@@ -17,7 +17,7 @@ import (
 	"github.com/quic-go/quic-go/qlogwriter"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // alpn is the application protocol both endpoints negotiate.
@@ -47,7 +47,7 @@ type flow struct {
 	received atomic.Uint64
 	doneAt   atomic.Int64 // ns, 0: not done
 	// last is the last record emitted (under tracer.mu).
-	last tcp.StateRecord
+	last observe.Record
 }
 
 // quicConfig is both endpoints' configuration; the client's carries the

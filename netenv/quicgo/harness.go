@@ -17,8 +17,8 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/sim"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // serverPort and clientPort0 are the endpoints' UDP ports: the server's,
@@ -76,7 +76,7 @@ type harness struct {
 	switchEv         *sim.Event
 
 	obsMu  sync.Mutex
-	obs    tcp.Observer
+	obs    observe.Observer
 	hasher *netenv.TraceHasher
 
 	remaining atomic.Int32  // flows not done
@@ -97,7 +97,7 @@ type outPkt struct {
 	b    []byte
 }
 
-func newHarness(cfg *netenv.Config, obs tcp.Observer, cert tls.Certificate) *harness {
+func newHarness(cfg *netenv.Config, obs observe.Observer, cert tls.Certificate) *harness {
 	lim := cfg.Limits
 	if lim.MaxTime == 0 || lim.MaxTime > DefaultMaxTime {
 		lim.MaxTime = DefaultMaxTime
@@ -127,7 +127,7 @@ func (h *harness) poke() {
 
 // observe hands a record to the observer; records of several flows come
 // from several goroutines.
-func (h *harness) observe(r *tcp.StateRecord) {
+func (h *harness) observe(r *observe.Record) {
 	if h.obs == nil {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // DefaultMaxTime caps a run's time (it is wall-clock time here): a
@@ -95,7 +95,7 @@ func (s *Subject) Check(cfg *netenv.Config) error {
 // progress for the stall timeout returns a *netenv.Fault of kind "hang"
 // (its goroutines are abandoned); a panic on the harness goroutine one of
 // kind "panic".
-func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
 	if err := s.Check(&cfg); err != nil {
 		return netenv.Result{}, err
 	}

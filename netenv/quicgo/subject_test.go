@@ -8,12 +8,12 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
-type collect struct{ recs []tcp.StateRecord }
+type collect struct{ recs []observe.Record }
 
-func (c *collect) Observe(r *tcp.StateRecord) {
+func (c *collect) Observe(r *observe.Record) {
 	cp := *r
 	cp.Vars = append([]float64(nil), r.Vars...)
 	c.recs = append(c.recs, cp)

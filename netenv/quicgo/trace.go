@@ -7,7 +7,7 @@ import (
 	"github.com/quic-go/quic-go/qlogwriter"
 
 	"github.com/actfuzz/actfuzz/ccai"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // maxDatagramSize is the datagram size that cwnd is counted in: quic-go's
@@ -62,7 +62,7 @@ type tracer struct {
 	h   *harness
 	f   *flow
 	mu  sync.Mutex
-	rec tcp.StateRecord
+	rec observe.Record
 	// vars is rec.Vars.
 	vars [numVars]float64
 	seen bool // a congestion state was recorded
@@ -173,9 +173,9 @@ func (t *tracer) metrics(e *qlog.MetricsUpdated) bool {
 // emit sends the current record to the observer.
 func (t *tracer) emit() {
 	r := &t.rec
-	r.Reason = tcp.ReasonAck
+	r.Reason = observe.ReasonAck
 	if t.stateChanged {
-		r.Reason = tcp.ReasonState
+		r.Reason = observe.ReasonState
 		t.stateChanged = false
 	}
 	r.Time = t.h.now()
