@@ -81,38 +81,11 @@ func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs observe.Observ
 	if stall <= 0 {
 		stall = DefaultStallTimeout
 	}
-	start := time.Now()
 	h := newHarness(&cfg, obs, s.hooks)
-	type outcome struct {
-		res netenv.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := h.run(ctx)
-		done <- outcome{res, err}
-	}()
-	tick := time.NewTicker(min(stall/4, time.Second))
-	defer tick.Stop()
-	last, since := h.progress.Load(), time.Now()
-	for {
-		select {
-		case o := <-done:
-			o.res.Wall = time.Since(start)
-			return o.res, o.err
-		case <-ctx.Done():
-			h.abandon.Store(true)
-			return netenv.Result{}, ctx.Err()
-		case now := <-tick.C:
-			if p := h.progress.Load(); p != last {
-				last, since = p, now
-			} else if now.Sub(since) > stall {
-				h.abandon.Store(true)
-				return netenv.Result{}, &netenv.Fault{Kind: "hang",
-					Detail: fmt.Sprintf("gvisor: no progress for %v at simulated time %v", stall, time.Duration(h.now.Load()))}
-			}
-		}
-	}
+	return netenv.Watch(ctx, stall, h.progress.Load, func() { h.abandon.Store(true) },
+		func() string {
+			return fmt.Sprintf("gvisor: no progress for %v at simulated time %v", stall, time.Duration(h.now.Load()))
+		}, h.run)
 }
 
 // params are the parameters of P the gVisor subject expresses: all that
