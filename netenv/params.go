@@ -274,6 +274,20 @@ func ParamNames() []string {
 	return out
 }
 
+// ParamNamesWithoutECN lists the parameters a subject expresses when ECN
+// codepoints do not reach its stack (ecn and ecn_k left out): the kernel's
+// emulator and gVisor's harness do not rewrite IP headers, quic-go reads
+// ECN only from a real UDP socket.
+func ParamNamesWithoutECN() []string {
+	var out []string
+	for _, n := range ParamNames() {
+		if n != "ecn" && n != "ecn_k" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Get returns the parameter's value in e.
 func (p *Param) Get(e *Env) float64 { return p.get(e) }
 

@@ -194,3 +194,17 @@ func TestNumericRange(t *testing.T) {
 		t.Fatal("numeric with values accepted")
 	}
 }
+
+// ParamNamesWithoutECN is every parameter but ecn and ecn_k, in order.
+func TestParamNamesWithoutECN(t *testing.T) {
+	var want []string
+	for _, n := range ParamNames() {
+		if !strings.HasPrefix(n, "ecn") {
+			want = append(want, n)
+		}
+	}
+	got := ParamNamesWithoutECN()
+	if !slices.Equal(got, want) || len(got) != len(ParamNames())-2 {
+		t.Fatalf("ParamNamesWithoutECN() = %v, want %v", got, want)
+	}
+}

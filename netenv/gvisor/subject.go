@@ -91,12 +91,4 @@ func (s *Subject) Run(ctx context.Context, cfg netenv.Config, obs observe.Observ
 // params are the parameters of P the gVisor subject expresses: all that
 // the one link model applies to its packets, but ECN, whose codepoints
 // live in IP headers that the harness does not rewrite.
-func params() []string {
-	var out []string
-	for _, n := range netenv.ParamNames() {
-		if n != "ecn" && n != "ecn_k" {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func params() []string { return netenv.ParamNamesWithoutECN() }

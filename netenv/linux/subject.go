@@ -202,15 +202,7 @@ func capabilities(ccas []string) netenv.Capabilities {
 // one link model applies, but ECN, whose codepoints the emulator does not
 // rewrite in the real packets' IP headers (the kernel would negotiate it
 // with net.ipv4.tcp_ecn, which the namespaces leave off).
-func params() []string {
-	var out []string
-	for _, n := range netenv.ParamNames() {
-		if n != "ecn" && n != "ecn_k" {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func params() []string { return netenv.ParamNamesWithoutECN() }
 
 // Check validates cfg for this subject: what netenv.Config.Validate checks,
 // congestion controls the kernel offers, and environments the emulator can

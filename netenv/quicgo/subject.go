@@ -63,15 +63,7 @@ func (*Subject) Capabilities() netenv.Capabilities {
 // params are the parameters of P the subject expresses: all but ECN (our
 // PacketConn is not an OOBCapablePacketConn, so quic-go neither sends
 // ECT nor reads CE marks).
-func params() []string {
-	var out []string
-	for _, n := range netenv.ParamNames() {
-		if n != "ecn" && n != "ecn_k" {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func params() []string { return netenv.ParamNamesWithoutECN() }
 
 // Check refuses a configuration the subject cannot run (bad input): it is
 // Capabilities.CheckConfig plus what no capability names.
