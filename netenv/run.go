@@ -114,6 +114,18 @@ type LinkCounters interface {
 	Marks() uint64
 }
 
+// NoteCap sets CapReason of a capped run: "events" when it used the event
+// budget of lim (DefaultMaxEvents when unset), "time" otherwise.
+func (r *Result) NoteCap(lim sim.Limits) {
+	if !r.Capped {
+		return
+	}
+	r.CapReason = "time"
+	if m := lim.MaxEvents; (m == 0 && r.Events >= DefaultMaxEvents) || (m > 0 && r.Events >= m) {
+		r.CapReason = "events"
+	}
+}
+
 // AddLink adds a link's drops to the result.
 func (r *Result) AddLink(l LinkCounters) {
 	r.Drops += l.Drops()
@@ -408,12 +420,7 @@ func (r *run) result() Result {
 	for _, l := range r.links {
 		res.AddLink(l)
 	}
-	if res.Capped {
-		res.CapReason = "time"
-		if lim := r.cfg.Limits.MaxEvents; (lim == 0 && res.Events >= DefaultMaxEvents) || (lim > 0 && res.Events >= lim) {
-			res.CapReason = "events"
-		}
-	}
+	res.NoteCap(r.cfg.Limits)
 	if r.hasher != nil {
 		res.TraceSHA256 = r.hasher.sum()
 	}

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/actfuzz/actfuzz/netenv/sim"
 )
 
 // Watch returns the run's own outcome, a hang fault when progress stops,
@@ -50,5 +52,28 @@ func TestWatch(t *testing.T) {
 				t.Errorf("abandoned %v, want %v", abandoned.Load(), c.abandon)
 			}
 		})
+	}
+}
+
+// NoteCap names the cap a capped run hit: the event budget (the given one,
+// or DefaultMaxEvents when unset) or else simulated time.
+func TestNoteCap(t *testing.T) {
+	for _, c := range []struct {
+		capped bool
+		events uint64
+		max    uint64
+		want   string
+	}{
+		{false, DefaultMaxEvents, 0, ""},
+		{true, DefaultMaxEvents, 0, "events"},
+		{true, DefaultMaxEvents - 1, 0, "time"},
+		{true, 10, 10, "events"},
+		{true, 9, 10, "time"},
+	} {
+		r := Result{Capped: c.capped, Events: c.events}
+		r.NoteCap(sim.Limits{MaxEvents: c.max})
+		if r.CapReason != c.want {
+			t.Errorf("%+v: CapReason %q, want %q", c, r.CapReason, c.want)
+		}
 	}
 }

@@ -268,12 +268,7 @@ func (h *harness) result() netenv.Result {
 	for _, l := range h.links {
 		res.AddLink(l)
 	}
-	if res.Capped {
-		res.CapReason = "time"
-		if lim := h.cfg.Limits.MaxEvents; (lim == 0 && res.Events >= netenv.DefaultMaxEvents) || (lim > 0 && res.Events >= lim) {
-			res.CapReason = "events"
-		}
-	}
+	res.NoteCap(h.cfg.Limits)
 	if h.hasher != nil {
 		res.TraceSHA256 = h.hasher.Sum()
 	}
