@@ -426,7 +426,7 @@ func (s *symStep) window(ctx context.Context, rep *Report, t *symTrigger, budget
 			}); err != nil {
 				return err
 			}
-			return s.branchFindings(ctx, live, base, pin, &bw.out, w, seen)
+			return s.branchFindings(ctx, live, bw.r.Subject().Name(), base, pin, &bw.out, w, seen)
 		},
 	}
 	res, hung, err := exploreWatched(ctx, live, s.watchdog, base, opt)
@@ -591,8 +591,9 @@ func (s *symStep) charge(events uint64) {
 
 // branchFindings turns a branch's hits and fault into findings: a hit of a
 // new group is replayed with the window pinned, and kept when the replay
-// hits too.
-func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base *corpus.Seed, pin *corpus.PinnedDelays, out *Outcome, w *symWindow, seen map[string]bool) error {
+// hits too. subject is the window's runner's: an abandoned window's
+// goroutine runs on after hung has dropped s.run, so it must not read it.
+func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, subject string, base *corpus.Seed, pin *corpus.PinnedDelays, out *Outcome, w *symWindow, seen map[string]bool) error {
 	// The campaign's groups grow on Run's goroutine: read them under the
 	// window's guard (an abandoned window reads nothing more).
 	known := func(key string) (bool, error) {
@@ -602,7 +603,7 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 	}
 	for _, h := range out.Hits {
 		w.hits++
-		key := hitKey(s.c, s.run.Subject().Name(), h)
+		key := hitKey(s.c, subject, h)
 		if in, err := known(key); err != nil {
 			return err
 		} else if in {
@@ -636,7 +637,7 @@ func (s *symStep) branchFindings(ctx context.Context, live *windowLiveness, base
 		w.findings = append(w.findings, symFinding{key: key, seed: ws, branch: pin.Branch})
 	}
 	if f := out.Fault; f != nil {
-		key := faultKey(s.c, s.run.Subject().Name(), f)
+		key := faultKey(s.c, subject, f)
 		if in, err := known(key); err != nil {
 			return err
 		} else if in {
