@@ -255,6 +255,7 @@ type listOracle struct {
 	MinFlows  int               `json:"min_flows,omitempty"`
 	Linux     string            `json:"linux,omitempty"`
 	NotOn     map[string]string `json:"not_on,omitempty"`
+	Subjects  []string          `json:"subjects,omitempty"` // the only subjects it runs on
 	Needs     []string          `json:"needs"`
 }
 
@@ -266,7 +267,7 @@ func oracleListing() []listOracle {
 		o := &lib[i]
 		out = append(out, listOracle{Name: o.Name, Kind: string(o.Kind), Statement: o.Statement, Source: o.Source,
 			AppliesTo: appliesTo(o, true), Families: o.Families, CCAs: o.CCAs, Except: o.Except, ExceptCCA: o.ExceptCCAs, MinFlows: o.MinFlows,
-			Linux: o.Linux, NotOn: o.NotOn, Needs: o.Needs()})
+			Linux: o.Linux, NotOn: o.NotOn, Subjects: o.Subjects, Needs: o.Needs()})
 	}
 	return out
 }
@@ -306,6 +307,9 @@ func appliesTo(o *oracle.Oracle, members bool) string {
 	ex = append(ex, slices.Sorted(maps.Keys(o.ExceptCCAs))...)
 	if len(ex) > 0 {
 		s += " but " + strings.Join(ex, ", ")
+	}
+	if len(o.Subjects) > 0 {
+		s += ", on subject " + strings.Join(o.Subjects, ", ") + " only"
 	}
 	if o.MinFlows > 1 {
 		s += fmt.Sprintf(", among %d or more flows of one congestion control", o.MinFlows)

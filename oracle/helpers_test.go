@@ -238,6 +238,7 @@ var tested = []string{
 	"reno-half", "cubic-growth", "cubic-target-bound", "cubic-reno-friendly", "hystart-exit", "cubic-beta", "cubic-fast-convergence",
 	"bbr-min-cwnd", "bbr-pacing-rate", "bbr-probe-rtt-cwnd", "bbr-probe-rtt-duration", "bbr-cwnd-target",
 	"dctcp-alpha-range", "dctcp-reduction", "starvation",
+	"quic-recovery-steady", "quic-persistent-congestion", "quic-app-limited-no-growth", "quic-ecn-ce-reduces",
 }
 
 // TestEveryOracleHasCases: a new oracle comes with a case that fires and

@@ -55,6 +55,11 @@ type Oracle struct {
 	// "native/<profile>") the oracle does not run on, each with the
 	// documented departure of that implementation that makes it moot.
 	NotOn map[string]string
+	// Subjects, when set, are the only subjects (netenv.Capabilities.Name)
+	// the oracle runs on: rules of one kind of stack (RFC 9002's, of QUIC)
+	// that read that stack's own variables. Elsewhere it applies to
+	// nothing and is left out silently.
+	Subjects []string
 	// MinFlows: the oracle compares flows of one congestion control and
 	// needs at least that many of them (0: any flow).
 	MinFlows int
@@ -108,7 +113,7 @@ func (o *Oracle) Needs() []string {
 // Library returns every oracle, in the order `actfuzz list --oracles`
 // prints them: those of every congestion control, then by family.
 func Library() []Oracle {
-	return slices.Concat(generic(), renoFamily(), cubicFamily(), bbrFamily(), dctcpFamily(), performance())
+	return slices.Concat(generic(), renoFamily(), cubicFamily(), bbrFamily(), dctcpFamily(), rfc9002(), performance())
 }
 
 // Names lists the oracles' names.
@@ -205,6 +210,9 @@ func Select(choice Choice, caps netenv.Capabilities, ccas []string, profile ccai
 // selectFor is Select for one oracle: its conditions, and why it does
 // not run on some or all of the flows it would apply to.
 func (o *Oracle) selectFor(caps netenv.Capabilities, ccas []string, profile ccai.Profile) ([]corpus.ConditionSpec, string) {
+	if len(o.Subjects) > 0 && !slices.Contains(o.Subjects, caps.Name) {
+		return nil, "applies to none of the campaign's congestion controls: it runs on subjects " + strings.Join(o.Subjects, ", ") + " only"
+	}
 	for _, key := range []string{caps.Name, caps.Name + "/" + profile.String()} {
 		if why, ok := o.NotOn[key]; ok {
 			return nil, fmt.Sprintf("not on %s: %s", key, why)
