@@ -1,7 +1,6 @@
 package act
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,12 +45,12 @@ func newExecutor(ctx context.Context, c *Campaign, space coverage.Space, opt Opt
 		if err != nil {
 			return nil, fmt.Errorf("executor: %w", err)
 		}
-		return newExternal(x, space, cmp.Or(opt.Watchdog, defaultWatchdog)), nil
+		return newExternal(x, space, opt.IsolateOptions.watchdog()), nil
 	}
 	if opt.Isolate {
 		return newIsolated(ctx, c, opt), nil
 	}
-	return newInProcess(ctx, c, space, opt.Subject, opt.Workers, cmp.Or(opt.Watchdog, defaultWatchdog)), nil
+	return newInProcess(ctx, c, space, opt.Subject, opt.Workers, opt.IsolateOptions.watchdog()), nil
 }
 
 // Executor runs simulations somewhere else than this process's own

@@ -13,6 +13,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
+	"github.com/actfuzz/actfuzz/netenv"
 )
 
 // IsolateOptions configure the supervision of worker processes.
@@ -22,6 +23,13 @@ type IsolateOptions struct {
 	// waited for a CPU, so that a loaded machine does not make hangs);
 	// 0: 60 s or 50× the median simulation time, whichever is larger.
 	Watchdog time.Duration
+	// RunWall is the wall-clock time a simulation of the subject may take
+	// by design (netenv.Capabilities.MaxWall of a real-time subject: the
+	// quic subject's runs last up to its 2-minute time cap); without an
+	// explicit Watchdog the watchdog is at least RunWall + 60 s, so that a
+	// run that ends at its own cap is not taken for a hang. Run sets it
+	// from the subject.
+	RunWall time.Duration
 	// WorkerMemory is the memory limit of a worker process in bytes; 0:
 	// 1 GB.
 	WorkerMemory int64
@@ -40,6 +48,29 @@ const (
 	helloTimeout = 30 * time.Second
 	deathWait    = 5 * time.Second
 )
+
+// ForSubject returns o with RunWall at least caps.MaxWall: what a
+// subject's run may take by design.
+func (o IsolateOptions) ForSubject(caps netenv.Capabilities) IsolateOptions {
+	o.RunWall = max(o.RunWall, caps.MaxWall)
+	return o
+}
+
+// watchdog is the explicit Watchdog, else the default before any
+// simulation time is known: what bounds a drain and a symbolic window.
+func (o IsolateOptions) watchdog() time.Duration {
+	if o.Watchdog > 0 {
+		return o.Watchdog
+	}
+	return o.defaultWatchdog(0)
+}
+
+// defaultWatchdog is the watchdog without an explicit one, given the
+// median simulation time: 60 s or 50× the median, and never below
+// RunWall + 60 s.
+func (o IsolateOptions) defaultWatchdog(median time.Duration) time.Duration {
+	return max(defaultWatchdog, watchdogFactor*median, o.RunWall+defaultWatchdog)
+}
 
 func (o IsolateOptions) memory() int64 {
 	if o.WorkerMemory > 0 {
@@ -195,7 +226,7 @@ func (e *isolated) watchdog() time.Duration {
 	if e.opt.Watchdog > 0 {
 		return e.opt.Watchdog
 	}
-	return max(defaultWatchdog, watchdogFactor*e.times.median())
+	return e.opt.defaultWatchdog(e.times.median())
 }
 
 // errStopped says that a supervisor stopped because of drain: the

@@ -270,6 +270,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 	if err := c.CheckSubject(opt.Subject.Capabilities()); err != nil {
 		return nil, err
 	}
+	opt.IsolateOptions = opt.IsolateOptions.ForSubject(opt.Subject.Capabilities())
 	if opt.Budget <= 0 {
 		opt.Budget = c.Budget
 	}
@@ -376,7 +377,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			rs.Sym = &symState{}
 		}
 		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch, noSnapshot: opt.symNoSnapshot,
-			watchdog: cmp.Or(opt.IsolateOptions.Watchdog, defaultWatchdog)}
+			watchdog: opt.IsolateOptions.watchdog()}
 		rep.Symbolic = &rs.Sym.SymbolicStats
 	}
 	// charged is the budget the symbolic step has spent, in
@@ -447,7 +448,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		t := time.AfterFunc(time.Until(stopAt), func() { close(stop) })
 		defer t.Stop()
 		var cancel context.CancelFunc
-		boundCtx, cancel = context.WithDeadline(ctx, stopAt.Add(cmp.Or(opt.Watchdog, defaultWatchdog)))
+		boundCtx, cancel = context.WithDeadline(ctx, stopAt.Add(opt.IsolateOptions.watchdog()))
 		defer cancel()
 	}
 	rep.elapsed, rep.program, rep.onCheckpoint = elapsed, cmp.Or(opt.Program, "actfuzz"), opt.OnCheckpoint

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/internal/suggest"
@@ -56,6 +57,11 @@ type Capabilities struct {
 	// control (its own name), in the order of observe.Record.Vars. Nil
 	// Vars means the ccai registry's.
 	Vars func(cca string) []ccai.VarDesc
+	// MaxWall is the wall-clock time one run may take by design on a
+	// subject that runs in real time (its time cap, its own stall
+	// watchdog and teardown); 0 for subjects whose time is simulated. A
+	// campaign's watchdog (act.IsolateOptions) is never below it.
+	MaxWall time.Duration
 }
 
 // Capable is a subject that declares its capabilities. Every subject

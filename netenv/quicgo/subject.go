@@ -24,6 +24,11 @@ const DefaultMaxTime = 2 * time.Minute
 // before Run reports it as a hang.
 const DefaultStallTimeout = 30 * time.Second
 
+// maxWall is how long a run may take in wall-clock time by design
+// (Capabilities.MaxWall): its time cap, the stall timeout of a run that
+// stalls right at the cap, and 30 s to tear down quic-go's endpoints.
+const maxWall = DefaultMaxTime + DefaultStallTimeout + 30*time.Second
+
 // Subject is quic-go as a netenv.Subject.
 type Subject struct {
 	// StallTimeout overrides DefaultStallTimeout when > 0.
@@ -54,10 +59,11 @@ var baseVars = []string{"cwnd", "srtt", "rttvar", "ca_state", "prev_ca_state", "
 // Capabilities implements netenv.Subject: quic-go's one congestion
 // controller (NewReno, "reno"), every parameter the link model applies to
 // datagrams but ECN, every topology, not deterministic (real time),
-// profiles do not apply.
+// profiles do not apply; a run takes up to maxWall of wall clock, which
+// the campaign's watchdog must allow.
 func (*Subject) Capabilities() netenv.Capabilities {
 	return netenv.Capabilities{Name: "quic", CCAs: []string{"reno"}, Params: params(),
-		Topologies: append([]string(nil), netenv.Topologies...), Base: baseVars, Vars: Vars}
+		Topologies: append([]string(nil), netenv.Topologies...), Base: baseVars, Vars: Vars, MaxWall: maxWall}
 }
 
 // params are the parameters of P the subject expresses: all but ECN (our
