@@ -8,7 +8,8 @@ import (
 )
 
 // ReplayIsolated runs a seed's configuration once in a worker process under
-// the watchdog and memory limit of opt (default watchdog: 60 s), so that
+// the watchdog and memory limit of opt (default watchdog: 60 s, or
+// opt.RunWall + 60 s for a subject whose runs take longer), so that
 // it cannot hang or take down the caller. It returns the fault observed —
 // a process fault (hang, oom, crash) or one of the subject's (panic, …) —
 // or nil when the run ended cleanly. The worker rebuilds the seed's

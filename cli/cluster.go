@@ -15,6 +15,7 @@ import (
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/act/cluster"
 	"github.com/actfuzz/actfuzz/internal/shell"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 )
 
 // natsFlags are the NATS connection flags of run and worker.
@@ -119,17 +120,17 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	nf := addNATSFlags(fs, "NATS `URL` of the campaigns to serve (nats://host:4222, tls://host:4222, or a comma-separated list)")
 	procs := fs.Int("procs", 1, "worker processes on this host")
-	subject := fs.String("subject", "", "serve only campaigns of this subject: native, ns3 or gvisor (default: any)")
+	subject := fs.String("subject", "", "serve only campaigns of this subject: "+suggest.OrList(clusterSubjects())+" (default: any; linux and quic run in real time and are not distributed)")
 	campaign := fs.String("campaign", "", "serve only the campaign of this id (default: every campaign accepted, at once, sharing --procs)")
 	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("worker-memory", "1G", "memory limit of a worker process: bytes, or with a K, M or G suffix")
 	watchdog := fs.Duration("watchdog", 0, "time after which a simulation counts as hung, in the worker's unstarved time (wall time less its waits for a CPU); 0: 60 s or 50× the median simulation time, whichever is larger")
 	cpuProfile := fs.String("cpuprofile", "", "write the host process's CPU profile (go tool pprof) to `FILE` (not its worker processes')")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: actfuzz worker --nats URL [--procs N] [--subject native|ns3|gvisor] [flags]\n\n"+
+		fmt.Fprintf(stderr, "usage: actfuzz worker --nats URL [--procs N] [--subject %s] [flags]\n\n"+
 			"A worker host: it pulls the configurations of the campaigns coordinated on URL (actfuzz run --nats URL)\n"+
 			"and runs them in N supervised worker processes. Without --nats, `actfuzz worker` is such a worker\n"+
-			"process, started by run and compare (not by hand).\n\nflags:\n")
+			"process, started by run and compare (not by hand).\n\nflags:\n", strings.Join(clusterSubjects(), "|"))
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, "\nflags of a worker process (without --nats):\n  -memory-limit BYTES\n    \tmemory limit; over it the worker exits with status 86 (default 1G)\n")
 		fmt.Fprint(stderr, exitHelp("worker"))
@@ -148,8 +149,8 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "actfuzz worker: --procs must be ≥ 1")
 		return exitUsage
 	}
-	if *subject != "" && !slices.Contains([]string{"native", "ns3", "gvisor"}, *subject) {
-		fmt.Fprintf(stderr, "actfuzz worker: --subject %q: want native, ns3 or gvisor\n", *subject)
+	if *subject != "" && !slices.Contains(clusterSubjects(), *subject) {
+		fmt.Fprintf(stderr, "actfuzz worker: --subject %q: want %s (a cluster runs only subjects whose runs repeat bit for bit)\n", *subject, suggest.OrList(clusterSubjects()))
 		return exitUsage
 	}
 	if *campaign != "" {

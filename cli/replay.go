@@ -241,9 +241,9 @@ func replayWitness(ctx context.Context, seed *corpus.Seed, watchdog time.Duratio
 // under a watchdog and a memory limit, so that the replay itself can
 // neither hang nor die.
 func replayProcessFault(ctx context.Context, seed *corpus.Seed, iso act.IsolateOptions, asJSON bool, stdout, stderr io.Writer) int {
-	if iso.Watchdog == 0 {
-		iso.Watchdog = 60 * time.Second
-	}
+	// Without --watchdog: 60 s, or longer for a subject whose runs take
+	// longer by design (the quic subject's real-time runs).
+	iso = iso.ForSubject(capabilitiesOf(seed.Subject))
 	f, err := act.ReplayIsolated(ctx, seed, iso)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)

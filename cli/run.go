@@ -25,6 +25,7 @@ import (
 	"github.com/actfuzz/actfuzz/fuzz"
 	"github.com/actfuzz/actfuzz/internal/capread"
 	"github.com/actfuzz/actfuzz/internal/shell"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/report"
 	"github.com/actfuzz/actfuzz/triage"
@@ -139,7 +140,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	verbosity := addVerbosityFlags(fs)
 	resume := fs.Bool("resume", false, "continue the campaign checkpointed in --out, with its --method, --budget, --duration and --workers unless given again (wall time and --duration count over every resume); without CAMPAIGN.yaml, the one in --out")
-	subject := fs.String("subject", "native", "what runs the simulations: native, ns3, gvisor, linux or quic")
+	subject := fs.String("subject", "native", "what runs the simulations: "+suggest.OrList(netenv.SubjectNames()))
 	memory := fs.String("memory", "", "memory budget of the campaign process, e.g. 2GB (default: the campaign's memory:, else 2GB)")
 	isoFlags := addIsolateFlags(fs, false)
 	nf := addNATSFlags(fs, "coordinate a cluster: publish the simulations on this NATS JetStream `URL` (nats://host:4222, tls://host:4222) for `actfuzz worker --nats URL` hosts; default: run them here")
@@ -622,7 +623,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	workers := fs.Int("workers", 0, "parallel simulations (0: GOMAXPROCS)")
 	methods := fs.String("methods", "act,ran,man", "comma-separated methods: act, ran, man, fuzz (code-coverage-guided)")
 	plot := fs.String("plot", "", "write the coverage(S,k) plot (Fig. 8) here, .png or .svg, with the growth plots (Figs. 9–10) beside it as FILE-growth-k2 and -k128 (default: no plots)")
-	subject := fs.String("subject", "native", "what runs the simulations: native, ns3, gvisor, linux or quic")
+	subject := fs.String("subject", "native", "what runs the simulations: "+suggest.OrList(netenv.SubjectNames()))
 	asJSON := fs.Bool("json", false, "print JSON")
 	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("memory", "", "memory budget of each method's campaign, e.g. 2GB (default: the campaign's memory:, else 2GB)")

@@ -8,6 +8,7 @@ import (
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/gvisor"
 	"github.com/actfuzz/actfuzz/netenv/linux"
@@ -31,13 +32,37 @@ func openSubject(name string) (netenv.Subject, error) {
 	case "quic":
 		return quicgo.Open()
 	}
-	return nil, fmt.Errorf("unknown subject %q (want native, ns3, gvisor, linux or quic)", name)
+	return nil, fmt.Errorf("unknown subject %q (want %s)", name, suggest.OrList(netenv.SubjectNames()))
 }
 
 // declaredCapabilities are every subject's capabilities as declared, for
 // listings and hints: ns-3's with every model, without starting a driver.
 func declaredCapabilities() []netenv.Capabilities {
 	return []netenv.Capabilities{netenv.NativeCapabilities(), ns3.DefaultCapabilities(), (&gvisor.Subject{}).Capabilities(), linux.DefaultCapabilities(), (&quicgo.Subject{}).Capabilities()}
+}
+
+// capabilitiesOf is the declared capabilities of the subject named
+// (native's for "" or an unknown name).
+func capabilitiesOf(name string) netenv.Capabilities {
+	for _, c := range declaredCapabilities() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return netenv.NativeCapabilities()
+}
+
+// clusterSubjects are the subjects a cluster serves: the deterministic
+// ones, whose findings the coordinator checks by replaying them (run
+// --nats refuses the others: linux and quic run in real time).
+func clusterSubjects() []string {
+	var out []string
+	for _, c := range declaredCapabilities() {
+		if c.Deterministic {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // closeSubject stops a subject's helper processes, if it has any.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/internal/capread"
+	"github.com/actfuzz/actfuzz/internal/suggest"
 	"github.com/actfuzz/actfuzz/netenv"
 )
 
@@ -197,8 +198,8 @@ func (s *Seed) Validate() error {
 	switch {
 	case s.Version < 1 || s.Version > SeedVersion:
 		return fmt.Errorf("version %d: this program reads versions 1–%d", s.Version, SeedVersion)
-	case s.Subject != "native" && s.Subject != "ns3" && s.Subject != "gvisor" && s.Subject != "linux":
-		return fmt.Errorf("subject %q: want native, ns3, gvisor or linux", s.Subject)
+	case !slices.Contains(netenv.SubjectNames(), s.Subject):
+		return fmt.Errorf("subject %q: want %s", s.Subject, suggest.OrList(netenv.SubjectNames()))
 	case s.Witness != nil && s.Pinned != nil:
 		return errors.New("pinned_delays: a witness seed pins its delays under witness")
 	case s.Witness != nil:

@@ -297,3 +297,21 @@ func TestSeedClone(t *testing.T) {
 		t.Fatal("the clone shares memory with the seed")
 	}
 }
+
+// TestSeedSubjects: a seed of every subject validates (a quic campaign's
+// findings replay and confirm), and an unknown subject is refused naming
+// them.
+func TestSeedSubjects(t *testing.T) {
+	for _, subj := range netenv.SubjectNames() {
+		s := testSeed(1)
+		s.Subject = subj
+		if err := s.Validate(); err != nil {
+			t.Errorf("subject %s: %v", subj, err)
+		}
+	}
+	s := testSeed(1)
+	s.Subject = "bogus"
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "linux or quic") {
+		t.Errorf("subject bogus: %v, want an error listing the subjects", err)
+	}
+}

@@ -70,6 +70,11 @@ type Capable interface {
 	Capabilities() Capabilities
 }
 
+// SubjectNames are the names of every subject (Subject.Name), in the order
+// help texts list them: the one list of them that seeds, flags and
+// messages use (the command line opens each by name, cli/subjects.go).
+func SubjectNames() []string { return []string{"native", "ns3", "gvisor", "linux", "quic"} }
+
 // NativeCapabilities are the native subject's: every CCAI of the
 // registry, parameter and topology; bit-deterministic; profiles apply;
 // every base variable and the registry's variables.

@@ -2,7 +2,10 @@
 // campaign key, a flag, a CCAI name): "did you mean" suggestions.
 package suggest
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // levenshtein is the edit distance between a and b (insertions, deletions
 // and substitutions of runes).
@@ -46,4 +49,15 @@ func DidYouMean(word string, candidates []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return ""
+}
+
+// OrList lists choices for a message: "a", "a or b", "a, b or c".
+func OrList(choices []string) string {
+	switch len(choices) {
+	case 0:
+		return ""
+	case 1:
+		return choices[0]
+	}
+	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
 }

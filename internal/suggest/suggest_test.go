@@ -20,3 +20,19 @@ func TestClosest(t *testing.T) {
 		t.Errorf("levenshtein(kitten, sitting) = %d, want 3", got)
 	}
 }
+
+func TestOrList(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b"}, "a or b"},
+		{[]string{"a", "b", "c"}, "a, b or c"},
+	} {
+		if got := OrList(c.in); got != c.want {
+			t.Errorf("OrList(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
