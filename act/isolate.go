@@ -21,7 +21,8 @@ type IsolateOptions struct {
 	// Watchdog is the time after which a simulation counts as hung, in
 	// the worker's unstarved time (procClock: wall time less the time it
 	// waited for a CPU, so that a loaded machine does not make hangs);
-	// 0: 60 s or 50× the median simulation time, whichever is larger.
+	// 0: 60 s or 50× the median simulation time, whichever is larger,
+	// and at least RunWall + 60 s.
 	Watchdog time.Duration
 	// RunWall is the wall-clock time a simulation of the subject may take
 	// by design (netenv.Capabilities.MaxWall of a real-time subject: the

@@ -124,7 +124,7 @@ func runClusterWorker(ctx context.Context, args []string, stderr io.Writer) int 
 	campaign := fs.String("campaign", "", "serve only the campaign of this id (default: every campaign accepted, at once, sharing --procs)")
 	verbosity := addVerbosityFlags(fs)
 	memory := fs.String("worker-memory", "1G", "memory limit of a worker process: bytes, or with a K, M or G suffix")
-	watchdog := fs.Duration("watchdog", 0, "time after which a simulation counts as hung, in the worker's unstarved time (wall time less its waits for a CPU); 0: 60 s or 50× the median simulation time, whichever is larger")
+	watchdog := fs.Duration("watchdog", 0, "time after which a simulation counts as hung, in the worker's unstarved time (wall time less its waits for a CPU); 0: 60 s or 50× the median simulation time, whichever is larger, and at least a minute past what a run of the subject may take by design (quic: 4 min)")
 	cpuProfile := fs.String("cpuprofile", "", "write the host process's CPU profile (go tool pprof) to `FILE` (not its worker processes')")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: actfuzz worker --nats URL [--procs N] [--subject %s] [flags]\n\n"+

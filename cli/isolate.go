@@ -25,7 +25,7 @@ func addIsolateFlags(fs *flag.FlagSet, replay bool) *isolateFlags {
 		return f
 	}
 	f.isolate = fs.Bool("isolate", true, "run simulations in supervised worker processes (a hang, an OOM or a crash becomes a fault finding); false: in this process")
-	f.watchdog = fs.Duration("watchdog", 0, "time after which a simulation counts as hung, in the worker's unstarved time (wall time less its waits for a CPU: a busy machine does not make hangs); 0: 60 s or 50× the median simulation time, whichever is larger")
+	f.watchdog = fs.Duration("watchdog", 0, "time after which a simulation counts as hung, in the worker's unstarved time (wall time less its waits for a CPU: a busy machine does not make hangs); 0: 60 s or 50× the median simulation time, whichever is larger, and at least a minute past what a run of the subject may take by design (quic: 4 min)")
 	return f
 }
 

@@ -120,4 +120,22 @@
 // panicking goroutine) and ends the process, as for the gVisor subject.
 // An application error (a dial or handshake that fails, a stream write or
 // read error) ends the run with a *netenv.Fault of kind error.
+//
+// A run takes up to DefaultMaxTime of wall clock by design, plus a stall
+// and teardown: Capabilities.MaxWall (4 minutes all told) tells the
+// campaign, whose worker watchdog (act.IsolateOptions) is never below it
+// plus 60 s. Before, the watchdog was 60 s until the first results gave a
+// median, and a run longer than that (a megabyte over a lossy slow path)
+// was killed as a "hang" at time 0 (no record: the supervisor's kill has
+// none): the 2 hangs in 40 runs of examples/quic-recovery.yaml.
+//
+// # Oracles
+//
+// The RFC 9002 oracles (package oracle, rfc9002.go) run on this subject
+// only: quic-recovery-steady (§7.3.2) and quic-app-limited-no-growth
+// (§7.8) on every campaign; quic-persistent-congestion (§7.6.2) is skipped
+// because quic-go v0.65.0 neither reports persistent congestion in qlog
+// nor establishes it (its sent-packet handler never calls the congestion
+// controller's OnRetransmissionTimeout, the code that would collapse
+// cwnd), and quic-ecn-ce-reduces (§7.1) because the subject refuses ECN.
 package quicgo
