@@ -47,6 +47,13 @@ func watcher(t *testing.T, name string, caps netenv.Capabilities, ccas []string)
 	if len(specs) == 0 {
 		t.Fatalf("%s selects no condition on %s %v: %v", name, caps.Name, ccas, skips)
 	}
+	return watchSpecs(t, name, caps, ccas, specs)
+}
+
+// watchSpecs is a Watcher of conditions specs (of oracle name) on flows
+// running ccas on a subject with capabilities caps, and the hits it keeps.
+func watchSpecs(t *testing.T, name string, caps netenv.Capabilities, ccas []string, specs []corpus.ConditionSpec) (*corpus.Watcher, *[]hit) {
+	t.Helper()
 	w, err := corpus.NewWatcherFor(caps, ccas, specs)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -127,6 +134,13 @@ func holds(t *testing.T, r simRun, when string) bool {
 func replay(t *testing.T, name string, caps netenv.Capabilities, ccas []string, env netenv.Env, recs []tcp.StateRecord) []hit {
 	t.Helper()
 	w, hits := watcher(t, name, caps, ccas)
+	return feed(t, name, w, hits, env, recs)
+}
+
+// feed feeds hand-built records to w under environment env and returns
+// the hits.
+func feed(t *testing.T, name string, w *corpus.Watcher, hits *[]hit, env netenv.Env, recs []tcp.StateRecord) []hit {
+	t.Helper()
 	w.Start(netenv.Constant(env))
 	for i := range recs {
 		w.Observe(&recs[i])

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
@@ -72,23 +71,8 @@ func replayUnselected(t *testing.T, name string, caps netenv.Capabilities, recs 
 	if !ok {
 		t.Fatalf("no oracle %s", name)
 	}
-	spec := o.specFor("quic", 0.5)
-	w, err := corpus.NewWatcherFor(caps, []string{"reno"}, []corpus.ConditionSpec{spec})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var hits []hit
-	w.OnHit = func(flow int, _ *corpus.Condition, obs []float64, at time.Duration) {
-		hits = append(hits, hit{flow, at, corpus.StateMap(w.Schemas[flow], obs)})
-	}
-	w.Start(netenv.Constant(env()))
-	for i := range recs {
-		w.Observe(&recs[i])
-	}
-	if w.Err != nil {
-		t.Fatalf("%s: %v", name, w.Err)
-	}
-	return hits
+	w, hits := watchSpecs(t, name, caps, []string{"reno"}, []corpus.ConditionSpec{o.specFor("quic", 0.5)})
+	return feed(t, name, w, hits, env(), recs)
 }
 
 func TestRFC9002Oracles(t *testing.T) {
