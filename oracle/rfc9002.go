@@ -1,7 +1,6 @@
 package oracle
 
 import (
-	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 )
 
@@ -25,14 +24,15 @@ const minWindowBytes = "2560"
 // between two ACKs, and the observer sees records per ACK only, on every
 // subject: no burst variable exists or can be derived from the records.
 func rfc9002() []Oracle {
-	reno := []string{ccai.FamilyReno}
+	// RFC 9002 §7 specifies NewReno: quic-go's "reno" (its native name).
+	newReno := []string{"reno"}
 	return []Oracle{
 		{
 			Name:      "quic-recovery-steady",
 			Statement: "within a QUIC recovery period cwnd does not change after the reduction that began it: a loss of a packet sent before the period began does not reduce again, and nothing grows it (persistent congestion's collapse to kMinimumWindow and an undo of a spurious loss to the window before excepted)",
 			Source:    "RFC 9002 §7.3.2 (on entering a recovery period cwnd is reduced once; a loss of a packet sent before the period's start does not start a new one; the sender does not increase cwnd until a packet sent during the period is acknowledged)",
 			Kind:      Conformance,
-			Families:  reno,
+			CCAs:      newReno,
 			Subjects:  quicSubjects,
 			// A new recovery period can begin only after the old one
 			// ended, when a packet sent in it was acknowledged (§7.3.2),
@@ -55,7 +55,7 @@ func rfc9002() []Oracle {
 			Statement: "when persistent congestion is established, cwnd collapses to kMinimumWindow (2 datagrams)",
 			Source:    "RFC 9002 §7.6.2 (on persistent congestion the sender's cwnd MUST be reduced to kMinimumWindow); §7.6.1 (the duration: (smoothed_rtt + max(4·rttvar, kGranularity) + max_ack_delay) · kPersistentCongestionThreshold)",
 			Kind:      Conformance,
-			Families:  reno,
+			CCAs:      newReno,
 			Subjects:  quicSubjects,
 			NotOn: map[string]string{"quic": "quic-go v0.65.0 reports no persistent congestion: its qlog has no such event or field, and its sent-packet handler never establishes it (internal/ackhandler/sent_packet_handler.go calls no OnRetransmissionTimeout, the only code that sets cwnd to the minimum window). " +
 				"Deriving it needs the send time of every ack-eliciting packet declared lost (§7.6.1), which the subject's records, one per ACK, do not carry: the oracle reads persistent_congestion (periods established so far), which no subject reports yet"},
@@ -66,7 +66,7 @@ func rfc9002() []Oracle {
 			Statement: "cwnd does not grow while the last two round trips never had half of it in flight (application- or flow-control-limited)",
 			Source:    "RFC 9002 §7.8 (when bytes in flight is below cwnd and sending is not pacing-limited, cwnd is underutilized and SHOULD NOT be increased in slow start or congestion avoidance)",
 			Kind:      Conformance,
-			Families:  reno,
+			CCAs:      newReno,
 			Subjects:  quicSubjects,
 			// quic-go grows only while the bytes in flight before the
 			// ACK were above half of cwnd in slow start or within
@@ -85,7 +85,7 @@ func rfc9002() []Oracle {
 			Statement: "an ACK that raises the ECN-CE count enters a recovery period with a reduced window, as a loss does (unless already in one)",
 			Source:    "RFC 9002 §7.1 (a sender reduces its window on an increase of the ECN-CE count, as on a loss); §7.3.2 (an ECN-CE increase starts a recovery period)",
 			Kind:      Conformance,
-			Families:  reno,
+			CCAs:      newReno,
 			Subjects:  quicSubjects,
 			NotOn: map[string]string{"quic": "the quic subject refuses ECN (ecn and ecn_k are refused at start): quic-go uses ECN only on an OOBCapablePacketConn, which the harness's is not, so it neither sends ECT nor reads CE (netenv/quicgo's doc). " +
 				"The oracle reads ecn_ce (CE marks the peer's ACKs reported so far), which no subject reports yet; it is tested on synthetic records"},
