@@ -19,7 +19,7 @@ const minWindowBytes = "2560"
 // own variables (cwnd_bytes, min_rtt_ms: netenv/quicgo's doc, "State"),
 // so they run on QUIC subjects only (Oracle.Subjects).
 //
-// Two rules of RFC 9002 §7 have no oracle: §7.7's bursts (at most the
+// One rule of RFC 9002 §7 has no oracle: §7.7's bursts (at most the
 // initial window when not pacing) need the bytes a sender puts on the wire
 // between two ACKs, and the observer sees records per ACK only, on every
 // subject: no burst variable exists or can be derived from the records.
