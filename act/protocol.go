@@ -77,7 +77,7 @@ type Hello struct {
 type CampaignHeader struct {
 	Path    string // the campaign file's name, for messages
 	Source  []byte // the campaign YAML as read (Campaign.Source)
-	Subject string // netenv.Subject name: native, ns3, gvisor
+	Subject string // netenv.Subject name (netenv.SubjectNames)
 	Program string // corpus.ProgramVersion() of the coordinator
 	// LinkTraces are the user's trace files the campaign names
 	// (link_traces:), with their content: a worker needs no copy.

@@ -34,7 +34,7 @@ type Options struct {
 	MinimizeRuns int
 	// Watchdog is the wall-clock limit of each minimization candidate.
 	Watchdog time.Duration
-	// Open opens a subject by name (native, ns3, gvisor, linux).
+	// Open opens a subject by name (netenv.SubjectNames).
 	Open func(name string) (netenv.Subject, error)
 	// References are the subjects the differential runs the
 	// configuration on besides the group's own (nil: native, ns3,
