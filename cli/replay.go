@@ -48,9 +48,11 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	defer closeSubject(subj)
-	if c, ok := subj.(netenv.Capable); ok && !c.Capabilities().Deterministic && seed.Witness == nil {
+	processFault := seed.Finding != nil && corpus.ProcessFault(seed.Finding.Kind)
+	if c, ok := subj.(netenv.Capable); ok && !c.Capabilities().Deterministic && seed.Witness == nil && !processFault {
 		// A real kernel does not repeat itself bit for bit: replaying
-		// its seed is confirming it, statistically.
+		// its seed is confirming it, statistically. A hang, OOM or
+		// crash replays once in a worker (below) on every subject.
 		if *tracePath != "" || *plotPath != "" {
 			fmt.Fprintf(stderr, "actfuzz replay: --trace and --plot: a %s seed replays as repeated runs (actfuzz sim --subject %s --trace writes one run's trace)\n", subj.Name(), subj.Name())
 			return exitUsage
@@ -76,7 +78,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		})
 		return replaySymbolicHang(ctx, seed, wd, *asJSON, stdout, stderr)
 	}
-	if seed.Finding != nil && corpus.ProcessFault(seed.Finding.Kind) {
+	if processFault {
 		return replayProcessFault(ctx, seed, iso, *asJSON, stdout, stderr)
 	}
 	var obs observe.Observer
