@@ -45,12 +45,12 @@ func newExecutor(ctx context.Context, c *Campaign, space coverage.Space, opt Opt
 		if err != nil {
 			return nil, fmt.Errorf("executor: %w", err)
 		}
-		return newExternal(x, space, opt.IsolateOptions.watchdog()), nil
+		return newExternal(x, space, opt.IsolateOptions.FirstWatchdog()), nil
 	}
 	if opt.Isolate {
 		return newIsolated(ctx, c, opt), nil
 	}
-	return newInProcess(ctx, c, space, opt.Subject, opt.Workers, opt.IsolateOptions.watchdog()), nil
+	return newInProcess(ctx, c, space, opt.Subject, opt.Workers, opt.IsolateOptions.FirstWatchdog()), nil
 }
 
 // Executor runs simulations somewhere else than this process's own

@@ -57,9 +57,9 @@ func (o IsolateOptions) ForSubject(caps netenv.Capabilities) IsolateOptions {
 	return o
 }
 
-// watchdog is the explicit Watchdog, else the default before any
+// FirstWatchdog is the explicit Watchdog, else the default before any
 // simulation time is known: what bounds a drain and a symbolic window.
-func (o IsolateOptions) watchdog() time.Duration {
+func (o IsolateOptions) FirstWatchdog() time.Duration {
 	if o.Watchdog > 0 {
 		return o.Watchdog
 	}

@@ -377,7 +377,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 			rs.Sym = &symState{}
 		}
 		sym = &symStep{c: c, spec: c.Symbolic, st: rs.Sym, store: store, log: log, groups: groups, onBranch: opt.onSymBranch, noSnapshot: opt.symNoSnapshot,
-			watchdog: opt.IsolateOptions.watchdog()}
+			watchdog: opt.IsolateOptions.FirstWatchdog()}
 		rep.Symbolic = &rs.Sym.SymbolicStats
 	}
 	// charged is the budget the symbolic step has spent, in
@@ -448,7 +448,7 @@ func Run(ctx context.Context, c *Campaign, opt Options) (*Report, error) {
 		t := time.AfterFunc(time.Until(stopAt), func() { close(stop) })
 		defer t.Stop()
 		var cancel context.CancelFunc
-		boundCtx, cancel = context.WithDeadline(ctx, stopAt.Add(opt.IsolateOptions.watchdog()))
+		boundCtx, cancel = context.WithDeadline(ctx, stopAt.Add(opt.IsolateOptions.FirstWatchdog()))
 		defer cancel()
 	}
 	rep.elapsed, rep.program, rep.onCheckpoint = elapsed, cmp.Or(opt.Program, "actfuzz"), opt.OnCheckpoint

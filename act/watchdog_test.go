@@ -46,8 +46,8 @@ func TestWatchdogCoversRealTimeRuns(t *testing.T) {
 			if got < c.atLeast {
 				t.Errorf("watchdog %v, want at least %v (a run may take that long by design)", got, c.atLeast)
 			}
-			if opt.Watchdog == 0 && opt.watchdog() < c.atLeast {
-				t.Errorf("drain bound %v, want at least %v", opt.watchdog(), c.atLeast)
+			if opt.Watchdog == 0 && opt.FirstWatchdog() < c.atLeast {
+				t.Errorf("drain bound %v, want at least %v", opt.FirstWatchdog(), c.atLeast)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -166,5 +167,29 @@ func TestReplaySymbolicHang(t *testing.T) {
 			}
 			t.Logf("%s", strings.TrimSpace(out.String()+errb.String()))
 		})
+	}
+}
+
+// A process fault's replay without --watchdog allows what a run of the
+// seed's subject takes by design: a quic run lasts up to 2 minutes of
+// wall clock, which the replay's 60 s default took for a hang.
+func TestFaultReplayWatchdog(t *testing.T) {
+	for _, tc := range []struct {
+		subject string
+		set     time.Duration // --watchdog, 0: not given
+		want    time.Duration
+	}{
+		{"native", 0, 60 * time.Second},
+		{"quic", 0, 4 * time.Minute},
+		{"quic", 5 * time.Second, 5 * time.Second},
+	} {
+		iso := act.IsolateOptions{Watchdog: 60 * time.Second} // the flag's default
+		if tc.set > 0 {
+			iso.Watchdog = tc.set
+		}
+		got := faultReplayOptions(&corpus.Seed{Subject: tc.subject}, iso, tc.set > 0).FirstWatchdog()
+		if got != tc.want {
+			t.Errorf("%s seed, --watchdog %v: watchdog %v, want %v", tc.subject, tc.set, got, tc.want)
+		}
 	}
 }

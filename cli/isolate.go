@@ -21,7 +21,7 @@ type isolateFlags struct {
 func addIsolateFlags(fs *flag.FlagSet, replay bool) *isolateFlags {
 	f := &isolateFlags{memory: fs.String("worker-memory", "1G", "memory limit of a worker process: bytes, or with a K, M or G suffix")}
 	if replay {
-		f.watchdog = fs.Duration("watchdog", 60*time.Second, "wall-clock limit of the replay: one that goes past it is not reproduced (a hang); a hang, oom or crash seed replays in a worker process under it (0: none, or 60 s for those)")
+		f.watchdog = fs.Duration("watchdog", 60*time.Second, "wall-clock limit of the replay: one that goes past it is not reproduced (a hang); a hang, oom or crash seed replays in a worker process under it (0: none; for those, when not given or 0: 60 s, or a minute past what a run of the subject may take by design, quic: 4 min)")
 		return f
 	}
 	f.isolate = fs.Bool("isolate", true, "run simulations in supervised worker processes (a hang, an OOM or a crash becomes a fault finding); false: in this process")

@@ -79,7 +79,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return replaySymbolicHang(ctx, seed, wd, *asJSON, stdout, stderr)
 	}
 	if processFault {
-		return replayProcessFault(ctx, seed, iso, *asJSON, stdout, stderr)
+		watchdogSet := false
+		fs.Visit(func(f *flag.Flag) { watchdogSet = watchdogSet || f.Name == "watchdog" })
+		return replayProcessFault(ctx, seed, faultReplayOptions(seed, iso, watchdogSet), *asJSON, stdout, stderr)
 	}
 	var obs observe.Observer
 	var trace *netenv.CSVTrace
@@ -239,13 +241,21 @@ func replayWitness(ctx context.Context, seed *corpus.Seed, watchdog time.Duratio
 	return 0
 }
 
+// faultReplayOptions are the worker options of a process fault's replay:
+// without --watchdog (or with 0), 60 s, or a minute past what a run of
+// the seed's subject may take by design (the quic subject's real-time
+// runs: 4 min).
+func faultReplayOptions(seed *corpus.Seed, iso act.IsolateOptions, watchdogSet bool) act.IsolateOptions {
+	if !watchdogSet {
+		iso.Watchdog = 0
+	}
+	return iso.ForSubject(capabilitiesOf(seed.Subject))
+}
+
 // replayProcessFault replays a hang, oom or crash seed in a worker process
 // under a watchdog and a memory limit, so that the replay itself can
 // neither hang nor die.
 func replayProcessFault(ctx context.Context, seed *corpus.Seed, iso act.IsolateOptions, asJSON bool, stdout, stderr io.Writer) int {
-	// Without --watchdog: 60 s, or longer for a subject whose runs take
-	// longer by design (the quic subject's real-time runs).
-	iso = iso.ForSubject(capabilitiesOf(seed.Subject))
 	f, err := act.ReplayIsolated(ctx, seed, iso)
 	if err != nil {
 		fmt.Fprintf(stderr, "actfuzz replay: %v\n", err)
