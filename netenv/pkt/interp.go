@@ -156,6 +156,12 @@ type interp struct {
 	finSeq   int64  // our FIN's sequence number; 0: not closed
 	peerFin  bool
 	tsRecent time.Duration // the peer's echo (RFC 7323 §4.3)
+	// tsEcrScaled (--tcp_ts_ecr_scaled): the script's ecr values are
+	// used (scriptEcho), in ticks from synAckTS, our SYN-ACK's TS val in
+	// the script, sent at synAckAt.
+	tsEcrScaled bool
+	synAckTS    int64
+	synAckAt    time.Duration
 	// ackByteEchoed: the cumulative ACK tsRecent was taken for.
 	ackByteEchoed uint64
 }
@@ -214,6 +220,11 @@ func (in *interp) options(opts []Option) error {
 			in.clk.percent = v
 		case "ip_version", "bind_port", "connect_port", "local_ip", "remote_ip", "gateway_ip", "netmask_ip":
 			// Addressing: the model has one flow and no addresses.
+		case "tcp_ts_ecr_scaled":
+			// The script's TS ecr values are ticks of our clock from our
+			// SYN-ACK's TS val, as packetdrill maps them onto the
+			// kernel's (conn.go scriptEcho).
+			in.tsEcrScaled = true
 		default:
 			return unsupported("option --%s", o.Name)
 		}

@@ -1,0 +1,220 @@
+package pktexport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/actfuzz/actfuzz/ccai"
+	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/netenv/pkt"
+	"github.com/actfuzz/actfuzz/netenv/sim"
+)
+
+// knownSeed is a minimized native finding at profile linux: CUBIC's
+// HyStart lowering ssthresh in recovery (oracle ssthresh-steady), on a
+// 1.1 Mbit/s, 90 ms path with 0.2% loss.
+const knownSeed = "testdata/cubic-ssthresh-steady.json"
+
+func readKnown(t *testing.T) *corpus.Seed {
+	t.Helper()
+	s, err := corpus.ReadSeed(knownSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// script exports s and returns the script's text.
+func script(t *testing.T, s *corpus.Seed, opt Options) (*pkt.Export, string) {
+	t.Helper()
+	x, err := Export(context.Background(), s, "seed.json", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := pkt.WriteScript(&b, x); err != nil {
+		t.Fatal(err)
+	}
+	return x, b.String()
+}
+
+// TestExportedScriptPassesOnTheModel: the script of a known finding,
+// run by the interpreter (the native model driven by the script), reaches
+// the finding's state at the hit, and with an assert after every ACK it
+// follows the replay's path all the way there.
+func TestExportedScriptPassesOnTheModel(t *testing.T) {
+	native := readKnown(t)
+	kernel := readKnown(t)
+	kernel.Subject, kernel.Kernel = "linux", "6.18.44"
+	for _, tc := range []struct {
+		name string
+		seed *corpus.Seed
+		opt  Options
+	}{
+		{"native seed", native, Options{}},
+		{"native seed, every ACK", native, Options{EveryAck: true}},
+		{"linux seed, replayed natively", kernel, Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, text := script(t, tc.seed, tc.opt)
+			if len(x.Acks) == 0 || len(x.Checks) == 0 {
+				t.Fatalf("%d ACKs and %d checks: want some of each", len(x.Acks), len(x.Checks))
+			}
+			last := x.Checks[len(x.Checks)-1]
+			want := map[string]int64{"tcpi_snd_cwnd": 67, "tcpi_snd_ssthresh": 67, "tcpi_ca_state": 3}
+			for _, a := range last.Asserts {
+				if w, ok := want[a.Field]; ok && a.Want != w {
+					t.Errorf("hit assert %s == %d, want the finding's %d", a.Field, a.Want, w)
+				}
+			}
+			s, err := pkt.Parse(text)
+			if err != nil {
+				t.Fatalf("the script does not parse: %v", err)
+			}
+			r := pkt.Run(s, pkt.Config{Profile: ccai.ProfileLinux})
+			if r.Status != pkt.Pass {
+				t.Fatalf("interpreter: %v", r)
+			}
+		})
+	}
+}
+
+// TestExportPinsTheHit: a script whose hit assert is off by one fails on
+// the model at that assert: the asserts are what decides.
+func TestExportPinsTheHit(t *testing.T) {
+	x, _ := script(t, readKnown(t), Options{})
+	last := &x.Checks[len(x.Checks)-1]
+	last.Asserts[0].Want++
+	var b bytes.Buffer
+	if err := pkt.WriteScript(&b, x); err != nil {
+		t.Fatal(err)
+	}
+	s, err := pkt.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pkt.Run(s, pkt.Config{Profile: ccai.ProfileLinux})
+	if r.Status != pkt.Fail || !strings.Contains(r.Msg, last.Asserts[0].Field) {
+		t.Fatalf("got %v, want a failure of %s", r, last.Asserts[0].Field)
+	}
+}
+
+func TestExportRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		edit       func(s *corpus.Seed)
+	}{
+		{"ns3 subject", "subject", func(s *corpus.Seed) { s.Subject = "ns3" }},
+		{"gvisor subject", "subject", func(s *corpus.Seed) { s.Subject = "gvisor" }},
+		{"linux-3.10 profile", "profile", func(s *corpus.Seed) { s.Profile = "linux-3.10" }},
+		{"no finding", "finding", func(s *corpus.Seed) { s.Finding = nil }},
+		{"a fault", "finding.kind", func(s *corpus.Seed) { s.Finding.Kind = "panic" }},
+		{"two flows", "ccai", func(s *corpus.Seed) { s.CCAI = []string{"cubic", "cubic"} }},
+		{"a witness", "witness", func(s *corpus.Seed) { s.Witness = &corpus.Witness{} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := readKnown(t)
+			tc.edit(s)
+			_, err := Export(context.Background(), s, "seed.json", Options{})
+			var re *RefusedError
+			if !errors.As(err, &re) || !strings.HasPrefix(re.Reason, tc.want) {
+				t.Fatalf("got %v, want a refusal naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestExportNotReproduced: a seed whose recorded hit the model does not
+// reach has nothing to script.
+func TestExportNotReproduced(t *testing.T) {
+	s := readKnown(t)
+	s.Finding.TimeNS += 1e9
+	_, err := Export(context.Background(), s, "seed.json", Options{})
+	var nr *NotReproducedError
+	if !errors.As(err, &nr) {
+		t.Fatalf("got %v, want NotReproducedError", err)
+	}
+}
+
+// TestCaptureKeepsFlowAndWindow: the tap records one flow up to its time.
+func TestCaptureKeepsFlowAndWindow(t *testing.T) {
+	c := &pkt.Capture{Flow: 0, Until: 100}
+	data := &sim.Packet{Seq: 0, Len: 1448}
+	ack := &sim.Packet{IsAck: true, Ack: 1448, NSACK: 1, SACK: [4]sim.SACKBlock{{Start: 2896, End: 4344}}, TSEcr: 5}
+	c.SenderSent(0, 10, data)
+	c.SenderSent(1, 10, data)                   // another flow
+	c.SenderSent(0, 10, &sim.Packet{SYN: true}) // the handshake
+	c.SenderReceived(0, 50, ack)
+	c.SenderReceived(0, 101, ack) // after Until
+	if len(c.Sends) != 1 || c.Sends[0].End != 1448 || c.SynAt != 10 {
+		t.Errorf("sends %+v syn at %v: want one segment 0:1448 and the SYN at 10", c.Sends, c.SynAt)
+	}
+	if len(c.Acks) != 1 || c.Acks[0].Ack != 1448 || len(c.Acks[0].SACK) != 1 || c.Acks[0].TSEcr != 5 {
+		t.Errorf("acks %+v: want one ACK of 1448 with its SACK block and echo", c.Acks)
+	}
+}
+
+// TestExportedScriptOnTheKernel runs the known finding's script with
+// packetdrill on the running kernel, in its own network namespace
+// (bench/pkt-kernel.sh). It needs root and bin/packetdrill (make
+// packetdrill) and skips without them. The script must run unmodified:
+// packetdrill accepts it, the handshake and every ACK, and it ends either
+// passing or at one of its asserts, never on a script error. Whether the
+// kernel held is logged: the kernel is not the model (docs/packetdrill.md).
+func TestExportedScriptOnTheKernel(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	pd := filepath.Join(root, "bin/packetdrill")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: packetdrill makes a TUN device in a network namespace")
+	}
+	if _, err := os.Stat(pd); err != nil {
+		t.Skipf("no %s: run `make packetdrill`", pd)
+	}
+	// The run has a private /tmp: the script lives under .build.
+	dir := filepath.Join(root, ".build/pktexport-test")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, every := range []bool{false, true} {
+		_, text := script(t, readKnown(t), Options{EveryAck: every})
+		path := filepath.Join(dir, "cubic-ssthresh-steady.pkt")
+		if every {
+			path = filepath.Join(dir, "cubic-ssthresh-steady.every.pkt")
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		logs := filepath.Join(dir, "logs")
+		cmd := exec.Command(filepath.Join(root, "bench/pkt-kernel.sh"), "1", path)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "LOGDIR="+logs)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			t.Fatalf("bench/pkt-kernel.sh: %v\n%s", err, out)
+		}
+		log, rerr := os.ReadFile(filepath.Join(logs, strings.TrimSuffix(filepath.Base(path), ".pkt")+".1.log"))
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		switch {
+		case err == nil:
+			t.Logf("%s: the kernel held the finding's asserts", filepath.Base(path))
+		case bytes.Contains(log, []byte("AssertionError")):
+			t.Logf("%s: the kernel ran the script and left the model's path at an assert:\n%s", filepath.Base(path), lastLines(log, 6))
+		default:
+			t.Errorf("%s: packetdrill did not run the script to its asserts:\n%s", filepath.Base(path), lastLines(log, 10))
+		}
+	}
+}
+
+func lastLines(b []byte, n int) string {
+	l := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(l[max(len(l)-n, 0):], "\n")
+}
