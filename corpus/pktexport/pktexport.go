@@ -40,14 +40,6 @@ func (e *NotReproducedError) Error() string {
 	return "the native model does not reach the finding on this seed, so there is no packet trace to script: " + strings.Join(e.Diff, "; ")
 }
 
-// tcpInfoVars are the state variables TCP_INFO reports exactly, with their
-// fields: the ones the script asserts.
-var tcpInfoVars = []struct{ name, field string }{
-	{"cwnd", "tcpi_snd_cwnd"},
-	{"ssthresh", "tcpi_snd_ssthresh"},
-	{"ca_state", "tcpi_ca_state"},
-}
-
 // Check refuses a seed the exporter cannot express: another subject than
 // the native model at profile linux or the kernel, no condition finding,
 // more than one flow.
@@ -160,7 +152,7 @@ func Export(ctx context.Context, s *corpus.Seed, name string, opt Options) (*pkt
 	// The send buffer takes the write at once (packetdrill's write is not
 	// expected to block): skbs cost about 1.6 times their payload.
 	x.SndBuf = max(uint64(tcp.DefaultSndBuf), (3*x.Write+(1<<20)-1)/(1<<20)<<20)
-	x.Checks = checks(rec.recs, hit, refs)
+	x.Checks = checks(rec.recs, hit, refs, f)
 	if opt.EveryAck {
 		x.Checks = append(everyAck(rec.recs, hit), x.Checks...)
 	}
@@ -185,36 +177,74 @@ func hitRecord(recs []record, res *corpus.ReplayResult) (record, bool) {
 	return record{}, false
 }
 
-// checks are the script's asserts: the state before the hit's ACK when
-// the condition reads prev (the kernel's state between two ACKs; a record
-// inside one ACK, such as a change of ca_state before the growth, is not
-// observable by packetdrill), and the state at the hit.
-func checks(recs []record, hit record, refs corpus.ExprRefs) []pkt.Check {
+// checks are the script's asserts at the hit. When the condition reads
+// only what TCP_INFO has (condition.go), it is the assert, with prev.*
+// saved before the hit's ACK, and the model's exact state is a comment;
+// else the model's cwnd, ssthresh and ca_state at the hit are asserted
+// (the nearest), and before the hit's ACK those of them the condition
+// reads as prev.*. "Before the hit's ACK" is the kernel's state between
+// two ACKs: a record inside one ACK, such as a change of ca_state before
+// the growth, is not observable by packetdrill.
+func checks(recs []record, hit record, refs corpus.ExprRefs, f *corpus.Finding) []pkt.Check {
 	var out []pkt.Check
-	if prev, ok := stateBefore(recs, hit); ok {
-		var as []pkt.Assert
-		for _, v := range tcpInfoVars {
-			if slices.Contains(refs.Prev, v.name) || (v.name == "ca_state" && slices.Contains(refs.Cur, "prev_ca_state")) {
-				as = append(as, assertOf(v.field, prev))
+	expr, prevNames, expressible := conditionPython(f)
+	if !expressible {
+		prevNames = nil
+		for _, n := range tcpInfoOrder {
+			if slices.Contains(refs.Prev, n) || (n == "ca_state" && slices.Contains(refs.Cur, "prev_ca_state")) {
+				prevNames = append(prevNames, n)
 			}
 		}
-		if len(as) > 0 {
-			out = append(out, pkt.Check{AfterAcks: prev.acks, At: prev.at, Asserts: as,
-				Comment: "Before the ACK of the hit: the condition's prev.* (the model's values)."})
+	}
+	if prev, ok := stateBefore(recs, hit); ok && len(prevNames) > 0 {
+		c := pkt.Check{AfterAcks: prev.acks, At: prev.at}
+		for _, n := range prevNames {
+			if expressible {
+				c.Code = append(c.Code, fmt.Sprintf("prev_%s = %s  # the model: %s", n, tcpInfoVars[n], modelValue(n, prev)))
+			} else {
+				c.Asserts = append(c.Asserts, assertOf(tcpInfoVars[n], prev))
+			}
 		}
+		c.Comment = "Before the ACK of the hit: the condition's prev.*."
+		if !expressible {
+			c.Comment += " (the model's values)"
+		}
+		out = append(out, c)
 	}
 	at := pkt.Check{AfterAcks: hit.acks, At: hit.at,
-		Comment: fmt.Sprintf("The hit (%s record at %.6f s of the run): the model's state, for which the condition holds.", hit.reason, hit.at.Seconds())}
+		Comment: fmt.Sprintf("The hit (%s record at %.6f s of the run).", hit.reason, hit.at.Seconds())}
 	if hit.reason == observe.ReasonRTO || hit.reason == observe.ReasonIdle {
 		// A timer's state: the kernel's timer runs in jiffies (4 ms at
 		// HZ=250) and a little late; the assert waits for it.
 		at.At += timerSlack
 		at.Comment += fmt.Sprintf("\nA timer reached it: the assert waits %v more for the kernel's timer (jiffies).", timerSlack)
 	}
-	for _, v := range tcpInfoVars {
-		at.Asserts = append(at.Asserts, assertOf(v.field, hit))
+	if expressible {
+		at.Comment += "\nThe finding's condition over TCP_INFO; the model had " + modelState(hit) + "."
+		at.Code = append(at.Code, fmt.Sprintf("assert %s, (tcpi_snd_cwnd, tcpi_snd_ssthresh, tcpi_ca_state)", expr))
+		return append(out, at)
+	}
+	at.Comment += "\nThe model's state, for which the condition held (TCP_INFO lacks what else it reads)."
+	for _, n := range tcpInfoOrder {
+		at.Asserts = append(at.Asserts, assertOf(tcpInfoVars[n], hit))
 	}
 	return append(out, at)
+}
+
+// modelValue is a record's value of a TCP_INFO variable, as the script
+// writes it.
+func modelValue(name string, r record) string {
+	switch name {
+	case "cwnd":
+		return fmt.Sprint(r.cwnd)
+	case "ssthresh":
+		return fmt.Sprint(r.ssthresh)
+	}
+	return pkt.CAStateName(r.caState)
+}
+
+func modelState(r record) string {
+	return fmt.Sprintf("cwnd %d, ssthresh %d, %s", r.cwnd, r.ssthresh, pkt.CAStateName(r.caState))
 }
 
 // everyAck asserts the state after each ACK before the hit's.
@@ -291,18 +321,19 @@ func header(s *corpus.Seed, name string, refs corpus.ExprRefs, hit record, x *pk
 		"An assert that fails says where the kernel's state left the model's.")
 	var lacks []string
 	for _, n := range slices.Concat(refs.Cur, refs.Prev, refs.First, refs.Window) {
-		if !slices.ContainsFunc(tcpInfoVars, func(v struct{ name, field string }) bool { return v.name == n }) &&
-			n != "prev_ca_state" && n != "reason" && !slices.Contains(lacks, n) {
+		if _, has := tcpInfoVars[n]; !has && n != "prev_ca_state" && n != "reason" && !slices.Contains(lacks, n) {
 			lacks = append(lacks, n)
 		}
 	}
 	for _, p := range refs.Params {
 		lacks = append(lacks, "p."+p)
 	}
-	if len(lacks) > 0 || f.While != "" {
-		h = append(h, "",
-			fmt.Sprintf("TCP_INFO lacks what the condition also reads (%s),", strings.Join(lacks, ", ")),
-			"so the script asserts the nearest: cwnd, ssthresh and ca_state at the hit.")
+	if _, _, ok := conditionPython(f); !ok {
+		why := "TCP_INFO lacks what the condition reads (" + strings.Join(lacks, ", ") + "),"
+		if len(lacks) == 0 {
+			why = "The condition is not an expression over TCP_INFO (a stretch, or an operator),"
+		}
+		h = append(h, "", why, "so the script asserts the nearest: the model's cwnd, ssthresh and ca_state at the hit.")
 	}
 	var from time.Duration
 	for _, ph := range s.Schedule {

@@ -67,11 +67,19 @@ func TestExportedScriptPassesOnTheModel(t *testing.T) {
 				t.Fatalf("%d ACKs and %d checks: want some of each", len(x.Acks), len(x.Checks))
 			}
 			last := x.Checks[len(x.Checks)-1]
-			want := map[string]int64{"tcpi_snd_cwnd": 67, "tcpi_snd_ssthresh": 67, "tcpi_ca_state": 3}
-			for _, a := range last.Asserts {
-				if w, ok := want[a.Field]; ok && a.Want != w {
-					t.Errorf("hit assert %s == %d, want the finding's %d", a.Field, a.Want, w)
+			if tc.opt.EveryAck {
+				// The condition is the last check; before it, the
+				// model's exact state after each ACK.
+				if len(x.Checks) < len(x.Acks)/2 {
+					t.Errorf("%d checks for %d ACKs: want one after (nearly) every ACK", len(x.Checks), len(x.Acks))
 				}
+			}
+			const cond = "assert tcpi_ca_state == TCP_CA_Recovery and prev_ca_state == TCP_CA_Recovery and tcpi_snd_ssthresh + 0 < prev_ssthresh"
+			if len(last.Code) != 1 || !strings.HasPrefix(last.Code[0], cond) {
+				t.Errorf("hit check %q: want the condition %q", last.Code, cond)
+			}
+			if !strings.Contains(last.Comment, "cwnd 67, ssthresh 67, TCP_CA_Recovery") {
+				t.Errorf("hit comment %q: want the model's state at the hit", last.Comment)
 			}
 			s, err := pkt.Parse(text)
 			if err != nil {
@@ -85,23 +93,67 @@ func TestExportedScriptPassesOnTheModel(t *testing.T) {
 	}
 }
 
-// TestExportPinsTheHit: a script whose hit assert is off by one fails on
-// the model at that assert: the asserts are what decides.
+// TestExportPinsTheHit: a script whose hit assert says the opposite
+// fails on the model at that assert, and one that asserts the model's
+// exact state instead (a condition TCP_INFO lacks) passes: the asserts are
+// what decides.
 func TestExportPinsTheHit(t *testing.T) {
-	x, _ := script(t, readKnown(t), Options{})
-	last := &x.Checks[len(x.Checks)-1]
-	last.Asserts[0].Want++
-	var b bytes.Buffer
-	if err := pkt.WriteScript(&b, x); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		edit func(c *pkt.Check)
+		want pkt.Status
+	}{
+		{"the condition negated", func(c *pkt.Check) {
+			c.Code[0] = "assert not (" + strings.SplitN(strings.TrimPrefix(c.Code[0], "assert "), ", (", 2)[0] + ")"
+		}, pkt.Fail},
+		{"the exact state", func(c *pkt.Check) {
+			c.Code = nil
+			c.Asserts = []pkt.Assert{{Field: "tcpi_snd_cwnd", Want: 67}, {Field: "tcpi_snd_ssthresh", Want: 67}, {Field: "tcpi_ca_state", Want: 3}}
+		}, pkt.Pass},
+		{"the exact state, off by one", func(c *pkt.Check) {
+			c.Code = nil
+			c.Asserts = []pkt.Assert{{Field: "tcpi_snd_cwnd", Want: 68}}
+		}, pkt.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, _ := script(t, readKnown(t), Options{})
+			tc.edit(&x.Checks[len(x.Checks)-1])
+			var b bytes.Buffer
+			if err := pkt.WriteScript(&b, x); err != nil {
+				t.Fatal(err)
+			}
+			s, err := pkt.Parse(b.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := pkt.Run(s, pkt.Config{Profile: ccai.ProfileLinux})
+			if r.Status != tc.want {
+				t.Fatalf("got %v, want %v", r, tc.want)
+			}
+		})
 	}
-	s, err := pkt.Parse(b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := pkt.Run(s, pkt.Config{Profile: ccai.ProfileLinux})
-	if r.Status != pkt.Fail || !strings.Contains(r.Msg, last.Asserts[0].Field) {
-		t.Fatalf("got %v, want a failure of %s", r, last.Asserts[0].Field)
+}
+
+func TestConditionPython(t *testing.T) {
+	for _, tc := range []struct {
+		when, while, want string
+		prev              []string
+	}{
+		{`ca_state == "recovery" && prev.ca_state == "recovery" && ssthresh + 0 < prev.ssthresh`, "",
+			"tcpi_ca_state == TCP_CA_Recovery and prev_ca_state == TCP_CA_Recovery and tcpi_snd_ssthresh + 0 < prev_ssthresh", []string{"ca_state", "ssthresh"}},
+		{`cwnd < 1 || ssthresh < 2 && !(ca_state == "open")`, "", "tcpi_snd_cwnd < 1 or tcpi_snd_ssthresh < 2 and not ( tcpi_ca_state == TCP_CA_Open )", nil},
+		{`prev_ca_state == "loss" && cwnd > 2 * prev.cwnd`, "", "prev_ca_state == TCP_CA_Loss and tcpi_snd_cwnd > 2 * prev_cwnd", []string{"ca_state", "cwnd"}},
+		{`target > 2 * cwnd`, "", "", nil},                   // CUBIC's target: not in TCP_INFO
+		{`ca_state in ["recovery", "cwr"]`, "", "", nil},     // an operator the translation lacks
+		{`cwnd > p.bw`, "", "", nil},                         // a parameter
+		{`cwnd > first.cwnd`, `ca_state == "open"`, "", nil}, // a stretch
+		{`ca_state == "sleeping"`, "", "", nil},              // no such state
+	} {
+		f := &corpus.Finding{When: tc.when, While: tc.while}
+		got, prev, ok := conditionPython(f)
+		if ok != (tc.want != "") || got != tc.want || strings.Join(prev, ",") != strings.Join(tc.prev, ",") {
+			t.Errorf("%s: got %q %v %v, want %q %v", tc.when, got, prev, ok, tc.want, tc.prev)
+		}
 	}
 }
 
@@ -165,7 +217,8 @@ func TestCaptureKeepsFlowAndWindow(t *testing.T) {
 // (bench/pkt-kernel.sh). It needs root and bin/packetdrill (make
 // packetdrill) and skips without them. The script must run unmodified:
 // packetdrill accepts it, the handshake and every ACK, and it ends either
-// passing or at one of its asserts, never on a script error. Whether the
+// passing or at one of its asserts, never on a script error (or, on a
+// loaded machine, late for an ACK: logged, inconclusive). Whether the
 // kernel held is logged: the kernel is not the model (docs/packetdrill.md).
 func TestExportedScriptOnTheKernel(t *testing.T) {
 	root, _ := filepath.Abs("../..")
@@ -207,7 +260,11 @@ func TestExportedScriptOnTheKernel(t *testing.T) {
 		case err == nil:
 			t.Logf("%s: the kernel held the finding's asserts", filepath.Base(path))
 		case bytes.Contains(log, []byte("AssertionError")):
-			t.Logf("%s: the kernel ran the script and left the model's path at an assert:\n%s", filepath.Base(path), lastLines(log, 6))
+			t.Logf("%s: the kernel ran the script and did not hold an assert:\n%s", filepath.Base(path), lastLines(log, 6))
+		case bytes.Contains(log, []byte("timing error")):
+			// packetdrill woke too late for an ACK on a loaded
+			// machine: the run says nothing about the script.
+			t.Logf("%s: packetdrill was late on this machine (load), inconclusive:\n%s", filepath.Base(path), lastLines(log, 2))
 		default:
 			t.Errorf("%s: packetdrill did not run the script to its asserts:\n%s", filepath.Base(path), lastLines(log, 10))
 		}

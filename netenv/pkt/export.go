@@ -112,7 +112,10 @@ type Check struct {
 	AfterAcks int
 	At        time.Duration
 	Comment   string
-	Asserts   []Assert
+	// Code are Python statements written before the asserts (the saving
+	// of prev.* values, the finding's condition as an assert).
+	Code    []string
+	Asserts []Assert
 }
 
 // Export is the script WriteScript writes.
@@ -145,6 +148,9 @@ const (
 	peerWin    = 65535
 	// tsBase is the TS val of the script's SYN and SYN-ACK.
 	tsBase = 100
+	// scriptTolerance is how late packetdrill may inject an ACK (its
+	// default is 4 ms).
+	scriptTolerance = 20 * time.Millisecond
 )
 
 // WriteScript writes s as a packetdrill script.
@@ -157,6 +163,10 @@ func WriteScript(w io.Writer, s *Export) error {
 	// milliseconds from the SYN-ACK's (TS val 100), which packetdrill
 	// maps onto the kernel's clock with this option.
 	fmt.Fprintf(b, "\n--tcp_ts_ecr_scaled\n")
+	// Nothing outbound is timed but the SYN-ACK; the inbound ACKs are,
+	// and a loaded machine wakes packetdrill late: a late ACK is the
+	// kernel's input, not the finding's failure.
+	fmt.Fprintf(b, "--tolerance_usecs=%d\n", scriptTolerance/time.Microsecond)
 	ecn := 0
 	if s.ECN {
 		ecn = 2 // the listener accepts ECN when the SYN asks (RFC 3168 §6.1.1)
@@ -249,6 +259,9 @@ func writeCheck(b *bufio.Writer, clk *scriptClock, c Check) {
 		}
 	}
 	fmt.Fprintf(b, "%s %%{\n", clk.at(c.At))
+	for _, l := range c.Code {
+		fmt.Fprintln(b, l)
+	}
 	for _, a := range c.Asserts {
 		want := fmt.Sprint(a.Want)
 		if a.Field == "tcpi_ca_state" {

@@ -162,13 +162,15 @@ type interp struct {
 	tsEcrScaled bool
 	synAckTS    int64
 	synAckAt    time.Duration
+	// pyVars are the names the script's code blocks assigned.
+	pyVars map[string]float64
 	// ackByteEchoed: the cumulative ACK tsRecent was taken for.
 	ackByteEchoed uint64
 }
 
 // Run runs a parsed script against the model.
 func Run(s *Script, cfg Config) Result {
-	in := &interp{cfg: cfg, set: defaultSettings(), clk: newClock(), peerWScale: -1}
+	in := &interp{cfg: cfg, set: defaultSettings(), clk: newClock(), peerWScale: -1, pyVars: map[string]float64{}}
 	in.sim = sim.New(nil, sim.Limits{MaxEvents: 50_000_000})
 	res := Result{Status: Pass}
 	err := in.options(s.Options)
@@ -253,7 +255,7 @@ func (in *interp) event(ev *Event) error {
 		}
 		return in.set.command(ev.Command.Text, in.cfg.Dir, in.cfg.Strict, 0)
 	case ev.Code != nil:
-		msg, err := evalCode(ev.Code.Text, in.field)
+		msg, err := evalCode(ev.Code.Text, in.field, in.pyVars)
 		if err != nil {
 			return err
 		}
