@@ -16,7 +16,7 @@ import (
 	"github.com/actfuzz/actfuzz/netenv/pkt"
 )
 
-const exportUsage = "usage: actfuzz export SEED.json --pkt [--out FILE.pkt] [--every-ack]"
+const exportUsage = "usage: actfuzz export SEED.json --pkt [--out FILE.pkt] [--every-ack] [--within D]"
 
 // runExport is `actfuzz export SEED --pkt`: a finding of the native model
 // at profile linux (or of the kernel, replayed natively) as a packetdrill
@@ -27,6 +27,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("actfuzz export", flag.ContinueOnError)
 	asPkt := fs.Bool("pkt", false, "write a packetdrill script (the only export format)")
 	everyAck := fs.Bool("every-ack", false, "assert the model's cwnd, ssthresh and ca_state after every ACK, not only at the hit: the first failing assert shows where the kernel left the model's path (a longer, stricter script)")
+	within := fs.Duration("within", 0, "also script the ACKs of this long after the hit and assert that the finding's condition held at one of them (a condition over TCP_INFO only): the kernel may show it an ACK or two from where the model did")
 	out := fs.String("out", "", "write the script here (default: SEED.pkt beside the seed; - for stdout)")
 	_ = addVerbosityFlags(fs)
 	fs.Usage = func() {
@@ -42,6 +43,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, exportUsage)
 		return exitUsage
 	}
+	if *within < 0 {
+		fmt.Fprintln(stderr, "actfuzz export: --within must be ≥ 0")
+		return exitUsage
+	}
 	if !*asPkt {
 		fmt.Fprintln(stderr, "actfuzz export: --pkt: missing (a packetdrill script is the only export format)")
 		return exitUsage
@@ -52,7 +57,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "actfuzz export: %v\n", err)
 		return exitUsage
 	}
-	x, err := pktexport.Export(ctx, seed, filepath.Base(path), pktexport.Options{EveryAck: *everyAck})
+	x, err := pktexport.Export(ctx, seed, filepath.Base(path), pktexport.Options{EveryAck: *everyAck, Within: *within})
 	var refused *pktexport.RefusedError
 	var notReproduced *pktexport.NotReproducedError
 	switch {

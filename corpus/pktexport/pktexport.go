@@ -104,6 +104,11 @@ type Options struct {
 	// every ACK, not only at the hit: the first failing assert is where
 	// the kernel (or the interpreter) left the model's path.
 	EveryAck bool
+	// Within scripts the ACKs of this long after the hit too and asserts
+	// that the condition held at some ACK from the hit's to the last:
+	// the kernel may show the behaviour an ACK or two from where the
+	// model did. Only for a condition over TCP_INFO (condition.go).
+	Within time.Duration
 }
 
 // Export replays the seed on the native model and returns its script;
@@ -113,7 +118,10 @@ func Export(ctx context.Context, s *corpus.Seed, name string, opt Options) (*pkt
 		return nil, err
 	}
 	f := s.Finding
-	capture := &pkt.Capture{Flow: 0, Until: time.Duration(f.TimeNS)}
+	if _, _, ok := conditionPython(f); opt.Within > 0 && !ok {
+		return nil, refuse("--within: the condition %q is not an expression over TCP_INFO, so whether it held after the hit cannot be asserted", f.When)
+	}
+	capture := &pkt.Capture{Flow: 0, Until: time.Duration(f.TimeNS) + opt.Within}
 	rec := &recorder{capture: capture}
 	res, err := corpus.ReplayWith(ctx, tapped{tap: capture}, s, rec)
 	if err != nil {
@@ -140,6 +148,9 @@ func Export(ctx context.Context, s *corpus.Seed, name string, opt Options) (*pkt
 		x.Start = capture.Sends[0].At
 	}
 	x.Acks = capture.Acks[:hit.acks]
+	if opt.Within > 0 {
+		x.Acks = capture.Acks
+	}
 	var sent uint64
 	for _, sd := range capture.Sends {
 		sent = max(sent, sd.End)
@@ -153,6 +164,9 @@ func Export(ctx context.Context, s *corpus.Seed, name string, opt Options) (*pkt
 	// expected to block): skbs cost about 1.6 times their payload.
 	x.SndBuf = max(uint64(tcp.DefaultSndBuf), (3*x.Write+(1<<20)-1)/(1<<20)<<20)
 	x.Checks = checks(rec.recs, hit, refs, f)
+	if opt.Within > 0 {
+		x.Checks = within(x.Checks, f, len(x.Acks), capture.Acks)
+	}
 	if opt.EveryAck {
 		x.Checks = append(everyAck(rec.recs, hit), x.Checks...)
 	}
@@ -245,6 +259,31 @@ func modelValue(name string, r record) string {
 
 func modelState(r record) string {
 	return fmt.Sprintf("cwnd %d, ssthresh %d, %s", r.cwnd, r.ssthresh, pkt.CAStateName(r.caState))
+}
+
+// within replaces the hit's assert (the last check) with the condition's
+// evaluation after each ACK from the hit's to the last, and an assert
+// that it held at one of them.
+func within(cs []pkt.Check, f *corpus.Finding, n int, acks []pkt.CapturedAck) []pkt.Check {
+	expr, prev, _ := conditionPython(f)
+	hit := cs[len(cs)-1]
+	cs = cs[:len(cs)-1]
+	save := make([]string, len(prev))
+	for i, p := range prev {
+		save[i] = fmt.Sprintf("prev_%s = %s", p, tcpInfoVars[p])
+	}
+	for i := hit.AfterAcks; i <= n; i++ {
+		c := pkt.Check{AfterAcks: i, At: acks[i-1].At}
+		if i == hit.AfterAcks {
+			c.Comment, c.At = hit.Comment+"\nFrom here, whether the condition holds at any ACK within the exported time.", hit.At
+			c.Code = append(c.Code, fmt.Sprintf("held = %s", expr))
+		} else {
+			c.Code = append(c.Code, fmt.Sprintf("held = held or (%s)", expr))
+		}
+		cs = append(cs, pkt.Check{AfterAcks: c.AfterAcks, At: c.At, Comment: c.Comment, Code: append(c.Code, save...)})
+	}
+	return append(cs, pkt.Check{AfterAcks: n, At: acks[n-1].At, Comment: "The condition held at one of those ACKs.",
+		Code: []string{"assert held, (tcpi_snd_cwnd, tcpi_snd_ssthresh, tcpi_ca_state)"}})
 }
 
 // everyAck asserts the state after each ACK before the hit's.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
@@ -21,9 +22,16 @@ import (
 // 1.1 Mbit/s, 90 ms path with 0.2% loss.
 const knownSeed = "testdata/cubic-ssthresh-steady.json"
 
-func readKnown(t *testing.T) *corpus.Seed {
+// kernelSeed is another, on a 40 Mbit/s, 70 ms path without random loss
+// (a 100-packet buffer overflows): its script with --within 200ms held
+// on Linux 6.18 (docs/packetdrill.md).
+const kernelSeed = "testdata/cubic-hystart-in-recovery-40mbit.json"
+
+func readKnown(t *testing.T) *corpus.Seed { return readSeed(t, knownSeed) }
+
+func readSeed(t *testing.T, path string) *corpus.Seed {
 	t.Helper()
-	s, err := corpus.ReadSeed(knownSeed)
+	s, err := corpus.ReadSeed(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +68,7 @@ func TestExportedScriptPassesOnTheModel(t *testing.T) {
 		{"native seed", native, Options{}},
 		{"native seed, every ACK", native, Options{EveryAck: true}},
 		{"linux seed, replayed natively", kernel, Options{}},
+		{"native seed, within 200 ms of the hit", native, Options{Within: 200 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x, text := script(t, tc.seed, tc.opt)
@@ -74,12 +83,19 @@ func TestExportedScriptPassesOnTheModel(t *testing.T) {
 					t.Errorf("%d checks for %d ACKs: want one after (nearly) every ACK", len(x.Checks), len(x.Acks))
 				}
 			}
-			const cond = "assert tcpi_ca_state == TCP_CA_Recovery and prev_ca_state == TCP_CA_Recovery and tcpi_snd_ssthresh + 0 < prev_ssthresh"
-			if len(last.Code) != 1 || !strings.HasPrefix(last.Code[0], cond) {
-				t.Errorf("hit check %q: want the condition %q", last.Code, cond)
-			}
-			if !strings.Contains(last.Comment, "cwnd 67, ssthresh 67, TCP_CA_Recovery") {
-				t.Errorf("hit comment %q: want the model's state at the hit", last.Comment)
+			const cond = "tcpi_ca_state == TCP_CA_Recovery and prev_ca_state == TCP_CA_Recovery and tcpi_snd_ssthresh + 0 < prev_ssthresh"
+			if tc.opt.Within > 0 {
+				if len(x.Acks) <= len(x.Checks)/2 || last.Code[0] != "assert held, (tcpi_snd_cwnd, tcpi_snd_ssthresh, tcpi_ca_state)" ||
+					!strings.Contains(text, "held = held or ("+cond+")") {
+					t.Errorf("within: %d ACKs, last check %q: want the ACKs after the hit, the condition after each, and an assert that it held", len(x.Acks), last.Code)
+				}
+			} else {
+				if len(last.Code) != 1 || !strings.HasPrefix(last.Code[0], "assert "+cond) {
+					t.Errorf("hit check %q: want the condition %q", last.Code, cond)
+				}
+				if !strings.Contains(last.Comment, "cwnd 67, ssthresh 67, TCP_CA_Recovery") {
+					t.Errorf("hit comment %q: want the model's state at the hit", last.Comment)
+				}
 			}
 			s, err := pkt.Parse(text)
 			if err != nil {
@@ -169,11 +185,12 @@ func TestExportRefuses(t *testing.T) {
 		{"a fault", "finding.kind", func(s *corpus.Seed) { s.Finding.Kind = "panic" }},
 		{"two flows", "ccai", func(s *corpus.Seed) { s.CCAI = []string{"cubic", "cubic"} }},
 		{"a witness", "witness", func(s *corpus.Seed) { s.Witness = &corpus.Witness{} }},
+		{"--within on what TCP_INFO lacks", "--within", func(s *corpus.Seed) { s.Finding.When = "target > 2 * cwnd" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := readKnown(t)
 			tc.edit(s)
-			_, err := Export(context.Background(), s, "seed.json", Options{})
+			_, err := Export(context.Background(), s, "seed.json", Options{Within: time.Second})
 			var re *RefusedError
 			if !errors.As(err, &re) || !strings.HasPrefix(re.Reason, tc.want) {
 				t.Fatalf("got %v, want a refusal naming %q", err, tc.want)
@@ -234,12 +251,16 @@ func TestExportedScriptOnTheKernel(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, every := range []bool{false, true} {
-		_, text := script(t, readKnown(t), Options{EveryAck: every})
-		path := filepath.Join(dir, "cubic-ssthresh-steady.pkt")
-		if every {
-			path = filepath.Join(dir, "cubic-ssthresh-steady.every.pkt")
-		}
+	for _, tc := range []struct {
+		name, seed string
+		opt        Options
+	}{
+		{"cubic-ssthresh-steady", knownSeed, Options{}},
+		{"cubic-ssthresh-steady.every", knownSeed, Options{EveryAck: true}},
+		{"cubic-hystart-in-recovery-40mbit.within", kernelSeed, Options{Within: 200 * time.Millisecond}},
+	} {
+		_, text := script(t, readSeed(t, tc.seed), tc.opt)
+		path := filepath.Join(dir, tc.name+".pkt")
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
