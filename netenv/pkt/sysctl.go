@@ -21,6 +21,8 @@ import (
 //     lists the approximation, or with Config.Strict it is unsupported;
 //   - irrelevant to a sender's congestion control (fast open, syncookies,
 //     tcp_rmem, SYN retry counts, notsent_lowat): ignored.
+// Of other commands, a pfifo qdisc and `ethtool -K tun0 ... off` (TSO and
+// GSO off: MSS-sized segments, which the model always sends) are accepted.
 // Any other sysctl makes the script unsupported, named.
 
 // settings are the model settings a preamble selects.
