@@ -100,10 +100,17 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return exitOK
 }
 
+// countAsserts counts the script's assert statements: the field asserts
+// and the condition's, written as code.
 func countAsserts(x *pkt.Export) int {
 	n := 0
 	for _, c := range x.Checks {
 		n += len(c.Asserts)
+		for _, l := range c.Code {
+			if strings.HasPrefix(l, "assert ") {
+				n++
+			}
+		}
 	}
 	return n
 }
