@@ -170,7 +170,7 @@ func Export(ctx context.Context, s *corpus.Seed, name string, opt Options) (*pkt
 	if opt.EveryAck {
 		x.Checks = append(everyAck(rec.recs, hit), x.Checks...)
 	}
-	x.Header = header(s, name, refs, hit, x)
+	x.Header = header(s, name, refs, hit, x, opt.Within)
 	return x, nil
 }
 
@@ -334,7 +334,7 @@ func assertOf(field string, r record) pkt.Assert {
 
 // header is the script's top comment: what was found, how the script
 // reproduces it, and what it cannot say.
-func header(s *corpus.Seed, name string, refs corpus.ExprRefs, hit record, x *pkt.Export) []string {
+func header(s *corpus.Seed, name string, refs corpus.ExprRefs, hit record, x *pkt.Export, within time.Duration) []string {
 	f := s.Finding
 	h := []string{
 		fmt.Sprintf("actfuzz finding: %s, exported by `actfuzz export --pkt` (%s) from %s.", f.Condition, corpus.ProgramVersion(), name),
@@ -346,6 +346,10 @@ func header(s *corpus.Seed, name string, refs corpus.ExprRefs, hit record, x *pk
 	if f.While != "" {
 		h = append(h, fmt.Sprintf("  while %s for %s", f.While, f.For))
 	}
+	upTo := "the hit"
+	if within > 0 {
+		upTo = fmt.Sprintf("%v after the hit", within)
+	}
 	subj := "native model, profile " + s.Profile
 	if s.Subject == "linux" {
 		subj = "Linux subject (kernel " + s.Kernel + "), replayed on the native model for its packets"
@@ -353,7 +357,7 @@ func header(s *corpus.Seed, name string, refs corpus.ExprRefs, hit record, x *pk
 	h = append(h, fmt.Sprintf("Seed: %s, %s, seed %d; hit at %.6f s of the run (%s record).", subj, s.CCAI[0], s.Seed, hit.at.Seconds(), hit.reason),
 		"",
 		"The script plays the receiver: the handshake, then every ACK the model's",
-		fmt.Sprintf("sender received up to the hit (%d), at its recorded time, with its SACK", len(x.Acks)),
+		fmt.Sprintf("sender received up to %s (%d), at its recorded time, with its SACK", upTo, len(x.Acks)),
 		"blocks and ECN echo. The kernel's data segments are not scripted (PSH,",
 		"jiffy timing and RACK/TLP would fail the script on what is not the finding);",
 		"the %{ assert }% blocks check the congestion state where the model had it.",
