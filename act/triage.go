@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/corpus/pktexport"
 	"github.com/actfuzz/actfuzz/internal/shell"
 	"github.com/actfuzz/actfuzz/oracle"
 )
@@ -35,6 +36,10 @@ type TriageGroup struct {
 	Seed       string  `json:"seed,omitempty"`
 	Replay     string  `json:"replay,omitempty"`
 	Minimize   string  `json:"minimize,omitempty"`
+	// ExportPkt writes the group's seed as a packetdrill script for the
+	// kernel (a single-flow condition finding of the native model at
+	// profile linux, or of the linux subject; corpus/pktexport).
+	ExportPkt string `json:"export_pkt,omitempty"`
 	// Since findings.json version 2: the group's place among all the
 	// campaign's groups, most important first (Report.Ranked); its root
 	// cause (rootCause) in words; and its seed's stored trace, trimmed or
@@ -157,6 +162,9 @@ func (r *Report) Triage(program string) []TriageCondition {
 			if f.Kind == "condition" {
 				tg.Minimize = program + " minimize " + shell.Quote(g.Path)
 			}
+			if pktexport.Check(g.Seed) == nil {
+				tg.ExportPkt = ExportPktCommand(program, g.Path)
+			}
 			if f.Trace != nil {
 				tg.Trace, tg.TraceTrimmed = f.TracePath(g.Path), f.Trace.Trimmed
 			}
@@ -169,6 +177,12 @@ func (r *Report) Triage(program string) []TriageCondition {
 		out = append(out, *byCond[name])
 	}
 	return out
+}
+
+// ExportPktCommand is `export SEED --pkt`, which writes the seed's
+// packetdrill script beside it (SEED.pkt; docs/packetdrill.md).
+func ExportPktCommand(program, seed string) string {
+	return program + " export " + shell.Quote(seed) + " --pkt"
 }
 
 // writeTriage writes findings.json and findings.md into dir.
@@ -230,6 +244,9 @@ func triageMarkdown(method string, sims int, tr []TriageCondition) string {
 			}
 			if g.Minimize != "" {
 				fmt.Fprintf(&cmds, "%s\n", oneLine(g.Minimize))
+			}
+			if g.ExportPkt != "" {
+				fmt.Fprintf(&cmds, "%s\n", oneLine(g.ExportPkt))
 			}
 		}
 		fence := mdFence(cmds.String())

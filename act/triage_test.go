@@ -66,6 +66,9 @@ window: 8
 			!strings.HasPrefix(g.Replay, "mycca replay ") || !strings.HasPrefix(g.Minimize, "mycca minimize ") || g.Seed == "" {
 			t.Errorf("group %+v", g)
 		}
+		if g.ExportPkt != "" {
+			t.Errorf("group %d: export %q: a two-flow seed has no packetdrill script", i, g.ExportPkt)
+		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "findings.md"))
 	if err != nil {
@@ -84,6 +87,48 @@ window: 8
 	for i, g := range rep2.Findings {
 		if g.FirstSim != rep.Findings[i].FirstSim || g.Step != rep.Findings[i].Step {
 			t.Errorf("group %d after resume: first sim %d step %v, want %d %v", i, g.FirstSim, g.Step, rep.Findings[i].FirstSim, rep.Findings[i].Step)
+		}
+	}
+}
+
+// TestTriageExportPkt: a single-flow finding of the native model at
+// profile linux gets its `export --pkt` command in findings.json and
+// findings.md (issue 49 item 5).
+func TestTriageExportPkt(t *testing.T) {
+	c, err := ParseCampaign("t.yaml", []byte(`
+ccai: [cubic]
+profile: linux
+bytes: 100000
+conditions:
+  - {name: any, when: "cwnd >= 1"}
+budget: 4
+window: 4
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Run(context.Background(), c, Options{Out: out, Workers: 1, Program: "mycca"}); err != nil {
+		t.Fatal(err)
+	}
+	var tj struct {
+		Conditions []TriageCondition `json:"conditions"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "findings.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &tj)
+	}
+	if err != nil || len(tj.Conditions) != 1 || len(tj.Conditions[0].Groups) == 0 {
+		t.Fatalf("findings.json: %v %+v", err, tj.Conditions)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "findings.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range tj.Conditions[0].Groups {
+		want := "mycca export " + g.Seed + " --pkt"
+		if g.ExportPkt != want || !strings.Contains(string(md), want) {
+			t.Errorf("export %q, want %q in findings.json and findings.md", g.ExportPkt, want)
 		}
 	}
 }

@@ -61,6 +61,9 @@ type Config struct {
 	// user4 name (Setup.LinkTraces), loaded: immutable (and each holds a
 	// sync.Once, which a snapshot must not copy back).
 	LinkTraces []*LinkTraceFile `snapshot:"shared"`
+	// PacketTap, when set, sees every segment each sender sends and
+	// every packet reaching it (packettap.go).
+	PacketTap PacketTap `snapshot:"shared"`
 }
 
 // FlowResult is the outcome of one flow.
@@ -182,6 +185,7 @@ type run struct {
 	fwdPath   [][]*link // per flow: the links data crosses
 	revPath   [][]*link // per flow: the links ACKs cross
 	senders   []*tcp.Sender
+	ackEnds   []sim.Handler // per flow: where its ACKs end (the sender, or the tap before it)
 	receivers []*tcp.Receiver
 	phase     int
 	switchEv  *sim.Event
@@ -278,11 +282,15 @@ func newRun(cfg *Config, obs observe.Observer) *run {
 	ecn := UsesECN(cfg.Schedule)
 	for i, f := range cfg.Flows {
 		alg, _ := ccai.New(f.CCA)
+		var out tcp.Output = pathOut{r.fwdPath[i]}
+		if cfg.PacketTap != nil {
+			out = tapOut{out: pathOut{r.fwdPath[i]}, tap: cfg.PacketTap, sim: r.sim}
+		}
 		snd := tcp.NewSender(r.sim, tcp.SenderConfig{
 			Flow: int32(i), Node: sim.NodeID(2 * i), Peer: sim.NodeID(2*i + 1),
 			Bytes: f.Bytes, SACK: cfg.SACK, Profile: cfg.Profile,
 			AppRate: appRate(env), Algorithm: alg, Observer: r.obs,
-			Out: pathOut{r.fwdPath[i]}, OnDone: r.flowDone, Handshake: cfg.Handshake,
+			Out: out, OnDone: r.flowDone, Handshake: cfg.Handshake,
 			ECN: ecn,
 		})
 		rcv := tcp.NewReceiver(r.sim, tcp.ReceiverConfig{
@@ -291,6 +299,11 @@ func newRun(cfg *Config, obs observe.Observer) *run {
 			ECN: tcp.EchoFor(f.CCA, ecn),
 		})
 		r.senders = append(r.senders, snd)
+		var end sim.Handler = snd
+		if cfg.PacketTap != nil {
+			end = tapIn{snd: snd, tap: cfg.PacketTap, sim: r.sim}
+		}
+		r.ackEnds = append(r.ackEnds, end)
 		r.receivers = append(r.receivers, rcv)
 	}
 	if len(cfg.Schedule) > 1 {
@@ -361,7 +374,7 @@ func (r *run) routeFwd(p *sim.Packet) (sim.Handler, sim.NodeID) {
 }
 
 func (r *run) routeRev(p *sim.Packet) (sim.Handler, sim.NodeID) {
-	return r.route(p, r.revPath[p.Flow], r.senders[p.Flow])
+	return r.route(p, r.revPath[p.Flow], r.ackEnds[p.Flow])
 }
 
 func (r *run) route(p *sim.Packet, path []*link, end sim.Handler) (sim.Handler, sim.NodeID) {

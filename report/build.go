@@ -13,6 +13,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/corpus/pktexport"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/internal/shell"
 	"github.com/actfuzz/actfuzz/netenv"
@@ -463,6 +464,9 @@ func finding(out, dir string, g *act.FindingGroup, opt Options) findingInfo {
 			if vs := diffVs(opt, s); vs != "" {
 				fi.Commands = append(fi.Commands, opt.Program+" diff "+shell.Quote(seed)+" --subject "+s.Subject+" --vs "+vs)
 			}
+		}
+		if pktexport.Check(s) == nil {
+			fi.Commands = append(fi.Commands, act.ExportPktCommand(opt.Program, seed))
 		}
 	}
 	keys := make([]string, 0, len(f.State))

@@ -16,22 +16,44 @@ import (
 // fieldFunc reads a TCP_INFO field or a constant; ok false: unknown name.
 type fieldFunc func(name string) (v float64, err error)
 
-// evalCode evaluates every assert of a code block. It returns a failure
-// message for the first assert that does not hold ("" when all hold), or
-// an error for a construct it cannot evaluate.
-func evalCode(text string, field fieldFunc) (string, error) {
+// evalCode evaluates every statement of a code block: asserts, and
+// assignments "name = expression" (packetdrill runs a script's blocks in
+// one Python program, so a name assigned in one block is read in the
+// next: `actfuzz export` saves prev.* that way), kept in vars. It returns
+// a failure message for the first assert that does not hold ("" when all
+// hold), or an error for a construct it cannot evaluate.
+func evalCode(text string, field fieldFunc, vars map[string]float64) (string, error) {
 	text = strings.ReplaceAll(text, "\\\n", " ")
+	lookup := func(name string) (float64, error) {
+		if v, ok := vars[name]; ok {
+			return v, nil
+		}
+		return field(name)
+	}
 	for _, line := range strings.Split(text, "\n") {
+		line, _, _ = strings.Cut(line, "#") // a comment (the subset has no strings)
 		for _, stmt := range strings.Split(line, ";") {
 			stmt = strings.TrimSpace(stmt)
 			if stmt == "" || strings.HasPrefix(stmt, "#") {
+				continue
+			}
+			if name, expr, ok := assignment(stmt); ok && vars != nil {
+				ev := &pyEval{toks: pyLex(expr), field: lookup}
+				v, err := ev.or()
+				if err != nil {
+					return "", err
+				}
+				if ev.pos < len(ev.toks) {
+					return "", unsupported("python expression %q", expr)
+				}
+				vars[name] = v
 				continue
 			}
 			rest, ok := strings.CutPrefix(stmt, "assert ")
 			if !ok {
 				return "", unsupported("python statement %q", stmt)
 			}
-			ev := &pyEval{toks: pyLex(rest), field: field}
+			ev := &pyEval{toks: pyLex(rest), field: lookup}
 			v, err := ev.or()
 			if err != nil {
 				return "", err
@@ -45,6 +67,21 @@ func evalCode(text string, field fieldFunc) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// assignment splits "name = expression" (a plain name, one '=').
+func assignment(stmt string) (name, expr string, ok bool) {
+	name, expr, ok = strings.Cut(stmt, "=")
+	name = strings.TrimSpace(name)
+	if !ok || strings.HasPrefix(expr, "=") || name == "" || strings.ContainsAny(name[len(name)-1:], "!<>") {
+		return "", "", false
+	}
+	for i, c := range name {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return "", "", false
+		}
+	}
+	return name, strings.TrimSpace(expr), true
 }
 
 func twoCharOp(s string) bool {

@@ -195,6 +195,9 @@ func (in *interp) deliverAck(p *Packet) error {
 	}
 	if in.tsOK {
 		q.TSEcr = in.echo(ackByte)
+		if e, ok := in.scriptEcho(p); ok {
+			q.TSEcr = e
+		}
 	}
 	q.Arrival.Handler = in.snd
 	q.Arrival.Node = localNode
@@ -221,4 +224,37 @@ func (in *interp) echo(ackByte uint64) time.Duration {
 		in.ackByteEchoed = ackByte
 	}
 	return in.tsRecent
+}
+
+// tsTick is the script's timestamp tick under --tcp_ts_ecr_scaled:
+// Linux's TCP timestamp clock runs in milliseconds (tcp_time_stamp_ts).
+const tsTick = time.Millisecond
+
+// scriptEcho is the echo the script writes, under --tcp_ts_ecr_scaled
+// once our SYN-ACK's TS val is known (match.go): ecr e is tick e −
+// synAckTS after the SYN-ACK, and echoes the latest segment we sent in
+// that tick, as Linux's segments of one tick carry one TS val (so an echo
+// of the tick of a retransmission is not before it: tcp_packet_delayed,
+// RFC 3522 §2). A tick in which we sent nothing echoes its start.
+func (in *interp) scriptEcho(p *Packet) (time.Duration, bool) {
+	if !in.tsEcrScaled || in.synAckAt == 0 && in.synAckTS == 0 {
+		return 0, false
+	}
+	for _, o := range p.Options {
+		if o.Kind != "TS" || o.Ecr < in.synAckTS {
+			continue
+		}
+		from := in.synAckAt + time.Duration(o.Ecr-in.synAckTS)*tsTick
+		for i := len(in.sent) - 1; i >= 0; i-- {
+			at := in.sent[i].tsval - 1 // a TS val is its send time + 1 ns
+			if at >= from && at < from+tsTick {
+				return in.sent[i].tsval, true
+			}
+			if at < from {
+				break
+			}
+		}
+		return from + 1, true
+	}
+	return 0, false
 }

@@ -112,8 +112,24 @@
 //     DupThresh 3 (Linux's tcp_check_sack_reordering raises
 //     tp->reordering when a SACK fills below the highest SACKed segment).
 //
+// # Timestamps and code blocks
+//
+// Under the script option --tcp_ts_ecr_scaled the peer's TS ecr values are
+// the script's, in 1 ms ticks from our SYN-ACK's TS val, as packetdrill
+// maps them onto the kernel's clock (conn.go scriptEcho); without it the
+// interpreter computes the echo (RFC 7323 §4.3). A %{ }% block may assign
+// names ("prev_cwnd = tcpi_snd_cwnd") that later blocks read, as
+// packetdrill runs a script's blocks as one Python program.
+//
+// # Export (export.go)
+//
+// The other direction: Capture records a native run's packets at the
+// sender (netenv.PacketTap) and WriteScript writes the sender side as a
+// packetdrill script for a stock kernel (`actfuzz export --pkt`,
+// corpus/pktexport, docs/packetdrill.md).
+//
 // Files, one per concern: lexer.go, ast.go, parser.go and parse_action.go
 // (the recursive-descent parser), timing.go, sysctl.go, assert.go (the
 // Python subset of %{ }% blocks), tcpinfo.go, conn.go (handshake,
-// teardown, inbound packets), syscall.go, match.go, interp.go.
+// teardown, inbound packets), syscall.go, match.go, interp.go, export.go.
 package pkt

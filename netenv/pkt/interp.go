@@ -156,13 +156,21 @@ type interp struct {
 	finSeq   int64  // our FIN's sequence number; 0: not closed
 	peerFin  bool
 	tsRecent time.Duration // the peer's echo (RFC 7323 §4.3)
+	// tsEcrScaled (--tcp_ts_ecr_scaled): the script's ecr values are
+	// used (scriptEcho), in ticks from synAckTS, our SYN-ACK's TS val in
+	// the script, sent at synAckAt.
+	tsEcrScaled bool
+	synAckTS    int64
+	synAckAt    time.Duration
+	// pyVars are the names the script's code blocks assigned.
+	pyVars map[string]float64
 	// ackByteEchoed: the cumulative ACK tsRecent was taken for.
 	ackByteEchoed uint64
 }
 
 // Run runs a parsed script against the model.
 func Run(s *Script, cfg Config) Result {
-	in := &interp{cfg: cfg, set: defaultSettings(), clk: newClock(), peerWScale: -1}
+	in := &interp{cfg: cfg, set: defaultSettings(), clk: newClock(), peerWScale: -1, pyVars: map[string]float64{}}
 	in.sim = sim.New(nil, sim.Limits{MaxEvents: 50_000_000})
 	res := Result{Status: Pass}
 	err := in.options(s.Options)
@@ -214,6 +222,11 @@ func (in *interp) options(opts []Option) error {
 			in.clk.percent = v
 		case "ip_version", "bind_port", "connect_port", "local_ip", "remote_ip", "gateway_ip", "netmask_ip":
 			// Addressing: the model has one flow and no addresses.
+		case "tcp_ts_ecr_scaled":
+			// The script's TS ecr values are ticks of our clock from our
+			// SYN-ACK's TS val, as packetdrill maps them onto the
+			// kernel's (conn.go scriptEcho).
+			in.tsEcrScaled = true
 		default:
 			return unsupported("option --%s", o.Name)
 		}
@@ -242,7 +255,7 @@ func (in *interp) event(ev *Event) error {
 		}
 		return in.set.command(ev.Command.Text, in.cfg.Dir, in.cfg.Strict, 0)
 	case ev.Code != nil:
-		msg, err := evalCode(ev.Code.Text, in.field)
+		msg, err := evalCode(ev.Code.Text, in.field, in.pyVars)
 		if err != nil {
 			return err
 		}

@@ -62,8 +62,15 @@ func TestEvalCode(t *testing.T) {
 		{"assert tcpi_busy_time == 0", "", "tcpi_busy_time"},
 		{"print(tcpi_snd_cwnd)", "", "python statement"},
 		{"assert tcpi_snd_cwnd ==", "", "ends early"},
+		// Assignments persist for later statements (and blocks).
+		{"prev_cwnd = tcpi_snd_cwnd\nassert prev_cwnd == 10", "", ""},
+		{"x = 3; assert x + tcpi_snd_cwnd == 13", "", ""},
+		{"x = tcpi_snd_cwnd  # a comment\nassert x == 10  # another", "", ""},
+		{"x = 3; assert x > tcpi_snd_cwnd, x", "failed", ""},
+		{"x == 3", "", "python statement"},
+		{"x = print(1)", "", "python"},
 	} {
-		msg, err := evalCode(tc.code, field)
+		msg, err := evalCode(tc.code, field, map[string]float64{})
 		switch {
 		case tc.unsupp != "":
 			if err == nil || !strings.Contains(err.Error(), tc.unsupp) {

@@ -120,6 +120,13 @@ func (in *interp) outbound(p *Packet, w window) error {
 	case "ect1", "ce":
 		return unsupported("outbound %s codepoint", p.ECN)
 	}
+	if head.synthetic && strings.ContainsRune(head.flags, 'S') {
+		for _, o := range p.Options {
+			if o.Kind == "TS" {
+				in.synAckTS, in.synAckAt = o.Val, head.at
+			}
+		}
+	}
 	in.out = in.out[n:]
 	return nil
 }

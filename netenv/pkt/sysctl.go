@@ -21,6 +21,8 @@ import (
 //     lists the approximation, or with Config.Strict it is unsupported;
 //   - irrelevant to a sender's congestion control (fast open, syncookies,
 //     tcp_rmem, SYN retry counts, notsent_lowat): ignored.
+// Of other commands, a pfifo qdisc and `ethtool -K tun0 ... off` (TSO and
+// GSO off: MSS-sized segments, which the model always sends) are accepted.
 // Any other sysctl makes the script unsupported, named.
 
 // settings are the model settings a preamble selects.
@@ -105,6 +107,9 @@ func (st *settings) command(text, dir string, strict bool, depth int) error {
 			}
 		case f[0] == "ip" && len(f) > 1 && f[1] == "tcp_metrics":
 			// Flushing cached metrics: the model keeps none.
+		case f[0] == "ethtool" && len(f) > 3 && f[1] == "-K" && offloadsOff(f[3:]):
+			// Segmentation offloads off on the tun device: Linux then
+			// sends MSS-sized segments, which is all the model sends.
 		case f[0] == "tc" && strings.Contains(line, "pfifo"):
 			// A FIFO qdisc on the tun device: no pacing by fq, as the
 			// model has none.
@@ -113,6 +118,20 @@ func (st *settings) command(text, dir string, strict bool, depth int) error {
 		}
 	}
 	return nil
+}
+
+// offloadsOff says whether ethtool -K's feature list only turns features
+// off ("tso off gso off").
+func offloadsOff(kv []string) bool {
+	if len(kv)%2 != 0 {
+		return false
+	}
+	for i := 1; i < len(kv); i += 2 {
+		if kv[i] != "off" {
+			return false
+		}
+	}
+	return true
 }
 
 // sysctl applies one net.* setting.

@@ -1,6 +1,7 @@
 package pkt
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/actfuzz/actfuzz/ccai"
@@ -25,19 +26,32 @@ const (
 	stateListen      tcpState = 10
 )
 
+// caStateNames are packetdrill's names of the congestion states (Linux's
+// enum tcp_ca_state, which ccai.CAState numbers alike).
+var caStateNames = [...]string{
+	ccai.StateOpen:     "TCP_CA_Open",
+	ccai.StateDisorder: "TCP_CA_Disorder",
+	ccai.StateCWR:      "TCP_CA_CWR",
+	ccai.StateRecovery: "TCP_CA_Recovery",
+	ccai.StateLoss:     "TCP_CA_Loss",
+}
+
+// CAStateName is packetdrill's name of a congestion state.
+func CAStateName(st ccai.CAState) string {
+	if int(st) < len(caStateNames) {
+		return caStateNames[st]
+	}
+	return fmt.Sprint(int(st))
+}
+
 // constant is a name the suite's asserts compare with.
 func constant(name string) (float64, bool) {
+	for st, n := range caStateNames {
+		if n == name {
+			return float64(st), true
+		}
+	}
 	switch name {
-	case "TCP_CA_Open":
-		return float64(ccai.StateOpen), true
-	case "TCP_CA_Disorder":
-		return float64(ccai.StateDisorder), true
-	case "TCP_CA_CWR":
-		return float64(ccai.StateCWR), true
-	case "TCP_CA_Recovery":
-		return float64(ccai.StateRecovery), true
-	case "TCP_CA_Loss":
-		return float64(ccai.StateLoss), true
 	case "TCP_ESTABLISHED":
 		return float64(stateEstablished), true
 	case "TCP_SYN_SENT":
