@@ -11,7 +11,9 @@
 #   bench/hunt.sh gvisor reno 1h --workers 2
 #
 # Environment: OUT (default out/hunt-SUBJECT-CCA-UTCTIME; an existing
-# campaign there is resumed), PROFILE (the campaign's profile:, default
+# campaign there is resumed), CAMPAIGN (a campaign file to run instead of
+# the generated one, e.g. bench/hunts/linux-bbr.yaml: the kernel subject
+# refuses the default P, whose bw reaches 10 Gbit/s), PROFILE (the campaign's profile:, default
 # linux), RUNS (triage --runs, default 20), FIRST (first hits listed, 10). Needs jq. Exit: 0 done, 2 bad
 # arguments, 3 the campaign or the triage failed.
 set -euo pipefail
@@ -29,13 +31,18 @@ mkdir -p .build "$out"
 go build -o .build/actfuzz ./cmd/actfuzz || exit 3
 bin=.build/actfuzz
 camp=$out.yaml
-cat >"$camp" <<YAML
+if [ -n "${CAMPAIGN:-}" ]; then
+	[ -f "$CAMPAIGN" ] || { echo "hunt.sh: CAMPAIGN $CAMPAIGN: no such file" >&2; exit 2; }
+	cp "$CAMPAIGN" "$camp"
+else
+	cat >"$camp" <<YAML
 # bench/hunt.sh: $cca on $subject, every oracle, $duration of wall time.
 ccai: [$cca]
 profile: ${PROFILE:-linux}
 oracles: all
 budget: 100000000
 YAML
+fi
 resume=()
 [ -f "$out/campaign.yaml" ] && resume=(--resume)
 echo "# hunt $subject $cca $duration: $out (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2

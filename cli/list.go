@@ -370,5 +370,7 @@ func printOracles(w io.Writer, c *act.Campaign) {
 	if len(names) == 1 {
 		noun = "oracle"
 	}
-	fmt.Fprintf(w, "actfuzz run: checking %d %s (actfuzz list --oracles)\n", len(names), noun)
+	// The names, not only their number: a hunt's log then says what a
+	// quiet night checked.
+	fmt.Fprintf(w, "actfuzz run: checking %d %s: %s (actfuzz list --oracles)\n", len(names), noun, strings.Join(names, ", "))
 }

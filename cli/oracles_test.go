@@ -244,7 +244,7 @@ func TestRunOracleStart(t *testing.T) {
 	for _, want := range []string{
 		"actfuzz run: oracle cubic-target-bound skipped: not on native/linux: ",
 		"actfuzz run: oracle bbr-min-cwnd skipped: applies to none",
-		"actfuzz run: checking 1 oracle (actfuzz list --oracles)\n",
+		"actfuzz run: checking 1 oracle: cwnd-floor (actfuzz list --oracles)\n",
 	} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
