@@ -40,6 +40,13 @@ type Campaign struct {
 	netenv.Setup
 	Params     []Range                // P, one range per row of netenv's parameter table
 	Space      coverage.Space         // S
+	// StateDropped are the variables of the default S (a campaign
+	// without `state:`) that the subject last checked does not report
+	// and CheckSubject left out of Space, so that a minimal campaign runs
+	// on every subject (the quic subject reports no ssthresh); an
+	// explicit `state:` naming one is refused instead.
+	StateDropped []string
+	defaultState bool
 	Conditions []corpus.ConditionSpec // C: the user's own conditions
 	// Oracles is the campaign's `oracles:` (default: every oracle that
 	// applies); OracleConds are the conditions that check them on the
@@ -292,6 +299,7 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 		}
 		c.Params[i] = rr
 	}
+	c.defaultState = cf.State.Kind != yaml.MappingNode
 	if cf.State.Kind == yaml.MappingNode {
 		sp, err := parseState(path, &cf.State)
 		if err != nil {

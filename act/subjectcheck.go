@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/actfuzz/actfuzz/corpus"
+	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/internal/capread"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/oracle"
@@ -70,6 +71,17 @@ func LoadCampaignFor(path string, caps netenv.Capabilities) (*Campaign, error) {
 // OracleSkips are those of caps from then on. Runners that share the
 // campaign check it without writing it (checkSubject).
 func (c *Campaign) CheckSubject(caps netenv.Capabilities) error {
+	if c.defaultState {
+		c.Space, c.StateDropped = coverage.DefaultSpace(), nil
+		schema := corpus.SchemaOf(caps, c.CCAI[0])
+		c.Space.Vars = slices.DeleteFunc(c.Space.Vars, func(v coverage.Var) bool {
+			if schema.Has(v.Name) {
+				return false
+			}
+			c.StateDropped = append(c.StateDropped, v.Name)
+			return true
+		})
+	}
 	conds, skips, err := c.checkSubject(caps)
 	if err != nil {
 		return err

@@ -135,3 +135,36 @@ func (f fakeSubject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observe
 	}
 	return f.Native.Run(ctx, cfg, obs)
 }
+
+// A campaign without `state:` runs on a subject that lacks a variable of
+// the default S (the quic subject reports no ssthresh): S leaves it out
+// and says so; a campaign whose `state:` names it is refused.
+func TestDefaultStateFitsSubject(t *testing.T) {
+	caps := netenv.NativeCapabilities()
+	caps.Name = "nossthresh"
+	for _, v := range netenv.BaseVars {
+		if v != "ssthresh" {
+			caps.Base = append(caps.Base, v)
+		}
+	}
+	c, err := ParseCampaignFor("c.yaml", []byte("ccai: [reno]\noracles: none\n"), caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range c.Space.Vars {
+		names = append(names, v.Name)
+	}
+	if !slices.Equal(names, []string{"cwnd", "srtt", "rttvar", "ca_state"}) || !slices.Equal(c.StateDropped, []string{"ssthresh"}) {
+		t.Fatalf("S %v, dropped %v", names, c.StateDropped)
+	}
+	// The same campaign checked again on the native subject gets the
+	// whole default S back.
+	if err := c.CheckSubject(netenv.NativeCapabilities()); err != nil || len(c.Space.Vars) != 5 || c.StateDropped != nil {
+		t.Fatalf("native: %v, S %v, dropped %v", err, c.Space.Vars, c.StateDropped)
+	}
+	_, err = ParseCampaignFor("c.yaml", []byte("ccai: [reno]\noracles: none\nstate:\n  cwnd: {min: 1, max: 1024, step: 1}\n  ssthresh: {min: 1, max: 1024, step: 1}\n"), caps)
+	if err == nil || !strings.Contains(err.Error(), "state.ssthresh: unknown state variable") {
+		t.Fatalf("explicit ssthresh: %v", err)
+	}
+}

@@ -351,9 +351,13 @@ func listOracles(stdout, stderr io.Writer, asJSON bool) int {
 	return exitOK
 }
 
-// printOracles says at a campaign's start which oracles it cannot run on
-// its subject, and why, and how many it checks.
+// printOracles says at a campaign's start which variables of the default
+// S its subject lacks, which oracles it cannot run on its subject, and why,
+// and which it checks.
 func printOracles(w io.Writer, c *act.Campaign) {
+	if len(c.StateDropped) > 0 {
+		fmt.Fprintf(w, "actfuzz run: S is the default without %s, which this subject does not report (state: chooses S)\n", strings.Join(c.StateDropped, ", "))
+	}
 	for _, sk := range c.OracleSkips {
 		fmt.Fprintf(w, "actfuzz run: oracle %s skipped: %s\n", sk.Oracle, sk.Why)
 	}
