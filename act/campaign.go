@@ -38,8 +38,8 @@ type Campaign struct {
 	// Setup is L (CCAI, one entry per flow), T (Topology), the profile,
 	// the bytes per flow, SACK and the handshake: what every run shares.
 	netenv.Setup
-	Params     []Range                // P, one range per row of netenv's parameter table
-	Space      coverage.Space         // S
+	Params []Range        // P, one range per row of netenv's parameter table
+	Space  coverage.Space // S
 	// StateDropped are the variables of the default S (a campaign
 	// without `state:`) that the subject last checked does not report
 	// and CheckSubject left out of Space, so that a minimal campaign runs
@@ -47,7 +47,7 @@ type Campaign struct {
 	// explicit `state:` naming one is refused instead.
 	StateDropped []string
 	defaultState bool
-	Conditions []corpus.ConditionSpec // C: the user's own conditions
+	Conditions   []corpus.ConditionSpec // C: the user's own conditions
 	// Oracles is the campaign's `oracles:` (default: every oracle that
 	// applies); OracleConds are the conditions that check them on the
 	// subject last checked (CheckSubject), OracleSkips the oracles that
