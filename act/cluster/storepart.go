@@ -241,6 +241,14 @@ func (s *StoreServer) serveCampaign(l *lease, id string) error {
 			} else {
 				rep = ps.handle(ctx, req)
 			}
+			if ctx.Err() != nil {
+				// Stopping mid-request: leave without an answer, as a
+				// killed process does, so that the coordinator takes
+				// the part as lost (a standby or a restart takes it
+				// over) instead of failing the campaign on this
+				// process's "context canceled".
+				return nil
+			}
 			if err := m.Respond(rep.appendBinary(nil)); err != nil {
 				s.log.Warn("answering the coordinator", "campaign", id, "op", req.Op, "err", err)
 			}
