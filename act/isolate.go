@@ -70,7 +70,8 @@ func (o IsolateOptions) FirstWatchdog() time.Duration {
 // median simulation time: 60 s or 50× the median, and never below
 // RunWall + 60 s.
 func (o IsolateOptions) defaultWatchdog(median time.Duration) time.Duration {
-	return max(defaultWatchdog, watchdogFactor*median, o.RunWall+defaultWatchdog)
+	// RunWall ≥ 0, so the last term is never below the 60 s floor.
+	return max(watchdogFactor*median, o.RunWall+defaultWatchdog)
 }
 
 func (o IsolateOptions) memory() int64 {
