@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // gatedSubject is a slow subject: every run waits until the file gate
@@ -23,7 +23,7 @@ type gatedSubject struct {
 // it gave up: whether the run wrote its checkpoint is read from that, not
 // from how long the run took (under the race detector at load 45 it took
 // over 50 s with the gate opened).
-func (s gatedSubject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+func (s gatedSubject) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
 	opened := false
 	for end := time.Now().Add(5 * time.Minute); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		if _, err := os.Stat(s.gate); err == nil || ctx.Err() != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TestMain makes the test binary its own worker process: the supervisor
@@ -146,8 +146,8 @@ type lostOnFault struct{ netenv.Native }
 
 func (lostOnFault) Name() string { return "lost-on-fault" }
 
-func (l lostOnFault) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
-	var recs []tcp.StateRecord
+func (l lostOnFault) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
+	var recs []observe.Record
 	res, err := l.Native.Run(ctx, cfg, recorder{&recs})
 	if err != nil {
 		return res, err
@@ -160,9 +160,9 @@ func (l lostOnFault) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observe
 	return res, nil
 }
 
-type recorder struct{ recs *[]tcp.StateRecord }
+type recorder struct{ recs *[]observe.Record }
 
-func (r recorder) Observe(rec *tcp.StateRecord) {
+func (r recorder) Observe(rec *observe.Record) {
 	c := *rec
 	c.Vars = append([]float64(nil), rec.Vars...)
 	*r.recs = append(*r.recs, c)
@@ -174,7 +174,7 @@ type refusing struct{ netenv.Native }
 
 func (refusing) Name() string { return "refusing" }
 
-func (r refusing) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+func (r refusing) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
 	if len(cfg.Schedule) > 1 {
 		return netenv.Result{}, errors.New("cannot change phases")
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/sim"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // newSource is the selector's PRNG source for a method; it is kept so
@@ -85,7 +85,7 @@ type Runner struct {
 	// ("event-cap"); reaching a cap set here is not.
 	Limits sim.Limits
 	// Extra, if set, sees every state record after the watcher.
-	Extra tcp.Observer
+	Extra observe.Observer
 
 	watch   *corpus.Watcher
 	proj    [][]int // per flow: observation index of each S variable
@@ -218,9 +218,9 @@ func (r *Runner) hit(flow int, c *corpus.Condition, obs []float64, at time.Durat
 		State: corpus.StateMap(r.watch.Schemas[flow], obs)})
 }
 
-type tee struct{ a, b tcp.Observer }
+type tee struct{ a, b observe.Observer }
 
-func (t tee) Observe(rec *tcp.StateRecord) { t.a.Observe(rec); t.b.Observe(rec) }
+func (t tee) Observe(rec *observe.Record) { t.a.Observe(rec); t.b.Observe(rec) }
 
 // Run simulates g, adding the states it visits to batch (which it does
 // not reset).
@@ -228,7 +228,7 @@ func (r *Runner) Run(ctx context.Context, g Config, batch *coverage.Batch) Outco
 	var out Outcome
 	r.begin(&out, batch, g.Schedule)
 	defer func() { r.out, r.batch = nil, nil }()
-	var obs tcp.Observer = r.watch
+	var obs observe.Observer = r.watch
 	if r.Extra != nil {
 		obs = tee{r.watch, r.Extra}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // fakeSubject is the native simulator declaring less than it has: names
@@ -127,7 +127,7 @@ func TestRunRefusesAtStart(t *testing.T) {
 }
 
 // Run runs the native CCAI a fake name stands for.
-func (f fakeSubject) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+func (f fakeSubject) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
 	caps := f.Capabilities()
 	cfg.Flows = slices.Clone(cfg.Flows)
 	for i := range cfg.Flows {

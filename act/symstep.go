@@ -14,8 +14,8 @@ import (
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/coverage"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/symbolic"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // The symbolic step (issue 22 item 2): when a simulation goes where no
@@ -251,7 +251,7 @@ func (w *branchWatch) Reset() {
 	w.r.begin(&w.out, w.batch, w.sched)
 }
 
-func (w *branchWatch) Observe(rec *tcp.StateRecord) { w.r.watch.Observe(rec) }
+func (w *branchWatch) Observe(rec *observe.Record) { w.r.watch.Observe(rec) }
 
 func (w *branchWatch) Hits() []string {
 	var names []string

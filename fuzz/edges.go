@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // Code-coverage feedback, and what it means here.
@@ -54,7 +54,7 @@ import (
 // EdgeMapSize is the size of the edge map (AFL's 64 Ki).
 const EdgeMapSize = 1 << 16
 
-// edgeTracer is a tcp.Observer that fills an edge hit-count map.
+// edgeTracer is a observe.Observer that fills an edge hit-count map.
 type edgeTracer struct {
 	hits     [EdgeMapSize]uint32
 	touched  []uint16
@@ -126,8 +126,8 @@ const (
 	siteVar // + variable index
 )
 
-// Observe implements tcp.Observer.
-func (t *edgeTracer) Observe(r *tcp.StateRecord) {
+// Observe implements observe.Observer.
+func (t *edgeTracer) Observe(r *observe.Record) {
 	f := int(r.Flow)
 	if f >= len(t.prev) {
 		return

@@ -18,8 +18,8 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/sim"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // fuzzing reports whether this test binary is fuzzing (go test -fuzz) rather
@@ -325,7 +325,7 @@ type recordChecker struct {
 	failed string
 }
 
-func (c *recordChecker) Observe(r *tcp.StateRecord) {
+func (c *recordChecker) Observe(r *observe.Record) {
 	if c.failed != "" {
 		return
 	}

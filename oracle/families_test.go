@@ -7,7 +7,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // Fire/silent cases of the oracles of one family (Reno, CUBIC, BBR,
@@ -248,7 +248,7 @@ func TestFamilyOraclesRecords(t *testing.T) {
 	other.Name = "other"
 	// cubic's variables: target, w_max, k, w_est, cnt, delay_min_ms, epoch_s.
 	cubicVars := func(target float64) []float64 { return []float64{target, 120, 1, 90, 10, 40, 1} }
-	cubicRecs := func(state string, cwnd, ssthresh uint32, target float64) []tcp.StateRecord {
+	cubicRecs := func(state string, cwnd, ssthresh uint32, target float64) []observe.Record {
 		return records(
 			rec{ms: 1000, state: state, cwnd: cwnd, ssthresh: ssthresh, srttMS: 40, delivered: 500, vars: cubicVars(target)},
 			rec{ms: 1010, state: state, cwnd: cwnd + 1, ssthresh: ssthresh, srttMS: 40, delivered: 502, vars: cubicVars(target)})
@@ -262,7 +262,7 @@ func TestFamilyOraclesRecords(t *testing.T) {
 
 	// cubic-growth on records: an undo in Open (ssthresh and cwnd
 	// restored at once, as a DSACK undo does on the kernel) is no growth.
-	growthRecs := func(undo bool) []tcp.StateRecord {
+	growthRecs := func(undo bool) []observe.Record {
 		second := rec{ms: 1010, state: "open", cwnd: 13, ssthresh: 9, srttMS: 12, delivered: 101, vars: cubicVars(14)}
 		if undo {
 			second.ssthresh = 13
@@ -285,7 +285,7 @@ func TestFamilyOraclesRecords(t *testing.T) {
 	// checked.
 	gv := native
 	gv.Name = "gvisor"
-	betaRecs := func(prior, ssthresh uint32) []tcp.StateRecord {
+	betaRecs := func(prior, ssthresh uint32) []observe.Record {
 		return records(
 			rec{ms: 1000, state: "open", cwnd: prior, ssthresh: prior, srttMS: 40, delivered: 500, vars: cubicVars(0)},
 			rec{ms: 1010, state: "recovery", cwnd: ssthresh, ssthresh: ssthresh, prior: prior, srttMS: 40, delivered: 501, vars: cubicVars(0)})
@@ -304,7 +304,7 @@ func TestFamilyOraclesRecords(t *testing.T) {
 	// flight (RFC 5681 eq. (4)'s FlightSize: reno.go
 	// reduceSlowStartThreshold), not cwnd: bounded by the flight where it
 	// is not cwnd (fill's HALVED and DEEPER), by cwnd natively.
-	renoEntry := func(prior, flightBefore, ssthresh, flightAfter uint32) []tcp.StateRecord {
+	renoEntry := func(prior, flightBefore, ssthresh, flightAfter uint32) []observe.Record {
 		return records(
 			rec{ms: 1000, state: "open", cwnd: prior, ssthresh: 100, srttMS: 40, inFlight: flightBefore, delivered: 500},
 			rec{ms: 1010, state: "recovery", cwnd: ssthresh + 3, ssthresh: ssthresh, prior: prior, srttMS: 40, inFlight: flightAfter, delivered: 501})
@@ -336,7 +336,7 @@ func TestFamilyOraclesRecords(t *testing.T) {
 	expect(t, "cubic-reno-friendly", "cubic", hits, false)
 
 	// dctcp-alpha-range: α out of [0, 1] at any record.
-	alphaRecs := func(alphas ...float64) []tcp.StateRecord {
+	alphaRecs := func(alphas ...float64) []observe.Record {
 		var rs []rec
 		for i, a := range alphas {
 			rs = append(rs, rec{ms: 1000 + 10*float64(i), state: "open", cwnd: 20, ssthresh: 15, srttMS: 1, delivered: uint64(100 + i), vars: []float64{a}})
@@ -356,7 +356,7 @@ func TestFamilyOraclesRecords(t *testing.T) {
 	// starvation: two flows records every 500 ms for 25 s; flow 1
 	// delivers rate1 packets a second to flow 0's 1000, and flow 0 stops
 	// (its transfer done) at stop s.
-	starving := func(rate1 float64, stop float64) []tcp.StateRecord {
+	starving := func(rate1 float64, stop float64) []observe.Record {
 		var rs []rec
 		for ms := 500.0; ms <= 25000; ms += 500 {
 			if ms <= stop*1000 {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // Fire/silent cases of the oracles of every congestion control (generic):
@@ -151,7 +151,7 @@ func TestGenericOraclesSimulated(t *testing.T) {
 type recCase struct {
 	name string
 	env  netenv.Env
-	recs []tcp.StateRecord
+	recs []observe.Record
 	fire bool
 }
 
@@ -171,7 +171,7 @@ func runRecCases(t *testing.T, oracle string, caps netenv.Capabilities, ccas []s
 func TestGenericOraclesRecords(t *testing.T) {
 	native := netenv.NativeCapabilities()
 	reno := []string{"reno"}
-	const rto, ack, state = tcp.ReasonRTO, tcp.ReasonAck, tcp.ReasonState
+	const rto, ack, state = observe.ReasonRTO, observe.ReasonAck, observe.ReasonState
 
 	// cwnd-floor: cwnd 0 at any record; ssthresh below 2 in a reduction
 	// state only (Linux's Vegas leaves slow start with ssthresh cwnd − 1).
@@ -206,7 +206,7 @@ func TestGenericOraclesRecords(t *testing.T) {
 
 	// stall: delivered stops at 2 s with 20 packets in flight; rto 1 s.
 	// The bound is 3·rto + 10 s + 100·11.584/10 ms ≈ 13.1 s.
-	stalled := func(rtoMS float64, lastMS float64, progress bool) []tcp.StateRecord {
+	stalled := func(rtoMS float64, lastMS float64, progress bool) []observe.Record {
 		rs := []rec{{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, inFlight: 20, delivered: 100, srttMS: 40, rtoMS: rtoMS}}
 		d := uint64(100)
 		for ms := 2000.0; ms <= lastMS; ms += 1000 {
@@ -228,7 +228,7 @@ func TestGenericOraclesRecords(t *testing.T) {
 	})
 
 	// rto-backoff: timeouts in a row in Loss, without progress.
-	timeouts := func(deliveredBetween bool, rtos ...float64) []tcp.StateRecord {
+	timeouts := func(deliveredBetween bool, rtos ...float64) []observe.Record {
 		rs := []rec{{ms: 1000, state: "open", cwnd: 20, ssthresh: 50, inFlight: 20, delivered: 100, srttMS: 40, rtoMS: rtos[0]}}
 		now, d := 1000.0, uint64(100)
 		for _, r := range rtos {
@@ -253,7 +253,7 @@ func TestGenericOraclesRecords(t *testing.T) {
 	// propagation round trip 40 ms (p.delay 20), 20 packets in flight at
 	// the first recovery; a second one 10 ms later, 10 packets
 	// delivered since, is within its window.
-	twoReductions := func(gapMS float64, undone bool, deliveredSince uint64) []tcp.StateRecord {
+	twoReductions := func(gapMS float64, undone bool, deliveredSince uint64) []observe.Record {
 		exitCwnd := uint32(10)
 		if undone {
 			exitCwnd = 20 // restored: the first reduction is undone

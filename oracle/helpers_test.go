@@ -12,7 +12,7 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // Helpers of the oracles' fire/silent tests (generic_test.go,
@@ -131,7 +131,7 @@ func holds(t *testing.T, r simRun, when string) bool {
 
 // replay feeds hand-built records to a Watcher of oracle name on flows
 // running ccas, under environment env, and returns the hits.
-func replay(t *testing.T, name string, caps netenv.Capabilities, ccas []string, env netenv.Env, recs []tcp.StateRecord) []hit {
+func replay(t *testing.T, name string, caps netenv.Capabilities, ccas []string, env netenv.Env, recs []observe.Record) []hit {
 	t.Helper()
 	w, hits := watcher(t, name, caps, ccas)
 	return feed(t, name, w, hits, env, recs)
@@ -139,7 +139,7 @@ func replay(t *testing.T, name string, caps netenv.Capabilities, ccas []string, 
 
 // feed feeds hand-built records to w under environment env and returns
 // the hits.
-func feed(t *testing.T, name string, w *corpus.Watcher, hits *[]hit, env netenv.Env, recs []tcp.StateRecord) []hit {
+func feed(t *testing.T, name string, w *corpus.Watcher, hits *[]hit, env netenv.Env, recs []observe.Record) []hit {
 	t.Helper()
 	w.Start(netenv.Constant(env))
 	for i := range recs {
@@ -185,7 +185,7 @@ func env(kv ...any) netenv.Env {
 // rec is a hand-built state record: time in ms, the ca_state by name.
 type rec struct {
 	ms              float64
-	reason          tcp.Reason
+	reason          observe.Reason
 	state           string
 	cwnd, ssthresh  uint32
 	prior, inFlight uint32
@@ -198,8 +198,8 @@ type rec struct {
 
 // records turns hand-built records into state records, prev_ca_state
 // following the transitions as the native sender sets it.
-func records(rs ...rec) []tcp.StateRecord {
-	out := make([]tcp.StateRecord, len(rs))
+func records(rs ...rec) []observe.Record {
+	out := make([]observe.Record, len(rs))
 	last := map[int32]ccai.CAState{}
 	prevSt := map[int32]ccai.CAState{}
 	for i, r := range rs {
@@ -217,7 +217,7 @@ func records(rs ...rec) []tcp.StateRecord {
 			prevSt[r.flow] = st
 		}
 		last[r.flow] = st
-		out[i] = tcp.StateRecord{
+		out[i] = observe.Record{
 			Time: time.Duration(r.ms * float64(time.Millisecond)), Flow: r.flow, Reason: r.reason,
 			Cwnd: r.cwnd, SSThresh: r.ssthresh, PriorCwnd: r.prior, InFlight: r.inFlight, Delivered: r.delivered,
 			SRTT: time.Duration(r.srttMS * float64(time.Millisecond)), RTO: time.Duration(r.rtoMS * float64(time.Millisecond)),

@@ -6,7 +6,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // The oracles on the ns-3 subject (fill's "ns3"), from records shaped as
@@ -25,12 +25,12 @@ func ns3Caps() netenv.Capabilities {
 
 func TestOraclesOnNS3(t *testing.T) {
 	ns3, native := ns3Caps(), netenv.NativeCapabilities()
-	const ack, state, rto = tcp.ReasonAck, tcp.ReasonState, tcp.ReasonRTO
+	const ack, state, rto = observe.ReasonAck, observe.ReasonState, observe.ReasonRTO
 
 	// A recovery entered from Open at 1 s (srtt 100 ms): the entry record
 	// with ssthresh and in_flight as given, then the ACK's record with
 	// cwnd and ssthresh after the rest of the ACK.
-	recovery := func(prior, ssthresh, inFlight, ackCwnd, ackSSThresh uint32) []tcp.StateRecord {
+	recovery := func(prior, ssthresh, inFlight, ackCwnd, ackSSThresh uint32) []observe.Record {
 		return records(
 			rec{ms: 900, reason: ack, state: "open", cwnd: prior, ssthresh: 1000, inFlight: prior, delivered: 500, srttMS: 100},
 			rec{ms: 1000, reason: state, state: "recovery", cwnd: prior, ssthresh: ssthresh, prior: prior, inFlight: inFlight, delivered: 501, srttMS: 100},
@@ -39,7 +39,7 @@ func TestOraclesOnNS3(t *testing.T) {
 	}
 	// A timeout from Open with in_flight before it: ns-3's loss record
 	// follows the timeout (cwnd 1, everything marked lost).
-	timeout := func(prior, inFlightBefore, ssthresh uint32) []tcp.StateRecord {
+	timeout := func(prior, inFlightBefore, ssthresh uint32) []observe.Record {
 		return records(
 			rec{ms: 900, reason: ack, state: "open", cwnd: prior, ssthresh: 1000, inFlight: inFlightBefore, delivered: 500, srttMS: 100},
 			rec{ms: 1500, reason: state, state: "loss", cwnd: 1, ssthresh: ssthresh, prior: prior, inFlight: 1, delivered: 500, srttMS: 100, rtoMS: 600},
@@ -88,7 +88,7 @@ func TestOraclesOnNS3(t *testing.T) {
 	// counts every segment from snd_una to that ACK, those SACKed during
 	// the recovery included, TcpSocketBase::ProcessAck). Natively that
 	// is an undo, which undo-restores judges.
-	exit := func(exitCwnd uint32) []tcp.StateRecord {
+	exit := func(exitCwnd uint32) []observe.Record {
 		return records(
 			rec{ms: 900, reason: ack, state: "open", cwnd: 3, ssthresh: 1000, inFlight: 3, delivered: 500, srttMS: 100},
 			rec{ms: 1000, reason: state, state: "recovery", cwnd: 3, ssthresh: 2, prior: 3, inFlight: 2, delivered: 501, srttMS: 100},
@@ -130,8 +130,8 @@ func TestOraclesOnNS3(t *testing.T) {
 // TcpNewReno at 1 kbit/s). A flow that stops delivering while it has
 // data in flight still stalls, idle before or not.
 func TestStallAfterIdle(t *testing.T) {
-	const rto, ack = tcp.ReasonRTO, tcp.ReasonAck
-	idleThen := func(stuckMS float64) []tcp.StateRecord {
+	const rto, ack = observe.ReasonRTO, observe.ReasonAck
+	idleThen := func(stuckMS float64) []observe.Record {
 		rs := []rec{
 			{ms: 1000, reason: ack, state: "open", cwnd: 20, ssthresh: 50, inFlight: 1, delivered: 100, srttMS: 40, rtoMS: 250},
 			{ms: 1040, reason: ack, state: "open", cwnd: 20, ssthresh: 50, inFlight: 0, delivered: 101, srttMS: 40, rtoMS: 250},

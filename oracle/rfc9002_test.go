@@ -8,8 +8,8 @@ import (
 	"github.com/actfuzz/actfuzz/ccai"
 	"github.com/actfuzz/actfuzz/corpus"
 	"github.com/actfuzz/actfuzz/netenv"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 	"github.com/actfuzz/actfuzz/netenv/quicgo"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
 )
 
 // Fire/silent cases of the RFC 9002 oracles (rfc9002.go), on hand-built
@@ -34,7 +34,7 @@ type quicRec struct {
 
 // quicRecords turns quicRecs into state records of the quic subject (with
 // extra appended to the variables when withExtra).
-func quicRecords(withExtra bool, rs ...quicRec) []tcp.StateRecord {
+func quicRecords(withExtra bool, rs ...quicRec) []observe.Record {
 	var in []rec
 	for _, r := range rs {
 		cc := 1.0 // congestion_avoidance
@@ -45,7 +45,7 @@ func quicRecords(withExtra bool, rs ...quicRec) []tcp.StateRecord {
 		if withExtra {
 			vars = append(vars, r.extra)
 		}
-		in = append(in, rec{ms: r.ms, reason: tcp.ReasonAck, state: r.state, cwnd: r.cwnd, prior: r.prior, inFlight: r.inFlight, srttMS: r.minRTTms, vars: vars})
+		in = append(in, rec{ms: r.ms, reason: observe.ReasonAck, state: r.state, cwnd: r.cwnd, prior: r.prior, inFlight: r.inFlight, srttMS: r.minRTTms, vars: vars})
 	}
 	return records(in...)
 }
@@ -65,7 +65,7 @@ func withVar(name string) netenv.Capabilities {
 // replayUnselected watches records with the oracle's condition as it
 // would run on the quic subject, bypassing Select (for oracles Select
 // rightly skips there: the subject lacks their variable).
-func replayUnselected(t *testing.T, name string, caps netenv.Capabilities, recs []tcp.StateRecord) []hit {
+func replayUnselected(t *testing.T, name string, caps netenv.Capabilities, recs []observe.Record) []hit {
 	t.Helper()
 	o, ok := Lookup(name)
 	if !ok {

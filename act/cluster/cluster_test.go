@@ -26,7 +26,7 @@ import (
 
 	"github.com/actfuzz/actfuzz/act"
 	"github.com/actfuzz/actfuzz/netenv"
-	"github.com/actfuzz/actfuzz/netenv/tcp"
+	"github.com/actfuzz/actfuzz/netenv/observe"
 )
 
 // TestMain makes the test binary its own worker process ("worker", as
@@ -64,7 +64,7 @@ type crashOn struct {
 	seed uint64
 }
 
-func (c crashOn) Run(ctx context.Context, cfg netenv.Config, obs tcp.Observer) (netenv.Result, error) {
+func (c crashOn) Run(ctx context.Context, cfg netenv.Config, obs observe.Observer) (netenv.Result, error) {
 	if cfg.Seed == c.seed {
 		fmt.Fprintf(os.Stderr, "crashOn: seed %d\n", c.seed)
 		os.Exit(1)
