@@ -32,7 +32,7 @@ const (
 // starts paying (concatenation, once the store holds deep states) gains it.
 //
 // Why Thompson sampling and not UCB: the selector chooses two batches of
-// configurations ahead of the merged results (run.go), so within those
+// configurations ahead of the merged results (runloop.go), so within those
 // batches the posteriors do not move. UCB would give the whole batch to one
 // arm; sampling spreads it in proportion to each arm's chance of being best.
 //
