@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -125,11 +126,20 @@ const (
 // for its headers.
 const partHeadroom = 1024
 
-// Consumer names.
+// Consumer names. The coordinator's results consumer is named after its
+// epoch (coordinatorConsumerOf).
 const (
 	workersConsumer     = "workers"
 	coordinatorConsumer = "coordinator"
 )
+
+// coordinatorConsumerOf names the results consumer of the coordinator of
+// epoch: an ack that a coordinator stopped past its lease sends once it
+// is continued names a consumer its successor deleted, so the server
+// drops it (fencing, coordlease.go).
+func coordinatorConsumerOf(epoch int64) string {
+	return coordinatorConsumer + "-" + strconv.FormatInt(epoch, 10)
+}
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -153,7 +163,13 @@ func CampaignID(out string, source []byte, method string) string {
 
 func workStream(id string) string    { return "ACTFUZZ_" + id + "_WORK" }
 func resultsStream(id string) string { return "ACTFUZZ_" + id + "_RESULTS" }
-func workSubject(id string) string   { return "actfuzz." + id + ".work" }
+
+// workSubject is the subject the coordinator of epoch publishes chunks
+// on; the work stream takes only its current coordinator's (fencing,
+// coordlease.go).
+func workSubject(id string, epoch int64) string {
+	return "actfuzz." + id + ".work." + strconv.FormatInt(epoch, 10)
+}
 func resultSubject(id string) string { return "actfuzz." + id + ".results" }
 func refusedSubject(id string) string {
 	return "actfuzz." + id + ".refused"

@@ -423,7 +423,7 @@ func TestHostilePublisher(t *testing.T) {
 	wantHost := map[string]int{"malformed": 1, "another campaign header": 1, "batch id does not match its configurations": 1, "another campaign": 1,
 		"chunk size": 1}
 	after := func(ex *Executor, h act.CampaignHeader) {
-		rs, ws := resultSubject(id), workSubject(id)
+		rs, ws := resultSubject(id), workSubject(id, ex.epoch)
 		pub(rs, id, "", []byte("garbage"))
 		pub(rs, id, "", []byte{'R', 0xff, 0xff})
 		// Over MaxResult: the stream itself refuses it.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The coordinator's lease on its campaign (package doc, "One coordinator
@@ -72,6 +75,49 @@ func (e *Executor) holdCampaign(ctx context.Context) error {
 // goroutines wakes first.
 func (e *Executor) acting() bool {
 	return e.lease == nil || e.lease.await(e.ctx) == nil
+}
+
+// Fencing. A coordinator checks its lease before each act (acting), but
+// an act checked while the lease was fresh can still reach the server
+// after a successor took the campaign over: the process was stopped
+// (SIGSTOP), starved or suspended between the check and the sending, or
+// the act sat in the client's write buffer (nats.go sends from a
+// flusher goroutine), so it leaves the process only when the process
+// runs again. A local check cannot close that window; the server must
+// refuse such acts (Kleppmann, "How to do distributed locking", 2016:
+// fencing tokens). Each coordinator's epoch is its token, and its setup,
+// after it holds the lease and before it acts:
+//   - sets the work stream's subjects to its own epoch's alone
+//     (workSubject): a predecessor's late chunk matches no stream, and
+//     its publication fails (no responders) instead of landing;
+//   - deletes every coordinator results consumer before it makes its own
+//     (coordinatorConsumerOf): a predecessor's late ack names a consumer
+//     that no longer exists, and the server drops it.
+// A late act that reaches the server before the fence is the
+// predecessor's last act, which the successor finds in the streams: the
+// work stream is purged, and a result whose ack landed was merged by
+// the predecessor's checkpoint or is published again (the chunks
+// without a result are published again).
+
+// deleteCoordinatorConsumers deletes the results stream's coordinator
+// consumers of every epoch (and of builds before epochs named them).
+func deleteCoordinatorConsumers(ctx context.Context, results jetstream.Stream) error {
+	names := results.ConsumerNames(ctx)
+	var stale []string
+	for name := range names.Name() {
+		if name == coordinatorConsumer || strings.HasPrefix(name, coordinatorConsumer+"-") {
+			stale = append(stale, name)
+		}
+	}
+	if err := names.Err(); err != nil {
+		return fmt.Errorf("listing the results stream's consumers: %w", err)
+	}
+	for _, name := range stale {
+		if err := results.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("deleting consumer %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // closeWait bounds how long a closing coordinator tries to renew a stale

@@ -157,7 +157,7 @@ func TestCredsFile(t *testing.T) {
 // write the buckets (the campaign headers, the trace files) nor change
 // streams; coordinators may not publish results.
 var (
-	hostDeny = []string{"actfuzz.*.work", "$KV." + Bucket + ".>", "$O." + TraceBucket + ".>",
+	hostDeny = []string{"actfuzz.*.work.*", "$KV." + Bucket + ".>", "$O." + TraceBucket + ".>",
 		"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
 		"$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.MSG.DELETE.>"}
 	coordinatorDeny = []string{"actfuzz.*.results"}
@@ -248,7 +248,7 @@ func TestRestrictedCreds(t *testing.T) {
 	id := "restricted"
 	rep, ex := clusterRun(t, context.Background(), c, connectAs(coordCreds, "coordinator"), dir, Options{ID: id}, func(ex *Executor, h act.CampaignHeader) {
 		// The streams, the KV record and the trace objects are there.
-		refused(probeHost, "a host publishing work", workSubject(id))
+		refused(probeHost, "a host publishing work", workSubject(id, ex.epoch))
 		refused(probeHost, "a host writing a campaign header", "$KV."+Bucket+"."+id)
 		refused(probeHost, "a host writing a trace file", "$O."+TraceBucket+".C.forged")
 		refused(probeCoord, "a coordinator publishing a result", resultSubject(id))
@@ -287,7 +287,7 @@ func TestRestrictedCredsStoreParts(t *testing.T) {
 	// A store process replaces its snapshot objects, which purges the
 	// object store's stream: it may purge that one, not the campaign's
 	// (named per campaign: a NATS wildcard is a whole token).
-	storeDeny := []string{"actfuzz.*.work", "actfuzz.*.results", "$KV." + Bucket + ".>", "$O." + TraceBucket + ".>",
+	storeDeny := []string{"actfuzz.*.work.*", "actfuzz.*.results", "$KV." + Bucket + ".>", "$O." + TraceBucket + ".>",
 		"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>"}
 	for _, st := range []string{workStream(id), resultsStream(id), statesStream(id)} {
 		storeDeny = append(storeDeny, "$JS.API.STREAM.PURGE."+st, "$JS.API.STREAM.MSG.DELETE."+st)
@@ -324,10 +324,10 @@ func TestRestrictedCredsStoreParts(t *testing.T) {
 	probeHost := connectAs(hostCreds, "host-probe")
 	probeStore := connectAs(storeCreds, "store-probe")
 	dir := t.TempDir()
-	rep, ex := clusterRun(t, context.Background(), c, connectAs(coordCreds, "coordinator"), dir, Options{ID: id, Parts: 2}, func(*Executor, act.CampaignHeader) {
+	rep, ex := clusterRun(t, context.Background(), c, connectAs(coordCreds, "coordinator"), dir, Options{ID: id, Parts: 2}, func(ex *Executor, _ act.CampaignHeader) {
 		refused(probeHost, "a host asking a store part", partSubject(id, 0))
 		refused(probeHost, "a host writing a part's object", "$O."+PartsBucket+".C.forged")
-		refused(probeStore, "a store process publishing work", workSubject(id))
+		refused(probeStore, "a store process publishing work", workSubject(id, ex.epoch))
 		refused(probeStore, "a store process publishing a result", resultSubject(id))
 		refused(probeStore, "a store process writing a campaign header", "$KV."+Bucket+"."+id)
 		refused(probeStore, "a store process purging the states stream", "$JS.API.STREAM.PURGE."+statesStream(id))

@@ -17,10 +17,10 @@
 //	                                       subject, build revision, the trace files' names and SHA-256),
 //	                                       the chunk size, the protocol version
 //	objects    actfuzz-traces, ID/i        trace file i of the campaign (link_traces:), gzipped
-//	stream     ACTFUZZ_ID_WORK             subject actfuzz.ID.work, work-queue retention: configuration batches
+//	stream     ACTFUZZ_ID_WORK             subject actfuzz.ID.work.EPOCH (its coordinator's), work-queue retention: configuration batches
 //	consumer   workers (on the work stream) durable pull consumer shared by every worker host
 //	stream     ACTFUZZ_ID_RESULTS          subject actfuzz.ID.results, work-queue retention: one Result a message
-//	consumer   coordinator                 durable pull consumer of the coordinator
+//	consumer   coordinator-EPOCH           durable pull consumer of the coordinator
 //	subject    actfuzz.ID.refused          (core NATS) a worker host that refuses the campaign says why
 //	KV bucket  actfuzz-store-leases, key ID.coordinator  the coordinator's lease on the campaign
 //	                                       ("One coordinator a campaign" below)
@@ -177,13 +177,13 @@
 // publisher that knows a chunk can publish a plausible result for it
 // before the worker host does. Keeping such publishers out is the job of
 // NATS permissions: credentials (--nats-creds) that let only worker hosts
-// publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work
+// publish on actfuzz.ID.results and only coordinators on actfuzz.ID.work.*
 // and write the buckets (the KV bucket, and the object store of trace
 // files, which hosts only read). Tested (TestRestrictedCreds, a campaign
 // over trace files that runs as it runs locally while the server refuses
 // each forgery), as users' publish deny lists:
 //
-//	worker hosts   actfuzz.*.work  $KV.actfuzz-campaigns.>  $O.actfuzz-traces.>
+//	worker hosts   actfuzz.*.work.*  $KV.actfuzz-campaigns.>  $O.actfuzz-traces.>
 //	               $JS.API.STREAM.CREATE.>  $JS.API.STREAM.UPDATE.>  $JS.API.STREAM.DELETE.>
 //	               $JS.API.STREAM.PURGE.>  $JS.API.STREAM.MSG.DELETE.>
 //	coordinators   actfuzz.*.results
@@ -284,9 +284,15 @@
 // without a network or a clock against random schedules of stops,
 // outages and takeovers (TestLeaseNeverTwoHolders). Durations are read
 // from CLOCK_BOOTTIME, which counts a suspended machine's sleep (Go's
-// monotonic clock does not). What is left: a process stopped between
-// its check of the lease and the sending of an act (microseconds) sends
-// it once continued; closing that needs fencing by the server. On one
+// monotonic clock does not). An act checked while the lease was fresh
+// can still reach the server after a successor's takeover (the process
+// stopped between the check and the sending, or the act still in its
+// client's write buffer: TestCoordinatorStopped saw three chunks land so
+// on a loaded machine); the server refuses it, since each coordinator's
+// setup fences its predecessors off: the work stream takes only its
+// epoch's subject, and earlier epochs' results consumers are deleted, so
+// a late chunk matches no stream and a late ack no consumer
+// (coordlease.go, "Fencing"; TestFencedAck). On one
 // machine, the output directory's lock keeps a second `run` of the same
 // --out out before it connects (corpus.LockDir).
 //
@@ -444,7 +450,7 @@
 // list gains actfuzz.*.part.* and $O.actfuzz-parts.>, and store processes
 // get one of their own:
 //
-//	store processes  actfuzz.*.work  actfuzz.*.results  $KV.actfuzz-campaigns.>  $O.actfuzz-traces.>
+//	store processes  actfuzz.*.work.*  actfuzz.*.results  $KV.actfuzz-campaigns.>  $O.actfuzz-traces.>
 //	                 $JS.API.STREAM.CREATE.>  $JS.API.STREAM.UPDATE.>  $JS.API.STREAM.DELETE.>
 //	                 $JS.API.STREAM.PURGE.S and $JS.API.STREAM.MSG.DELETE.S for each of the
 //	                 campaign's streams S (a wildcard is a whole token; a store process

@@ -243,7 +243,9 @@ func (e *Executor) setup(ctx context.Context) error {
 		}
 	}
 	var err error
-	e.work, err = e.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: workStream(id), Subjects: []string{workSubject(id)},
+	// The stream takes this coordinator's subject alone from here on:
+	// the fence against a predecessor stopped past its lease (coordlease.go).
+	e.work, err = e.js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{Name: workStream(id), Subjects: []string{workSubject(id, e.epoch)},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, MaxMsgSize: maxWork,
 		Description: "actfuzz: configuration chunks of campaign " + id})
 	if err != nil {
@@ -269,10 +271,10 @@ func (e *Executor) setup(ctx context.Context) error {
 	// (received, not merged) are delivered again at once. Its AckWait
 	// redelivers a result whose delivery was lost (a server restart); a
 	// result held unmerged longer comes again, and is a duplicate.
-	if err := e.results.DeleteConsumer(sctx, coordinatorConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	if err := deleteCoordinatorConsumers(sctx, e.results); err != nil {
 		return fmt.Errorf("results consumer: %w", err)
 	}
-	e.res, err = e.results.CreateOrUpdateConsumer(sctx, jetstream.ConsumerConfig{Durable: coordinatorConsumer,
+	e.res, err = e.results.CreateOrUpdateConsumer(sctx, jetstream.ConsumerConfig{Durable: coordinatorConsumerOf(e.epoch),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: e.opt.AckWait, MaxAckPending: -1, DeliverPolicy: jetstream.DeliverAllPolicy,
 		Description: "actfuzz coordinator"})
 	if err != nil {
@@ -436,7 +438,7 @@ func (e *Executor) publish() {
 		if have {
 			continue
 		}
-		m := &nats.Msg{Subject: workSubject(e.opt.ID), Header: nats.Header{}, Data: c.body}
+		m := &nats.Msg{Subject: workSubject(e.opt.ID, e.epoch), Header: nats.Header{}, Data: c.body}
 		m.Header.Set(hdrCampaign, e.opt.ID)
 		var ack *jetstream.PubAck
 		err := retry(e.ctx, func() error {

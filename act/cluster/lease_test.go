@@ -68,6 +68,11 @@ func TestCoordinatorLease(t *testing.T) {
 	if waited := time.Since(t0); waited < lease {
 		t.Errorf("took a killed holder's lease over after %v, before its period %v", waited, lease)
 	}
+	// Fenced: a chunk the killed one sends late (a process stopped, not
+	// dead) lands nowhere.
+	if _, err := js.Publish(context.Background(), workSubject("lease", a.epoch), []byte("late")); err == nil {
+		t.Error("a chunk on the predecessor's work subject was stored after its successor's setup")
+	}
 
 	// Its lease taken from it: it stops, and leaves the campaign alone.
 	leases, err := leasesBucket(context.Background(), js, false)
@@ -200,9 +205,9 @@ func TestLeaseSuspended(t *testing.T) {
 // the local run. If another process took the lease meanwhile, it stops
 // (exit 3, ErrCampaignTaken) without acting on the campaign: no chunk
 // published, no result acked, the lease, header and streams left to the
-// taker. (A process stopped between its check of the lease and the
-// sending of an act, a few microseconds, would still send it: fencing
-// that needs the server's help.)
+// taker. An act it checked before it was stopped, still in its client's
+// write buffer or between the check and the sending, reaches the server
+// after the taker's fence and is refused there (coordlease.go, "Fencing").
 func TestCoordinatorStopped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stops a coordinator process for seconds")
@@ -267,6 +272,7 @@ func TestCoordinatorStopped(t *testing.T) {
 				if _, err := leases.Put(ctx, coordinatorKey(id), []byte(taker)); err != nil {
 					t.Fatal(err)
 				}
+				fenceAsSuccessor(ctx, t, js, id)
 			}
 			before := campaignActs(ctx, t, js, id)
 			if err := coord.Process.Signal(syscall.SIGCONT); err != nil {
@@ -308,6 +314,92 @@ func TestCoordinatorStopped(t *testing.T) {
 				t.Fatalf("the campaign's header after the stopped coordinator ended: %v", err)
 			}
 		})
+	}
+}
+
+// TestFencedAck: an ack that a coordinator stopped past its lease sends
+// once it is continued, of a result its successor has not merged, is
+// dropped by the server: the successor deleted the predecessor's
+// consumer (deleteCoordinatorConsumers) and made its own, which still
+// gets the result (coordlease.go, "Fencing").
+func TestFencedAck(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := startServer(t, t.TempDir(), -1)
+	js, err := jetstream.New(connect(t, s.ClientURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "fenced"
+	results, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: resultsStream(id), Subjects: []string{resultSubject(id)},
+		Retention: jetstream.WorkQueuePolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumer := func(epoch int64) jetstream.Consumer {
+		c, err := results.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: coordinatorConsumerOf(epoch),
+			AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute, DeliverPolicy: jetstream.DeliverAllPolicy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	fetch := func(c jetstream.Consumer) jetstream.Msg {
+		b, err := c.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range b.Messages() {
+			return m
+		}
+		t.Fatalf("no result delivered: %v", b.Error())
+		return nil
+	}
+	if _, err := js.Publish(ctx, resultSubject(id), []byte("result")); err != nil {
+		t.Fatal(err)
+	}
+	held := fetch(consumer(1)) // the predecessor received it, and was stopped
+	if err := deleteCoordinatorConsumers(ctx, results); err != nil {
+		t.Fatal(err)
+	}
+	successor := consumer(2)
+	if err := held.DoubleAck(ctx); err == nil {
+		t.Error("the server confirmed the predecessor's late ack")
+	}
+	if m := fetch(successor); string(m.Data()) != "result" {
+		t.Fatalf("the successor got %q", m.Data())
+	}
+	names := results.ConsumerNames(ctx)
+	var left []string
+	for n := range names.Name() {
+		left = append(left, n)
+	}
+	if len(left) != 1 || left[0] != coordinatorConsumerOf(2) {
+		t.Fatalf("consumers after the fence: %v, want only the successor's", left)
+	}
+}
+
+// fenceAsSuccessor does to campaign id's streams what a coordinator that
+// takes the campaign over does in its setup before it acts (coordlease.go,
+// "Fencing"): the work stream takes only its epoch's subject, and the
+// coordinator results consumers of earlier epochs are deleted.
+func fenceAsSuccessor(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) {
+	t.Helper()
+	work, err := js.Stream(ctx, workStream(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := work.CachedInfo().Config
+	cfg.Subjects = []string{workSubject(id, 1)}
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	results, err := js.Stream(ctx, resultsStream(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := deleteCoordinatorConsumers(ctx, results); err != nil {
+		t.Fatal(err)
 	}
 }
 
