@@ -264,6 +264,15 @@ PKT_RUNS ?= 20
 pkt-findings:
 	PACKETDRILL=$(PACKETDRILL) PACKETDRILL_SRC=$(PACKETDRILL_SRC) bench/pkt-kernel.sh $(PKT_RUNS)
 
+## quic-findings: the quic subject's finding reproducers (Go tests under
+## netenv/quicgo gated by ACTFUZZ_QUIC_FINDINGS, docs/bugs/quicgo-*.md),
+## QUIC_RUNS times each: quic-go runs in real time, so each run is
+## reported (go test -count, -v: the measured values of every run).
+QUIC_RUNS ?= 1
+.PHONY: quic-findings
+quic-findings:
+	ACTFUZZ_QUIC_FINDINGS=1 $(GO) test -count=$(QUIC_RUNS) -v -run 'TestNoPersistentCongestion' ./netenv/quicgo
+
 ## gofuzz: go-fuzz over fuzz.Fuzz for GOFUZZ_TIME seconds: region feedback
 ## (Fuzz returns 1 on a new region at k=16), condition hits and subject faults
 ## panic, so GOFUZZ_DIR/crashers holds reproducers. The corpus, the crashers

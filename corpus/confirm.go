@@ -17,7 +17,7 @@ import (
 // deterministic (the kernel). extra, if not nil, also sees every state
 // record; the run's summary is returned with the hit.
 func FirstHit(ctx context.Context, subj netenv.Subject, seed *Seed, cfg netenv.Config, specs []ConditionSpec, extra tcp.Observer) (time.Duration, bool, netenv.Result, error) {
-	w, err := NewWatcher(seed.CCAI, specs)
+	w, err := NewWatcherFor(subj.Capabilities(), seed.CCAI, specs)
 	if err != nil {
 		return 0, false, netenv.Result{}, err
 	}

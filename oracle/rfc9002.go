@@ -57,7 +57,7 @@ func rfc9002() []Oracle {
 			Kind:      Conformance,
 			CCAs:      newReno,
 			Subjects:  quicSubjects,
-			NotOn: map[string]string{"quic": "quic-go v0.65.0 reports no persistent congestion: its qlog has no such event or field, and its sent-packet handler never establishes it (internal/ackhandler/sent_packet_handler.go calls no OnRetransmissionTimeout, the only code that sets cwnd to the minimum window). " +
+			NotOn: map[string]string{"quic": "quic-go v0.65.0 reports no persistent congestion: its qlog has no such event or field, and its sent-packet handler never establishes it (internal/ackhandler/sent_packet_handler.go calls no OnRetransmissionTimeout, the only code that sets cwnd to the minimum window; docs/bugs/quicgo-no-persistent-congestion.md). " +
 				"Deriving it needs the send time of every ack-eliciting packet declared lost (§7.6.1), which the subject's records, one per ACK, do not carry: the oracle reads persistent_congestion (periods established so far), which no subject reports yet"},
 			Spec: corpus.ConditionSpec{When: `persistent_congestion > prev.persistent_congestion && cwnd_bytes > ` + minWindowBytes},
 		},
