@@ -415,4 +415,15 @@
 // timeouts), retransmissions and cwnd, ssthresh, srtt and ca_state at
 // evenly spaced time points, with the disagreements beyond DiffOptions'
 // tolerances. DiffReport.Format prints it; it marshals to JSON.
+//
+// A large srtt disagreement is worth reading before any other: on a path
+// whose RTT grows past ns-3's RTO (a standing queue behind another flow,
+// a route change) ns-3's srtt stays at its old value and the flow lives
+// on spurious timeouts, where the native model (and Linux, with
+// timestamps) measures the new RTT. TcpSocketBase::ReTxTimeout clears the
+// RTT sampling history and NewAck recomputes the RTO from the stale
+// estimate on every new ACK (RFC 6298 §5 collapses the backoff only on a
+// new measurement). Seen as native srtt ≈ 43 s against ns-3's 56 ms and
+// 342 timeouts; docs/bugs/ns3-rto-collapse-without-sample.md, with a
+// standalone reproducer.
 package ns3
