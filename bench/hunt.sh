@@ -18,11 +18,11 @@
 # arguments, 3 the campaign or the triage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: bench/hunt.sh SUBJECT CCA DURATION [run flags...]   (SUBJECT: native, ns3, gvisor, linux; DURATION: 30m, 1h, …)" >&2; exit 2; }
+usage() { echo "usage: bench/hunt.sh SUBJECT CCA DURATION [run flags...]   (SUBJECT: native, ns3, gvisor, linux, quic; DURATION: 30m, 1h, …)" >&2; exit 2; }
 [ $# -ge 3 ] || usage
 subject=$1 cca=$2 duration=$3
 shift 3
-case $subject in native | ns3 | gvisor | linux) ;; *) echo "hunt.sh: SUBJECT $subject: want native, ns3, gvisor or linux" >&2; exit 2 ;; esac
+case $subject in native | ns3 | gvisor | linux | quic) ;; *) echo "hunt.sh: SUBJECT $subject: want native, ns3, gvisor, linux or quic" >&2; exit 2 ;; esac
 [[ $cca =~ ^[A-Za-z0-9_.+-]+$ ]] || { echo "hunt.sh: CCA $cca: want a congestion control's name" >&2; exit 2; }
 [[ $duration =~ ^[0-9]+(s|m|h)$ ]] || { echo "hunt.sh: DURATION $duration: want e.g. 30m or 1h" >&2; exit 2; }
 command -v jq >/dev/null || { echo "hunt.sh: needs jq" >&2; exit 2; }
