@@ -227,16 +227,46 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 	if err := dec.Decode(&cf); err != nil {
 		return nil, yamlError(path, src, err)
 	}
-	var root yaml.Node
-	_ = yaml.Unmarshal(src, &root)
-	lineOf := func(keys ...string) int { return findLine(&root, keys) }
-	fail := func(line int, field, format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %s: %s", path, line, field, fmt.Sprintf(format, a...))
-	}
+	p := &campaignParser{path: path}
+	_ = yaml.Unmarshal(src, &p.root)
 
 	c := &Campaign{Path: path, Source: src, Setup: netenv.Setup{Topology: netenv.TopoSingleLink, Bytes: netenv.DefaultBytes,
 		SACK: true}, Params: DefaultParams(), Space: coverage.DefaultSpace(), Kappa: 128, Delta: 0.015,
 		Window: 5000, Budget: 100000, Seed: 1, Memory: DefaultMemory, Schedule: ScheduleAdaptive, Directed: "auto"}
+	if err := p.flows(c, &cf); err != nil {
+		return nil, err
+	}
+	if err := p.network(c, &cf, traces); err != nil {
+		return nil, err
+	}
+	if err := p.stateAndOracles(c, &cf); err != nil {
+		return nil, err
+	}
+	if err := p.search(c, &cf); err != nil {
+		return nil, err
+	}
+	// kappa's check needs S's variables, which CheckSubject checks
+	// first (checkKappa): an unknown variable is the error to report.
+	return c, nil
+}
+
+// campaignParser reports a campaign file's errors at the line of the field
+// they concern; root is the file's YAML node tree, for those lines.
+type campaignParser struct {
+	path string
+	root yaml.Node
+}
+
+// lineOf is the line of the field at keys (0 if it is absent).
+func (p *campaignParser) lineOf(keys ...string) int { return findLine(&p.root, keys) }
+
+// fail is the error "path:line: field: message".
+func (p *campaignParser) fail(line int, field, format string, a ...any) error {
+	return fmt.Errorf("%s:%d: %s: %s", p.path, line, field, fmt.Sprintf(format, a...))
+}
+
+// flows reads ccai:, a name or a list of names, one flow each.
+func (p *campaignParser) flows(c *Campaign, cf *campaignFile) error {
 	switch cf.CCAI.Kind {
 	case yaml.ScalarNode:
 		c.CCAI = []string{cf.CCAI.Value}
@@ -245,39 +275,46 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 			c.CCAI = append(c.CCAI, n.Value)
 		}
 	case 0:
-		return nil, fmt.Errorf("%s: ccai: missing (for example `ccai: [cubic]`)", path)
+		return fmt.Errorf("%s: ccai: missing (for example `ccai: [cubic]`)", p.path)
 	default:
-		return nil, fail(cf.CCAI.Line, "ccai", "want a name or a list of names")
+		return p.fail(cf.CCAI.Line, "ccai", "want a name or a list of names")
 	}
 	if len(c.CCAI) == 0 {
-		return nil, fail(cf.CCAI.Line, "ccai", "empty: want at least one name (for example `ccai: [cubic]`)")
+		return p.fail(cf.CCAI.Line, "ccai", "empty: want at least one name (for example `ccai: [cubic]`)")
 	}
 	if len(c.CCAI) > netenv.MaxFlows {
-		return nil, fail(cf.CCAI.Line, "ccai", "%d flows, over the cap of %d (max_flows)", len(c.CCAI), netenv.MaxFlows)
+		return p.fail(cf.CCAI.Line, "ccai", "%d flows, over the cap of %d (max_flows)", len(c.CCAI), netenv.MaxFlows)
 	}
 	for _, n := range c.CCAI {
 		if strings.TrimSpace(n) == "" {
-			return nil, fail(cf.CCAI.Line, "ccai", "empty name (for example `ccai: [cubic]`)")
+			return p.fail(cf.CCAI.Line, "ccai", "empty name (for example `ccai: [cubic]`)")
 		}
 	}
+	return nil
+}
+
+// network reads what the flows run over: the topology, the traffic profile,
+// the bytes to send, SACK and handshake, the link traces, and the ranges of
+// the network parameters.
+func (p *campaignParser) network(c *Campaign, cf *campaignFile, traces []*netenv.LinkTraceFile) error {
 	if cf.Topology != "" {
 		c.Topology = cf.Topology
 	}
 	switch c.Topology {
 	case netenv.TopoSingleLink, netenv.TopoDumbbell, netenv.TopoParkingLot:
 	default:
-		return nil, fail(lineOf("topology"), "topology", "%q: want %s, %s or %s", c.Topology, netenv.TopoSingleLink, netenv.TopoDumbbell, netenv.TopoParkingLot)
+		return p.fail(p.lineOf("topology"), "topology", "%q: want %s, %s or %s", c.Topology, netenv.TopoSingleLink, netenv.TopoDumbbell, netenv.TopoParkingLot)
 	}
 	if cf.Profile != "" {
-		p, err := ccai.ParseProfile(cf.Profile)
+		prof, err := ccai.ParseProfile(cf.Profile)
 		if err != nil {
-			return nil, fail(lineOf("profile"), "profile", "%v", err)
+			return p.fail(p.lineOf("profile"), "profile", "%v", err)
 		}
-		c.Profile = p
+		c.Profile = prof
 	}
 	if cf.Bytes != nil {
 		if *cf.Bytes == 0 {
-			return nil, fail(lineOf("bytes"), "bytes", "must be > 0")
+			return p.fail(p.lineOf("bytes"), "bytes", "must be > 0")
 		}
 		c.Bytes = *cf.Bytes
 	}
@@ -285,58 +322,73 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 		c.SACK = *cf.SACK
 	}
 	c.Handshake = cf.Handshake
-	if err := c.readLinkTraces(path, cf.LinkTraces, traces, lineOf("link_traces")); err != nil {
-		return nil, err
+	if err := c.readLinkTraces(p.path, cf.LinkTraces, traces, p.lineOf("link_traces")); err != nil {
+		return err
 	}
 	for name, r := range cf.Params {
 		i := netenv.ParamIndex(name)
 		if i < 0 {
-			return nil, fail(lineOf("params", name), "params."+name, "unknown parameter%s (known: %v)", suggest.DidYouMean(name, netenv.ParamNames()), netenv.ParamNames())
+			return p.fail(p.lineOf("params", name), "params."+name, "unknown parameter%s (known: %v)", suggest.DidYouMean(name, netenv.ParamNames()), netenv.ParamNames())
 		}
 		rr, err := netenv.ParamAt(i).Resolve(r)
 		if err != nil {
-			return nil, fail(lineOf("params", name), "params."+name, "%v", err)
+			return p.fail(p.lineOf("params", name), "params."+name, "%v", err)
 		}
 		c.Params[i] = rr
 	}
+	return nil
+}
+
+// stateAndOracles reads the state space S, the oracles checked and the
+// campaign's own conditions.
+func (p *campaignParser) stateAndOracles(c *Campaign, cf *campaignFile) error {
 	c.defaultState = cf.State.Kind != yaml.MappingNode
 	if cf.State.Kind == yaml.MappingNode {
-		sp, err := parseState(path, &cf.State)
+		sp, err := parseState(p.path, &cf.State)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.Space = sp
 	}
 	ch, err := parseOracles(&cf.Oracles)
 	if err != nil {
-		return nil, fail(lineOf("oracles"), "oracles", "%v", err)
+		return p.fail(p.lineOf("oracles"), "oracles", "%v", err)
 	}
 	c.Oracles = ch
-	if err := checkConditions(path, &root, cf.Conditions); err != nil {
-		return nil, err
+	if err := checkConditions(p.path, &p.root, cf.Conditions); err != nil {
+		return err
 	}
 	c.Conditions = cf.Conditions
-	set := func(dst *int, v *int, field string, min int) error {
-		if v != nil {
-			if *v < min {
-				return fail(lineOf(field), field, "must be ≥ %d", min)
-			}
-			*dst = *v
+	return nil
+}
+
+// atLeast sets *dst to *v when the field is given, if *v ≥ min.
+func (p *campaignParser) atLeast(dst *int, v *int, field string, min int) error {
+	if v != nil {
+		if *v < min {
+			return p.fail(p.lineOf(field), field, "must be ≥ %d", min)
 		}
-		return nil
+		*dst = *v
 	}
-	if err := set(&c.Kappa, cf.Kappa, "kappa", 1); err != nil {
-		return nil, err
+	return nil
+}
+
+// search reads how the campaign searches: ACT's κ, window and δ (ACT, NSDI
+// 2019, §4), the budget and seed, directed mode, the schedule, the memory
+// cap and the symbolic stage.
+func (p *campaignParser) search(c *Campaign, cf *campaignFile) error {
+	if err := p.atLeast(&c.Kappa, cf.Kappa, "kappa", 1); err != nil {
+		return err
 	}
-	if err := set(&c.Window, cf.Window, "window", 1); err != nil {
-		return nil, err
+	if err := p.atLeast(&c.Window, cf.Window, "window", 1); err != nil {
+		return err
 	}
-	if err := set(&c.Budget, cf.Budget, "budget", 1); err != nil {
-		return nil, err
+	if err := p.atLeast(&c.Budget, cf.Budget, "budget", 1); err != nil {
+		return err
 	}
 	if cf.Delta != nil {
 		if !(*cf.Delta >= 0) {
-			return nil, fail(lineOf("delta"), "delta", "must be ≥ 0")
+			return p.fail(p.lineOf("delta"), "delta", "must be ≥ 0")
 		}
 		c.Delta = *cf.Delta
 	}
@@ -348,34 +400,32 @@ func parseCampaign(path string, src []byte, traces []*netenv.LinkTraceFile) (*Ca
 	case "auto", "on", "off":
 		c.Directed = cf.Directed
 	default:
-		return nil, fail(lineOf("directed"), "directed", "%q: want auto, on or off", cf.Directed)
+		return p.fail(p.lineOf("directed"), "directed", "%q: want auto, on or off", cf.Directed)
 	}
 	switch cf.Schedule {
 	case "":
 	case SchedulePaper, ScheduleAdaptive:
 		c.Schedule = cf.Schedule
 	default:
-		return nil, fail(lineOf("schedule"), "schedule", "%q: want %s or %s", cf.Schedule, ScheduleAdaptive, SchedulePaper)
+		return p.fail(p.lineOf("schedule"), "schedule", "%q: want %s or %s", cf.Schedule, ScheduleAdaptive, SchedulePaper)
 	}
 	if cf.Memory != "" {
 		m, err := ParseBytes(cf.Memory)
 		if err != nil {
-			return nil, fail(lineOf("memory"), "memory", "%v", err)
+			return p.fail(p.lineOf("memory"), "memory", "%v", err)
 		}
 		c.Memory, c.MemoryGiven = m, true
 	}
 	if cf.Symbolic != nil {
 		sp, err := parseSymbolic(cf.Symbolic, func(field, format string, a ...any) error {
-			return fail(lineOf("symbolic", field), "symbolic."+field, format, a...)
+			return p.fail(p.lineOf("symbolic", field), "symbolic."+field, format, a...)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.Symbolic = sp
 	}
-	// kappa's check needs S's variables, which CheckSubject checks
-	// first (checkKappa): an unknown variable is the error to report.
-	return c, nil
+	return nil
 }
 
 // checkKappa refuses a kappa that is not a region size of S.

@@ -93,30 +93,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	setMemoryLimit(ctx, c, mem, verbosity.logger(stderr))
 	for _, m := range ms {
 		if m == "fuzz" {
-			// The code-coverage-guided fuzzer (package fuzz), measured
-			// by the regions its simulations reach (ACT §6.2).
-			budgetN := *budget
-			if budgetN == 0 {
-				budgetN = c.Budget
+			rep, code := compareFuzz(ctx, c, *budget, *workers, subj, stderr)
+			if code != exitOK {
+				return code
 			}
-			start := time.Now()
-			fr, err := fuzz.Run(ctx, c, fuzz.Options{Budget: budgetN, Workers: *workers, Subject: subj})
-			var st *coverage.Store
-			var sims int
-			if fr != nil {
-				st, sims = fr.Store, fr.Sims
-			}
-			if errors.Is(err, act.ErrSubjectLacks) {
-				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
-				return exitUsage
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
-				return exitInternal
-			}
-			rep := &act.Report{Method: m, Sims: sims, Store: st, Wall: time.Since(start)}
 			out[m] = methodReport(rep)
-			snaps = append(snaps, st.Snapshot(m, int64(sims)))
+			snaps = append(snaps, rep.Store.Snapshot(m, int64(rep.Sims)))
 			continue
 		}
 		opt := act.Options{Method: m, Budget: *budget, Workers: *workers, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
@@ -150,25 +132,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			defer fmt.Fprintf(stdout, "report: %s\n", path)
 		}
 	}
-	if *plot != "" {
-		err := os.MkdirAll(filepath.Dir(*plot), 0o755)
-		if err == nil {
-			err = coverage.SaveCoveragePlot(*plot, snaps...)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "actfuzz compare: --plot: %v\n", err)
-			status = exitInternal
-		} else {
-			// Figs. 9–10 beside it.
-			ext := filepath.Ext(*plot)
-			for _, k := range []int{2, 128} {
-				path := strings.TrimSuffix(*plot, ext) + fmt.Sprintf("-growth-k%d", k) + ext
-				if err := coverage.SaveGrowthPlot(path, k, series...); err != nil {
-					fmt.Fprintf(stderr, "actfuzz compare: growth plot: %v\n", err)
-					status = exitInternal
-				}
-			}
-		}
+	if *plot != "" && !writeComparePlots(*plot, snaps, series, stderr) {
+		status = exitInternal
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -176,6 +141,69 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		_ = enc.Encode(map[string]any{"methods": out})
 		return status
 	}
+	printCompareTable(stdout, out, snaps)
+	if *plot != "" && status == exitOK {
+		fmt.Fprintf(stdout, "plot: %s\n", *plot)
+	}
+	return status
+}
+
+// num prints integral floats without an exponent.
+func num(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return fmt.Sprint(v)
+}
+
+// compareFuzz runs the code-coverage-guided fuzzer (package fuzz) for
+// compare, measured by the regions its simulations reach (ACT §6.2), as a
+// report like the other methods'. The exit code is exitOK, or the one to
+// stop with after the message on stderr.
+func compareFuzz(ctx context.Context, c *act.Campaign, budget, workers int, subj netenv.Subject, stderr io.Writer) (*act.Report, int) {
+	if budget == 0 {
+		budget = c.Budget
+	}
+	start := time.Now()
+	fr, err := fuzz.Run(ctx, c, fuzz.Options{Budget: budget, Workers: workers, Subject: subj})
+	if errors.Is(err, act.ErrSubjectLacks) {
+		fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
+		return nil, exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz compare: fuzz: %v\n", err)
+		return nil, exitInternal
+	}
+	return &act.Report{Method: "fuzz", Sims: fr.Sims, Store: fr.Store, Wall: time.Since(start)}, exitOK
+}
+
+// writeComparePlots writes the coverage(S,k) plot (ACT Fig. 8) to plot and
+// the growth plots (Figs. 9–10) beside it, reporting on stderr what fails.
+func writeComparePlots(plot string, snaps []coverage.Snapshot, series []*coverage.Series, stderr io.Writer) bool {
+	err := os.MkdirAll(filepath.Dir(plot), 0o755)
+	if err == nil {
+		err = coverage.SaveCoveragePlot(plot, snaps...)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "actfuzz compare: --plot: %v\n", err)
+		return false
+	}
+	ok := true
+	ext := filepath.Ext(plot)
+	for _, k := range []int{2, 128} {
+		path := strings.TrimSuffix(plot, ext) + fmt.Sprintf("-growth-k%d", k) + ext
+		if err := coverage.SaveGrowthPlot(path, k, series...); err != nil {
+			fmt.Fprintf(stderr, "actfuzz compare: growth plot: %v\n", err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// printCompareTable prints the methods' coverage table, ACT's ratio over
+// RAN at k = 16, and each method's simulations and
+// wall time, by method name.
+func printCompareTable(stdout io.Writer, out map[string]methodJSON, snaps []coverage.Snapshot) {
 	_ = coverage.WriteTable(stdout, snaps...)
 	if a, ok := out["act"]; ok {
 		if r, ok := out["ran"]; ok && r.Regions["16"] > 0 {
@@ -190,16 +218,4 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, k := range keys {
 		fmt.Fprintf(stdout, "%s: %d sims in %.1f s\n", k, out[k].Sims, out[k].WallS)
 	}
-	if *plot != "" && status == exitOK {
-		fmt.Fprintf(stdout, "plot: %s\n", *plot)
-	}
-	return status
-}
-
-// num prints integral floats without an exponent.
-func num(v any) string {
-	if f, ok := v.(float64); ok && f == float64(int64(f)) {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return fmt.Sprint(v)
 }

@@ -160,26 +160,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	switch *method {
-	case "act", "ran", "man":
-	default:
-		fmt.Fprintf(stderr, "actfuzz run: --method %q: want act, ran or man\n", *method)
+	if !checkRunRanges(*method, *budget, *workers, *duration, *lag, stderr) {
 		return exitUsage
 	}
-	if *budget < 0 || *workers < 0 || *duration < 0 {
-		fmt.Fprintln(stderr, "actfuzz run: --budget, --workers and --duration must be ≥ 0")
-		return exitUsage
-	}
-	if *lag < 0 || *lag > 1024 {
-		fmt.Fprintln(stderr, "actfuzz run: --lag must be between 0 and 1024")
-		return exitUsage
-	}
-	if *nf.url == "" && (*campaignID != "" || *storeParts != 0 || *nf.creds != "" || *nf.ca != "" || *nf.cert != "" || *nf.key != "") {
-		fmt.Fprintln(stderr, "actfuzz run: --campaign-id, --store-parts and --nats-creds, --nats-ca, --nats-cert, --nats-key need --nats URL")
-		return exitUsage
-	}
-	if *storeParts < 0 || *storeParts > 16 {
-		fmt.Fprintln(stderr, "actfuzz run: --store-parts must be between 0 and 16")
+	if !checkRunClusterFlags(nf, *campaignID, *storeParts, stderr) {
 		return exitUsage
 	}
 	if *resume && *out == "" {
@@ -238,15 +222,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Resume: *resume, Subject: subj, Memory: mem, Isolate: *isoFlags.isolate, IsolateOptions: iso,
 		Logger: verbosity.logger(stderr), Program: prog, Lag: *lag, StoreParts: *storeParts}
 	opt.OnCheckpoint = reportHook(*out, c, prog, opt.Logger)
-	// resume continues this run: the cluster's flags again (the store
-	// parts, the method and the rest come from the checkpoint).
-	resumeFlags := nf.given()
-	if *campaignID != "" {
-		resumeFlags = append(resumeFlags, "--campaign-id", shell.Quote(*campaignID))
-	}
-	resumeCmd := func(extra ...string) string {
-		return resumeCommand(prog, *out, subj.Name(), append(resumeFlags, extra...)...)
-	}
+	resumeCmd := runResumeCommand(prog, *out, subj.Name(), nf, *campaignID)
 	if *nf.url != "" {
 		if opt.Lag == 0 {
 			opt.Lag = clusterLag
@@ -273,66 +249,19 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := runRecovering(ctx, c, &opt, infoWriter(*quiet, stderr))
 	pr.done()
-	if errors.Is(err, act.ErrCampaignChanged) || errors.Is(err, act.ErrSubjectLacks) || errors.Is(err, cluster.ErrHeaderTooLarge) {
-		// ErrHeaderTooLarge: a campaign file over the NATS server's
-		// max_payload (the message names its size and the limit).
-		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
-		return exitUsage
-	}
-	if errors.Is(err, cluster.ErrCampaignHeld) {
-		// The id comes from --out (or --campaign-id): the same command
-		// started twice, on two machines or twice on one.
-		fmt.Fprintf(stderr, "actfuzz run: --nats: %v; stop that coordinator, or give this one another --out or --campaign-id\n", err)
-		return exitUsage
-	}
-	if errors.Is(err, act.ErrIndexCapped) && *out != "" {
-		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with a larger budget, continue with: %s\n",
-			err, rep.Sims, resumeCmd("--memory", "SIZE"))
-		return exitInternal
-	}
-	if errors.Is(err, act.ErrStoreCapped) && *out != "" {
-		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with more store parts or a larger cap, continue with: %s\n",
-			err, rep.Sims, resumeCmd())
-		return exitInternal
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
-		return exitInternal
+		return runErrorCode(err, rep, *out, resumeCmd, stderr)
 	}
 	if ctx.Err() != nil && *out != "" {
 		fmt.Fprintf(stderr, "interrupted after %d simulations; continue with: %s\n", rep.Sims, resumeCmd())
 	}
-	if spent, of := rep.Sims+rep.StepSims[act.StepSymbolic], cmp.Or(*budget, c.Budget); ctx.Err() == nil && *duration > 0 && spent < of {
-		// The budget, not the clock, says when a campaign is done: a
-		// duration that ends it first is a cap, and the run says so.
-		fmt.Fprintf(stderr, "capped: --duration %v ended the campaign after %d of its %d simulations", *duration, spent, of)
-		if *out != "" {
-			fmt.Fprintf(stderr, "; continue with: %s run %s --resume --out %s", progName(), c.Path, *out)
-		}
-		fmt.Fprintln(stderr)
+	if ctx.Err() == nil && *duration > 0 {
+		reportDurationCap(stderr, rep, c, *budget, *duration, *out)
 	}
 	if *asJSON {
 		writeJSONReport(stdout, rep)
 	} else {
-		snap := rep.Store.Snapshot(rep.Method, int64(rep.Sims))
-		fmt.Fprintf(stdout, "%s on %s: %d simulations in %.1f s (%.0f sims/s)\n", rep.Method, strings.Join(c.CCAI, "+"), rep.Sims, rep.Wall.Seconds(), float64(rep.Sims)/rep.Wall.Seconds())
-		_ = coverage.WriteTable(stdout, snap)
-		printStore(stdout, rep.Store)
-		if rep.NoneInS() && rep.Sims > 0 {
-			fmt.Fprintln(stdout, "coverage is zero: no state landed inside S (each was outside a range of the campaign's state:); widen S or narrow P")
-		}
-		if rep.PhasesCapped > 0 {
-			fmt.Fprintf(stdout, "capped: %d schedules were not extended, at %d phases (max_phases)\n", rep.PhasesCapped, netenv.MaxPhases)
-		}
-		if rep.Unreproduced > 0 {
-			fmt.Fprintf(stdout, "rejected: %d results from the cluster's hosts whose findings did not reproduce here (replaced by this coordinator's own run; -v logs them)\n", rep.Unreproduced)
-		}
-		if rep.StatesDropped > 0 {
-			fmt.Fprintf(stdout, "capped: the states of %d simulations were not merged (their results were over the cluster's max_result)\n", rep.StatesDropped)
-		}
-		printSteps(stdout, rep)
-		printFindings(stdout, rep, *out, prog)
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, report.Dir, "index.html"))
+		printRunReport(stdout, rep, c, *out, prog)
 	}
 	if *doTriage && ctx.Err() == nil && len(rep.Findings) > 0 {
 		topt := triage.Options{Runs: 20, Watchdog: iso.Watchdog, Open: openSubject, Log: opt.Logger}
@@ -340,12 +269,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	}
-	for _, f := range rep.Findings {
-		if f.Seed.Finding.Kind == "condition" {
-			return 1 // like a failing test
-		}
-	}
-	return 0
+	return findingsExitCode(rep)
 }
 
 // startCPUProfile profiles the process's CPU into path (none when "")
@@ -496,5 +420,135 @@ func printSteps(w io.Writer, rep *act.Report) {
 	}
 	if rep.Symbolic != nil {
 		fmt.Fprintf(w, "symbolic step: %v\n", rep.Symbolic)
+	}
+}
+
+// checkRunRanges checks run's --method and the ranges of its numeric
+// flags, reporting the first out of range on stderr.
+func checkRunRanges(method string, budget, workers int, duration time.Duration, lag int, stderr io.Writer) bool {
+	switch method {
+	case "act", "ran", "man":
+	default:
+		fmt.Fprintf(stderr, "actfuzz run: --method %q: want act, ran or man\n", method)
+		return false
+	}
+	if budget < 0 || workers < 0 || duration < 0 {
+		fmt.Fprintln(stderr, "actfuzz run: --budget, --workers and --duration must be ≥ 0")
+		return false
+	}
+	if lag < 0 || lag > 1024 {
+		fmt.Fprintln(stderr, "actfuzz run: --lag must be between 0 and 1024")
+		return false
+	}
+	return true
+}
+
+// runErrorCode reports a campaign's error on stderr and is the exit code
+// it gives: a usage error (a changed campaign, a subject that lacks what
+// it needs, a header over the server's payload, a campaign id held by
+// another coordinator) exits 2; a cap hit, with how to continue, or any
+// other error exits 3.
+func runErrorCode(err error, rep *act.Report, out string, resumeCmd func(extra ...string) string, stderr io.Writer) int {
+	if errors.Is(err, act.ErrCampaignChanged) || errors.Is(err, act.ErrSubjectLacks) || errors.Is(err, cluster.ErrHeaderTooLarge) {
+		// ErrHeaderTooLarge: a campaign file over the NATS server's
+		// max_payload (the message names its size and the limit).
+		fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
+		return exitUsage
+	}
+	if errors.Is(err, cluster.ErrCampaignHeld) {
+		// The id comes from --out (or --campaign-id): the same command
+		// started twice, on two machines or twice on one.
+		fmt.Fprintf(stderr, "actfuzz run: --nats: %v; stop that coordinator, or give this one another --out or --campaign-id\n", err)
+		return exitUsage
+	}
+	if errors.Is(err, act.ErrIndexCapped) && out != "" {
+		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with a larger budget, continue with: %s\n",
+			err, rep.Sims, resumeCmd("--memory", "SIZE"))
+		return exitInternal
+	}
+	if errors.Is(err, act.ErrStoreCapped) && out != "" {
+		fmt.Fprintf(stderr, "actfuzz run: %v\ncheckpoint written after %d simulations; with more store parts or a larger cap, continue with: %s\n",
+			err, rep.Sims, resumeCmd())
+		return exitInternal
+	}
+	fmt.Fprintf(stderr, "actfuzz run: %v\n", err)
+	return exitInternal
+}
+
+// reportDurationCap says on stderr when --duration ended a campaign before
+// its budget: the budget, not the clock, says when a campaign is done, so
+// a duration that ends it first is a cap.
+func reportDurationCap(stderr io.Writer, rep *act.Report, c *act.Campaign, budget int, duration time.Duration, out string) {
+	spent, of := rep.Sims+rep.StepSims[act.StepSymbolic], cmp.Or(budget, c.Budget)
+	if spent >= of {
+		return
+	}
+	fmt.Fprintf(stderr, "capped: --duration %v ended the campaign after %d of its %d simulations", duration, spent, of)
+	if out != "" {
+		fmt.Fprintf(stderr, "; continue with: %s run %s --resume --out %s", progName(), c.Path, out)
+	}
+	fmt.Fprintln(stderr)
+}
+
+// printRunReport prints a finished campaign's text report: its rate, its
+// coverage and store, every cap hit and result rejected, its steps and
+// findings, and where its HTML report is.
+func printRunReport(stdout io.Writer, rep *act.Report, c *act.Campaign, out, prog string) {
+	snap := rep.Store.Snapshot(rep.Method, int64(rep.Sims))
+	fmt.Fprintf(stdout, "%s on %s: %d simulations in %.1f s (%.0f sims/s)\n", rep.Method, strings.Join(c.CCAI, "+"), rep.Sims, rep.Wall.Seconds(), float64(rep.Sims)/rep.Wall.Seconds())
+	_ = coverage.WriteTable(stdout, snap)
+	printStore(stdout, rep.Store)
+	if rep.NoneInS() && rep.Sims > 0 {
+		fmt.Fprintln(stdout, "coverage is zero: no state landed inside S (each was outside a range of the campaign's state:); widen S or narrow P")
+	}
+	if rep.PhasesCapped > 0 {
+		fmt.Fprintf(stdout, "capped: %d schedules were not extended, at %d phases (max_phases)\n", rep.PhasesCapped, netenv.MaxPhases)
+	}
+	if rep.Unreproduced > 0 {
+		fmt.Fprintf(stdout, "rejected: %d results from the cluster's hosts whose findings did not reproduce here (replaced by this coordinator's own run; -v logs them)\n", rep.Unreproduced)
+	}
+	if rep.StatesDropped > 0 {
+		fmt.Fprintf(stdout, "capped: the states of %d simulations were not merged (their results were over the cluster's max_result)\n", rep.StatesDropped)
+	}
+	printSteps(stdout, rep)
+	printFindings(stdout, rep, out, prog)
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(out, report.Dir, "index.html"))
+}
+
+// findingsExitCode is run's exit code for a finished campaign: 1 when it
+// found a condition hit, like a failing test, else 0.
+func findingsExitCode(rep *act.Report) int {
+	for _, f := range rep.Findings {
+		if f.Seed.Finding.Kind == "condition" {
+			return 1
+		}
+	}
+	return 0
+}
+
+// checkRunClusterFlags checks the flags that only a cluster run takes:
+// they need --nats, and --store-parts is between 0 and 16.
+func checkRunClusterFlags(nf *natsFlags, campaignID string, storeParts int, stderr io.Writer) bool {
+	if *nf.url == "" && (campaignID != "" || storeParts != 0 || *nf.creds != "" || *nf.ca != "" || *nf.cert != "" || *nf.key != "") {
+		fmt.Fprintln(stderr, "actfuzz run: --campaign-id, --store-parts and --nats-creds, --nats-ca, --nats-cert, --nats-key need --nats URL")
+		return false
+	}
+	if storeParts < 0 || storeParts > 16 {
+		fmt.Fprintln(stderr, "actfuzz run: --store-parts must be between 0 and 16")
+		return false
+	}
+	return true
+}
+
+// runResumeCommand is the command that resumes this run, with extra flags:
+// the cluster's flags again (the store parts, the method and the rest come
+// from the checkpoint).
+func runResumeCommand(prog, out, subject string, nf *natsFlags, campaignID string) func(extra ...string) string {
+	resumeFlags := nf.given()
+	if campaignID != "" {
+		resumeFlags = append(resumeFlags, "--campaign-id", shell.Quote(campaignID))
+	}
+	return func(extra ...string) string {
+		return resumeCommand(prog, out, subject, append(resumeFlags, extra...)...)
 	}
 }

@@ -342,165 +342,227 @@ func ExploreSeed(ctx context.Context, s *Seed, opt SymSeedOptions) (*SymSeedResu
 	if err != nil {
 		return nil, &UsageError{"--seed", err.Error()}
 	}
-	flow := opt.Flow
-	if opt.Flow == FlowAtHit && opt.Window.Kind != "before" {
-		return nil, &UsageError{"--flow", "the flow at the hit needs the window 'last N before hit'"}
+	x := &seedExploration{seed: s, opt: opt, base: base}
+	if err := x.chooseFlow(); err != nil {
+		return nil, err
 	}
-	if flow < 0 {
-		flow = 0
-		if s.Finding != nil && opt.Flow != FlowAtHit {
-			flow = s.Finding.Flow
+	if partial, err := x.chooseWindow(ctx); err != nil {
+		return partial, err
+	}
+	sc, err := x.scenario()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := symbolic.Explore(ctx, sc, symbolic.Options{
+		Reductions: opt.Reductions, MaxBranches: opt.MaxBranches, TimeLimit: opt.TimeLimit, NoSnapshot: opt.NoSnapshot,
+		KeepBranches: -1, OnBranch: func(b *symbolic.Branch) error { return x.onBranch(ctx, b) },
+	})
+	x.res.Report = rep
+	for _, sp := range x.specs {
+		x.res.Conditions = append(x.res.Conditions, *x.sums[sp.Name])
+	}
+	return x.res, err
+}
+
+// seedExploration is the state ExploreSeed threads through its phases:
+// the flow and window chosen, the conditions watched, and the per-condition
+// summaries each explored branch adds to.
+type seedExploration struct {
+	seed   *Seed
+	opt    SymSeedOptions
+	base   netenv.Config
+	flow   int
+	win    symbolic.Window
+	locate uint64 // events run to locate a window before the hit
+	name   string
+	specs  []ConditionSpec
+	sums   map[string]*CondSummary
+	res    *SymSeedResult
+}
+
+// chooseFlow picks the flow whose packets are explored: the option's, else
+// the finding's (unless the window's own locating run is to pick it).
+func (x *seedExploration) chooseFlow() error {
+	opt := x.opt
+	x.flow = opt.Flow
+	if opt.Flow == FlowAtHit && opt.Window.Kind != "before" {
+		return &UsageError{"--flow", "the flow at the hit needs the window 'last N before hit'"}
+	}
+	if x.flow < 0 {
+		x.flow = 0
+		if x.seed.Finding != nil && opt.Flow != FlowAtHit {
+			x.flow = x.seed.Finding.Flow
 		}
 	}
-	if flow >= len(base.Flows) {
-		return nil, &UsageError{"--flow", fmt.Sprintf("%d: the seed has %d flows", flow, len(base.Flows))}
+	if x.flow >= len(x.base.Flows) {
+		return &UsageError{"--flow", fmt.Sprintf("%d: the seed has %d flows", x.flow, len(x.base.Flows))}
 	}
-	win := symbolic.Window{Flow: flow, Select: "kind", Lo: opt.Lo, Hi: opt.Hi, Res: opt.Res}
-	var locate uint64
+	return nil
+}
+
+// chooseWindow turns the window option into the symbolic window. A window
+// before the hit runs the seed once to locate it; when that fails the
+// returned result carries the events that run took.
+func (x *seedExploration) chooseWindow(ctx context.Context) (*SymSeedResult, error) {
+	opt := x.opt
+	x.win = symbolic.Window{Flow: x.flow, Select: "kind", Lo: opt.Lo, Hi: opt.Hi, Res: opt.Res}
 	switch opt.Window.Kind {
 	case "before":
 		at := opt.At
 		if at <= 0 {
-			if s.Finding == nil {
+			if x.seed.Finding == nil {
 				return nil, &UsageError{"--window", fmt.Sprintf("%q needs a seed with a finding (a hit time); give 'data A..B' or 'acks A..B'", opt.Window.Text)}
 			}
-			at = time.Duration(s.Finding.TimeNS)
+			at = time.Duration(x.seed.Finding.TimeNS)
 		}
-		lasts, atHit, events, err := lastBefore(ctx, base, at, opt.Flow == FlowAtHit)
-		locate = events
+		lasts, atHit, events, err := lastBefore(ctx, x.base, at, opt.Flow == FlowAtHit)
+		x.locate = events
 		if err != nil {
-			return &SymSeedResult{LocateEvents: locate}, err
+			return &SymSeedResult{LocateEvents: x.locate}, err
 		}
 		if opt.Flow == FlowAtHit && atHit >= 0 {
-			flow = atHit
-			win.Flow = flow
+			x.flow = atHit
+			x.win.Flow = x.flow
 		}
-		last := lasts[flow]
+		last := lasts[x.flow]
 		if last+1 < int64(opt.Window.N) {
-			return &SymSeedResult{LocateEvents: locate}, &UsageError{"--window", fmt.Sprintf("%q: no ACK of flow %d that can have reached the sender before the hit at %v reports more than %d data segments received", opt.Window.Text, flow, at, last+1)}
+			return &SymSeedResult{LocateEvents: x.locate}, &UsageError{"--window", fmt.Sprintf("%q: no ACK of flow %d that can have reached the sender before the hit at %v reports more than %d data segments received", opt.Window.Text, x.flow, at, last+1)}
 		}
-		win.Kind, win.From, win.N = "data", int(last)+1-opt.Window.N, opt.Window.N
+		x.win.Kind, x.win.From, x.win.N = "data", int(last)+1-opt.Window.N, opt.Window.N
 	case "data", "ack":
-		win.Kind, win.From, win.N = opt.Window.Kind, opt.Window.From, opt.Window.To-opt.Window.From+1
-		if win.Kind == "data" {
-			segs := (base.Flows[flow].Bytes + tcp.DefaultMSS - 1) / tcp.DefaultMSS
+		x.win.Kind, x.win.From, x.win.N = opt.Window.Kind, opt.Window.From, opt.Window.To-opt.Window.From+1
+		if x.win.Kind == "data" {
+			segs := (x.base.Flows[x.flow].Bytes + tcp.DefaultMSS - 1) / tcp.DefaultMSS
 			if uint64(opt.Window.To) >= segs {
-				return nil, &UsageError{"--window", fmt.Sprintf("%q: flow %d has data segments 0..%d", opt.Window.Text, flow, segs-1)}
+				return nil, &UsageError{"--window", fmt.Sprintf("%q: flow %d has data segments 0..%d", opt.Window.Text, x.flow, segs-1)}
 			}
 		}
 	default:
 		return nil, &UsageError{"--window", "missing: give 'last N before hit', 'data A..B' or 'acks A..B'"}
 	}
-	specs := opt.Conditions
-	if specs == nil {
-		specs = seedConditions(s)
+	return nil, nil
+}
+
+// scenario builds the symbolic scenario over the seed's configuration, with
+// the conditions watched, and the empty result and summaries it fills.
+func (x *seedExploration) scenario() (*symbolic.Scenario, error) {
+	opt := x.opt
+	x.specs = opt.Conditions
+	if x.specs == nil {
+		x.specs = seedConditions(x.seed)
 	}
 	var watch symbolic.RunWatcher = opt.Watch
 	if watch == nil {
-		sw, err := newSeedWatch(s, specs)
+		sw, err := newSeedWatch(x.seed, x.specs)
 		if err != nil {
 			return nil, err
 		}
 		watch = sw
 	}
-	name := opt.Name
-	if name == "" {
-		name = "seed"
+	x.name = opt.Name
+	if x.name == "" {
+		x.name = "seed"
 	}
-	baseCopy := base
+	baseCopy := x.base
 	sc := &symbolic.Scenario{
-		Name:   name,
+		Name:   x.name,
 		TCP:    &symbolic.TCPSpec{Base: &baseCopy, Watch: watch},
 		End:    netenv.DefaultMaxTime,
-		Window: win,
+		Window: x.win,
 	}
 	if err := sc.Validate(); err != nil {
 		return nil, &UsageError{"--window", err.Error()}
 	}
-	res := &SymSeedResult{Flow: flow, Kind: win.Kind, From: uint64(win.From), N: win.N, LocateEvents: locate}
-	sums := map[string]*CondSummary{}
-	for _, sp := range specs {
-		cs := &CondSummary{Condition: sp.Name}
-		sums[sp.Name] = cs
+	x.res = &SymSeedResult{Flow: x.flow, Kind: x.win.Kind, From: uint64(x.win.From), N: x.win.N, LocateEvents: x.locate}
+	x.sums = map[string]*CondSummary{}
+	for _, sp := range x.specs {
+		x.sums[sp.Name] = &CondSummary{Condition: sp.Name}
 	}
-	onBranch := func(b *symbolic.Branch) error {
-		if opt.OnBranch != nil {
-			pin := &PinnedDelays{Flow: flow, Kind: win.Kind, From: uint64(win.From), DelaysMS: b.Witness,
-				Window: opt.Window.Text, Branch: b.ID, Reductions: opt.Reductions.String(), Constraints: b.Constraints}
-			if err := opt.OnBranch(b, pin); err != nil {
-				return err
-			}
-		}
-		for _, c := range b.Conditions {
-			cs := sums[c]
-			if cs == nil {
-				continue
-			}
-			cs.Classes++
-			if cs.Classes == 1 {
-				cs.MinMS, cs.MaxMS = make([]float64, len(b.RangesMS)), make([]float64, len(b.RangesMS))
-			}
-			for i, r := range b.RangesMS {
-				if cs.Classes == 1 || r[0] < cs.MinMS[i] {
-					cs.MinMS[i] = r[0]
-				}
-				if cs.Classes == 1 || r[1] > cs.MaxMS[i] {
-					cs.MaxMS[i] = r[1]
-				}
-			}
-		}
-		if len(b.Conditions) == 0 || opt.OutDir == "" {
-			return nil
-		}
-		if opt.MaxSeeds > 0 {
-			full := true
-			for _, c := range b.Conditions {
-				if cs := sums[c]; cs != nil && cs.Seeds+cs.Mismatch < opt.MaxSeeds {
-					full = false
-				}
-			}
-			if full {
-				for _, c := range b.Conditions {
-					if cs := sums[c]; cs != nil {
-						cs.Unwritten++
-					}
-				}
-				return nil
-			}
-		}
-		pin := &PinnedDelays{Flow: flow, Kind: win.Kind, From: uint64(win.From), DelaysMS: b.Witness,
-			Window: opt.Window.Text, Branch: b.ID, Reductions: opt.Reductions.String(), Constraints: b.Constraints}
-		ws, hit, _, err := PinnedSeed(ctx, s, pin, specs)
-		if err != nil {
+	return sc, nil
+}
+
+// pin is branch b's witness as the delays a pinned seed replays.
+func (x *seedExploration) pin(b *symbolic.Branch) *PinnedDelays {
+	return &PinnedDelays{Flow: x.flow, Kind: x.win.Kind, From: uint64(x.win.From), DelaysMS: b.Witness,
+		Window: x.opt.Window.Text, Branch: b.ID, Reductions: x.opt.Reductions.String(), Constraints: b.Constraints}
+}
+
+// onBranch takes one explored branch: it hands it to the caller's hook,
+// widens the delay ranges of the conditions the branch meets, and writes
+// the branch's witness as a seed when it reproduces a hit.
+func (x *seedExploration) onBranch(ctx context.Context, b *symbolic.Branch) error {
+	if x.opt.OnBranch != nil {
+		if err := x.opt.OnBranch(b, x.pin(b)); err != nil {
 			return err
 		}
-		if !hit {
-			for _, c := range b.Conditions {
-				if cs := sums[c]; cs != nil {
-					cs.Mismatch++
-				}
-			}
-			return nil
-		}
-		path := filepath.Join(opt.OutDir, fmt.Sprintf("%s-sym-%s%d-branch-%d.json", fileSafe(name), win.Kind, win.From, b.ID))
-		if err := WriteArtifacts(ctx, netenv.Native{}, ws, path); err != nil {
-			return err
-		}
-		res.Seeds = append(res.Seeds, path)
-		if cs := sums[ws.Finding.Condition]; cs != nil {
-			cs.Seeds++
-		}
+	}
+	x.widenRanges(b)
+	if len(b.Conditions) == 0 || x.opt.OutDir == "" {
 		return nil
 	}
-	rep, err := symbolic.Explore(ctx, sc, symbolic.Options{
-		Reductions: opt.Reductions, MaxBranches: opt.MaxBranches, TimeLimit: opt.TimeLimit, NoSnapshot: opt.NoSnapshot,
-		KeepBranches: -1, OnBranch: onBranch,
-	})
-	res.Report = rep
-	for _, sp := range specs {
-		res.Conditions = append(res.Conditions, *sums[sp.Name])
+	if x.seedsFull(b) {
+		x.count(b, func(cs *CondSummary) { cs.Unwritten++ })
+		return nil
 	}
-	return res, err
+	ws, hit, _, err := PinnedSeed(ctx, x.seed, x.pin(b), x.specs)
+	if err != nil {
+		return err
+	}
+	if !hit {
+		x.count(b, func(cs *CondSummary) { cs.Mismatch++ })
+		return nil
+	}
+	path := filepath.Join(x.opt.OutDir, fmt.Sprintf("%s-sym-%s%d-branch-%d.json", fileSafe(x.name), x.win.Kind, x.win.From, b.ID))
+	if err := WriteArtifacts(ctx, netenv.Native{}, ws, path); err != nil {
+		return err
+	}
+	x.res.Seeds = append(x.res.Seeds, path)
+	if cs := x.sums[ws.Finding.Condition]; cs != nil {
+		cs.Seeds++
+	}
+	return nil
+}
+
+// widenRanges counts branch b as a class of each condition it meets and
+// widens that condition's per-packet delay ranges by b's.
+func (x *seedExploration) widenRanges(b *symbolic.Branch) {
+	x.count(b, func(cs *CondSummary) {
+		cs.Classes++
+		if cs.Classes == 1 {
+			cs.MinMS, cs.MaxMS = make([]float64, len(b.RangesMS)), make([]float64, len(b.RangesMS))
+		}
+		for i, r := range b.RangesMS {
+			if cs.Classes == 1 || r[0] < cs.MinMS[i] {
+				cs.MinMS[i] = r[0]
+			}
+			if cs.Classes == 1 || r[1] > cs.MaxMS[i] {
+				cs.MaxMS[i] = r[1]
+			}
+		}
+	})
+}
+
+// seedsFull reports whether every condition branch b meets already has
+// MaxSeeds seeds written or tried, so b's witness is not replayed.
+func (x *seedExploration) seedsFull(b *symbolic.Branch) bool {
+	if x.opt.MaxSeeds <= 0 {
+		return false
+	}
+	for _, c := range b.Conditions {
+		if cs := x.sums[c]; cs != nil && cs.Seeds+cs.Mismatch < x.opt.MaxSeeds {
+			return false
+		}
+	}
+	return true
+}
+
+// count applies add to the summary of each watched condition branch b meets.
+func (x *seedExploration) count(b *symbolic.Branch, add func(*CondSummary)) {
+	for _, c := range b.Conditions {
+		if cs := x.sums[c]; cs != nil {
+			add(cs)
+		}
+	}
 }
 
 // PinnedSeed is the seed s with the window pinned at a witness and, when

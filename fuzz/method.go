@@ -92,6 +92,81 @@ type fuzzResult struct {
 // inputs. Every simulation's states go into a region store, which measures
 // the method; only the feedback selected by opt decides what is kept.
 func Run(ctx context.Context, c *act.Campaign, opt Options) (*Report, error) {
+	opt = opt.withDefaults(c)
+	method, err := feedbackMethod(opt.Feedback)
+	if err != nil {
+		return nil, err
+	}
+	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("state space: %w", err)
+	}
+	kLevel, ok := c.Space.Level(min(opt.K, c.Space.MaxK()))
+	if !ok {
+		return nil, fmt.Errorf("fuzz: K = %d is not a region size of S", opt.K)
+	}
+	// Check the runner can be built before starting goroutines.
+	if _, err := NewRunner(c, opt.Subject); err != nil {
+		return nil, err
+	}
+
+	h := fnv.New64a()
+	h.Write([]byte(method))
+	rng := rand.New(rand.NewPCG(c.Seed, h.Sum64()))
+	l := &fuzzLoop{
+		opt: opt, store: store, kLevel: kLevel, rng: rng,
+		mut: &mutator{rng: rng, maxLen: MaxInputLen},
+		rep: &Report{Method: method, Store: store, Series: coverage.NewSeries(method, c.Space)},
+	}
+
+	jobs := make(chan fuzzJob)
+	results := make(chan fuzzJobResult, batchSize)
+	var wg sync.WaitGroup
+	for w := 0; w < opt.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fuzzWorker(ctx, c, opt, jobs, results)
+		}()
+	}
+	defer func() { close(jobs); wg.Wait() }()
+
+	pending := make([]fuzzResult, batchSize)
+	inputs := make([][]byte, batchSize)
+	for l.rep.Sims < opt.Budget && ctx.Err() == nil {
+		n := min(batchSize, opt.Budget-l.rep.Sims)
+		l.fillInputs(inputs[:n])
+		go func(in [][]byte) {
+			for i := range in {
+				jobs <- fuzzJob{idx: i, data: in[i]}
+			}
+		}(inputs[:n])
+		for i := 0; i < n; i++ {
+			r := <-results
+			pending[r.idx] = r.r
+		}
+		if err := l.merge(ctx, inputs[:n], pending[:n]); err != nil {
+			return l.rep, err
+		}
+		inputs = make([][]byte, batchSize) // kept entries alias the old slice's elements
+		l.rep.Series.Record(int64(l.rep.Sims), store)
+		if opt.Progress != nil {
+			opt.Progress(l.rep.Sims, store)
+		}
+	}
+	l.rep.Corpus = len(l.queue)
+	l.rep.Edges = l.virgin.edges
+	l.rep.Features = l.virgin.feats
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return l.rep, err
+	}
+	return l.rep, nil
+}
+
+// withDefaults fills the options left zero: the campaign's budget, a
+// worker per processor, code feedback, K = 16, 64 random inputs, and the
+// native subject.
+func (opt Options) withDefaults(c *act.Campaign) Options {
 	if opt.Budget <= 0 {
 		opt.Budget = c.Budget
 	}
@@ -110,165 +185,151 @@ func Run(ctx context.Context, c *act.Campaign, opt Options) (*Report, error) {
 	if opt.Subject == nil {
 		opt.Subject = netenv.Native{}
 	}
-	method := "fuzz"
-	switch opt.Feedback {
+	return opt
+}
+
+// feedbackMethod is the method name a feedback reports under (and seeds its
+// PRNG stream with); Go-coverage feedback needs a coverage-instrumented
+// binary.
+func feedbackMethod(f Feedback) (string, error) {
+	switch f {
 	case FeedbackCode:
+		return "fuzz", nil
 	case FeedbackRegions:
-		method = "fuzz-regions"
+		return "fuzz-regions", nil
 	case FeedbackGoCover:
-		method = "fuzz-gocover"
 		if err := GoCoverAvailable(); err != nil {
-			return nil, err
+			return "", err
 		}
-	default:
-		return nil, fmt.Errorf("fuzz: feedback %q: want %q, %q or %q", opt.Feedback, FeedbackCode, FeedbackGoCover, FeedbackRegions)
+		return "fuzz-gocover", nil
 	}
-	store, err := coverage.NewStore(c.Space, coverage.Options{Seed: c.Seed})
-	if err != nil {
-		return nil, fmt.Errorf("state space: %w", err)
-	}
-	kLevel, ok := c.Space.Level(min(opt.K, c.Space.MaxK()))
-	if !ok {
-		return nil, fmt.Errorf("fuzz: K = %d is not a region size of S", opt.K)
-	}
-	// Check the runner can be built before starting goroutines.
-	if _, err := NewRunner(c, opt.Subject); err != nil {
-		return nil, err
-	}
+	return "", fmt.Errorf("fuzz: feedback %q: want %q, %q or %q", f, FeedbackCode, FeedbackGoCover, FeedbackRegions)
+}
 
-	h := fnv.New64a()
-	h.Write([]byte(method))
-	rng := rand.New(rand.NewPCG(c.Seed, h.Sum64()))
-	mut := &mutator{rng: rng, maxLen: MaxInputLen}
-	rep := &Report{Method: method, Store: store, Series: coverage.NewSeries(method, c.Space)}
-	var virgin edgeVirgin
-	var queue []entry
-	var totalW float64
+// fuzzJob is one input of a batch, at its index, for a worker to simulate.
+type fuzzJob struct {
+	idx  int
+	data []byte
+}
 
-	type job struct {
-		idx  int
-		data []byte
-	}
-	jobs := make(chan job)
-	results := make(chan struct {
-		idx int
-		r   fuzzResult
-	}, batchSize)
-	var wg sync.WaitGroup
-	for w := 0; w < opt.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run, _ := NewRunner(c, opt.Subject)
-			tr := newEdgeTracer(len(c.CCAI))
-			run.Extra = tr
-			for j := range jobs {
-				tr.reset()
-				g := Decode(c, j.data)
-				var out Outcome
-				var res fuzzResult
-				if opt.Feedback == FeedbackGoCover {
-					res.features, res.err = goCoverRun(func() { out = run.Run(ctx, g) })
-				} else {
-					out = run.Run(ctx, g)
-				}
-				res.finding = out.Finding()
-				if res.err == nil {
-					res.err = out.Err
-				}
-				if res.err == nil {
-					if opt.Feedback != FeedbackGoCover {
-						res.features = tr.finish(&out.Result)
-					}
-					res.batch = run.TakeBatch()
-				}
-				results <- struct {
-					idx int
-					r   fuzzResult
-				}{j.idx, res}
-			}
-		}()
-	}
-	defer func() { close(jobs); wg.Wait() }()
+// fuzzJobResult is a worker's result for the input at idx.
+type fuzzJobResult struct {
+	idx int
+	r   fuzzResult
+}
 
-	pick := func() []byte {
-		x := rng.Float64() * totalW
-		for _, e := range queue {
-			if x < e.weight {
-				return e.data
-			}
-			x -= e.weight
+// fuzzWorker simulates the inputs it takes from jobs until jobs is closed,
+// tracing code-coverage features as opt's feedback asks.
+func fuzzWorker(ctx context.Context, c *act.Campaign, opt Options, jobs <-chan fuzzJob, results chan<- fuzzJobResult) {
+	run, _ := NewRunner(c, opt.Subject)
+	tr := newEdgeTracer(len(c.CCAI))
+	run.Extra = tr
+	for j := range jobs {
+		tr.reset()
+		g := Decode(c, j.data)
+		var out Outcome
+		var res fuzzResult
+		if opt.Feedback == FeedbackGoCover {
+			res.features, res.err = goCoverRun(func() { out = run.Run(ctx, g) })
+		} else {
+			out = run.Run(ctx, g)
 		}
-		return queue[len(queue)-1].data
+		res.finding = out.Finding()
+		if res.err == nil {
+			res.err = out.Err
+		}
+		if res.err == nil {
+			if opt.Feedback != FeedbackGoCover {
+				res.features = tr.finish(&out.Result)
+			}
+			res.batch = run.TakeBatch()
+		}
+		results <- fuzzJobResult{j.idx, res}
 	}
-	pending := make([]fuzzResult, batchSize)
-	inputs := make([][]byte, batchSize)
-	for rep.Sims < opt.Budget && ctx.Err() == nil {
-		n := min(batchSize, opt.Budget-rep.Sims)
-		for i := 0; i < n; i++ {
-			switch k := rep.Sims + i; {
-			case k < len(opt.Seeds):
-				inputs[i] = opt.Seeds[k]
-			case k < len(opt.Seeds)+opt.Initial || len(queue) == 0:
-				inputs[i] = randomInput(rng)
-			default:
-				var other []byte
-				if rng.IntN(4) == 0 {
-					other = pick()
-				}
-				inputs[i] = mut.mutate(pick(), other)
-			}
+}
+
+// fuzzLoop is the mutation loop's state: the corpus of kept inputs with
+// their weights, the features seen, and the report being filled. Only the
+// loop's goroutine touches it, in input order, so results do not depend on
+// the worker count.
+type fuzzLoop struct {
+	opt    Options
+	store  *coverage.Store
+	kLevel int
+	rng    *rand.Rand
+	mut    *mutator
+	rep    *Report
+	virgin edgeVirgin
+	queue  []entry
+	totalW float64
+}
+
+// pick draws a kept input with probability proportional to its weight.
+func (l *fuzzLoop) pick() []byte {
+	x := l.rng.Float64() * l.totalW
+	for _, e := range l.queue {
+		if x < e.weight {
+			return e.data
 		}
-		go func(in [][]byte) {
-			for i := range in {
-				jobs <- job{idx: i, data: in[i]}
+		x -= e.weight
+	}
+	return l.queue[len(l.queue)-1].data
+}
+
+// fillInputs chooses the next batch: the given seeds first, then Initial
+// random inputs (or more while nothing is kept), then mutations of kept
+// inputs, a quarter of them spliced with a second one.
+func (l *fuzzLoop) fillInputs(inputs [][]byte) {
+	for i := range inputs {
+		switch k := l.rep.Sims + i; {
+		case k < len(l.opt.Seeds):
+			inputs[i] = l.opt.Seeds[k]
+		case k < len(l.opt.Seeds)+l.opt.Initial || len(l.queue) == 0:
+			inputs[i] = randomInput(l.rng)
+		default:
+			var other []byte
+			if l.rng.IntN(4) == 0 {
+				other = l.pick()
 			}
-		}(inputs[:n])
-		for i := 0; i < n; i++ {
-			r := <-results
-			pending[r.idx] = r.r
-		}
-		for i := 0; i < n; i++ {
-			r := pending[i]
-			pending[i] = fuzzResult{}
-			if r.err != nil {
-				if ctx.Err() != nil {
-					break
-				}
-				return rep, fmt.Errorf("fuzz: input %d: %w", rep.Sims, r.err)
-			}
-			_, levels := store.AddBatch(r.batch, uint64(rep.Sims))
-			newFeat := virgin.add(r.features)
-			var gain int
-			switch opt.Feedback {
-			case FeedbackCode, FeedbackGoCover:
-				gain = newFeat
-			case FeedbackRegions:
-				// New regions at K and above (regions nest, so a new
-				// region at 2K is also new at K).
-				gain = (levels >> uint(kLevel)).Count()
-			}
-			if gain > 0 {
-				w := 1 + math.Log2(1+float64(gain))
-				queue = append(queue, entry{data: inputs[i], weight: w})
-				totalW += w
-			}
-			if r.finding {
-				rep.Findings++
-			}
-			rep.Sims++
-		}
-		inputs = make([][]byte, batchSize) // kept entries alias the old slice's elements
-		rep.Series.Record(int64(rep.Sims), store)
-		if opt.Progress != nil {
-			opt.Progress(rep.Sims, store)
+			inputs[i] = l.mut.mutate(l.pick(), other)
 		}
 	}
-	rep.Corpus = len(queue)
-	rep.Edges = virgin.edges
-	rep.Features = virgin.feats
-	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		return rep, err
+}
+
+// merge takes a batch's results in input order: each run's states go into
+// the store, and an input that gained what the feedback counts is kept,
+// weighted by the log of its gain. A failed run ends the loop with its
+// error, unless ctx was cancelled (then the rest of the batch is dropped).
+func (l *fuzzLoop) merge(ctx context.Context, inputs [][]byte, pending []fuzzResult) error {
+	for i := range pending {
+		r := pending[i]
+		pending[i] = fuzzResult{}
+		if r.err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("fuzz: input %d: %w", l.rep.Sims, r.err)
+		}
+		_, levels := l.store.AddBatch(r.batch, uint64(l.rep.Sims))
+		newFeat := l.virgin.add(r.features)
+		var gain int
+		switch l.opt.Feedback {
+		case FeedbackCode, FeedbackGoCover:
+			gain = newFeat
+		case FeedbackRegions:
+			// New regions at K and above (regions nest, so a new
+			// region at 2K is also new at K).
+			gain = (levels >> uint(l.kLevel)).Count()
+		}
+		if gain > 0 {
+			w := 1 + math.Log2(1+float64(gain))
+			l.queue = append(l.queue, entry{data: inputs[i], weight: w})
+			l.totalW += w
+		}
+		if r.finding {
+			l.rep.Findings++
+		}
+		l.rep.Sims++
 	}
-	return rep, nil
+	return nil
 }

@@ -10,8 +10,18 @@ const bdp = "(p.bw * p.delay * 250 / 1448)"
 // enters.
 const calm = `["open", "disorder"]`
 
-// generic are the oracles of every congestion control.
+// generic are the oracles of every congestion control, in the order they
+// are reported: the bounds any sender keeps, then window growth, then
+// window reductions.
 func generic() []Oracle {
+	oracles := boundOracles()
+	oracles = append(oracles, growthOracles()...)
+	return append(oracles, reductionOracles()...)
+}
+
+// boundOracles hold cwnd and ssthresh within their arithmetic limits and a
+// stalled flow to its retransmission timer (RFC 5681 §3.1, RFC 6298 §5).
+func boundOracles() []Oracle {
 	return []Oracle{
 		{
 			Name:      "cwnd-floor",
@@ -54,6 +64,13 @@ func generic() []Oracle {
 			Linux:     "Linux doubles icsk_rto up to TCP_RTO_MAX = 120 s (net/ipv4/tcp_timer.c tcp_retransmit_timer); its linear timeouts for thin streams are off by default (tcp_thin_linear_timeouts)",
 			Spec:      corpus.ConditionSpec{When: `reason == "rto" && timeouts >= 2 && last_timeout_rto > 0 && last_timeout_rto < 60000 && rto < 0.95 * min(2 * last_timeout_rto, 60000)`},
 		},
+	}
+}
+
+// growthOracles check that cwnd grows only while the sender uses it
+// (RFC 7661 §4.3).
+func growthOracles() []Oracle {
+	return []Oracle{
 		{
 			Name:      "cwnd-validation",
 			Statement: "cwnd does not grow in Open while the last round trip never had half of it in flight",
@@ -85,6 +102,13 @@ func generic() []Oracle {
 			ReportsLinux: []string{"vegas"},
 			Spec:         corpus.ConditionSpec{While: `ca_state == "open"`, For: "3rtt", When: `reason == "ack" && prev.reason != "state" && cwnd > prev.cwnd && 2 * (max(rtt_max.in_flight, delivered - rtt_ago.delivered) + 4) < prev.cwnd`},
 		},
+	}
+}
+
+// reductionOracles check a window reduction from entry to exit: how deep,
+// how often, and how it ends or is undone (RFC 5681, 6582, 6937, 5682).
+func reductionOracles() []Oracle {
+	return []Oracle{
 		{
 			Name:      "reduction-bound",
 			Statement: "a window reduction keeps at least β of cwnd (ssthresh ≥ ⌊β·prior_cwnd⌋ − 1; on ns-3, of the flight it is computed from if less) and reduces (ssthresh ≤ max(prior_cwnd, 2))",

@@ -290,22 +290,8 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 		queue = nil
 	}()
 	defer cancel()
-	kv, err := campaigns(ctx, w.js, false)
-	if err != nil {
-		return nil
-	}
-	var cons jetstream.Consumer
-	if err := retry(ctx, func() error {
-		var err error
-		cons, err = w.js.Consumer(ctx, workStream(id), workersConsumer)
-		return err
-	}); err != nil {
-		return nil
-	}
-	ackWait := cons.CachedInfo().Config.AckWait
-	pl, err := newPuller(ctx, w.nc, workStream(id), workersConsumer, ackWait)
-	if err != nil {
-		w.log.Warn("serving campaign", "campaign", id, "err", err)
+	kv, pl, ok := w.openCampaignWork(ctx, id)
+	if !ok {
 		return nil
 	}
 	// Before the queue's chunks are given back (the defers run in
@@ -360,7 +346,7 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 	for {
 		if time.Since(lastCheck) >= w.opt.Poll {
 			lastCheck = time.Now()
-			if ent, err := kv.Get(ctx, id); errors.Is(err, jetstream.ErrKeyNotFound) || (err == nil && ent.Revision() != rev) {
+			if campaignLeft(ctx, kv, id, rev) {
 				w.log.Info("campaign left", "campaign", id)
 				return nil
 			}
@@ -419,6 +405,40 @@ func (w *Worker) serveCampaign(ctx context.Context, id string, rec record, rev u
 			}
 		}
 	}
+}
+
+// openCampaignWork opens the campaigns bucket and a puller on the
+// campaign's work stream. It reports false when the campaign cannot be
+// served now (its stream is gone or the server is away); the caller leaves
+// it, and the next scan of the bucket tries again.
+func (w *Worker) openCampaignWork(ctx context.Context, id string) (jetstream.KeyValue, *puller, bool) {
+	kv, err := campaigns(ctx, w.js, false)
+	if err != nil {
+		return nil, nil, false
+	}
+	var cons jetstream.Consumer
+	if err := retry(ctx, func() error {
+		var err error
+		cons, err = w.js.Consumer(ctx, workStream(id), workersConsumer)
+		return err
+	}); err != nil {
+		return nil, nil, false
+	}
+	ackWait := cons.CachedInfo().Config.AckWait
+	pl, err := newPuller(ctx, w.nc, workStream(id), workersConsumer, ackWait)
+	if err != nil {
+		w.log.Warn("serving campaign", "campaign", id, "err", err)
+		return nil, nil, false
+	}
+	return kv, pl, true
+}
+
+// campaignLeft reports whether campaign id's header is gone from the
+// bucket or changed from revision rev (the campaign ended or was
+// restarted). A failed read is not a departure: the next poll asks again.
+func campaignLeft(ctx context.Context, kv jetstream.KeyValue, id string, rev uint64) bool {
+	ent, err := kv.Get(ctx, id)
+	return errors.Is(err, jetstream.ErrKeyNotFound) || (err == nil && ent.Revision() != rev)
 }
 
 // heartbeat tells the server every ackWait/3 that m is being worked on,

@@ -76,20 +76,9 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, "usage: actfuzz sym [flags] [SCENARIO.yaml]\n\nExplores every order of events that uncertain packet delays can cause (SEIB interval branching).\n\nflags:")
 		fs.PrintDefaults()
 	}
-	// Flags may come before or after the scenario file.
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return ExitOK
-			}
-			return ExitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, code, ok := parseInterleaved(fs, args)
+	if !ok {
+		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -118,17 +107,11 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 	if set["n"] && (*n < 1 || *n > MaxVars) {
 		return bad("--n: %d is out of range 1..%d", *n, MaxVars)
 	}
-	ms := func(name string, v float64) (time.Duration, error) {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e6 {
-			return 0, fmt.Errorf("--%s: %v ms is out of range [0, 1e6]", name, v)
-		}
-		return time.Duration(math.Round(v * 1e6)), nil
-	}
-	resD, err := ms("res", *res)
+	resD, err := delayFlag("res", *res)
 	if err != nil || resD <= 0 {
 		return bad("--res: %v ms must be a positive resolution", *res)
 	}
-	loD, err := ms("lo", *lo)
+	loD, err := delayFlag("lo", *lo)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -139,7 +122,7 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 	if set["dmax"] {
 		hiV, hiFlag = *dmax, "dmax"
 	}
-	hiD, err := ms(hiFlag, hiV)
+	hiD, err := delayFlag(hiFlag, hiV)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -174,50 +157,9 @@ func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Wr
 		}
 		return ExitOK
 	}
-	var sc *Scenario
-	if len(positional) == 1 {
-		if set["scenario"] {
-			return bad("--scenario: give a built-in scenario or a scenario file, not both")
-		}
-		sc, err = LoadScenario(positional[0])
-		if err != nil {
-			fmt.Fprintf(stderr, "actfuzz sym: %v\n", err)
-			return ExitUsage
-		}
-		if set["n"] {
-			sc.Window.N = *n
-		}
-		if set["lo"] {
-			sc.Window.Lo = loD
-		}
-		if set["hi"] || set["dmax"] {
-			sc.Window.Hi = hiD
-		}
-		if set["res"] {
-			sc.Window.Res = resD
-		}
-	} else {
-		nn := *n
-		switch *scenario {
-		case "udp4":
-			if !set["n"] {
-				nn = 2
-			}
-			if !set["hi"] && !set["dmax"] {
-				hiD = 1024 * time.Millisecond
-			}
-		case "tcp-bulk":
-			if !set["n"] {
-				nn = 3
-			}
-			if !set["hi"] && !set["dmax"] {
-				hiD = 256 * time.Millisecond
-			}
-		default:
-			return bad("--scenario: unknown scenario %q (built-in: %s)", *scenario, strings.Join(Builtins, ", "))
-		}
-		sc, _ = Builtin(*scenario, nn, loD, hiD)
-		sc.Window.Res = resD
+	sc, err := chooseScenario(positional, set, *scenario, *n, loD, hiD, resD)
+	if err != nil {
+		return bad("%v", err)
 	}
 	if err := sc.Validate(); err != nil {
 		return bad("%v", err)
@@ -335,4 +277,83 @@ func (r *Report) WriteText(w io.Writer, branches bool) {
 			fmt.Fprintf(w, "  … (%d more not kept)\n", r.Branches-len(r.BranchList))
 		}
 	}
+}
+
+// parseInterleaved parses fs's flags, which may come before or after the
+// scenario file, and returns the other arguments. When parsing fails it
+// returns false with the exit code (ExitOK for -h).
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, int, bool) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, ExitOK, false
+			}
+			return nil, ExitUsage, false
+		}
+		if fs.NArg() == 0 {
+			return positional, ExitOK, true
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// delayFlag is the delay flag --name's v milliseconds, at most 1e6 (about
+// 17 minutes: beyond any path's delay), rounded to integer nanoseconds.
+func delayFlag(name string, v float64) (time.Duration, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e6 {
+		return 0, fmt.Errorf("--%s: %v ms is out of range [0, 1e6]", name, v)
+	}
+	return time.Duration(math.Round(v * 1e6)), nil
+}
+
+// chooseScenario is the scenario to explore: the file given, with the
+// window flags set overriding its window, or else the built-in scenario,
+// with its own defaults for the flags not set (udp4: 2 packets up to
+// 1024 ms; tcp-bulk: 3 up to 256 ms).
+func chooseScenario(positional []string, set map[string]bool, builtin string, n int, lo, hi, res time.Duration) (*Scenario, error) {
+	if len(positional) == 1 {
+		if set["scenario"] {
+			return nil, errors.New("--scenario: give a built-in scenario or a scenario file, not both")
+		}
+		sc, err := LoadScenario(positional[0])
+		if err != nil {
+			return nil, err
+		}
+		if set["n"] {
+			sc.Window.N = n
+		}
+		if set["lo"] {
+			sc.Window.Lo = lo
+		}
+		if set["hi"] || set["dmax"] {
+			sc.Window.Hi = hi
+		}
+		if set["res"] {
+			sc.Window.Res = res
+		}
+		return sc, nil
+	}
+	switch builtin {
+	case "udp4":
+		if !set["n"] {
+			n = 2
+		}
+		if !set["hi"] && !set["dmax"] {
+			hi = 1024 * time.Millisecond
+		}
+	case "tcp-bulk":
+		if !set["n"] {
+			n = 3
+		}
+		if !set["hi"] && !set["dmax"] {
+			hi = 256 * time.Millisecond
+		}
+	default:
+		return nil, fmt.Errorf("--scenario: unknown scenario %q (built-in: %s)", builtin, strings.Join(Builtins, ", "))
+	}
+	sc, _ := Builtin(builtin, n, lo, hi)
+	sc.Window.Res = res
+	return sc, nil
 }

@@ -363,12 +363,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		root.witness[i] = c.lo[i] + (c.hi[i]-c.lo[i])/2
 	}
 	x.push(&root)
-	type first struct {
-		w  []float64
-		id int
-	}
-	outcomes := map[string]first{}
-	ext := make([]Extreme, len(c.metrics))
+	tally := newOutcomeTally(len(c.metrics))
 	var peak uint64
 	sample := func() {
 		var ms runtime.MemStats
@@ -416,23 +411,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		rep.Branches++
 		key := c.key(o)
 		w := x.msVec(&p.w)
-		notable := false
-		if _, ok := outcomes[key]; !ok {
-			outcomes[key] = first{w, id}
-			notable = true
-		}
-		for i, v := range o.values {
-			e := &ext[i]
-			if id == 0 || v < e.Min {
-				e.Min, e.MinBranch, e.MinWitness = v, id, w
-				notable = true
-			}
-			if id == 0 || v > e.Max {
-				e.Max, e.MaxBranch, e.MaxWitness = v, id, w
-				notable = true
-			}
-		}
-		if notable {
+		if tally.note(id, key, w, o.values) {
 			rep.notable[id] = &notableBranch{witness: w, cons: slices.Clone(p.pc), outcome: key}
 		}
 		b := Branch{ID: id, Outcome: key, Witness: w, Conditions: o.hits, Events: o.events, Diverged: p.diverged, Concretized: p.concretized || p.paceConcretized, cons: p.pc, w: p.w, hash: o.hash, paceOnly: p.paceConcretized && !p.concretized}
@@ -461,9 +440,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		if opt.OnBranch != nil {
 			ob := b
 			ob.Constraints = formatCons(b.cons, c.n)
-			for i, m := range c.metrics {
-				ob.Metrics = append(ob.Metrics, Metric{Name: m.name, Value: o.values[i]})
-			}
+			ob.Metrics = branchMetrics(c, o.values)
 			if len(o.hits) > 0 {
 				ob.RangesMS = x.rangesMS(p.pc)
 			}
@@ -474,9 +451,7 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 			}
 		}
 		if keep > 0 && len(rep.BranchList) < keep {
-			for i, m := range c.metrics {
-				b.Metrics = append(b.Metrics, Metric{Name: m.name, Value: o.values[i]})
-			}
+			b.Metrics = branchMetrics(c, o.values)
 			b.Constraints = formatCons(b.cons, c.n)
 			rep.BranchList = append(rep.BranchList, b)
 		} else if keep > 0 {
@@ -490,40 +465,8 @@ func explore(ctx context.Context, c *compiled, opt Options) (*Report, error) {
 		}
 	}
 	sample()
-	rep.StatesStored = len(x.seen)
-	rep.EventsSimulated, rep.Snapshot = x.simulated, x.pre.note
-	rep.Forks = x.forks
-	rep.SolverCalls = x.solver.calls
-	rep.SolverGaveUp = x.solver.unknown
-	for k := range outcomes {
-		rep.Outcomes = append(rep.Outcomes, k)
-	}
-	slices.Sort(rep.Outcomes)
-	for _, k := range rep.Outcomes {
-		rep.OutcomeWitness = append(rep.OutcomeWitness, outcomes[k].w)
-		rep.OutcomeBranch = append(rep.OutcomeBranch, outcomes[k].id)
-	}
-	// Drop the superseded extremes.
-	keepIDs := map[int]bool{}
-	for _, id := range rep.OutcomeBranch {
-		keepIDs[id] = true
-	}
-	for _, e := range ext {
-		keepIDs[e.MinBranch], keepIDs[e.MaxBranch] = true, true
-	}
-	for id := range rep.notable {
-		if !keepIDs[id] {
-			delete(rep.notable, id)
-		}
-	}
-	for i, m := range c.metrics {
-		ext[i].Metric = m.name
-	}
-	if rep.Branches > 0 {
-		rep.Extremes = ext
-	}
-	rep.WallSeconds = time.Since(start).Seconds()
-	rep.PeakHeapMB = float64(peak) / (1 << 20)
+	tally.finish(rep, c)
+	x.finishReport(rep, start, peak)
 	return rep, runErr
 }
 
