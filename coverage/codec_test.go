@@ -127,8 +127,9 @@ func TestCheckpointEmpty(t *testing.T) {
 // TestCheckpointOldVersions: a checkpoint of an older version (written
 // by that build: testdata/checkpoint-vN.bin, a store of 4 synthetic
 // simulations and states outside S, seed 2; version 3 wrote those states
-// as they are, version 4 as deltas) reads as the store that wrote it, and
-// is written again in the current version.
+// as they are, version 4 as deltas, version 5 compresses what version 4
+// wrote) reads as the store that wrote it, and is written again in the
+// current version.
 func TestCheckpointOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		version uint16
@@ -137,6 +138,8 @@ func TestCheckpointOldVersions(t *testing.T) {
 	}{
 		{2, [][]float64{{1e12, 1e12, 1, 1, 0}}, []Visit{{Config: 3, At: 7}}},
 		{3, [][]float64{{1e12, 1e12, 1, 1, 0}, {2e12, 1e12, 1, 1, 0}, {1e12, 3e12, 1, 1, 0}, {1e12, 1e12, 1, 1, 0}},
+			[]Visit{{Config: 3, At: 7}, {Config: 1, At: 9}, {Config: 2, At: 5}, {Config: 0, At: 3}}},
+		{4, [][]float64{{1e12, 1e12, 1, 1, 0}, {2e12, 1e12, 1, 1, 0}, {1e12, 3e12, 1, 1, 0}, {1e12, 1e12, 1, 1, 0}},
 			[]Visit{{Config: 3, At: 7}, {Config: 1, At: 9}, {Config: 2, At: 5}, {Config: 0, At: 3}}},
 	} {
 		t.Run(fmt.Sprint("v", tc.version), func(t *testing.T) {
