@@ -27,15 +27,20 @@ import (
 //	  set in insertion order: n, δ key words
 //	per level l < floor, the HyperLogLog sketch of its regions: n, registers
 //	states outside S: n, then per state one signed granule index per
-//	  variable, count, pool visits (config, time)
+//	  variable, count, pool visits (config, time); from version 4 each
+//	  granule index, config and time as δ (before, as they are: 18.7 of
+//	  the 76 MB of a 2,000-simulation make-run checkpoint, 13.7 as δ,
+//	  bench/results/checkpoint-size-20261128.md)
 //	CRC-32C of everything above, u32
+//	from version 5, everything after the version is one zstd frame
+//	  (codec_body.go)
 //
 // Every table is stored in its insertion order, which is what a coarsening
 // turns into the order of the pooled regions: a resumed store then
 // coarsens into exactly the refs and pools the uninterrupted one has.
 const (
 	codecMagic   = "ACTCOV"
-	codecVersion = 3
+	codecVersion = 5
 	// codecOldest is the oldest version ReadFrom reads.
 	codecOldest = 2
 )
@@ -53,7 +58,6 @@ type encoder struct {
 	w   io.Writer
 	buf []byte
 	crc uint32
-	n   int64
 	err error
 }
 
@@ -64,9 +68,7 @@ func (e *encoder) flush() {
 		return
 	}
 	e.crc = crc32.Update(e.crc, castagnoli, e.buf)
-	m, err := e.w.Write(e.buf)
-	e.n += int64(m)
-	e.err = err
+	_, e.err = e.w.Write(e.buf)
 	e.buf = e.buf[:0]
 }
 
@@ -98,9 +100,11 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 	if s.role == roleIndex {
 		return 0, errors.New("coverage: an index has no checkpoint of its own: write the Join of it and its parts")
 	}
-	e := &encoder{w: w, buf: make([]byte, 0, encoderChunk+64)}
+	cw := &countingWriter{w: w}
+	e := &encoder{w: cw, buf: make([]byte, 0, encoderChunk+64)}
 	e.bytes([]byte(codecMagic))
 	e.bytes(binary.LittleEndian.AppendUint16(nil, codecVersion))
+	zw := e.compressBody()
 	e.uvarint(uint64(len(s.ly.sp.Vars)))
 	for _, v := range s.ly.sp.Vars {
 		e.str(v.Name)
@@ -174,26 +178,28 @@ func (s *Store) WriteTo(w io.Writer) (int64, error) {
 		e.bytes(u.reg)
 	}
 	raw := make([]uint64, s.ly.d)
+	prevRaw := make([]uint64, s.ly.d)
 	e.uvarint(uint64(s.oor.len()))
+	var pc, pat int64
 	for r := range s.oor.len() {
 		s.oc.raw(s.oor.t.key(uint32(r)), raw)
-		for _, x := range raw {
-			e.varint(int64(x))
-		}
+		e.keyDelta(raw, prevRaw)
 		e.uvarint(uint64(s.oor.count[r]))
 		for i := range s.oor.poolLen(uint32(r)) {
 			c, at := s.ovc.dec(s.oor.get(uint32(r), i))
-			e.uvarint(uint64(c))
-			e.varint(at)
+			e.varint(int64(c) - pc)
+			e.varint(at - pat)
+			pc, pat = int64(c), at
 		}
 	}
 	e.flush()
 	if e.err == nil {
-		m, err := w.Write(binary.LittleEndian.AppendUint32(nil, e.crc))
-		e.n += int64(m)
-		e.err = err
+		_, e.err = e.w.Write(binary.LittleEndian.AppendUint32(nil, e.crc))
 	}
-	return e.n, e.err
+	if err := zw.Close(); err != nil && e.err == nil {
+		e.err = fmt.Errorf("coverage: writing checkpoint: %w", err)
+	}
+	return cw.n, e.err
 }
 
 // decoder reads from r through its own buffer, so that the CRC covers exactly
@@ -380,8 +386,9 @@ func ReadStore(r io.Reader) (*Store, error) {
 // ReadFrom replaces the contents of s (space, options, PRNG state, states,
 // pools and configs) with a checkpoint written by WriteTo. A truncated or
 // corrupted checkpoint is an error and leaves s unchanged. It implements
-// io.ReaderFrom. It buffers, so it may read past the end of the checkpoint:
-// do not share r with other readers.
+// io.ReaderFrom, n counting the bytes decoded (from version 5, the header
+// and the uncompressed body). It buffers, so it may read past the end of the
+// checkpoint: do not share r with other readers.
 func (s *Store) ReadFrom(r io.Reader) (int64, error) {
 	d := newDecoder(r)
 	ns, err := d.read()
@@ -419,6 +426,9 @@ func (d *decoder) read() (*Store, error) {
 	version := binary.LittleEndian.Uint16(hdr[len(codecMagic):])
 	if version < codecOldest || version > codecVersion {
 		return nil, fmt.Errorf("coverage: checkpoint version %d, want %d to %d", version, codecOldest, codecVersion)
+	}
+	if version >= codecCompressed {
+		defer d.decompressBody()()
 	}
 	var sp Space
 	nv := d.count(1<<16, "variable")
@@ -596,12 +606,21 @@ func (d *decoder) read() (*Store, error) {
 	}
 	n := d.count(1<<31, "state")
 	s.oor.t.reserve(d.reserveFor(n, 4))
+	delta := version >= 4 // granule indices, configs and times as δ
+	if delta {
+		clear(s.oorBuf)
+	}
+	var pc, pat int64
 	for range n {
 		if d.err != nil {
 			return nil, d.err
 		}
-		for i := range s.oorBuf {
-			s.oorBuf[i] = uint64(d.varint())
+		if delta {
+			d.keyDelta(s.oorBuf)
+		} else {
+			for i := range s.oorBuf {
+				s.oorBuf[i] = uint64(d.varint())
+			}
 		}
 		cnt := d.uvarint()
 		if cnt == 0 || cnt > math.MaxUint32 {
@@ -609,11 +628,17 @@ func (d *decoder) read() (*Store, error) {
 		}
 		buf = buf[:0]
 		for range min(cnt, uint64(opt.PoolSize)) {
-			c, at := d.uvarint(), d.varint()
-			if c >= uint64(nc) {
-				d.fail("config index %d out of range", c)
+			if delta {
+				pc += d.varint()
+				pat += d.varint()
+			} else {
+				pc, pat = int64(d.uvarint()), d.varint()
 			}
-			buf = append(buf, s.ovc.enc(uint32(c), at))
+			if pc < 0 || pc >= int64(nc) {
+				d.fail("config index %d out of range", pc)
+				break
+			}
+			buf = append(buf, s.ovc.enc(uint32(pc), pat))
 		}
 		if d.err != nil {
 			return nil, d.err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -123,34 +124,55 @@ func TestCheckpointEmpty(t *testing.T) {
 	sameStore(t, s, r)
 }
 
-// TestCheckpointVersion2: a checkpoint of the previous version (written by
-// that build: testdata/checkpoint-v2.bin, a store of 4 synthetic
-// simulations and one state outside S, seed 2) reads as the store that
-// wrote it, and is written again in the current version.
-func TestCheckpointVersion2(t *testing.T) {
-	old, err := os.ReadFile("testdata/checkpoint-v2.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := binary.LittleEndian.Uint16(old[len(codecMagic):]); v != 2 {
-		t.Fatalf("the file is version %d", v)
-	}
-	s, err := ReadStore(bytes.NewReader(old))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := mustStore(t, DefaultSpace(), Options{Seed: 2})
-	fillSynth(want, rand.New(rand.NewPCG(5, 5)), 4, 200, 0)
-	want.Add([]float64{1e12, 1e12, 1, 1, 0}, Visit{Config: 3, At: 7})
-	var got, exp bytes.Buffer
-	if _, err := s.WriteTo(&got); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := want.WriteTo(&exp); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), exp.Bytes()) {
-		t.Fatal("the version 2 checkpoint does not read as the store that wrote it")
+// TestCheckpointOldVersions: a checkpoint of an older version (written
+// by that build: testdata/checkpoint-vN.bin, a store of 4 synthetic
+// simulations and states outside S, seed 2; version 3 wrote those states
+// as they are, version 4 as deltas, version 5 compresses what version 4
+// wrote) reads as the store that wrote it, and is written again in the
+// current version.
+func TestCheckpointOldVersions(t *testing.T) {
+	for _, tc := range []struct {
+		version uint16
+		outside [][]float64 // the states outside S added after the synthetic ones
+		visits  []Visit
+	}{
+		{2, [][]float64{{1e12, 1e12, 1, 1, 0}}, []Visit{{Config: 3, At: 7}}},
+		{3, [][]float64{{1e12, 1e12, 1, 1, 0}, {2e12, 1e12, 1, 1, 0}, {1e12, 3e12, 1, 1, 0}, {1e12, 1e12, 1, 1, 0}},
+			[]Visit{{Config: 3, At: 7}, {Config: 1, At: 9}, {Config: 2, At: 5}, {Config: 0, At: 3}}},
+		{4, [][]float64{{1e12, 1e12, 1, 1, 0}, {2e12, 1e12, 1, 1, 0}, {1e12, 3e12, 1, 1, 0}, {1e12, 1e12, 1, 1, 0}},
+			[]Visit{{Config: 3, At: 7}, {Config: 1, At: 9}, {Config: 2, At: 5}, {Config: 0, At: 3}}},
+	} {
+		t.Run(fmt.Sprint("v", tc.version), func(t *testing.T) {
+			old, err := os.ReadFile(fmt.Sprintf("testdata/checkpoint-v%d.bin", tc.version))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := binary.LittleEndian.Uint16(old[len(codecMagic):]); v != tc.version {
+				t.Fatalf("the file is version %d", v)
+			}
+			s, err := ReadStore(bytes.NewReader(old))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := mustStore(t, DefaultSpace(), Options{Seed: 2})
+			fillSynth(want, rand.New(rand.NewPCG(5, 5)), 4, 200, 0)
+			for i, x := range tc.outside {
+				want.Add(x, tc.visits[i])
+			}
+			if n, _ := want.OutOfRange(); n == 0 {
+				t.Fatal("no state outside S: the test checks nothing of their encoding")
+			}
+			var got, exp bytes.Buffer
+			if _, err := s.WriteTo(&got); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := want.WriteTo(&exp); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), exp.Bytes()) {
+				t.Fatalf("the version %d checkpoint does not read as the store that wrote it", tc.version)
+			}
+		})
 	}
 }
 
