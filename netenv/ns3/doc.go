@@ -345,7 +345,8 @@
 //     #966, fixed in ns-3.42 for TcpCubic and TcpLinuxReno (commit
 //     f75345fa0: TcpSocketBase::SendDataPacket sets m_isCwndLimited,
 //     which they check); TcpNewReno (tcp-congestion-ops.cc
-//     TcpNewReno::IncreaseWindow) still grows in ns-3-dev.
+//     TcpNewReno::IncreaseWindow) still grows in ns-3-dev, and so do the
+//     eleven models derived from it (docs/bugs/ns3-newreno-grows-app-limited.md).
 //   - recovery-exit (TcpLinuxReno): the ACK that ends a fast recovery
 //     takes cwnd past ssthresh by several segments. TcpSocketBase::
 //     ProcessAck, leaving CA_RECOVERY, sets cwnd = ssthresh and then calls
