@@ -508,87 +508,11 @@ func (d *decoder) read() (*Store, error) {
 		}
 		s.oor.c, s.oor.inl = 0, 0
 	}
-	key := make([]uint64, ly.w)
-	rk := make([]uint64, ly.w)
-	buf := make([]visit, 0, opt.PoolSize)
-	for j, sh := range s.pooled {
-		n := d.count(1<<localBits, "state")
-		clear(key)
-		if d.skip != nil && d.skip(j) {
-			d.skipPooled(n, key, opt.PoolSize)
-			continue
-		}
-		if d.pooledKey == nil {
-			sh.st.t.reserve(d.reserveFor(n, 4))
-		}
-		var pc, pat int64
-		for range n {
-			if d.err != nil {
-				return nil, d.err
-			}
-			d.keyDelta(key)
-			cnt := d.uvarint()
-			if cnt == 0 || cnt > math.MaxUint32 {
-				d.fail("visit count %d", cnt)
-			}
-			buf = buf[:0]
-			for range min(cnt, uint64(opt.PoolSize)) {
-				pc += d.varint()
-				pat += d.varint()
-				if pc < 0 || pc >= int64(nc) {
-					d.fail("config index %d out of range", pc)
-					break
-				}
-				buf = append(buf, sh.vc.enc(uint32(pc), pat))
-			}
-			if d.err != nil {
-				return nil, d.err
-			}
-			ly.regionKey(key, rk, pool)
-			h := hashKey(key)
-			if !ly.validKey(key) || !equalKeys(rk, key) || shardOf(h, s.mask) != j {
-				return nil, errors.New("coverage: reading checkpoint: pooled key outside the space, its level or its shard")
-			}
-			if d.pooledKey != nil {
-				if err := d.pooledKey(j, key); err != nil {
-					return nil, fmt.Errorf("coverage: reading checkpoint: %w", err)
-				}
-				continue
-			}
-			ref, isNew := sh.st.t.insertH(key, h)
-			if !isNew {
-				return nil, errors.New("coverage: reading checkpoint: duplicate state")
-			}
-			if !d.keysOnly {
-				sh.st.push(buf[0])
-				sh.st.setPool(ref, buf, cnt)
-			}
-		}
+	if err := d.readPooled(s, pool, nc); err != nil {
+		return nil, err
 	}
-	for l := floor; l <= ly.L; l++ {
-		if l == pool {
-			continue
-		}
-		for j := range s.pooled {
-			tb := &s.levels[l].t[j]
-			n := d.count(1<<localBits, "region")
-			tb.reserve(d.reserveFor(n, 1))
-			clear(key)
-			for range n {
-				if d.err != nil {
-					return nil, d.err
-				}
-				d.keyDelta(key)
-				ly.regionKey(key, rk, l)
-				h := hashKey(key)
-				if !ly.validKey(key) || !equalKeys(rk, key) || shardOf(h, s.mask) != j {
-					return nil, errors.New("coverage: reading checkpoint: region key outside the space, its level or its shard")
-				}
-				if _, isNew := tb.insertH(key, h); !isNew {
-					return nil, errors.New("coverage: reading checkpoint: duplicate region")
-				}
-			}
-		}
+	if err := d.readRegions(s, floor, pool); err != nil {
+		return nil, err
 	}
 	for range floor {
 		sk := newSketch()
@@ -604,54 +528,8 @@ func (d *decoder) read() (*Store, error) {
 			sh.est = append(sh.est, newSketch())
 		}
 	}
-	n := d.count(1<<31, "state")
-	s.oor.t.reserve(d.reserveFor(n, 4))
-	delta := version >= 4 // granule indices, configs and times as δ
-	if delta {
-		clear(s.oorBuf)
-	}
-	var pc, pat int64
-	for range n {
-		if d.err != nil {
-			return nil, d.err
-		}
-		if delta {
-			d.keyDelta(s.oorBuf)
-		} else {
-			for i := range s.oorBuf {
-				s.oorBuf[i] = uint64(d.varint())
-			}
-		}
-		cnt := d.uvarint()
-		if cnt == 0 || cnt > math.MaxUint32 {
-			d.fail("visit count %d", cnt)
-		}
-		buf = buf[:0]
-		for range min(cnt, uint64(opt.PoolSize)) {
-			if delta {
-				pc += d.varint()
-				pat += d.varint()
-			} else {
-				pc, pat = int64(d.uvarint()), d.varint()
-			}
-			if pc < 0 || pc >= int64(nc) {
-				d.fail("config index %d out of range", pc)
-				break
-			}
-			buf = append(buf, s.ovc.enc(uint32(pc), pat))
-		}
-		if d.err != nil {
-			return nil, d.err
-		}
-		s.oc.key(s.oorBuf, s.oorKey, true)
-		ref, isNew := s.oor.t.insert(s.oorKey)
-		if !isNew {
-			return nil, errors.New("coverage: reading checkpoint: duplicate state")
-		}
-		if !d.keysOnly {
-			s.oor.push(buf[0])
-			s.oor.setPool(ref, buf, cnt)
-		}
+	if err := d.readOutside(s, version, nc); err != nil {
+		return nil, err
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -669,13 +547,4 @@ func (d *decoder) read() (*Store, error) {
 	}
 	s.lastOK = false
 	return s, nil
-}
-
-func equalKeys(a, b []uint64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
