@@ -62,11 +62,25 @@ run:
 ## even after one fails, and the failures are listed at the end; each
 ## `go test` has a -timeout that fits CI's limit.
 TEST_TIMEOUT ?= 30m
+# UNDER_LOAD_LATER=1 (.ci/run, which runs make test-under-load next): the
+# plain step leaves the under-load selections to test-under-load, so that
+# CI runs no test twice: the tests of ./act and ./act/cluster that
+# UNDER_LOAD_ACT and UNDER_LOAD_CLUSTER select (by exact name, so that a
+# test of the same words in another package still runs) and ./netenv/linux.
+# Except UNDER_LOAD_SHORT_DIFFERS: run with -short under load (one worker
+# count), their full run stays here. Without it (a developer's make test)
+# every test runs here.
+UNDER_LOAD_LATER ?=
+UNDER_LOAD_SHORT_DIFFERS ?= TestIsolatedFaults
+# under_load_names DIR,PATTERN: DIR's top-level tests that PATTERN selects, joined by |.
+under_load_names = $(shell grep -ho '^func Test[A-Za-z0-9_]*' $(1)/*_test.go | sed 's/^func //' | grep -E '$(2)' | grep -vxE '$(UNDER_LOAD_SHORT_DIFFERS)' | sort -u | paste -sd'|')
+PLAIN_PKGS  = $(if $(UNDER_LOAD_LATER),$(shell $(GO) list $(PKGS) | grep -v '/netenv/linux$$'),$(PKGS))
+PLAIN_FLAGS = $(if $(UNDER_LOAD_LATER),-skip '^($(call under_load_names,act,$(UNDER_LOAD_ACT))|$(call under_load_names,act/cluster,$(UNDER_LOAD_CLUSTER)))$$')
 test:
 	@failed=(); step() { echo "make test: $$*"; "$$@" || failed+=("$$*"); }; \
 	step $(MAKE) --no-print-directory vet; \
 	step $(MAKE) --no-print-directory fmt-check; \
-	step $(TALK) "make test" $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) $(PKGS); \
+	step $(TALK) "make test" $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) $(PLAIN_FLAGS) $(PLAIN_PKGS); \
 	step $(TALK) "make test (race)" $(GO) test -json -race -short -count=1 -timeout 25m $(RACE_PKGS); \
 	step $(TALK) "make test (race)" $(GO) test -json -race -short -count=1 -timeout 10m -run 'AddBatches|Coarsen|Merge' ./coverage; \
 	step bash -c 'cd examples/custom-ccai && $(GO) build -o /dev/null . && $(GO) vet . && $(GO) test -count=1 .'; \

@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/internal/race"
 	"github.com/actfuzz/actfuzz/netenv"
 	"github.com/actfuzz/actfuzz/netenv/observe"
 )
@@ -1046,6 +1047,9 @@ window: 64
 // runs as it runs locally: the trace files do not travel in the KV record
 // nor in the work messages.
 func TestTraceFilesOverMaxPayload(t *testing.T) {
+	if race.Enabled {
+		t.Skip("under -race: the same concurrent code: a campaign over trace files (the object store) between a coordinator and worker hosts, as TestWorkerServesTwoCampaigns runs under -race")
+	}
 	c := traceCampaign(t)
 	const budget, maxPayload = 128, 16 << 10
 	h := c.Header("native")
@@ -1348,6 +1352,9 @@ func TestChunkOverMaxPayload(t *testing.T) {
 // and hence their findings, are the reference's: a hit lost with its
 // result's states would show there.
 func TestResultOverMaxResult(t *testing.T) {
+	if race.Enabled {
+		t.Skip("under -race: the same concurrent code: a coordinator and worker hosts exchanging results, as TestClusterMatchesLocal and TestResultsInParts run under -race; the cap is a size check of one goroutine")
+	}
 	c := testCampaign(t)
 	ref, _ := reference(t, c)
 	s := startServer(t, t.TempDir(), -1)

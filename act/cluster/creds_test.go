@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/actfuzz/actfuzz/act"
+	"github.com/actfuzz/actfuzz/internal/race"
 )
 
 // operator is a NATS operator-mode setup (decentralized JWT auth, as NGS
@@ -124,6 +125,9 @@ func credsWith(t *testing.T, account nkeys.KeyPair, name string, perm jwt.Permis
 // an account it does not trust or a missing file is refused without the
 // seed in the error, and a campaign runs over it as on a plain server.
 func TestCredsFile(t *testing.T) {
+	if race.Enabled {
+		t.Skip("under -race: the same concurrent code: a campaign between a coordinator and worker hosts, as TestClusterMatchesLocal runs under -race; the server's authentication does not depend on -race")
+	}
 	op := newOperator(t)
 	url := op.server(t).ClientURL()
 
@@ -203,6 +207,9 @@ func violated(nc *nats.Conn, subject string) bool {
 // write a campaign header or a trace file, or purge a stream; the
 // coordinator cannot publish a result.
 func TestRestrictedCreds(t *testing.T) {
+	if race.Enabled {
+		t.Skip("under -race: the same concurrent code: a campaign over trace files between a coordinator and worker hosts, as TestWorkerServesTwoCampaigns runs under -race; the server's permissions do not depend on -race")
+	}
 	op := newOperator(t)
 	s := op.server(t)
 	hostCreds, _ := credsWith(t, op.account, "host", denyPub(hostDeny...))
@@ -279,6 +286,9 @@ func TestRestrictedCreds(t *testing.T) {
 // change or purge the campaign's streams. The campaign runs as it runs
 // locally, and each forgery is refused.
 func TestRestrictedCredsStoreParts(t *testing.T) {
+	if race.Enabled {
+		t.Skip("under -race: the same concurrent code: store parts with a coordinator and worker hosts, as TestStorePartsMatchLocal runs under -race; the server's permissions do not depend on -race")
+	}
 	op := newOperator(t)
 	s := op.server(t)
 	hostCreds, _ := credsWith(t, op.account, "host", denyPub(append(slices.Clone(hostDeny), "actfuzz.*.part.*", "$O."+PartsBucket+".>")...))
