@@ -13,7 +13,8 @@
 # Environment: OUT (default out/hunt-SUBJECT-CCA-UTCTIME; an existing
 # campaign there is resumed), CAMPAIGN (a campaign file to run instead of
 # the generated one, e.g. bench/hunts/linux-bbr.yaml: the kernel subject
-# refuses the default P, whose bw reaches 10 Gbit/s), PROFILE (the campaign's profile:, default
+# refuses the default P, whose bw reaches 10 Gbit/s; the quic subject refuses
+# profiles: CAMPAIGN=bench/hunts/quic-reno.yaml), PROFILE (the campaign's profile:, default
 # linux), RUNS (triage --runs, default 20), FIRST (first hits listed, 10). Needs jq. Exit: 0 done, 2 bad
 # arguments, 3 the campaign or the triage failed.
 set -euo pipefail
